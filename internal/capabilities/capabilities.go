@@ -1,0 +1,165 @@
+// Package capabilities knows what each Bedrock model family supports for tool use
+// (BEDROCK.md section F), so the translator can gate tool_choice and streaming, and the
+// capabilities endpoint can tell clients before they call.
+package capabilities
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Bedrock toolChoice kinds.
+const (
+	ChoiceAuto = "auto"
+	ChoiceAny  = "any"
+	ChoiceTool = "tool"
+)
+
+// Model is what one model supports. The zero value supports nothing.
+type Model struct {
+	// ID is the model id as the client gave it.
+	ID string
+	// Family is the foundation-model id with region prefix and ARN stripped
+	// ("anthropic.claude-sonnet-4-20250514-v1:0"), or "" when it cannot be told.
+	Family string
+	// Known is false for families outside the table; they are assumed to support tools and
+	// streaming tools, and Bedrock's answer decides.
+	Known bool
+	// Tools: the model accepts toolConfig.
+	Tools bool
+	// StreamingTools: ConverseStream works with tools; without it the gateway calls
+	// Converse and synthesizes the stream.
+	StreamingTools bool
+	// ToolChoice lists the toolChoice kinds the model accepts (auto, any, tool).
+	ToolChoice []string
+	// NoPrefill: the model refuses a conversation that ends with an assistant turn.
+	NoPrefill bool
+	// NoTemperatureWithTopP: the model refuses temperature and topP together.
+	NoTemperatureWithTopP bool
+}
+
+// SupportsChoice reports whether the model accepts the toolChoice kind.
+func (m Model) SupportsChoice(kind string) bool {
+	for _, k := range m.ToolChoice {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	allChoices = []string{ChoiceAuto, ChoiceAny, ChoiceTool}
+	autoOnly   = []string{ChoiceAuto}
+	autoAny    = []string{ChoiceAuto, ChoiceAny}
+)
+
+// family is one row of the table: model ids starting with prefix.
+type family struct {
+	prefix         string
+	tools          bool
+	streamingTools bool
+	toolChoice     []string
+}
+
+// families is BEDROCK.md section F. Longer prefixes come before shorter ones they share a
+// start with, because the first match wins.
+var families = []family{
+	{"anthropic.claude", true, true, allChoices},
+	{"amazon.nova-", true, true, allChoices},
+	{"amazon.titan-text", false, false, nil},
+	{"ai21.jamba-1-5", true, true, autoOnly},
+	{"meta.llama3-1-", true, false, autoOnly},
+	{"meta.llama3-2-11b", true, false, autoOnly},
+	{"meta.llama3-2-90b", true, false, autoOnly},
+	{"meta.llama3-2-", false, false, nil}, // 1b and 3b
+	{"meta.llama3-3-", true, false, autoOnly},
+	{"meta.llama4-", true, false, autoOnly},
+	{"meta.llama3-", false, false, nil}, // Llama 3.0
+	{"mistral.mistral-large", true, false, autoAny},
+	{"mistral.mistral-7b", false, false, nil},
+	{"mistral.mixtral", false, false, nil},
+	{"cohere.command-r", true, false, autoOnly},
+}
+
+// regionPrefixes are the cross-region inference-profile prefixes.
+var regionPrefixes = []string{"us.", "eu.", "apac.", "global.", "us-gov.", "jp.", "au.", "ca."}
+
+// FamilyOf strips an ARN and a cross-region prefix from a model id, leaving the
+// foundation-model id. Application inference profiles and provisioned models are opaque:
+// it returns "" for them.
+func FamilyOf(modelID string) string {
+	id := modelID
+	if strings.HasPrefix(id, "arn:") {
+		i := strings.LastIndexByte(id, '/')
+		if i < 0 {
+			return ""
+		}
+		kind := id[strings.LastIndexByte(id[:i], ':')+1 : i]
+		if kind != "foundation-model" && kind != "inference-profile" {
+			return ""
+		}
+		id = id[i+1:]
+	}
+	for _, p := range regionPrefixes {
+		if strings.HasPrefix(id, p) {
+			return id[len(p):]
+		}
+	}
+	return id
+}
+
+// Lookup tells what the model supports.
+func Lookup(modelID string) Model {
+	m := Model{ID: modelID, Family: FamilyOf(modelID)}
+	for _, f := range families {
+		if strings.HasPrefix(m.Family, f.prefix) {
+			m.Known = true
+			m.Tools, m.StreamingTools, m.ToolChoice = f.tools, f.streamingTools, f.toolChoice
+			break
+		}
+	}
+	if !m.Known {
+		m.Tools, m.StreamingTools, m.ToolChoice = true, true, allChoices
+	}
+	if tier, major, minor, ok := claudeVersion(m.Family); ok {
+		v := major*10 + minor
+		// Claude Sonnet 4.5, Haiku 4.5, Opus 4.1 and later refuse temperature with top_p.
+		m.NoTemperatureWithTopP = v >= 45 || (tier == "opus" && v >= 41)
+		// Claude Opus 4.6, Sonnet 4.6 and later refuse assistant prefill.
+		m.NoPrefill = v >= 46
+	}
+	return m
+}
+
+// claudeVersion reads the tier and version from a Claude family id. Two spellings exist:
+// "anthropic.claude-3-5-sonnet-20240620-v1:0" (version first) and
+// "anthropic.claude-sonnet-4-5-20250929-v1:0" (tier first). Version numbers have one or two
+// digits; a date has eight.
+func claudeVersion(family string) (tier string, major, minor int, ok bool) {
+	rest, found := strings.CutPrefix(family, "anthropic.claude-")
+	if !found {
+		return "", 0, 0, false
+	}
+	parts := strings.Split(rest, "-")
+	for i, p := range parts {
+		if n, isNum := smallNumber(p); isNum && !ok {
+			major, ok = n, true
+			if i+1 < len(parts) {
+				minor, _ = smallNumber(parts[i+1])
+			}
+		} else if !isNum && tier == "" {
+			tier = p
+		}
+	}
+	return tier, major, minor, ok
+}
+
+// smallNumber parses a version number of one or two digits.
+func smallNumber(s string) (int, bool) {
+	if len(s) == 0 || len(s) > 2 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}

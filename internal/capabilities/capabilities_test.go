@@ -1,0 +1,51 @@
+package capabilities
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestLookup(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		id                           string
+		family                       string
+		tools, streaming             bool
+		choice                       []string
+		noPrefill, noTemperatureTopP bool
+	}{
+		{"us.anthropic.claude-sonnet-4-20250514-v1:0", "anthropic.claude-sonnet-4-20250514-v1:0", true, true, allChoices, false, false},
+		{"anthropic.claude-3-5-sonnet-20240620-v1:0", "anthropic.claude-3-5-sonnet-20240620-v1:0", true, true, allChoices, false, false},
+		{"anthropic.claude-3-haiku-20240307-v1:0", "anthropic.claude-3-haiku-20240307-v1:0", true, true, allChoices, false, false},
+		{"global.anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-sonnet-4-5-20250929-v1:0", true, true, allChoices, false, true},
+		{"anthropic.claude-opus-4-1-20250805-v1:0", "anthropic.claude-opus-4-1-20250805-v1:0", true, true, allChoices, false, true},
+		{"anthropic.claude-opus-4-20250514-v1:0", "anthropic.claude-opus-4-20250514-v1:0", true, true, allChoices, false, false},
+		{"us.anthropic.claude-opus-4-6-v1", "anthropic.claude-opus-4-6-v1", true, true, allChoices, true, true},
+		{"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-sonnet-4-6", "anthropic.claude-sonnet-4-6", true, true, allChoices, true, true},
+		{"arn:aws:bedrock:us-east-1:123456789012:inference-profile/eu.amazon.nova-pro-v1:0", "amazon.nova-pro-v1:0", true, true, allChoices, false, false},
+		{"meta.llama3-1-70b-instruct-v1:0", "meta.llama3-1-70b-instruct-v1:0", true, false, autoOnly, false, false},
+		{"us.meta.llama4-maverick-17b-instruct-v1:0", "meta.llama4-maverick-17b-instruct-v1:0", true, false, autoOnly, false, false},
+		{"meta.llama3-2-3b-instruct-v1:0", "meta.llama3-2-3b-instruct-v1:0", false, false, nil, false, false},
+		{"meta.llama3-8b-instruct-v1:0", "meta.llama3-8b-instruct-v1:0", false, false, nil, false, false},
+		{"mistral.mistral-large-2407-v1:0", "mistral.mistral-large-2407-v1:0", true, false, autoAny, false, false},
+		{"cohere.command-r-plus-v1:0", "cohere.command-r-plus-v1:0", true, false, autoOnly, false, false},
+		{"ai21.jamba-1-5-large-v1:0", "ai21.jamba-1-5-large-v1:0", true, true, autoOnly, false, false},
+		{"amazon.titan-text-express-v1", "amazon.titan-text-express-v1", false, false, nil, false, false},
+		{"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123", "", true, true, allChoices, false, false},
+		{"some.future-model-v1", "some.future-model-v1", true, true, allChoices, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			t.Parallel()
+			m := Lookup(tt.id)
+			assert.Equal(t, tt.id, m.ID)
+			assert.Equal(t, tt.family, m.Family)
+			assert.Equal(t, tt.tools, m.Tools, "tools")
+			assert.Equal(t, tt.streaming, m.StreamingTools, "streaming tools")
+			assert.Equal(t, tt.choice, m.ToolChoice, "tool choice")
+			assert.Equal(t, tt.noPrefill, m.NoPrefill, "no prefill")
+			assert.Equal(t, tt.noTemperatureTopP, m.NoTemperatureWithTopP, "no temperature with top_p")
+		})
+	}
+}
