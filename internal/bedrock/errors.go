@@ -1,6 +1,7 @@
 package bedrock
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -23,6 +24,10 @@ const (
 	CodeInternalServer       = "InternalServerException"
 	CodeServiceUnavailable   = "ServiceUnavailableException"
 )
+
+// ErrTransport marks failures to reach Bedrock or to read its answer (connection errors,
+// cut or malformed frames), as opposed to errors Bedrock answered with.
+var ErrTransport = errors.New("bedrock transport error")
 
 // StatusCode is the HTTP status Bedrock answers each error code with.
 func StatusCode(code string) int {

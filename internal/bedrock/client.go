@@ -1,0 +1,283 @@
+package bedrock
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/smithy-go/auth/bearer"
+	"github.com/aws/smithy-go/encoding/httpbinding"
+)
+
+// signingName is the SigV4 service name of Bedrock Runtime.
+const signingName = "bedrock"
+
+// maxErrorBody bounds how much of an error answer is read.
+const maxErrorBody = 64 << 10
+
+// Client calls Converse and ConverseStream. It is safe for concurrent use; build one at
+// startup and share it.
+type Client struct {
+	http     *http.Client
+	endpoint string // scheme://host[/base path], no trailing slash
+	region   string
+	creds    aws.CredentialsProvider
+	signer   *v4.Signer
+	bearer   bearer.TokenProvider // set when AWS_BEARER_TOKEN_BEDROCK is configured
+	retryer  aws.Retryer
+}
+
+// NewClient resolves everything a call needs once: the bedrockruntime client's own option
+// resolution gives the base endpoint (AWS_ENDPOINT_URL_BEDROCK_RUNTIME, AWS_ENDPOINT_URL,
+// the shared config file), the retryer (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE) and the Bedrock
+// API key (AWS_BEARER_TOKEN_BEDROCK); its endpoint resolver turns region and base endpoint
+// into the URL. httpClient may be nil for a client tuned for many concurrent streams.
+func NewClient(ctx context.Context, cfg aws.Config, httpClient *http.Client) (*Client, error) {
+	opts := bedrockruntime.NewFromConfig(cfg).Options()
+	if opts.Region == "" && opts.BaseEndpoint == nil {
+		return nil, errors.New("bedrock: no AWS region configured (set AWS_REGION or a profile region)")
+	}
+	ep, err := opts.EndpointResolverV2.ResolveEndpoint(ctx, bedrockruntime.EndpointParameters{
+		Region:       aws.String(opts.Region),
+		Endpoint:     opts.BaseEndpoint,
+		UseFIPS:      aws.Bool(opts.EndpointOptions.UseFIPSEndpoint == aws.FIPSEndpointStateEnabled),
+		UseDualStack: aws.Bool(opts.EndpointOptions.UseDualStackEndpoint == aws.DualStackEndpointStateEnabled),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bedrock: resolve endpoint: %w", err)
+	}
+	c := &Client{
+		http:     httpClient,
+		endpoint: strings.TrimSuffix(ep.URI.String(), "/"),
+		region:   opts.Region,
+		creds:    opts.Credentials,
+		signer:   v4.NewSigner(),
+		retryer:  opts.Retryer,
+	}
+	if len(opts.AuthSchemePreference) > 0 && opts.AuthSchemePreference[0] == "httpBearerAuth" {
+		c.bearer = opts.BearerAuthTokenProvider
+	}
+	if c.bearer == nil && c.creds == nil {
+		return nil, errors.New("bedrock: no AWS credentials configured")
+	}
+	if c.http == nil {
+		c.http = NewHTTPClient()
+	}
+	return c, nil
+}
+
+// NewHTTPClient returns an HTTP client for one upstream host carrying many concurrent
+// streams: a deep idle pool, no response timeout (a model may think for minutes; callers
+// bound calls with their context), no transparent gzip (event streams are not compressed).
+func NewHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          4096,
+		MaxIdleConnsPerHost:   4096,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+	}}
+}
+
+// Endpoint is the resolved base URL, for the startup log.
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// Converse calls Converse and decodes the answer.
+func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequest) (*ConverseResponse, error) {
+	resp, err := c.call(ctx, modelID, "converse", "application/json", req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out ConverseResponse
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("%w: decode converse answer: %w", ErrTransport, err)
+	}
+	return &out, nil
+}
+
+// ConverseStream calls ConverseStream and returns the event stream once Bedrock has
+// answered 200. Retries happen only before that; the caller must Close the stream.
+func (c *Client) ConverseStream(ctx context.Context, modelID string, req *ConverseRequest) (*EventStream, error) {
+	resp, err := c.call(ctx, modelID, "converse-stream", "application/vnd.amazon.eventstream", req)
+	if err != nil {
+		return nil, err
+	}
+	return newEventStream(resp.Body), nil
+}
+
+// call marshals and sends one operation, retrying as the configured retryer allows, and
+// returns a 200 answer or an error (an *APIError for answers Bedrock gave).
+func (c *Client) call(ctx context.Context, modelID, op, accept string, req *ConverseRequest) (*http.Response, error) {
+	body, err := MarshalRequest(req)
+	if err != nil {
+		return nil, fmt.Errorf("bedrock: marshal request: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	payloadHash := hex.EncodeToString(sum[:])
+	// The SDK escapes every reserved character of a path label (":" in model ids, "/" in
+	// ARNs), and signs the escaped path; do the same so signatures match what AWS checks.
+	rawPath := "/model/" + httpbinding.EscapePath(modelID, true) + "/" + op
+
+	// Tokens go back to the retryer's bucket after each attempt, as the SDK's own retry
+	// middleware does; without that a long-running gateway would spend the retry quota on
+	// a few throttles and never retry again.
+	release := c.retryer.GetInitialToken()
+	for attempt := 1; ; attempt++ {
+		resp, err := c.send(ctx, rawPath, accept, body, payloadHash)
+		_ = release(err)
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil || attempt >= c.retryer.MaxAttempts() || !c.retryer.IsErrorRetryable(err) {
+			return nil, err
+		}
+		var terr error
+		if release, terr = c.retryer.GetRetryToken(ctx, err); terr != nil {
+			return nil, err // the retry quota is spent: fail fast instead of piling on
+		}
+		delay, derr := c.retryer.RetryDelay(attempt, err)
+		if derr != nil {
+			return nil, err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (c *Client) send(ctx context.Context, rawPath, accept string, body []byte, payloadHash string) (*http.Response, error) {
+	u, err := url.Parse(c.endpoint + rawPath)
+	if err != nil {
+		return nil, fmt.Errorf("bedrock: build URL: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("bedrock: build request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	if err := c.authorize(ctx, req, payloadHash); err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w: %w", ErrTransport, err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, readAPIError(resp)
+}
+
+func (c *Client) authorize(ctx context.Context, req *http.Request, payloadHash string) error {
+	if c.bearer != nil {
+		tok, err := c.bearer.RetrieveBearerToken(ctx)
+		if err != nil {
+			return fmt.Errorf("bedrock: bearer token: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok.Value)
+		return nil
+	}
+	creds, err := c.creds.Retrieve(ctx)
+	if err != nil {
+		return fmt.Errorf("bedrock: credentials: %w", err)
+	}
+	req.Header.Set("X-Amz-Content-Sha256", payloadHash)
+	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, signingName, c.region, time.Now()); err != nil {
+		return fmt.Errorf("bedrock: sign: %w", err)
+	}
+	return nil
+}
+
+// readAPIError turns a non-200 answer into an *APIError. The code comes from the
+// X-Amzn-ErrorType header or the body's __type; a bare status (a proxy's answer) is
+// mapped to the code Bedrock uses for it.
+func readAPIError(resp *http.Response) *APIError {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	var body struct {
+		Message  string `json:"message"`
+		Message2 string `json:"Message"`
+		Type     string `json:"__type"`
+	}
+	_ = json.Unmarshal(raw, &body) // a non-JSON body still yields an error with a status
+	code := NormalizeCode(resp.Header.Get("X-Amzn-ErrorType"))
+	if code == "" {
+		code = NormalizeCode(body.Type)
+	}
+	if code == "" {
+		code = codeForStatus(resp.StatusCode)
+	}
+	msg := body.Message
+	if msg == "" {
+		msg = body.Message2
+	}
+	if msg == "" {
+		msg = strings.TrimSpace(string(raw))
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return &APIError{
+		Code:       code,
+		Message:    msg,
+		StatusCode: resp.StatusCode,
+		RequestID:  resp.Header.Get("X-Amzn-Requestid"),
+	}
+}
+
+func codeForStatus(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return CodeValidation
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return CodeAccessDenied
+	case http.StatusNotFound:
+		return CodeResourceNotFound
+	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
+		return CodeModelTimeout
+	case http.StatusTooManyRequests:
+		return CodeThrottling
+	case http.StatusServiceUnavailable:
+		return CodeServiceUnavailable
+	default:
+		return CodeInternalServer
+	}
+}
+
+// MarshalRequest encodes a Converse request without HTML escaping, so "<", ">" and "&" in
+// prompts and tool inputs reach the model as written.
+func MarshalRequest(req *ConverseRequest) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(req); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
