@@ -1,0 +1,94 @@
+// Command gateway serves the normalized chat protocol over gRPC and REST and translates it
+// to AWS Bedrock Converse. `gateway sim` runs the Bedrock simulator on its own.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/nirmata/llm-gateway/internal/bedrocksim"
+	"github.com/nirmata/llm-gateway/internal/config"
+	"github.com/nirmata/llm-gateway/internal/gateway"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "sim" {
+		err = runSim(ctx, os.Args[2:])
+	} else {
+		err = runGateway(ctx, os.Args[1:])
+	}
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "gateway:", err)
+		os.Exit(1)
+	}
+}
+
+func runGateway(ctx context.Context, args []string) error {
+	cfg, err := config.Load(args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer log.Sync() //nolint:errcheck // stderr
+	return gateway.Run(ctx, cfg, log, nil)
+}
+
+// runSim serves the Bedrock simulator alone, so a gateway (or any Bedrock client) can reach
+// it through AWS_ENDPOINT_URL_BEDROCK_RUNTIME.
+func runSim(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("gateway sim", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:4566", "listen address")
+	firstToken := fs.Duration("first-token-delay", 0, "delay before the first event")
+	delta := fs.Duration("delta-delay", 0, "delay between stream deltas")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := newLogger("info")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Addr:              *addr,
+		Handler:           bedrocksim.New(bedrocksim.Options{FirstTokenDelay: *firstToken, DeltaDelay: *delta}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Info("bedrock simulator listening", zap.String("addr", *addr))
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// newLogger logs JSON to stderr.
+func newLogger(level string) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, err
+	}
+	cfg := zap.NewProductionConfig()
+	cfg.Level = zap.NewAtomicLevelAt(lvl)
+	cfg.Sampling = nil
+	return cfg.Build()
+}

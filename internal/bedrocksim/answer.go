@@ -1,0 +1,253 @@
+package bedrocksim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/capabilities"
+)
+
+// answer is what the simulated model says: a text block, then tool calls.
+type answer struct {
+	Text       string
+	Calls      []toolCall
+	StopReason string
+}
+
+// toolCall is one toolUse block of an answer.
+type toolCall struct {
+	ID    string
+	Name  string
+	Input []byte // a compact JSON object
+}
+
+func (a answer) message() *bedrock.Message {
+	m := &bedrock.Message{Role: bedrock.RoleAssistant}
+	if a.Text != "" {
+		m.Content = append(m.Content, bedrock.TextBlock(a.Text))
+	}
+	for _, c := range a.Calls {
+		m.Content = append(m.Content, bedrock.ContentBlock{ToolUse: &bedrock.ToolUseBlock{ToolUseID: c.ID, Name: c.Name, Input: c.Input}})
+	}
+	return m
+}
+
+// outputChars is the size of the answer, for token counts.
+func (a answer) outputChars() int {
+	n := len(a.Text)
+	for _, c := range a.Calls {
+		n += len(c.Input)
+	}
+	return n
+}
+
+// tokens estimates a token count the usual way: four bytes a token, at least one.
+func tokens(n int) int64 { return max(1, int64(n)/4) }
+
+func usageFor(body []byte, a answer) *bedrock.TokenUsage {
+	in, out := tokens(len(body)), tokens(a.outputChars())
+	return &bedrock.TokenUsage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
+}
+
+// buildAnswer is the deterministic model (PROTOCOL.md section 9), applied to a request that
+// passed validation. It looks at the last user turn: tool results are quoted back in text;
+// otherwise tools named there (or forced by toolChoice) are called with arguments built from
+// their schemas; otherwise the answer is a short text. body seeds the tool-call ids, so the
+// same request always gets the same answer.
+func buildAnswer(modelID string, req *bedrock.ConverseRequest, body []byte) answer {
+	var last *bedrock.Message
+	lastIndex := -1
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == bedrock.RoleUser {
+			last, lastIndex = &req.Messages[i], i
+			break
+		}
+	}
+	var userText string
+	var results []*bedrock.ToolResultBlock
+	if last != nil {
+		var texts []string
+		for _, b := range last.Content {
+			if b.Text != nil {
+				texts = append(texts, *b.Text)
+			}
+			if b.ToolResult != nil {
+				results = append(results, b.ToolResult)
+			}
+		}
+		userText = strings.Join(texts, "\n")
+	}
+
+	var a answer
+	switch {
+	case len(results) > 0:
+		a = answer{Text: quoteResults(results, req.Messages, lastIndex), StopReason: bedrock.StopEndTurn}
+	default:
+		if specs := chosenTools(modelID, req.ToolConfig, userText); len(specs) > 0 {
+			a = answer{StopReason: bedrock.StopToolUse}
+			names := make([]string, len(specs))
+			for i, spec := range specs {
+				names[i] = spec.Name
+				a.Calls = append(a.Calls, toolCall{ID: toolUseID(body, i), Name: spec.Name, Input: exampleArgs(spec.InputSchema.JSON)})
+			}
+			a.Text = "I'll call " + joinAnd(names) + "."
+		} else {
+			a = answer{Text: "Hello from the Bedrock simulator.", StopReason: bedrock.StopEndTurn}
+			if said := strings.TrimSpace(userText); said != "" {
+				a.Text += " You said: " + truncateRunes(said, 200)
+			}
+		}
+	}
+
+	// A maxTokens below the answer's size cuts it, as a real model stops mid-sentence.
+	if ic := req.InferenceConfig; ic != nil && ic.MaxTokens != nil && int64(*ic.MaxTokens) < tokens(a.outputChars()) {
+		limit := max(1, int(*ic.MaxTokens)) * 4
+		text := a.Text
+		if len(text) > limit {
+			text = text[:limit]
+			for !utf8.ValidString(text) {
+				text = text[:len(text)-1]
+			}
+		}
+		a = answer{Text: text, StopReason: bedrock.StopMaxTokens}
+	}
+	return a
+}
+
+// chosenTools are the tools the simulated model calls, in the order of the tools list.
+func chosenTools(modelID string, tc *bedrock.ToolConfig, userText string) []*bedrock.ToolSpec {
+	if tc == nil || !capabilities.Lookup(modelID).Tools {
+		return nil
+	}
+	var specs []*bedrock.ToolSpec
+	for _, t := range tc.Tools {
+		if t.ToolSpec != nil {
+			specs = append(specs, t.ToolSpec)
+		}
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	if ch := tc.ToolChoice; ch != nil && ch.Tool != nil {
+		for _, s := range specs {
+			if s.Name == ch.Tool.Name {
+				return []*bedrock.ToolSpec{s}
+			}
+		}
+		return nil
+	}
+	var named []*bedrock.ToolSpec
+	for _, s := range specs {
+		if mentions(userText, s.Name) {
+			named = append(named, s)
+		}
+	}
+	if len(named) == 0 && tc.ToolChoice != nil && tc.ToolChoice.Any != nil {
+		return specs[:1]
+	}
+	return named
+}
+
+// mentions reports whether text holds name as a whole word. Tool names are made of
+// [a-zA-Z0-9_-], so those are the word characters: "get" is not mentioned by "get_weather".
+func mentions(text, name string) bool {
+	if name == "" {
+		return false
+	}
+	for from := 0; ; {
+		i := strings.Index(text[from:], name)
+		if i < 0 {
+			return false
+		}
+		start, end := from+i, from+i+len(name)
+		if (start == 0 || !isNameByte(text[start-1])) && (end == len(text) || !isNameByte(text[end])) {
+			return true
+		}
+		from = start + 1
+	}
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// quoteResults renders tool results as "Tool results received: name → content; …".
+func quoteResults(results []*bedrock.ToolResultBlock, msgs []bedrock.Message, userIndex int) string {
+	names := map[string]string{}
+	if userIndex > 0 {
+		for _, b := range msgs[userIndex-1].Content {
+			if b.ToolUse != nil {
+				names[b.ToolUse.ToolUseID] = b.ToolUse.Name
+			}
+		}
+	}
+	parts := make([]string, 0, len(results))
+	for _, r := range results {
+		name := names[r.ToolUseID]
+		if name == "" {
+			name = r.ToolUseID
+		}
+		var content []string
+		for _, c := range r.Content {
+			switch {
+			case c.Text != nil:
+				content = append(content, *c.Text)
+			case c.JSON != nil:
+				var buf bytes.Buffer
+				if json.Compact(&buf, c.JSON) == nil {
+					content = append(content, buf.String())
+				}
+			case c.Image != nil:
+				content = append(content, "[image]")
+			}
+		}
+		part := name + " → " + strings.Join(content, " ")
+		if len(content) == 0 {
+			part = name + " → (empty)"
+		}
+		if r.Status == bedrock.StatusError {
+			part += " (error)"
+		}
+		parts = append(parts, part)
+	}
+	return "Tool results received: " + strings.Join(parts, "; ")
+}
+
+// idAlphabet is what Bedrock's tool-call ids are made of after "tooluse_".
+const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// toolUseID is a Bedrock-shaped id ("tooluse_" and 22 alphanumerics) derived from the
+// request body and the call's index, so ids are deterministic yet differ between calls.
+func toolUseID(body []byte, index int) string {
+	h := sha256.New()
+	h.Write(body)
+	_ = binary.Write(h, binary.BigEndian, int64(index))
+	sum := h.Sum(nil)
+	id := make([]byte, 22)
+	for i := range id {
+		id[i] = idAlphabet[int(sum[i])%len(idAlphabet)]
+	}
+	return "tooluse_" + string(id)
+}
+
+func joinAnd(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+func truncateRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}

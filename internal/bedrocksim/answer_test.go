@@ -1,0 +1,139 @@
+package bedrocksim
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+)
+
+func TestExampleArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, schema, want string }{
+		{"no properties", `{"type":"object"}`, `{}`},
+		{"empty properties", `{"type":"object","properties":{}}`, `{}`},
+		{"order kept", `{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer"},"m":{"type":"number"},"b":{"type":"boolean"}}}`,
+			`{"z":"example","a":42,"m":1.5,"b":true}`},
+		{"enum and const", `{"type":"object","properties":{"unit":{"type":"string","enum":["c","f"]},"n":{"enum":[3,4]},"k":{"const":{"x":1}}}}`,
+			`{"unit":"c","n":3,"k":{"x":1}}`},
+		{"formats", `{"type":"object","properties":{"at":{"type":"string","format":"date-time"},"on":{"type":"string","format":"date"},"mail":{"type":"string","format":"email"}}}`,
+			`{"at":"2025-01-01T12:00:00Z","on":"2025-01-01","mail":"example"}`},
+		{"nested", `{"type":"object","properties":{"filter":{"type":"object","properties":{"tags":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string"}}}}}}}}`,
+			`{"filter":{"tags":[{"k":"example"}]}}`},
+		{"type list", `{"type":"object","properties":{"n":{"type":["null","integer"]}}}`, `{"n":42}`},
+		{"anyOf", `{"type":"object","properties":{"v":{"anyOf":[{"type":"number"},{"type":"string"}]}}}`, `{"v":1.5}`},
+		{"no type", `{"type":"object","properties":{"v":{"description":"anything"}}}`, `{"v":"example"}`},
+		{"untyped object", `{"type":"object","properties":{"v":{"properties":{"w":{"type":"boolean"}}}}}`, `{"v":{"w":true}}`},
+		{"required without property", `{"type":"object","properties":{"a":{"type":"integer"}},"required":["a","b"]}`, `{"a":42,"b":"example"}`},
+		{"array without items", `{"type":"object","properties":{"l":{"type":"array"}}}`, `{"l":["example"]}`},
+		{"unicode and html keys", `{"type":"object","properties":{"<ü>":{"type":"string"}}}`, `{"<ü>":"example"}`},
+		{"not an object", `"nope"`, `{}`},
+		{"null", `null`, `{}`},
+		{"duplicate property", `{"type":"object","properties":{"a":{"type":"string"},"a":{"type":"integer"}}}`, `{"a":"example"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := exampleArgs(json.RawMessage(tc.schema))
+			assert.Equal(t, tc.want, string(got))
+			assert.True(t, json.Valid(got))
+		})
+	}
+}
+
+func TestExampleArgsDeep(t *testing.T) {
+	t.Parallel()
+	schema := strings.Repeat(`{"type":"object","properties":{"a":`, 100) + `{"type":"string"}` + strings.Repeat(`}}`, 100)
+	got := exampleArgs(json.RawMessage(schema))
+	assert.True(t, json.Valid(got), string(got))
+}
+
+func TestSplitText(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"Hi", "abc", "Hello", "Hello world", "I'll call get_weather.", "héé", "a😀b", "Supercalifragilisticexpialidocious and more", "日本語のテキストです"} {
+		frags := splitText(s)
+		assert.Equal(t, s, strings.Join(frags, ""), s)
+		if utf8.RuneCountInString(s) >= 3 {
+			assert.GreaterOrEqual(t, len(frags), 3, s)
+		}
+		for _, f := range frags {
+			assert.True(t, utf8.ValidString(f), "%q", f)
+			assert.NotEmpty(t, f)
+		}
+	}
+}
+
+func TestSplitJSON(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{`{"a":1}`, `{"location":"example","unit":"celsius"}`, `{"ü":"日本語"}`} {
+		frags := splitJSON(s)
+		assert.Equal(t, s, strings.Join(frags, ""))
+		assert.GreaterOrEqual(t, len(frags), 2, s)
+		for _, f := range frags {
+			assert.True(t, utf8.ValidString(f), "%q", f)
+		}
+	}
+}
+
+func TestMentions(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		text, name string
+		want       bool
+	}{
+		{"use get_weather now", "get_weather", true},
+		{"get_weather.", "get_weather", true},
+		{"(get_weather)", "get_weather", true},
+		{"get_weather_v2", "get_weather", false},
+		{"get-weather", "get", false},
+		{"budget", "get", false},
+		{"budget get", "get", true},
+		{"Get_Weather", "get_weather", false},
+		{"", "get", false},
+		{"x", "", false},
+	} {
+		assert.Equal(t, tc.want, mentions(tc.text, tc.name), "%q in %q", tc.name, tc.text)
+	}
+}
+
+func TestBuildAnswerMaxTokensUTF8(t *testing.T) {
+	t.Parallel()
+	one := int32(1)
+	req := &bedrock.ConverseRequest{
+		Messages:        []bedrock.Message{{Role: "user", Content: []bedrock.ContentBlock{bedrock.TextBlock("ü")}}},
+		InferenceConfig: &bedrock.InferenceConfig{MaxTokens: &one},
+	}
+	a := buildAnswer(sonnet4, req, []byte("body"))
+	assert.Equal(t, bedrock.StopMaxTokens, a.StopReason)
+	assert.Equal(t, "Hell", a.Text)
+	assert.True(t, utf8.ValidString(a.Text))
+}
+
+func TestToolUseID(t *testing.T) {
+	t.Parallel()
+	a, b := toolUseID([]byte("x"), 0), toolUseID([]byte("x"), 1)
+	assert.Regexp(t, `^tooluse_[A-Za-z0-9]{22}$`, a)
+	assert.NotEqual(t, a, b)
+	assert.Equal(t, a, toolUseID([]byte("x"), 0))
+	assert.NotEqual(t, a, toolUseID([]byte("y"), 0))
+}
+
+func TestParseFault(t *testing.T) {
+	t.Parallel()
+	f, err := ParseFault("stream_exception,times=2,exception=modelStreamErrorException,after=5,mode=stream")
+	require.NoError(t, err)
+	require.NotNil(t, f.Stream)
+	assert.Equal(t, Fault{Kind: FaultStreamException, Times: 2, ExceptionType: "modelStreamErrorException", AfterEvents: 5, Stream: f.Stream}, f)
+	assert.True(t, *f.Stream)
+	f, err = ParseFault("throttle")
+	require.NoError(t, err)
+	assert.Equal(t, Fault{Kind: FaultThrottle}, f)
+	for _, bad := range []string{"", "explode", "throttle,times=x", "hang,mode=both", "truncate,color=red"} {
+		_, err := ParseFault(bad)
+		assert.Error(t, err, bad)
+	}
+}

@@ -1,0 +1,178 @@
+package bedrocksim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+)
+
+// FaultKind names an injected failure.
+type FaultKind string
+
+// Fault kinds. Throttle, unavailable, internal and model_not_ready answer with the matching
+// error before any byte of a body; hang never answers; stream_exception and truncate only
+// apply to ConverseStream, after a 200 and a few events.
+const (
+	FaultThrottle        FaultKind = "throttle"         // 429 ThrottlingException
+	FaultUnavailable     FaultKind = "unavailable"      // 503 ServiceUnavailableException
+	FaultInternal        FaultKind = "internal"         // 500 InternalServerException
+	FaultModelNotReady   FaultKind = "model_not_ready"  // 429 ModelNotReadyException
+	FaultHang            FaultKind = "hang"             // no answer until the request ends
+	FaultStreamException FaultKind = "stream_exception" // 200, events, then an exception frame
+	FaultTruncate        FaultKind = "truncate"         // 200, events, then the body ends
+)
+
+// defaultAfterEvents is how many stream events precede an in-stream fault: messageStart and
+// two text deltas, so the client has already forwarded something when the stream breaks.
+const defaultAfterEvents = 3
+
+// Fault is one injected failure. Faults are checked in order for every request that passed
+// validation; the first one that applies is used and counted.
+type Fault struct {
+	Kind FaultKind
+	// Times limits the fault to the first Times requests it applies to; 0 means every one.
+	Times int
+	// Stream restricts the fault to ConverseStream (true) or Converse (false); nil means both.
+	// stream_exception and truncate never apply to Converse.
+	Stream *bool
+	// ExceptionType is the :exception-type of a stream_exception, in Bedrock's camelCase
+	// (throttlingException, validationException, internalServerException,
+	// modelStreamErrorException, serviceUnavailableException) or PascalCase.
+	// Empty means throttlingException.
+	ExceptionType string
+	// AfterEvents is how many events a stream_exception or truncate stream carries before the
+	// fault; 0 means 3.
+	AfterEvents int
+}
+
+func (f Fault) appliesTo(stream bool) bool {
+	switch f.Kind {
+	case FaultThrottle, FaultUnavailable, FaultInternal, FaultModelNotReady, FaultHang:
+	case FaultStreamException, FaultTruncate:
+		if !stream {
+			return false
+		}
+	default:
+		return false
+	}
+	return f.Stream == nil || *f.Stream == stream
+}
+
+func (f Fault) afterEvents() int {
+	if f.AfterEvents > 0 {
+		return f.AfterEvents
+	}
+	return defaultAfterEvents
+}
+
+// exceptionType is the :exception-type header value: Bedrock spells it in camelCase.
+func (f Fault) exceptionType() string {
+	t := f.ExceptionType
+	if t == "" {
+		return "throttlingException"
+	}
+	if t[0] >= 'A' && t[0] <= 'Z' {
+		t = string(t[0]-'A'+'a') + t[1:]
+	}
+	return t
+}
+
+// faultError is the answer a pre-body fault gives.
+func faultError(k FaultKind) *bedrock.APIError {
+	code := map[FaultKind]string{
+		FaultThrottle:      bedrock.CodeThrottling,
+		FaultUnavailable:   bedrock.CodeServiceUnavailable,
+		FaultInternal:      bedrock.CodeInternalServer,
+		FaultModelNotReady: bedrock.CodeModelNotReady,
+	}[k]
+	return &bedrock.APIError{Code: code, StatusCode: bedrock.StatusCode(code), Message: errorMessage(code)}
+}
+
+// errorMessage is the text Bedrock sends with each error code (the common wording).
+func errorMessage(code string) string {
+	switch code {
+	case bedrock.CodeThrottling:
+		return "Too many requests, please wait before trying again."
+	case bedrock.CodeServiceUnavailable:
+		return "Bedrock is unable to process your request."
+	case bedrock.CodeInternalServer:
+		return "The system encountered an unexpected error during processing. Try your request again."
+	case bedrock.CodeModelNotReady:
+		return "Model is not ready to serve inference requests. The model may be loading; try again later."
+	case bedrock.CodeModelStreamError:
+		return "The model encountered an error while streaming the response. Try your request again."
+	case bedrock.CodeValidation:
+		return "The model returned the following errors: Input is too long for requested model."
+	case bedrock.CodeModelTimeout:
+		return "Model has timed out in processing the request. Try your request again."
+	}
+	return "The simulator injected a " + code + "."
+}
+
+// faultCounter counts how often each fault was used; it is shared by concurrent requests.
+type faultCounter struct {
+	mu     sync.Mutex
+	faults []Fault
+	used   []int
+}
+
+func newFaultCounter(faults []Fault) *faultCounter {
+	return &faultCounter{faults: append([]Fault(nil), faults...), used: make([]int, len(faults))}
+}
+
+// take returns the fault for one request, counting it, or false.
+func (c *faultCounter) take(stream bool) (Fault, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, f := range c.faults {
+		if !f.appliesTo(stream) || (f.Times > 0 && c.used[i] >= f.Times) {
+			continue
+		}
+		c.used[i]++
+		return f, true
+	}
+	return Fault{}, false
+}
+
+// ParseFault reads a fault from a flag or config value: the kind, then comma-separated
+// options, e.g. "throttle,times=2", "stream_exception,exception=modelStreamErrorException,after=5",
+// "hang,mode=unary". mode is stream or unary (default both).
+func ParseFault(spec string) (Fault, error) {
+	parts := strings.Split(strings.TrimSpace(spec), ",")
+	f := Fault{Kind: FaultKind(strings.TrimSpace(parts[0]))}
+	switch f.Kind {
+	case FaultThrottle, FaultUnavailable, FaultInternal, FaultModelNotReady, FaultHang,
+		FaultStreamException, FaultTruncate:
+	default:
+		return Fault{}, fmt.Errorf("bedrocksim: unknown fault kind %q", f.Kind)
+	}
+	for _, p := range parts[1:] {
+		key, value, _ := strings.Cut(strings.TrimSpace(p), "=")
+		var err error
+		switch key {
+		case "times":
+			f.Times, err = strconv.Atoi(value)
+		case "after":
+			f.AfterEvents, err = strconv.Atoi(value)
+		case "exception":
+			f.ExceptionType = value
+		case "mode":
+			switch value {
+			case "stream", "unary":
+				stream := value == "stream"
+				f.Stream = &stream
+			default:
+				err = fmt.Errorf("mode must be stream or unary")
+			}
+		default:
+			err = fmt.Errorf("unknown option")
+		}
+		if err != nil {
+			return Fault{}, fmt.Errorf("bedrocksim: fault %q: %s: %w", spec, key, err)
+		}
+	}
+	return f, nil
+}

@@ -1,0 +1,62 @@
+package bedrocksim
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+var fuzzSeeds = []string{
+	req(hi),
+	reqWith(weatherTC, hi, callA, user(resultA)),
+	reqWith(weatherTC, user(`{"text":"use get_weather"}`)),
+	reqWith(`"toolConfig":{"tools":[`+weather+`],"toolChoice":{"any":{}}}`, hi),
+	reqWith(`"inferenceConfig":{"maxTokens":1}`, hi),
+	`{"messages":[{"role":"user","content":[{"text":null}]}]}`,
+	`{"messages":[null]}`,
+	`{"toolConfig":null,"messages":[{"role":"user","content":null}]}`,
+	`{"messages":[{"role":"user","content":[{"toolResult":{"toolUseId":"a","content":[null]}}]}]}`,
+	`{"inferenceConfig":{"maxTokens":99999999999999999999}}`,
+	`[]`, `{`, ``,
+}
+
+// FuzzValidateJSON: no input makes the validator panic, and what it accepts the answer
+// builder can answer.
+func FuzzValidateJSON(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		req, err := validateJSON(sonnet4, []byte(body))
+		if err != nil {
+			return
+		}
+		a := buildAnswer(sonnet4, req, []byte(body))
+		if a.StopReason == "" {
+			t.Fatalf("answer without a stop reason for %q", body)
+		}
+	})
+}
+
+// FuzzServe drives the whole handler, unary and stream, with arbitrary bodies.
+func FuzzServe(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	sim := New(Options{})
+	f.Fuzz(func(t *testing.T, body string, stream bool) {
+		path := "/model/" + sonnet4 + "/converse"
+		if stream {
+			path += "-stream"
+		}
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer k")
+		w := httptest.NewRecorder()
+		sim.ServeHTTP(w, r)
+		if w.Code != http.StatusOK && w.Header().Get("X-Amzn-ErrorType") == "" {
+			t.Fatalf("status %d without an error type", w.Code)
+		}
+	})
+}

@@ -1,0 +1,216 @@
+package bedrocksim
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/capabilities"
+)
+
+// maxBodyBytes bounds a request body; the simulator reads it whole before answering.
+const maxBodyBytes = 32 << 20
+
+// Options tune the simulator. The zero value answers at once and injects nothing.
+type Options struct {
+	// FirstTokenDelay is waited before the first stream event, or before a unary answer.
+	FirstTokenDelay time.Duration
+	// DeltaDelay is waited between stream deltas.
+	DeltaDelay time.Duration
+	// Faults are injected failures, checked in order for every valid request.
+	Faults []Fault
+}
+
+// Server is the simulated Bedrock Runtime endpoint. It is safe for concurrent use.
+type Server struct {
+	opts     Options
+	mux      *http.ServeMux
+	faults   *faultCounter
+	requests atomic.Int64
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// New returns a simulator with the given options.
+func New(opts Options) *Server {
+	s := &Server{opts: opts, faults: newFaultCounter(opts.Faults), closed: make(chan struct{})}
+	s.mux = http.NewServeMux()
+	// The SDK path-escapes the model id, so an ARN arrives as one segment and PathValue
+	// unescapes it.
+	s.mux.HandleFunc("POST /model/{modelId}/converse", func(w http.ResponseWriter, r *http.Request) {
+		s.serveModel(w, r, false)
+	})
+	s.mux.HandleFunc("POST /model/{modelId}/converse-stream", func(w http.ResponseWriter, r *http.Request) {
+		s.serveModel(w, r, true)
+	})
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		setRequestID(w)
+		writeError(w, &bedrock.APIError{Code: "UnknownOperationException", StatusCode: http.StatusNotFound,
+			Message: "The simulator serves only POST /model/{modelId}/converse and /converse-stream."})
+	})
+	return s
+}
+
+// ServeHTTP implements [http.Handler].
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Requests reports how many model requests (converse or converse-stream) arrived, valid or
+// not; tests use it to count the gateway's retries.
+func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// Close releases requests held by a hang fault (they answer ServiceUnavailableException),
+// so an httptest.Server wrapping the simulator can shut down while a client still waits.
+func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closed) }) }
+
+func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool) {
+	s.requests.Add(1)
+	setRequestID(w)
+	// Read the whole body before any answer, even an error: a client still writing its body
+	// when the answer arrives would see a reset connection instead of the error.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, validation(fmt.Sprintf("Malformed input request: the request body is larger than %d bytes, reformat your input and try again.", maxBodyBytes)))
+		}
+		return // the client went away
+	}
+	if !authorized(r.Header.Get("Authorization")) {
+		writeError(w, &bedrock.APIError{Code: bedrock.CodeAccessDenied, StatusCode: http.StatusForbidden,
+			Message: "Missing or malformed Authorization header: expected a SigV4 signature (AWS4-HMAC-SHA256) or a Bedrock API key (Bearer)."})
+		return
+	}
+	modelID := r.PathValue("modelId")
+	if m := capabilities.Lookup(modelID); modelID == "" || (!m.Known && m.Family != "") {
+		writeError(w, &bedrock.APIError{Code: bedrock.CodeResourceNotFound, StatusCode: http.StatusNotFound,
+			Message: "Could not resolve the foundation model from the provided model identifier."})
+		return
+	}
+	req, err := validateJSON(modelID, body)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+
+	ctx := r.Context()
+	if f, ok := s.faults.take(stream); ok {
+		switch f.Kind {
+		case FaultHang:
+			select {
+			case <-ctx.Done():
+			case <-s.closed:
+				writeError(w, faultError(FaultUnavailable))
+			}
+			return
+		case FaultStreamException, FaultTruncate:
+			// Applied while streaming, below.
+		default:
+			writeError(w, faultError(f.Kind))
+			return
+		}
+		a := buildAnswer(modelID, req, body)
+		s.writeStream(ctx, w, a, usageFor(body, a), &f)
+		return
+	}
+
+	a := buildAnswer(modelID, req, body)
+	if stream {
+		s.writeStream(ctx, w, a, usageFor(body, a), nil)
+		return
+	}
+	if !sleep(ctx, s.opts.FirstTokenDelay) {
+		return
+	}
+	resp := bedrock.ConverseResponse{
+		Output:     &bedrock.ConverseOutput{Message: a.message()},
+		StopReason: a.StopReason,
+		Usage:      usageFor(body, a),
+		Metrics:    &bedrock.Metrics{LatencyMs: s.latencyMs()},
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(marshal(resp))
+}
+
+// latencyMs is the latency the simulator reports: fixed, so answers stay deterministic.
+func (s *Server) latencyMs() int64 { return 5 + s.opts.FirstTokenDelay.Milliseconds() }
+
+// authorized accepts what the SDK sends: a SigV4 signature or a Bedrock API key. The
+// signature itself is not checked; the simulator has no secrets to check it against.
+func authorized(h string) bool {
+	for _, scheme := range []string{"AWS4-HMAC-SHA256 ", "Bearer "} {
+		if strings.HasPrefix(h, scheme) && strings.TrimSpace(h[len(scheme):]) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func validation(msg string) *bedrock.APIError {
+	return &bedrock.APIError{Code: bedrock.CodeValidation, StatusCode: http.StatusBadRequest, Message: msg}
+}
+
+func asAPIError(err error) *bedrock.APIError {
+	var apiErr *bedrock.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr
+	}
+	return &bedrock.APIError{Code: bedrock.CodeInternalServer, StatusCode: http.StatusInternalServerError, Message: err.Error()}
+}
+
+// writeError answers like Bedrock's REST JSON protocol: the code in X-Amzn-ErrorType, the
+// text in the body's message.
+func writeError(w http.ResponseWriter, e *bedrock.APIError) {
+	status := e.StatusCode
+	if status == 0 {
+		status = bedrock.StatusCode(e.Code)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Amzn-ErrorType", e.Code)
+	w.WriteHeader(status)
+	_, _ = w.Write(marshal(bedrock.ErrorBody{Message: e.Message}))
+}
+
+func setRequestID(w http.ResponseWriter) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	w.Header().Set("x-amzn-RequestId", fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]))
+}
+
+// marshal encodes without HTML escaping, so text and tool input reach the client byte for
+// byte as built. The values marshalled here cannot fail to encode.
+func marshal(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// sleep waits d, or less if ctx ends first; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

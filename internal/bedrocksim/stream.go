@@ -1,0 +1,183 @@
+package bedrocksim
+
+import (
+	"context"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+)
+
+// event is one ConverseStream event before framing.
+type event struct {
+	typ     string // the :event-type header
+	payload any    // marshalled as the frame's JSON payload
+}
+
+// streamEvents lays an answer out in Bedrock's order: messageStart, the text block (deltas
+// only: Bedrock sends no contentBlockStart for text), one block per tool call (start, input
+// fragments, stop), messageStop with the stop reason, then metadata with the usage.
+func streamEvents(a answer, usage *bedrock.TokenUsage, latencyMs int64) []event {
+	evs := []event{{bedrock.EventMessageStart, bedrock.MessageStartEvent{Role: bedrock.RoleAssistant}}}
+	index := 0
+	if a.Text != "" {
+		for _, frag := range splitText(a.Text) {
+			evs = append(evs, event{bedrock.EventContentBlockDelta, bedrock.ContentBlockDeltaEvent{
+				ContentBlockIndex: index, Delta: bedrock.ContentBlockDelta{Text: &frag}}})
+		}
+		evs = append(evs, event{bedrock.EventContentBlockStop, bedrock.ContentBlockStopEvent{ContentBlockIndex: index}})
+		index++
+	}
+	for _, c := range a.Calls {
+		evs = append(evs, event{bedrock.EventContentBlockStart, bedrock.ContentBlockStartEvent{
+			ContentBlockIndex: index,
+			Start:             bedrock.ContentBlockStart{ToolUse: &bedrock.ToolUseBlockStart{ToolUseID: c.ID, Name: c.Name}}}})
+		// A call without arguments sends no input fragment at all, as Bedrock may: clients
+		// must then supply "{}" themselves.
+		if string(c.Input) != "{}" {
+			for _, frag := range splitJSON(string(c.Input)) {
+				evs = append(evs, event{bedrock.EventContentBlockDelta, bedrock.ContentBlockDeltaEvent{
+					ContentBlockIndex: index, Delta: bedrock.ContentBlockDelta{ToolUse: &bedrock.ToolUseDelta{Input: frag}}}})
+			}
+		}
+		evs = append(evs, event{bedrock.EventContentBlockStop, bedrock.ContentBlockStopEvent{ContentBlockIndex: index}})
+		index++
+	}
+	evs = append(evs,
+		event{bedrock.EventMessageStop, bedrock.MessageStopEvent{StopReason: a.StopReason}},
+		event{bedrock.EventMetadata, bedrock.MetadataEvent{Usage: usage, Metrics: &bedrock.Metrics{LatencyMs: latencyMs}}},
+	)
+	return evs
+}
+
+// writeStream answers ConverseStream. A stream_exception or truncate fault cuts the stream
+// after fault.afterEvents() events.
+func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, a answer, usage *bedrock.TokenUsage, fault *Fault) {
+	fw := frameWriter{w: w, rc: http.NewResponseController(w), enc: eventstream.NewEncoder()}
+	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+	w.WriteHeader(http.StatusOK)
+	if fw.rc.Flush() != nil || !sleep(ctx, s.opts.FirstTokenDelay) {
+		return
+	}
+	deltas := 0
+	for i, ev := range streamEvents(a, usage, s.latencyMs()) {
+		if fault != nil && i == fault.afterEvents() {
+			if fault.Kind == FaultStreamException {
+				code := bedrock.NormalizeCode(fault.exceptionType())
+				_ = fw.exception(fault.exceptionType(), errorMessage(code))
+			}
+			// truncate: the body simply ends, with no messageStop.
+			return
+		}
+		if ev.typ == bedrock.EventContentBlockDelta {
+			if deltas > 0 && !sleep(ctx, s.opts.DeltaDelay) {
+				return
+			}
+			deltas++
+		}
+		if fw.event(ev) != nil {
+			return // the client went away
+		}
+	}
+	// A fault that wanted more events than the answer has still breaks the stream: it must
+	// never pass as a clean stream.
+	if fault != nil && fault.Kind == FaultStreamException {
+		_ = fw.exception(fault.exceptionType(), errorMessage(bedrock.NormalizeCode(fault.exceptionType())))
+	}
+}
+
+// frameWriter writes event-stream frames and flushes each one, so every event reaches the
+// client as soon as it is produced.
+type frameWriter struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	enc *eventstream.Encoder
+}
+
+func (fw frameWriter) event(ev event) error {
+	var msg eventstream.Message
+	msg.Headers.Set(":event-type", eventstream.StringValue(ev.typ))
+	msg.Headers.Set(":content-type", eventstream.StringValue("application/json"))
+	msg.Headers.Set(":message-type", eventstream.StringValue("event"))
+	msg.Payload = marshal(ev.payload)
+	return fw.write(msg)
+}
+
+func (fw frameWriter) exception(exceptionType, message string) error {
+	var msg eventstream.Message
+	msg.Headers.Set(":exception-type", eventstream.StringValue(exceptionType))
+	msg.Headers.Set(":content-type", eventstream.StringValue("application/json"))
+	msg.Headers.Set(":message-type", eventstream.StringValue("exception"))
+	msg.Payload = marshal(bedrock.ErrorBody{Message: message})
+	return fw.write(msg)
+}
+
+func (fw frameWriter) write(msg eventstream.Message) error {
+	if err := fw.enc.Encode(fw.w, msg); err != nil {
+		return err
+	}
+	return fw.rc.Flush()
+}
+
+// splitText cuts text into delta-sized fragments: one word (with its trailing spaces) each,
+// longer words in pieces of at most 8 bytes, and never fewer than 3 fragments when the text
+// has 3 runes, so clients always see text assembled from several deltas.
+func splitText(s string) []string {
+	var frags []string
+	for len(s) > 0 {
+		end := 0
+		for end < len(s) && s[end] != ' ' {
+			end++
+		}
+		for end < len(s) && s[end] == ' ' {
+			end++
+		}
+		frags = append(frags, splitRunes(s[:end], 8)...)
+		s = s[end:]
+	}
+	if len(frags) < 3 {
+		whole := ""
+		for _, f := range frags {
+			whole += f
+		}
+		n := utf8.RuneCountInString(whole)
+		if n >= 3 {
+			return splitRunes(whole, (len(whole)+2)/3)
+		}
+	}
+	return frags
+}
+
+// splitJSON cuts tool input JSON into several fragments of a few bytes, as Bedrock does.
+func splitJSON(s string) []string {
+	size := 8
+	if len(s) <= 2*size {
+		size = (len(s) + 1) / 2
+	}
+	return splitRunes(s, size)
+}
+
+// splitRunes cuts s into pieces of at most max bytes (more when a single rune is longer)
+// without breaking a UTF-8 sequence: each fragment is sent as a JSON string, where a broken
+// sequence would turn into U+FFFD.
+func splitRunes(s string, max int) []string {
+	if max < 1 {
+		max = 1
+	}
+	var out []string
+	for len(s) > 0 {
+		end := 0
+		for end < len(s) {
+			_, size := utf8.DecodeRuneInString(s[end:])
+			if end > 0 && end+size > max {
+				break
+			}
+			end += size
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+	return out
+}

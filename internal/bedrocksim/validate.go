@@ -1,0 +1,519 @@
+package bedrocksim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/capabilities"
+)
+
+// namePattern is the service model's pattern for tool names and toolUse ids (BEDROCK.md A9,
+// A14). The newer model also allows "." and ":" in ids; the stricter set is enforced.
+var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+// maxCachePoints is Bedrock's (Anthropic's) limit on cachePoint blocks per request (A22).
+const maxCachePoints = 4
+
+// ValidateJSON checks a Converse request body for modelID against the rules of BEDROCK.md
+// section A, including those only the raw JSON shows (extraneous keys, unions with more or
+// fewer than one member, empty descriptions). It returns nil or a *bedrock.APIError with
+// code ValidationException, status 400 and Bedrock's own message.
+func ValidateJSON(modelID string, body []byte) error {
+	_, err := validateJSON(modelID, body)
+	return err
+}
+
+// Validate checks an already decoded request. The decoded form hides some violations (an
+// extraneous key, an empty description); only ValidateJSON finds those.
+func Validate(modelID string, req *bedrock.ConverseRequest) error {
+	if req == nil {
+		req = &bedrock.ConverseRequest{}
+	}
+	return validate(modelID, req, nil)
+}
+
+func validateJSON(modelID string, body []byte) (*bedrock.ConverseRequest, error) {
+	if !json.Valid(body) {
+		var v any
+		err := json.Unmarshal(body, &v)
+		if err == nil { // json.Valid and Unmarshal disagree only on an empty body
+			err = fmt.Errorf("no content to map due to end-of-input")
+		}
+		return nil, validation("Malformed input request: " + strings.TrimPrefix(err.Error(), "json: ") + ", reformat your input and try again.")
+	}
+	facts, err := checkRaw(body)
+	if err != nil {
+		return nil, err
+	}
+	var req bedrock.ConverseRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, validation("Malformed input request: " + strings.TrimPrefix(err.Error(), "json: ") + ", reformat your input and try again.")
+	}
+	if err := validate(modelID, &req, facts); err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
+
+// rawFacts are what checkRaw saw that decoding loses.
+type rawFacts struct {
+	// emptyDescription holds the indices of tools whose toolSpec.description is "".
+	emptyDescription map[int]bool
+	// systemNonText holds the indices of system blocks that are not text (guardContent and
+	// the like, which decode to an empty SystemBlock).
+	systemNonText map[int]bool
+}
+
+func validate(modelID string, req *bedrock.ConverseRequest, facts *rawFacts) error {
+	m := capabilities.Lookup(modelID)
+	if err := checkConstraints(req, facts); err != nil {
+		return err
+	}
+	if facts == nil {
+		if err := checkShape(req); err != nil {
+			return err
+		}
+	}
+	if err := checkEnums(req); err != nil {
+		return err
+	}
+	if req.ToolConfig != nil && !m.Tools {
+		return validation("This model doesn't support tool use.")
+	}
+	for i, sb := range req.System {
+		if sb.CachePoint == nil && strings.TrimSpace(sb.Text) == "" && (facts == nil || !facts.systemNonText[i]) {
+			return validation(fmt.Sprintf("The text field in the SystemContentBlock object at system.%d is blank. Add text to the text field, and try again.", i))
+		}
+	}
+	if err := checkMessages(m, req); err != nil {
+		return err
+	}
+	if err := checkTools(m, req.ToolConfig); err != nil {
+		return err
+	}
+	if err := checkCachePoints(req); err != nil {
+		return err
+	}
+	if ic := req.InferenceConfig; ic != nil && ic.Temperature != nil && ic.TopP != nil && m.NoTemperatureWithTopP {
+		return validation("`temperature` and `top_p` cannot both be specified for this model. Please use only one.")
+	}
+	return nil
+}
+
+// constraints collects violations of the service model's member constraints. AWS's front
+// door reports them all at once ("2 validation errors detected: …; …"), with 1-based list
+// indices and ".member" steps in the path, and without the value for members of messages
+// (they are sensitive).
+type constraints []string
+
+const (
+	ruleMinLen1  = "Member must have length greater than or equal to 1"
+	ruleMaxLen64 = "Member must have length less than or equal to 64"
+	rulePattern  = "Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+"
+)
+
+func (c *constraints) add(value *string, path, rule string) {
+	if value == nil {
+		*c = append(*c, fmt.Sprintf("Value at '%s' failed to satisfy constraint: %s", path, rule))
+		return
+	}
+	*c = append(*c, fmt.Sprintf("Value '%s' at '%s' failed to satisfy constraint: %s", *value, path, rule))
+}
+
+func (c constraints) err() error {
+	switch len(c) {
+	case 0:
+		return nil
+	case 1:
+		return validation("1 validation error detected: " + c[0])
+	}
+	return validation(fmt.Sprintf("%d validation errors detected: %s", len(c), strings.Join(c, "; ")))
+}
+
+// name checks a tool name or toolUse id: 1–64 characters of [a-zA-Z0-9_-]. In toolConfig the
+// value is shown and the pattern is reported first; in messages the value is hidden and the
+// length first, as the service does.
+func (c *constraints) name(s, path string, inMessages bool) {
+	n := utf8.RuneCountInString(s)
+	var length []string
+	if n < 1 {
+		length = append(length, ruleMinLen1)
+	}
+	if n > 64 {
+		length = append(length, ruleMaxLen64)
+	}
+	value := &s
+	if inMessages {
+		value = nil
+		for _, r := range length {
+			c.add(value, path, r)
+		}
+	}
+	if !namePattern.MatchString(s) {
+		c.add(value, path, rulePattern)
+	}
+	if !inMessages {
+		for _, r := range length {
+			c.add(value, path, r)
+		}
+	}
+}
+
+func checkConstraints(req *bedrock.ConverseRequest, facts *rawFacts) error {
+	var c constraints
+	for i, msg := range req.Messages {
+		for j, b := range msg.Content {
+			path := fmt.Sprintf("messages.%d.member.content.%d.member.", i+1, j+1)
+			if b.ToolUse != nil {
+				c.name(b.ToolUse.ToolUseID, path+"toolUse.toolUseId", true)
+				c.name(b.ToolUse.Name, path+"toolUse.name", true)
+			}
+			if b.ToolResult != nil {
+				c.name(b.ToolResult.ToolUseID, path+"toolResult.toolUseId", true)
+			}
+		}
+	}
+	if ic := req.InferenceConfig; ic != nil {
+		if ic.MaxTokens != nil && *ic.MaxTokens < 1 {
+			v := strconv.Itoa(int(*ic.MaxTokens))
+			c.add(&v, "inferenceConfig.maxTokens", "Member must have value greater than or equal to 1")
+		}
+		for _, p := range []struct {
+			name string
+			v    *float64
+		}{{"temperature", ic.Temperature}, {"topP", ic.TopP}} {
+			if p.v == nil {
+				continue
+			}
+			v := strconv.FormatFloat(*p.v, 'g', -1, 64)
+			if *p.v < 0 {
+				c.add(&v, "inferenceConfig."+p.name, "Member must have value greater than or equal to 0")
+			}
+			if *p.v > 1 {
+				c.add(&v, "inferenceConfig."+p.name, "Member must have value less than or equal to 1")
+			}
+		}
+		for i, s := range ic.StopSequences {
+			if s == "" {
+				c.add(&s, fmt.Sprintf("inferenceConfig.stopSequences.%d.member", i+1), ruleMinLen1)
+			}
+		}
+	}
+	if tc := req.ToolConfig; tc != nil {
+		if len(tc.Tools) == 0 {
+			v := "[]"
+			c.add(&v, "toolConfig.tools", ruleMinLen1)
+		}
+		for i, t := range tc.Tools {
+			if t.ToolSpec == nil {
+				continue
+			}
+			path := fmt.Sprintf("toolConfig.tools.%d.member.toolSpec.", i+1)
+			c.name(t.ToolSpec.Name, path+"name", false)
+			if facts != nil && facts.emptyDescription[i] {
+				v := ""
+				c.add(&v, path+"description", ruleMinLen1)
+			}
+		}
+		if ch := tc.ToolChoice; ch != nil && ch.Tool != nil {
+			c.name(ch.Tool.Name, "toolConfig.toolChoice.tool.name", false)
+		}
+	}
+	return c.err()
+}
+
+// malformed is the schema validator's answer, which names the place with a JSON pointer.
+func malformed(pointer, problem string) error {
+	return validation(fmt.Sprintf("Malformed input request: %s: %s, reformat your input and try again.", pointer, problem))
+}
+
+func memberCount(pointer string, n int) error {
+	switch {
+	case n < 1:
+		return malformed(pointer, fmt.Sprintf("expected minProperties: 1, actual: %d", n))
+	case n > 1:
+		return malformed(pointer, fmt.Sprintf("expected maxProperties: 1, actual: %d", n))
+	}
+	return nil
+}
+
+func count(set ...bool) int {
+	n := 0
+	for _, s := range set {
+		if s {
+			n++
+		}
+	}
+	return n
+}
+
+// checkShape checks on a decoded request what checkRaw checks on JSON: every union has
+// exactly one member.
+func checkShape(req *bedrock.ConverseRequest) error {
+	for i, msg := range req.Messages {
+		for j, b := range msg.Content {
+			ptr := fmt.Sprintf("#/messages/%d/content/%d", i, j)
+			if err := memberCount(ptr, count(b.Text != nil, b.Image != nil, b.ToolUse != nil, b.ToolResult != nil, b.CachePoint != nil, b.ReasoningContent != nil)); err != nil {
+				return err
+			}
+			if b.ToolResult != nil {
+				for k, rc := range b.ToolResult.Content {
+					if err := memberCount(fmt.Sprintf("%s/toolResult/content/%d", ptr, k), count(rc.Text != nil, rc.JSON != nil, rc.Image != nil)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	for i, s := range req.System {
+		if s.Text != "" && s.CachePoint != nil {
+			return memberCount(fmt.Sprintf("#/system/%d", i), 2)
+		}
+	}
+	if tc := req.ToolConfig; tc != nil {
+		for i, t := range tc.Tools {
+			if err := memberCount(fmt.Sprintf("#/toolConfig/tools/%d", i), count(t.ToolSpec != nil, t.CachePoint != nil)); err != nil {
+				return err
+			}
+		}
+		if ch := tc.ToolChoice; ch != nil {
+			if err := memberCount("#/toolConfig/toolChoice", count(ch.Auto != nil, ch.Any != nil, ch.Tool != nil)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkEnums checks the enumerated strings: roles (A5: a system prompt in messages is
+// refused here), tool result statuses, image formats.
+func checkEnums(req *bedrock.ConverseRequest) error {
+	for i, msg := range req.Messages {
+		switch msg.Role {
+		case bedrock.RoleUser, bedrock.RoleAssistant:
+		case "":
+			return malformed(fmt.Sprintf("#/messages/%d", i), "required key [role] not found")
+		default:
+			return malformed(fmt.Sprintf("#/messages/%d/role", i), msg.Role+" is not a valid enum value")
+		}
+		for j, b := range msg.Content {
+			ptr := fmt.Sprintf("#/messages/%d/content/%d", i, j)
+			if b.ToolResult != nil {
+				switch b.ToolResult.Status {
+				case "", bedrock.StatusSuccess, bedrock.StatusError:
+				default:
+					return malformed(ptr+"/toolResult/status", b.ToolResult.Status+" is not a valid enum value")
+				}
+				for k, rc := range b.ToolResult.Content {
+					if err := checkImage(fmt.Sprintf("%s/toolResult/content/%d/image", ptr, k), rc.Image); err != nil {
+						return err
+					}
+				}
+			}
+			if err := checkImage(ptr+"/image", b.Image); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkImage(ptr string, img *bedrock.ImageBlock) error {
+	if img == nil {
+		return nil
+	}
+	switch img.Format {
+	case "png", "jpeg", "gif", "webp":
+	default:
+		return malformed(ptr+"/format", img.Format+" is not a valid enum value")
+	}
+	if len(img.Source.Bytes) == 0 {
+		return validation("The image bytes at " + strings.ReplaceAll(strings.TrimPrefix(ptr, "#/"), "/", ".") + ".source are empty. Provide image bytes and try again.")
+	}
+	return nil
+}
+
+// checkMessages enforces the conversation rules A1–A4, A7 and A13–A19.
+func checkMessages(m capabilities.Model, req *bedrock.ConverseRequest) error {
+	msgs := req.Messages
+	if len(msgs) == 0 || msgs[0].Role != bedrock.RoleUser {
+		return validation("A conversation must start with a user message. Try again with a conversation that starts with a user message.")
+	}
+	// Claude refuses text before tool results in one turn; an opaque application inference
+	// profile (no family) is taken to be Claude, the common case.
+	claude := m.Family == "" || strings.HasPrefix(m.Family, "anthropic.claude")
+	seenIDs := map[string]bool{}
+	for i, msg := range msgs {
+		if i > 0 && msg.Role == msgs[i-1].Role {
+			return validation("A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.")
+		}
+		if len(msg.Content) == 0 {
+			return validation(fmt.Sprintf("The content field in the Message object at messages.%d is empty. Add a ContentBlock object to the content field and try again.", i))
+		}
+		conversation := false // a text or image block seen in this turn
+		for j, b := range msg.Content {
+			at := fmt.Sprintf("messages.%d.content.%d", i, j)
+			switch {
+			case b.Text != nil:
+				if strings.TrimSpace(*b.Text) == "" {
+					return validation(fmt.Sprintf("The text field in the ContentBlock object at %s is blank. Add text to the text field, and try again.", at))
+				}
+				conversation = true
+			case b.Image != nil:
+				conversation = true
+			case b.ToolUse != nil:
+				if req.ToolConfig == nil {
+					return validation("The toolConfig field must be defined when using toolUse and toolResult content blocks.")
+				}
+				if msg.Role != bedrock.RoleAssistant {
+					return validation(at + ": toolUse blocks can only be in assistant messages.")
+				}
+				if !isObject(b.ToolUse.Input) {
+					return validation(fmt.Sprintf("The format of the value at %s.toolUse.input is invalid. Provide a json object for the field and try again.", at))
+				}
+				if seenIDs[b.ToolUse.ToolUseID] {
+					return validation(fmt.Sprintf("%s: toolUse ids must be unique. The toolUseId %s appears more than once in the conversation.", at, b.ToolUse.ToolUseID))
+				}
+				seenIDs[b.ToolUse.ToolUseID] = true
+			case b.ToolResult != nil:
+				if req.ToolConfig == nil {
+					return validation("The toolConfig field must be defined when using toolUse and toolResult content blocks.")
+				}
+				if msg.Role != bedrock.RoleUser {
+					return validation(at + ": toolResult blocks can only be in user messages.")
+				}
+				if claude && conversation {
+					return validation(fmt.Sprintf("messages.%d.content: Conversation blocks and tool result blocks cannot be provided in the same turn.", i))
+				}
+				r := b.ToolResult
+				if r.Status == bedrock.StatusError && len(r.Content) == 0 {
+					return validation(fmt.Sprintf("The content field at %s.toolResult cannot be empty when status value is error.", at))
+				}
+				for k, rc := range r.Content {
+					if rc.JSON != nil && !isObject(rc.JSON) {
+						return validation(fmt.Sprintf("The format of the value at %s.toolResult.content.%d.json is invalid. Provide a json object for the field and try again.", at, k))
+					}
+				}
+			}
+		}
+		if err := checkPairing(msgs, i); err != nil {
+			return err
+		}
+	}
+	if m.NoPrefill && msgs[len(msgs)-1].Role == bedrock.RoleAssistant {
+		return validation("This model does not support assistant message prefill. The conversation must end with a user message.")
+	}
+	return nil
+}
+
+// checkPairing enforces A15 and A16 on user message i: its toolResult blocks answer exactly
+// the toolUse blocks of the assistant turn before it.
+func checkPairing(msgs []bedrock.Message, i int) error {
+	msg := msgs[i]
+	if msg.Role != bedrock.RoleUser {
+		return nil
+	}
+	var uses []string
+	if i > 0 {
+		for _, b := range msgs[i-1].Content {
+			if b.ToolUse != nil {
+				uses = append(uses, b.ToolUse.ToolUseID)
+			}
+		}
+	}
+	answered := map[string]bool{}
+	results := 0
+	exceeds := validation(fmt.Sprintf("The number of toolResult blocks at messages.%d.content exceeds the number of toolUse blocks of previous turn.", i))
+	for _, b := range msg.Content {
+		if b.ToolResult == nil {
+			continue
+		}
+		results++
+		if results > len(uses) {
+			return exceeds
+		}
+		answered[b.ToolResult.ToolUseID] = true
+	}
+	var missing []string
+	for _, id := range uses {
+		if !answered[id] {
+			missing = append(missing, id)
+		}
+	}
+	if len(answered) > len(uses)-len(missing) {
+		return exceeds // a result answers an id the previous turn did not use
+	}
+	if len(missing) > 0 {
+		return validation(fmt.Sprintf("Expected toolResult blocks at messages.%d.content for the following Ids: %s", i, strings.Join(missing, ", ")))
+	}
+	return nil
+}
+
+func isObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{' && json.Valid(raw)
+}
+
+// checkTools enforces A9 (unique names), A11 and A12.
+func checkTools(m capabilities.Model, tc *bedrock.ToolConfig) error {
+	if tc == nil {
+		return nil
+	}
+	names := map[string]bool{}
+	for i, t := range tc.Tools {
+		spec := t.ToolSpec
+		if spec == nil {
+			continue
+		}
+		if names[spec.Name] {
+			return validation(fmt.Sprintf("The tool name %s is duplicated in toolConfig.tools. Tool names must be unique.", spec.Name))
+		}
+		names[spec.Name] = true
+		members, ok := objectMembers(spec.InputSchema.JSON)
+		typ, _ := lookup(members, "type")
+		if !ok || string(bytes.TrimSpace(typ)) != `"object"` {
+			return validation(fmt.Sprintf("The value at toolConfig.tools.%d.toolSpec.inputSchema.json.type must be one of the following: object.", i))
+		}
+	}
+	ch := tc.ToolChoice
+	if ch == nil {
+		return nil
+	}
+	switch {
+	case ch.Any != nil && !m.SupportsChoice(capabilities.ChoiceAny):
+		return validation("This model doesn't support the toolConfig.toolChoice.any field. Remove toolConfig.toolChoice.any and try again")
+	case ch.Tool != nil && !m.SupportsChoice(capabilities.ChoiceTool):
+		return validation("This model doesn't support the toolConfig.toolChoice.tool field. Remove toolConfig.toolChoice.tool and try again")
+	case ch.Tool != nil && !names[ch.Tool.Name]:
+		return validation(fmt.Sprintf("The tool %s named in toolConfig.toolChoice.tool.name is not defined in toolConfig.tools.", ch.Tool.Name))
+	}
+	return nil
+}
+
+// checkCachePoints enforces A22 over system, messages and tools together.
+func checkCachePoints(req *bedrock.ConverseRequest) error {
+	n := 0
+	for _, s := range req.System {
+		n += count(s.CachePoint != nil)
+	}
+	for _, msg := range req.Messages {
+		for _, b := range msg.Content {
+			n += count(b.CachePoint != nil)
+		}
+	}
+	if tc := req.ToolConfig; tc != nil {
+		for _, t := range tc.Tools {
+			n += count(t.CachePoint != nil)
+		}
+	}
+	if n > maxCachePoints {
+		return validation(fmt.Sprintf("The model returned the following errors: A maximum of %d blocks with cache_control may be provided. Found %d.", maxCachePoints, n))
+	}
+	return nil
+}

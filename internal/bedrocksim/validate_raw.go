@@ -1,0 +1,210 @@
+package bedrocksim
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+)
+
+// Keys each JSON object of a Converse request may carry, from the service model
+// (aws-sdk-go-v2 bedrockruntime schemas). Bedrock's schema validator refuses any other key
+// (BEDROCK.md A6), which is how an OpenAI-shaped {"type":"text","text":…} block fails.
+var (
+	requestKeys = []string{"messages", "system", "inferenceConfig", "toolConfig", "guardrailConfig",
+		"additionalModelRequestFields", "promptVariables", "additionalModelResponseFieldPaths",
+		"requestMetadata", "performanceConfig", "serviceTier", "outputConfig"}
+	messageKeys = []string{"role", "content"}
+	blockKeys   = []string{"text", "image", "document", "video", "audio", "toolUse", "toolResult",
+		"guardContent", "cachePoint", "reasoningContent", "citationsContent", "searchResult",
+		"toolAddition", "toolRemoval"}
+	toolUseKeys       = []string{"toolUseId", "name", "input", "type"}
+	toolResultKeys    = []string{"toolUseId", "content", "status", "type"}
+	resultContentKeys = []string{"json", "text", "image", "document", "video", "searchResult"}
+	systemKeys        = []string{"text", "guardContent", "cachePoint"}
+	toolConfigKeys    = []string{"tools", "toolChoice"}
+	toolKeys          = []string{"toolSpec", "systemTool", "cachePoint"}
+	toolSpecKeys      = []string{"name", "description", "inputSchema", "strict"}
+	inputSchemaKeys   = []string{"json"}
+	toolChoiceKeys    = []string{"auto", "any", "tool"}
+	inferenceKeys     = []string{"maxTokens", "temperature", "topP", "stopSequences"}
+)
+
+// checkRaw walks the JSON of a request (already known to be valid JSON) for what decoding
+// would hide: keys that are not part of the shape, unions with other than one member, and
+// empty descriptions.
+func checkRaw(body []byte) (*rawFacts, error) {
+	facts := &rawFacts{emptyDescription: map[int]bool{}, systemNonText: map[int]bool{}}
+	top, err := object("#", body, requestKeys)
+	if err != nil {
+		return nil, err
+	}
+	if raw, ok := lookup(top, "messages"); ok {
+		msgs, err := array("#/messages", raw)
+		if err != nil {
+			return nil, err
+		}
+		for i, rawMsg := range msgs {
+			ptr := fmt.Sprintf("#/messages/%d", i)
+			msg, err := object(ptr, rawMsg, messageKeys)
+			if err != nil {
+				return nil, err
+			}
+			content, _ := lookup(msg, "content")
+			blocks, err := array(ptr+"/content", content)
+			if err != nil {
+				return nil, err
+			}
+			for j, rawBlock := range blocks {
+				if err := checkRawBlock(fmt.Sprintf("%s/content/%d", ptr, j), rawBlock); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if raw, ok := lookup(top, "system"); ok {
+		blocks, err := array("#/system", raw)
+		if err != nil {
+			return nil, err
+		}
+		for i, rawBlock := range blocks {
+			ptr := fmt.Sprintf("#/system/%d", i)
+			block, err := union(ptr, rawBlock, systemKeys)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := lookup(block, "text"); !ok {
+				facts.systemNonText[i] = true
+			}
+		}
+	}
+	if raw, ok := lookup(top, "inferenceConfig"); ok && !isNull(raw) {
+		if _, err := object("#/inferenceConfig", raw, inferenceKeys); err != nil {
+			return nil, err
+		}
+	}
+	if raw, ok := lookup(top, "toolConfig"); ok && !isNull(raw) {
+		if err := checkRawToolConfig(raw, facts); err != nil {
+			return nil, err
+		}
+	}
+	return facts, nil
+}
+
+func checkRawBlock(ptr string, raw []byte) error {
+	block, err := union(ptr, raw, blockKeys)
+	if err != nil {
+		return err
+	}
+	if v, ok := lookup(block, "toolUse"); ok {
+		if _, err := object(ptr+"/toolUse", v, toolUseKeys); err != nil {
+			return err
+		}
+	}
+	if v, ok := lookup(block, "toolResult"); ok {
+		result, err := object(ptr+"/toolResult", v, toolResultKeys)
+		if err != nil {
+			return err
+		}
+		if content, ok := lookup(result, "content"); ok {
+			items, err := array(ptr+"/toolResult/content", content)
+			if err != nil {
+				return err
+			}
+			for k, item := range items {
+				if _, err := union(fmt.Sprintf("%s/toolResult/content/%d", ptr, k), item, resultContentKeys); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func checkRawToolConfig(raw []byte, facts *rawFacts) error {
+	tc, err := object("#/toolConfig", raw, toolConfigKeys)
+	if err != nil {
+		return err
+	}
+	if v, ok := lookup(tc, "tools"); ok {
+		tools, err := array("#/toolConfig/tools", v)
+		if err != nil {
+			return err
+		}
+		for i, rawTool := range tools {
+			ptr := fmt.Sprintf("#/toolConfig/tools/%d", i)
+			tool, err := union(ptr, rawTool, toolKeys)
+			if err != nil {
+				return err
+			}
+			rawSpec, ok := lookup(tool, "toolSpec")
+			if !ok {
+				continue
+			}
+			spec, err := object(ptr+"/toolSpec", rawSpec, toolSpecKeys)
+			if err != nil {
+				return err
+			}
+			if d, ok := lookup(spec, "description"); ok && string(bytes.TrimSpace(d)) == `""` {
+				facts.emptyDescription[i] = true
+			}
+			if s, ok := lookup(spec, "inputSchema"); ok {
+				if _, err := union(ptr+"/toolSpec/inputSchema", s, inputSchemaKeys); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if v, ok := lookup(tc, "toolChoice"); ok && !isNull(v) {
+		if _, err := union("#/toolConfig/toolChoice", v, toolChoiceKeys); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// object reads a JSON object whose keys must all be in allowed.
+func object(ptr string, raw []byte, allowed []string) ([]member, error) {
+	members, ok := objectMembers(raw)
+	if !ok {
+		return nil, malformed(ptr, "expected type: JSONObject, found: "+jsonKind(raw))
+	}
+	for _, m := range members {
+		if !slices.Contains(allowed, m.key) {
+			return nil, malformed(ptr, "extraneous key ["+m.key+"] is not permitted")
+		}
+	}
+	return members, nil
+}
+
+// union reads an object that must hold exactly one of the allowed keys.
+func union(ptr string, raw []byte, allowed []string) ([]member, error) {
+	members, err := object(ptr, raw, allowed)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range members {
+		if isNull(m.value) {
+			return nil, malformed(ptr+"/"+m.key, "expected a value, found: null")
+		}
+	}
+	return members, memberCount(ptr, len(members))
+}
+
+// array reads a JSON array; null or absent counts as empty (the decoded form decides
+// whether empty is allowed).
+func array(ptr string, raw []byte) ([][]byte, error) {
+	if len(raw) == 0 || isNull(raw) {
+		return nil, nil
+	}
+	elems, ok := arrayElements(raw)
+	if !ok {
+		return nil, malformed(ptr, "expected type: JSONArray, found: "+jsonKind(raw))
+	}
+	out := make([][]byte, len(elems))
+	for i, e := range elems {
+		out[i] = e
+	}
+	return out, nil
+}
+
+func isNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }

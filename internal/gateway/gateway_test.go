@@ -1,0 +1,391 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/bedrocksim"
+	"github.com/nirmata/llm-gateway/internal/config"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const (
+	testKey   = "test-key-123"
+	testModel = "us.anthropic.claude-sonnet-4-20250514-v1:0"
+)
+
+// started is a gateway running for one test.
+type started struct {
+	Addrs
+	logs *observer.ObservedLogs
+}
+
+// start runs the gateway until the test ends, with every listener on a free loopback port.
+func start(t *testing.T, cfg config.Config) started {
+	t.Helper()
+	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.APIKeys = []string{testKey}
+	core, logs := observer.New(zap.DebugLevel)
+	ctx, cancel := context.WithCancel(context.Background())
+	addrs := make(chan Addrs, 1)
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, zap.New(core), func(a Addrs) { addrs <- a }) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	select {
+	case a := <-addrs:
+		return started{Addrs: a, logs: logs}
+	case err := <-done:
+		t.Fatalf("gateway did not start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("gateway did not start in 10s")
+	}
+	return started{}
+}
+
+func defaultConfig(t *testing.T) config.Config {
+	cfg, err := config.Load(nil, func(string) string { return "" })
+	require.NoError(t, err)
+	return cfg
+}
+
+// The first turn and the second turn of a tool conversation, exactly as the gollm Nirmata
+// client sends them: wrapped tools, tool_choice "auto", then the assistant tool_calls
+// message and the tool result in history.
+const turn1 = `{
+  "messages": [
+    {"role": "system", "content": "You are a policy assistant."},
+    {"role": "user", "content": "Require pod labels. Use save_policy to store it."}
+  ],
+  "tools": [
+    {"type": "function", "function": {"name": "save_policy", "description": "Save a policy",
+      "parameters": {"type": "object", "properties": {"filename": {"type": "string"}}, "required": ["filename"]}}}
+  ],
+  "tool_choice": "auto"
+}`
+
+func turn2(callID, arguments string) string {
+	args, _ := json.Marshal(arguments)
+	return `{
+  "messages": [
+    {"role": "system", "content": "You are a policy assistant."},
+    {"role": "user", "content": "Require pod labels. Use save_policy to store it."},
+    {"role": "assistant", "content": "", "tool_calls": [
+      {"id": "` + callID + `", "type": "function", "function": {"name": "save_policy", "arguments": ` + string(args) + `}}]},
+    {"role": "tool", "tool_call_id": "` + callID + `", "content": "{\"saved\":true,\"path\":\"policies/p.yaml\"}"}
+  ],
+  "tools": [
+    {"type": "function", "function": {"name": "save_policy", "description": "Save a policy",
+      "parameters": {"type": "object", "properties": {"filename": {"type": "string"}}, "required": ["filename"]}}}
+  ],
+  "tool_choice": "auto"
+}`
+}
+
+type chatResponse struct {
+	Message   *string `json:"message"`
+	ToolCalls []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+	FinishReason string `json:"finish_reason"`
+	Usage        struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	} `json:"usage"`
+	Metadata struct {
+		Model     string          `json:"model"`
+		LatencyMs json.RawMessage `json:"latency_ms"`
+		RequestID string          `json:"request_id"`
+	} `json:"metadata"`
+}
+
+func post(t *testing.T, url, auth, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, b
+}
+
+// restConversation runs the two turns over REST and checks each answer.
+func restConversation(t *testing.T, g started) {
+	url := "http://" + g.HTTP + "/llm-apps/chat?model=" + testModel + "&provider=bedrock&client_type=NCH"
+
+	resp, body := post(t, url, "NIRMATA-API "+testKey, turn1)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	var r1 chatResponse
+	require.NoError(t, json.Unmarshal(body, &r1))
+	require.NotNil(t, r1.Message, "message is always present")
+	assert.Equal(t, "tool_calls", r1.FinishReason)
+	require.Len(t, r1.ToolCalls, 1, string(body))
+	call := r1.ToolCalls[0]
+	assert.NotEmpty(t, call.ID)
+	assert.Equal(t, "function", call.Type)
+	assert.Equal(t, "save_policy", call.Function.Name)
+	var args map[string]any
+	require.NoError(t, json.Unmarshal([]byte(call.Function.Arguments), &args), "arguments is JSON object text")
+	assert.IsType(t, "", args["filename"], "arguments built from the schema")
+	assert.Positive(t, r1.Usage.TotalTokens)
+	assert.Equal(t, r1.Usage.PromptTokens+r1.Usage.CompletionTokens, r1.Usage.TotalTokens)
+	assert.Equal(t, testModel, r1.Metadata.Model)
+	assert.Equal(t, resp.Header.Get("X-Request-Id"), r1.Metadata.RequestID)
+	var latency int64
+	assert.NoError(t, json.Unmarshal(r1.Metadata.LatencyMs, &latency), "latency_ms is a number")
+
+	resp, body = post(t, url, "Bearer "+testKey, turn2(call.ID, call.Function.Arguments))
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	var r2 chatResponse
+	require.NoError(t, json.Unmarshal(body, &r2))
+	assert.Equal(t, "stop", r2.FinishReason)
+	assert.Empty(t, r2.ToolCalls)
+	assert.Contains(t, *r2.Message, "policies/p.yaml", "the answer quotes the tool result")
+}
+
+func TestRESTToolConversationOnSim(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim = true
+	g := start(t, cfg)
+	restConversation(t, g)
+
+	// /readyz says the upstream is simulated, and so does the startup log.
+	resp, err := http.Get("http://" + g.HTTP + "/readyz")
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(b), "simulator")
+	assert.NotZero(t, g.logs.FilterMessageSnippet("simulator").Len())
+}
+
+// TestRESTToolConversationOnSeparateUpstream reaches a Bedrock look-alike in another
+// server exactly as production reaches AWS: the standard AWS variables, resolved once by
+// the SDK's configuration chain.
+func TestRESTToolConversationOnSeparateUpstream(t *testing.T) {
+	var hits int
+	sim := bedrocksim.New(bedrocksim.Options{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		assert.True(t, strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential=AKIDENV/"), "signed with the env credentials")
+		sim.ServeHTTP(w, r)
+	}))
+	defer upstream.Close()
+	t.Setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", upstream.URL)
+	t.Setenv("AWS_REGION", "eu-west-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDENV")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_BEARER_TOKEN_BEDROCK", "")
+
+	g := start(t, defaultConfig(t))
+	assert.Empty(t, g.Sim)
+	restConversation(t, g)
+	assert.Equal(t, 2, hits)
+}
+
+func TestGRPCToolConversation(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim = true
+	g := start(t, cfg)
+	conn, err := grpc.NewClient(g.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	client := llmgatewayv1.NewChatServiceClient(conn)
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "NIRMATA-API "+testKey)
+
+	params, err := structpb.NewStruct(map[string]any{
+		"type": "object", "properties": map[string]any{"filename": map[string]any{"type": "string"}}, "required": []any{"filename"},
+	})
+	require.NoError(t, err)
+	tools := []*llmgatewayv1.Tool{{Type: "function", Function: &llmgatewayv1.FunctionDefinition{Name: "save_policy", Description: "Save a policy", Parameters: params}}}
+	req := &llmgatewayv1.ChatRequest{
+		Model: testModel,
+		Messages: []*llmgatewayv1.Message{
+			{Role: "system", Content: "You are a policy assistant."},
+			{Role: "user", Content: "Require pod labels. Use save_policy to store it."},
+		},
+		Tools:      tools,
+		ToolChoice: structpb.NewStringValue("auto"),
+	}
+	var header metadata.MD
+	r1, err := client.Chat(ctx, req, grpc.Header(&header))
+	require.NoError(t, err)
+	assert.Equal(t, "tool_calls", r1.GetFinishReason())
+	require.Len(t, r1.GetToolCalls(), 1)
+	call := r1.GetToolCalls()[0]
+	assert.Equal(t, "save_policy", call.GetFunction().GetName())
+	assert.Equal(t, header.Get("x-request-id"), []string{r1.GetMetadata().GetRequestId()})
+
+	req.Messages = append(req.Messages,
+		&llmgatewayv1.Message{Role: "assistant", ToolCalls: []*llmgatewayv1.ToolCall{call}},
+		&llmgatewayv1.Message{Role: "tool", ToolCallId: call.GetId(), Content: `{"saved":true,"path":"policies/p.yaml"}`})
+	r2, err := client.Chat(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, "stop", r2.GetFinishReason())
+	assert.Contains(t, r2.GetMessage(), "policies/p.yaml")
+
+	// The same request over REST gets the same answer, field for field.
+	reqJSON, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(req)
+	require.NoError(t, err)
+	resp, body := post(t, "http://"+g.HTTP+"/llm-apps/chat", "NIRMATA-API "+testKey, string(reqJSON))
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	var rest llmgatewayv1.ChatResponse
+	require.NoError(t, protojson.Unmarshal(body, &rest))
+	ignore := protocmp.IgnoreFields(&llmgatewayv1.ResponseMetadata{}, "latency_ms", "request_id")
+	assert.Empty(t, cmp.Diff(r2, &rest, protocmp.Transform(), ignore))
+}
+
+func TestGRPCAuthHealthAndReflection(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim = true
+	g := start(t, cfg)
+	conn, err := grpc.NewClient(g.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	client := llmgatewayv1.NewChatServiceClient(conn)
+	req := &llmgatewayv1.ChatRequest{Messages: []*llmgatewayv1.Message{{Role: "user", Content: "hi"}}}
+
+	for _, auth := range []string{"", "NIRMATA-API wrong", "Basic " + testKey} {
+		ctx := t.Context()
+		if auth != "" {
+			ctx = metadata.AppendToOutgoingContext(ctx, "authorization", auth)
+		}
+		_, err = client.Chat(ctx, req)
+		assert.Equal(t, codes.Unauthenticated, status.Code(err), "authorization %q", auth)
+	}
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
+	resp, err := client.Chat(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, "stop", resp.GetFinishReason())
+	assert.NotEmpty(t, resp.GetMessage())
+
+	// Capabilities, health and reflection need no key.
+	caps, err := client.GetCapabilities(t.Context(), &llmgatewayv1.GetCapabilitiesRequest{})
+	require.NoError(t, err)
+	assert.True(t, caps.GetToolsSupported())
+
+	h, err := healthpb.NewHealthClient(conn).Check(t.Context(), &healthpb.HealthCheckRequest{Service: "llmgateway.v1.ChatService"})
+	require.NoError(t, err)
+	assert.Equal(t, healthpb.HealthCheckResponse_SERVING, h.GetStatus())
+
+	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(t.Context())
+	require.NoError(t, err)
+	require.NoError(t, stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}))
+	rr, err := stream.Recv()
+	require.NoError(t, err)
+	require.NoError(t, stream.CloseSend())
+	var names []string
+	for _, s := range rr.GetListServicesResponse().GetService() {
+		names = append(names, s.GetName())
+	}
+	assert.Contains(t, names, "llmgateway.v1.ChatService")
+	assert.Contains(t, names, "grpc.health.v1.Health")
+}
+
+func TestRESTCapabilitiesAndErrors(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim = true
+	g := start(t, cfg)
+	base := "http://" + g.HTTP
+
+	for _, path := range []string{"/llm-apps/capabilities", "/capabilities"} {
+		resp, err := http.Get(base + path + "?model=meta.llama3-1-70b-instruct-v1:0")
+		require.NoError(t, err)
+		var caps map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&caps))
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, true, caps["tools_supported"], path)
+		assert.Equal(t, []any{"function"}, caps["tool_types"], path)
+		assert.Equal(t, false, caps["streaming_tools"], "llama 3.1 has no streaming tool use")
+		assert.EqualValues(t, 128, caps["max_tools"])
+		assert.Equal(t, testModel, caps["default_model"])
+	}
+
+	many := make([]string, 129)
+	for i := range many {
+		many[i] = `{"name":"t` + strings.Repeat("x", i%3) + string(rune('a'+i%26)) + `_` + string(rune('a'+i/26)) + `"}`
+	}
+	tests := []struct {
+		name, query, auth, body string
+		status                  int
+		code, msg               string
+	}{
+		{"no key", "", "", `{"messages":[{"role":"user","content":"hi"}]}`, 401, "unauthenticated", "API key"},
+		{"wrong key", "", "NIRMATA-API nope", `{"messages":[{"role":"user","content":"hi"}]}`, 401, "unauthenticated", "API key"},
+		{"malformed JSON", "", "NIRMATA-API " + testKey, `{"messages":[`, 400, "invalid_argument", "JSON"},
+		{"bad role", "", "NIRMATA-API " + testKey, `{"messages":[{"role":"wizard","content":"hi"}]}`, 400, "invalid_argument", "messages[0].role"},
+		{"unsupported provider", "?provider=openai", "NIRMATA-API " + testKey, `{"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_argument", "openai"},
+		{"too many tools", "", "NIRMATA-API " + testKey, `{"messages":[{"role":"user","content":"hi"}],"tools":[` + strings.Join(many, ",") + `]}`, 400, "invalid_argument", "tools"},
+		{"unknown model", "?model=acme.unknown-model-v1", "NIRMATA-API " + testKey, `{"messages":[{"role":"user","content":"hi"}]}`, 404, "not_found", "model"},
+		{"oversize body", "", "NIRMATA-API " + testKey, `{"messages":[{"role":"user","content":"` + strings.Repeat("a", 11<<20) + `"}]}`, 413, "", "too large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := post(t, base+"/llm-apps/chat"+tt.query, tt.auth, tt.body)
+			require.Equal(t, tt.status, resp.StatusCode, string(body))
+			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+			var e struct {
+				Error     string `json:"error"`
+				Code      string `json:"code"`
+				RequestID string `json:"request_id"`
+			}
+			require.NoError(t, json.Unmarshal(body, &e), string(body))
+			assert.Contains(t, e.Error, tt.msg)
+			if tt.code != "" {
+				assert.Equal(t, tt.code, e.Code)
+			}
+			assert.Equal(t, resp.Header.Get("X-Request-Id"), e.RequestID)
+		})
+	}
+
+	// Unknown routes answer JSON too.
+	resp, body := post(t, base+"/nope", "NIRMATA-API "+testKey, "{}")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.True(t, json.Valid(body), string(body))
+	assert.False(t, bytes.Contains(body, []byte(testKey)))
+}

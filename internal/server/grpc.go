@@ -1,0 +1,125 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+)
+
+// chatServer implements llmgatewayv1.ChatServiceServer over a Service.
+type chatServer struct {
+	llmgatewayv1.UnimplementedChatServiceServer
+	svc *Service
+}
+
+// Chat implements [llmgatewayv1.ChatServiceServer].
+func (c *chatServer) Chat(ctx context.Context, req *llmgatewayv1.ChatRequest) (*llmgatewayv1.ChatResponse, error) {
+	resp, err := c.svc.Chat(ctx, req)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return resp, nil
+}
+
+// GetCapabilities implements [llmgatewayv1.ChatServiceServer].
+func (c *chatServer) GetCapabilities(_ context.Context, req *llmgatewayv1.GetCapabilitiesRequest) (*llmgatewayv1.Capabilities, error) {
+	return c.svc.Capabilities(req.GetModel()), nil
+}
+
+// NewGRPCServer returns a gRPC server with ChatService, server reflection and
+// grpc.health.v1 registered. maxMsgBytes matches the REST body limit.
+func NewGRPCServer(svc *Service, keys []string, maxMsgBytes int, log *zap.Logger) (*grpc.Server, *health.Server) {
+	i := &interceptors{keys: newKeyring(keys), log: log}
+	s := grpc.NewServer(
+		grpc.MaxRecvMsgSize(maxMsgBytes),
+		grpc.ChainUnaryInterceptor(i.unary),
+		grpc.ChainStreamInterceptor(i.stream),
+	)
+	llmgatewayv1.RegisterChatServiceServer(s, &chatServer{svc: svc})
+	hs := health.NewServer()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(llmgatewayv1.ChatService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(s, hs)
+	reflection.Register(s)
+	return s, hs
+}
+
+// interceptors add a request id, check keys on ChatService calls, and log each call.
+type interceptors struct {
+	keys *keyring
+	log  *zap.Logger
+}
+
+// open is true for methods that need no key: capabilities, health, reflection.
+func open(method string) bool {
+	return method == llmgatewayv1.ChatService_GetCapabilities_FullMethodName ||
+		!strings.HasPrefix(method, "/"+llmgatewayv1.ChatService_ServiceDesc.ServiceName+"/")
+}
+
+func (i *interceptors) admit(ctx context.Context, method string) (context.Context, error) {
+	id := newRequestID()
+	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", id))
+	ctx = withRequestID(ctx, id)
+	if open(method) || !i.keys.enabled() {
+		return ctx, nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		if i.keys.allows(v) {
+			return ctx, nil
+		}
+	}
+	return ctx, status.Error(codes.Unauthenticated, errUnauthenticated.Error())
+}
+
+func (i *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	ctx, err := i.admit(ctx, info.FullMethod)
+	var resp any
+	if err == nil {
+		resp, err = handler(ctx, req)
+	}
+	i.logCall(ctx, info.FullMethod, start, err)
+	return resp, err
+}
+
+func (i *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	start := time.Now()
+	ctx, err := i.admit(ss.Context(), info.FullMethod)
+	if err == nil {
+		err = handler(srv, &serverStream{ServerStream: ss, ctx: ctx})
+	}
+	i.logCall(ctx, info.FullMethod, start, err)
+	return err
+}
+
+func (i *interceptors) logCall(ctx context.Context, method string, start time.Time, err error) {
+	if !strings.HasPrefix(method, "/"+llmgatewayv1.ChatService_ServiceDesc.ServiceName+"/") {
+		return // health probes and reflection would drown the log
+	}
+	i.log.Info("grpc",
+		zap.String("request_id", requestID(ctx)),
+		zap.String("method", method),
+		zap.String("code", status.Code(err).String()),
+		zap.Duration("latency", time.Since(start)))
+}
+
+// serverStream carries the request id in the stream's context.
+type serverStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+// Context implements [grpc.ServerStream].
+func (s *serverStream) Context() context.Context { return s.ctx }

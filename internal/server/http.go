@@ -1,0 +1,191 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/jsonapi"
+)
+
+// HTTPOptions configures the REST handler.
+type HTTPOptions struct {
+	APIKeys      []string
+	MaxBodyBytes int64
+	// Ready reports readiness for /readyz: "" when ready, else why not.
+	Ready func() string
+	// Upstream describes the upstream on /readyz ("bedrock" or "bedrock-simulator").
+	Upstream string
+}
+
+// NewHTTPHandler returns the REST API: a grpc-gateway mux serving the generated
+// capabilities routes, with POST /llm-apps/chat and the health endpoints added to it.
+func NewHTTPHandler(ctx context.Context, svc *Service, opts HTTPOptions, log *zap.Logger) (http.Handler, error) {
+	h := &restHandler{svc: svc, opts: opts, log: log, keys: newKeyring(opts.APIKeys)}
+	mux := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &jsonapi.Marshaler{}),
+		runtime.WithErrorHandler(func(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+			h.writeError(w, r, err)
+		}),
+		runtime.WithRoutingErrorHandler(func(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, code int) {
+			msg := "no route for " + r.Method + " " + r.URL.Path
+			if code == http.StatusMethodNotAllowed {
+				msg = "method " + r.Method + " is not allowed on " + r.URL.Path
+			}
+			h.writeJSONError(w, r, code, codes.NotFound, msg)
+		}),
+	)
+	if err := llmgatewayv1.RegisterChatServiceHandlerServer(ctx, mux, &chatServer{svc: svc}); err != nil {
+		return nil, err
+	}
+	// One route answers unary or streamed depending on a body field, which a generated
+	// handler cannot dispatch on; it is served by the gateway's own handler on the same mux.
+	for _, route := range []struct {
+		method, path string
+		h            runtime.HandlerFunc
+	}{
+		{http.MethodPost, "/llm-apps/chat", h.chat},
+		{http.MethodGet, "/healthz", h.healthz},
+		{http.MethodGet, "/readyz", h.readyz},
+	} {
+		if err := mux.HandlePath(route.method, route.path, route.h); err != nil {
+			return nil, err
+		}
+	}
+	return h.middleware(mux), nil
+}
+
+type restHandler struct {
+	svc  *Service
+	opts HTTPOptions
+	log  *zap.Logger
+	keys *keyring
+}
+
+// openPaths need no key (PROTOCOL.md section 2).
+func openPath(path string) bool {
+	switch path {
+	case "/healthz", "/readyz", "/metrics", "/llm-apps/capabilities", "/capabilities":
+		return true
+	}
+	return false
+}
+
+// middleware gives every request an id (X-Request-Id), checks the key, and logs the call.
+func (h *restHandler) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := newRequestID()
+		w.Header().Set("X-Request-Id", id)
+		r = r.WithContext(withRequestID(r.Context(), id))
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		if h.keys.enabled() && !openPath(r.URL.Path) && !h.keys.allows(r.Header.Get("Authorization")) {
+			h.writeError(rec, r, errUnauthenticated)
+		} else {
+			next.ServeHTTP(rec, r)
+		}
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+			return
+		}
+		h.log.Info("http",
+			zap.String("request_id", id),
+			zap.String("method", r.Method),
+			zap.String("route", r.URL.Path),
+			zap.String("client_type", r.URL.Query().Get("client_type")),
+			zap.Int("status", rec.status),
+			zap.Duration("latency", time.Since(start)))
+	})
+}
+
+// chat serves POST /llm-apps/chat.
+func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			err = errBodyTooLarge
+		}
+		h.writeError(w, r, err)
+		return
+	}
+	req, err := jsonapi.DecodeChatRequest(body)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	if req.Model == "" {
+		req.Model = q.Get("model")
+	}
+	req.Provider = q.Get("provider")
+	req.ClientType = q.Get("client_type")
+	req.Chunked = req.Chunked || q.Get("chunked") == "true"
+	req.Stream = req.Stream || q.Get("stream") == "true"
+	if req.Stream || req.Chunked {
+		h.writeError(w, r, status.Error(codes.Unimplemented, "streaming is not implemented yet"))
+		return
+	}
+	resp, err := h.svc.Chat(r.Context(), req)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(jsonapi.AppendChatResponse(nil, resp))
+}
+
+func (h *restHandler) healthz(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"status":"ok"}`)
+}
+
+func (h *restHandler) readyz(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
+	w.Header().Set("Content-Type", "application/json")
+	state := "ready"
+	if why := h.opts.Ready(); why != "" {
+		state = why
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_, _ = io.WriteString(w, `{"status":"`+state+`","upstream":"`+h.opts.Upstream+`"}`)
+}
+
+// writeError answers with the JSON error body of PROTOCOL.md section 5.
+func (h *restHandler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	c := classify(err)
+	if c.internal {
+		h.log.Error("request failed", zap.String("request_id", requestID(r.Context())), zap.Error(err))
+	}
+	if c.retryAfter {
+		w.Header().Set("Retry-After", "1")
+	}
+	h.writeJSONError(w, r, c.httpStatus, c.code, c.message)
+}
+
+func (h *restHandler) writeJSONError(w http.ResponseWriter, r *http.Request, httpStatus int, code codes.Code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(httpStatus)
+	_, _ = w.Write(jsonapi.AppendError(nil, msg, codeName(code), requestID(r.Context())))
+}
+
+// statusRecorder remembers the status for the access log. It unwraps, so
+// http.ResponseController can still flush through it.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+

@@ -1,0 +1,18 @@
+// Package translate turns the gateway's normalized chat request (llmgateway.v1) into a
+// Bedrock Converse request and a Converse answer back into a chat response. It is pure: no
+// network, no goroutines, no logging; what it repairs it reports in [Stats] for the caller
+// to log and count.
+//
+// Request applies BEDROCK.md section C: it turns any history a client may send (system
+// messages mid-way, parallel tool calls split over several assistant or tool messages,
+// unanswered calls, orphan results, empty content, tool names with dots, foreign tool-call
+// ids, a leading assistant turn) into a conversation Bedrock accepts, or refuses it with an
+// error wrapping [ErrInvalidRequest] or [ErrUnsupported] that names the field by its
+// 0-based JSON path. Tool arguments, schemas and JSON results travel as raw JSON, compacted
+// but never decoded, so numbers keep every digit. Marshal the result with
+// [bedrock.MarshalRequest], not json.Marshal, which HTML-escapes < > & even inside raw JSON.
+//
+// Response, FinishReason and Usage apply section D. The [Names] that Request returns maps
+// the Bedrock-safe tool names and ids back to the client's, for unary and stream answers
+// alike.
+package translate

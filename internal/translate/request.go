@@ -1,0 +1,675 @@
+package translate
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/capabilities"
+)
+
+// Texts the translator writes where Bedrock needs a block the client did not send. None is
+// blank (rule 4).
+const (
+	// leadingUserText opens a conversation whose first turn is the assistant's (rule 1).
+	leadingUserText = "(conversation start)"
+	// missingResultText answers a toolUse the client never answered (rule 15), so the model
+	// sees the call failed and can call again.
+	missingResultText = "No result was provided for this tool call."
+	// emptyResultText stands for a tool message with empty content (rules 4 and 18).
+	emptyResultText = "(empty)"
+)
+
+// Client roles (PROTOCOL.md 3).
+const (
+	roleSystem    = "system"
+	roleDeveloper = "developer"
+	roleUser      = "user"
+	roleAssistant = "assistant"
+	roleTool      = "tool"
+)
+
+// Request translates a chat request into a Converse request for the model (resolved by the
+// caller with capabilities.Lookup). It repairs every history shape BEDROCK.md section C
+// lists and refuses, with an error wrapping ErrInvalidRequest or ErrUnsupported that names
+// the field, what it cannot repair. The returned Names maps Bedrock's tool names and
+// tool-use ids back to the client's; hand it to Response and to the stream translator. Its
+// Stats say what was repaired.
+//
+// Decisions where the contract is silent:
+//   - Blank user text is dropped and a message left with nothing is skipped before turns
+//     are merged, so an empty user message between two assistant messages disappears and
+//     the assistant messages merge; no placeholder is needed except before a leading
+//     assistant turn.
+//   - In a merged assistant turn, text blocks come before toolUse blocks (the order Claude
+//     itself produces; gollm in streaming mode sends its text after the calls).
+//   - Tool results are matched to the calls of the assistant turn just before the user turn
+//     that holds them, in order, first unanswered call first, so a reused id answers each
+//     of its calls once; results are written in the order of the calls.
+//   - tool_choice "required" or a function choice with no tools is refused; "auto" and
+//     "none" with no tools are ignored.
+//   - A request with tools for a model without tool use is refused with ErrUnsupported,
+//     unless tool_choice is "none" and the history holds no tool calls (then the tools are
+//     simply not sent).
+//   - A tool call needs an id and a function name; arguments that are only whitespace
+//     count as "" ({}).
+//   - Tool messages may carry image parts; they become image blocks of the toolResult.
+//   - temperature and top_p must lie in [0, 1], Bedrock's range, not OpenAI's [0, 2].
+func Request(req *llmgatewayv1.ChatRequest, model capabilities.Model) (*bedrock.ConverseRequest, *Names, error) {
+	t := translator{
+		model:   model,
+		names:   &Names{},
+		tools:   newAllocator(),
+		ids:     newAllocator(),
+		nameOf:  map[string]string{},
+		idCount: map[string]int{},
+	}
+	out, err := t.run(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, t.names, nil
+}
+
+// translator holds the state of one Request call. Not safe for concurrent use.
+type translator struct {
+	model capabilities.Model
+	names *Names
+
+	tools   allocator         // Bedrock tool names
+	ids     allocator         // Bedrock toolUseIds
+	nameOf  map[string]string // client tool name → Bedrock tool name
+	idCount map[string]int    // client tool-call id → uses so far (a reused id gets a new Bedrock id)
+
+	historyNames []string // client tool names used by history tool calls, first use first
+	turns        []*turn
+	system       []bedrock.SystemBlock
+}
+
+// turn is one Converse message being assembled from one or more client messages.
+type turn struct {
+	role string
+	last int // index of the last client message merged into it, for error messages
+
+	// assistant
+	text  []bedrock.ContentBlock
+	uses  []bedrock.ContentBlock
+	calls []*call
+
+	// user
+	prev  *turn // the assistant turn before, whose calls this turn answers; nil if none
+	other []bedrock.ContentBlock
+}
+
+// call is one toolUse of an assistant turn and the answer found for it.
+type call struct {
+	clientID, bedrockID string
+	result              *bedrock.ToolResultBlock
+}
+
+func (t *translator) run(req *llmgatewayv1.ChatRequest) (*bedrock.ConverseRequest, error) {
+	defs, err := readTools(req.GetTools())
+	if err != nil {
+		return nil, err
+	}
+	choice, choiceName, err := readToolChoice(req.GetToolChoice())
+	if err != nil {
+		return nil, err
+	}
+	if err := t.scanToolCalls(req.GetMessages()); err != nil {
+		return nil, err
+	}
+	t.allocateNames(defs)
+
+	for i, m := range req.GetMessages() {
+		if err := t.message(i, m); err != nil {
+			return nil, err
+		}
+	}
+	out := &bedrock.ConverseRequest{System: t.system}
+	if out.Messages, err = t.messages(); err != nil {
+		return nil, err
+	}
+	if out.InferenceConfig, err = t.inference(req); err != nil {
+		return nil, err
+	}
+	if out.ToolConfig, err = t.toolConfig(defs, choice, choiceName); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanToolCalls checks the history's tool calls and notes their names and ids before any
+// substitute is handed out, so a substitute can never take a name or id the client uses
+// validly elsewhere in the request.
+func (t *translator) scanToolCalls(msgs []*llmgatewayv1.Message) error {
+	seen := map[string]bool{}
+	for i, m := range msgs {
+		if m.GetRole() != roleAssistant {
+			continue
+		}
+		for j, tc := range m.GetToolCalls() {
+			switch {
+			case tc == nil:
+				return invalidf("messages[%d].tool_calls[%d] is empty", i, j)
+			case tc.GetType() != "" && tc.GetType() != "function":
+				return invalidf("messages[%d].tool_calls[%d].type %q is not supported; the only tool call type is \"function\"", i, j, tc.GetType())
+			case tc.GetId() == "":
+				return invalidf("messages[%d].tool_calls[%d].id is empty", i, j)
+			case tc.GetFunction() == nil:
+				return invalidf("messages[%d].tool_calls[%d].function is missing", i, j)
+			case tc.GetFunction().GetName() == "":
+				return invalidf("messages[%d].tool_calls[%d].function.name is empty", i, j)
+			}
+			t.ids.reserve(tc.GetId())
+			name := tc.GetFunction().GetName()
+			if !seen[name] {
+				seen[name] = true
+				t.historyNames = append(t.historyNames, name)
+				t.tools.reserve(name)
+			}
+		}
+	}
+	return nil
+}
+
+// allocateNames gives every tool name of the request (tools first, then names only the
+// history uses) its Bedrock name (rule 9).
+func (t *translator) allocateNames(defs []toolDef) {
+	for _, d := range defs {
+		t.tools.reserve(d.name)
+	}
+	add := func(name string) {
+		if _, done := t.nameOf[name]; done {
+			return
+		}
+		b := t.tools.take(name, 0)
+		t.nameOf[name] = b
+		if b != name {
+			if t.names.toolToClient == nil {
+				t.names.toolToClient = map[string]string{}
+			}
+			t.names.toolToClient[b] = name
+			t.names.Stats.MappedToolNames++
+		}
+	}
+	for _, d := range defs {
+		add(d.name)
+	}
+	for _, n := range t.historyNames {
+		add(n)
+	}
+}
+
+// bedrockID hands out the toolUseId for one client tool call (rule 14; a reused id gets a
+// fresh one, since each toolUse needs its own result).
+func (t *translator) bedrockID(clientID string) string {
+	n := t.idCount[clientID]
+	t.idCount[clientID] = n + 1
+	b := t.ids.take(clientID, n)
+	if b != clientID {
+		if t.names.idToClient == nil {
+			t.names.idToClient = map[string]string{}
+		}
+		t.names.idToClient[b] = clientID
+		t.names.Stats.MappedToolCallIDs++
+	}
+	return b
+}
+
+// message adds one client message to the conversation.
+func (t *translator) message(i int, m *llmgatewayv1.Message) error {
+	if m == nil {
+		return invalidf("messages[%d] is empty", i)
+	}
+	role := m.GetRole()
+	if role != roleAssistant && len(m.GetToolCalls()) > 0 {
+		return invalidf("messages[%d].tool_calls: only assistant messages carry tool calls", i)
+	}
+	switch role {
+	case roleSystem, roleDeveloper:
+		// Rule 5: system prompts live in the top-level system array, wherever the client
+		// put them.
+		texts, err := textsOf(i, m, "system")
+		if err != nil {
+			return err
+		}
+		for _, s := range texts {
+			t.system = append(t.system, bedrock.SystemBlock{Text: s})
+		}
+	case roleUser:
+		blocks, err := userBlocks(i, m)
+		if err != nil || len(blocks) == 0 {
+			return err
+		}
+		u := t.turn(roleUser, i)
+		u.other = append(u.other, blocks...)
+	case roleAssistant:
+		return t.assistant(i, m)
+	case roleTool:
+		return t.toolMessage(i, m)
+	case "":
+		return invalidf("messages[%d].role is missing", i)
+	default:
+		return invalidf("messages[%d].role %q is not one of system, developer, user, assistant, tool", i, role)
+	}
+	return nil
+}
+
+// turn returns the open turn of the role, opening a new one when the last turn has the
+// other role. Adjacent same-role messages merge into one turn, since Converse does not
+// merge neighbours (rule 2).
+func (t *translator) turn(role string, i int) *turn {
+	if n := len(t.turns); n > 0 && t.turns[n-1].role == role {
+		last := t.turns[n-1]
+		last.last = i
+		return last
+	}
+	u := &turn{role: role, last: i}
+	if n := len(t.turns); n > 0 && role == roleUser {
+		u.prev = t.turns[n-1]
+	}
+	t.turns = append(t.turns, u)
+	return u
+}
+
+func (t *translator) assistant(i int, m *llmgatewayv1.Message) error {
+	texts, err := textsOf(i, m, "assistant")
+	if err != nil {
+		return err
+	}
+	if len(texts) == 0 && len(m.GetToolCalls()) == 0 {
+		// Whitespace-only text is dropped and an assistant message left empty is skipped
+		// (rules 3 and 4).
+		return nil
+	}
+	a := t.turn(roleAssistant, i)
+	for _, s := range texts {
+		a.text = append(a.text, bedrock.TextBlock(s))
+	}
+	for j, tc := range m.GetToolCalls() {
+		fn := tc.GetFunction()
+		input, err := toolInput(fn.GetArguments())
+		if err != nil {
+			return invalidf("messages[%d].tool_calls[%d].function.arguments %s", i, j, err.Error())
+		}
+		c := &call{clientID: tc.GetId(), bedrockID: t.bedrockID(tc.GetId())}
+		a.calls = append(a.calls, c)
+		a.uses = append(a.uses, bedrock.ContentBlock{ToolUse: &bedrock.ToolUseBlock{
+			ToolUseID: c.bedrockID,
+			Name:      t.nameOf[fn.GetName()],
+			Input:     input,
+		}})
+	}
+	return nil
+}
+
+// toolMessage turns a tool message into a toolResult for the matching call of the
+// assistant turn just before, or into plain user text when nothing matches (rule 16).
+func (t *translator) toolMessage(i int, m *llmgatewayv1.Message) error {
+	id := m.GetToolCallId()
+	if id == "" {
+		return invalidf("messages[%d].tool_call_id is missing; a tool message must name the call it answers", i)
+	}
+	text, images, err := toolContent(i, m)
+	if err != nil {
+		return err
+	}
+	u := t.turn(roleUser, i)
+	if c := u.prev.unanswered(id); c != nil {
+		c.result = &bedrock.ToolResultBlock{ToolUseID: c.bedrockID, Content: resultContent(text, images)}
+		return nil
+	}
+	t.names.Stats.OrphanResults++
+	label := id
+	if n := m.GetName(); n != "" {
+		label += " (" + n + ")"
+	}
+	if isBlank(text) {
+		text = emptyResultText
+	}
+	u.other = append(u.other, bedrock.TextBlock("Tool result for "+label+": "+text))
+	for _, img := range images {
+		u.other = append(u.other, bedrock.ContentBlock{Image: img.Image})
+	}
+	return nil
+}
+
+// unanswered returns the first call of the assistant turn with the client id that has no
+// result yet.
+func (a *turn) unanswered(clientID string) *call {
+	if a == nil {
+		return nil
+	}
+	for _, c := range a.calls {
+		if c.clientID == clientID && c.result == nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// messages assembles the Converse messages from the turns and applies the conversation
+// rules that depend on the whole history.
+func (t *translator) messages() ([]bedrock.Message, error) {
+	hasUser := false
+	for _, u := range t.turns {
+		hasUser = hasUser || u.role == roleUser
+	}
+	if !hasUser {
+		return nil, invalidf("messages: the conversation needs at least one user or tool message with content")
+	}
+	out := make([]bedrock.Message, 0, len(t.turns)+1)
+	if t.turns[0].role == roleAssistant {
+		// Rule 1: a conversation starts with a user message.
+		out = append(out, bedrock.Message{Role: bedrock.RoleUser, Content: []bedrock.ContentBlock{bedrock.TextBlock(leadingUserText)}})
+	}
+	for _, u := range t.turns {
+		if u.role == roleAssistant {
+			content := make([]bedrock.ContentBlock, 0, len(u.text)+len(u.uses))
+			content = append(append(content, u.text...), u.uses...)
+			out = append(out, bedrock.Message{Role: bedrock.RoleAssistant, Content: content})
+			continue
+		}
+		var content []bedrock.ContentBlock
+		if u.prev != nil && len(u.prev.calls) > 0 {
+			// Rule 15: the turn after N toolUse blocks holds a result for every one of them,
+			// and rule 19: results come before any other block.
+			content = make([]bedrock.ContentBlock, 0, len(u.prev.calls)+len(u.other))
+			for _, c := range u.prev.calls {
+				r := c.result
+				if r == nil {
+					t.names.Stats.SynthesizedResults++
+					r = &bedrock.ToolResultBlock{
+						ToolUseID: c.bedrockID,
+						Status:    bedrock.StatusError,
+						Content:   []bedrock.ToolResultContentBlock{{Text: ptr(missingResultText)}},
+					}
+				}
+				content = append(content, bedrock.ContentBlock{ToolResult: r})
+			}
+		}
+		content = append(content, u.other...)
+		out = append(out, bedrock.Message{Role: bedrock.RoleUser, Content: content})
+	}
+	if last := t.turns[len(t.turns)-1]; last.role == roleAssistant && t.model.NoPrefill {
+		// Rule 7: refuse here rather than let Bedrock refuse it.
+		return nil, invalidf("messages[%d]: model %s does not support assistant prefill; the conversation must end with a user or tool message", last.last, t.model.ID)
+	}
+	return out, nil
+}
+
+// textsOf returns the non-blank texts of a system or assistant message: its parts when it
+// has any, else its content. Images are only accepted in user turns.
+func textsOf(i int, m *llmgatewayv1.Message, role string) ([]string, error) {
+	parts := m.GetParts()
+	if len(parts) == 0 {
+		if isBlank(m.GetContent()) {
+			return nil, nil
+		}
+		return []string{m.GetContent()}, nil
+	}
+	var texts []string
+	for j, p := range parts {
+		isText, err := partKind(i, j, p)
+		if err != nil {
+			return nil, err
+		}
+		if !isText {
+			return nil, invalidf("messages[%d].content[%d]: images are only accepted in user and tool messages, not in %s messages", i, j, role)
+		}
+		if !isBlank(p.GetText()) {
+			texts = append(texts, p.GetText())
+		}
+	}
+	return texts, nil
+}
+
+// userBlocks returns the content blocks of a user message; blank text is dropped (rule 4).
+func userBlocks(i int, m *llmgatewayv1.Message) ([]bedrock.ContentBlock, error) {
+	parts := m.GetParts()
+	if len(parts) == 0 {
+		if isBlank(m.GetContent()) {
+			return nil, nil
+		}
+		return []bedrock.ContentBlock{bedrock.TextBlock(m.GetContent())}, nil
+	}
+	blocks := make([]bedrock.ContentBlock, 0, len(parts))
+	for j, p := range parts {
+		isText, err := partKind(i, j, p)
+		if err != nil {
+			return nil, err
+		}
+		if isText {
+			if !isBlank(p.GetText()) {
+				blocks = append(blocks, bedrock.TextBlock(p.GetText()))
+			}
+			continue
+		}
+		img, err := imageBlock(i, j, p)
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, bedrock.ContentBlock{Image: img})
+	}
+	return blocks, nil
+}
+
+// toolContent returns the text of a tool message (its text parts joined, else its content)
+// and its images.
+func toolContent(i int, m *llmgatewayv1.Message) (string, []bedrock.ToolResultContentBlock, error) {
+	parts := m.GetParts()
+	if len(parts) == 0 {
+		return m.GetContent(), nil, nil
+	}
+	var text strings.Builder
+	var images []bedrock.ToolResultContentBlock
+	for j, p := range parts {
+		isText, err := partKind(i, j, p)
+		if err != nil {
+			return "", nil, err
+		}
+		if isText {
+			text.WriteString(p.GetText())
+			continue
+		}
+		img, err := imageBlock(i, j, p)
+		if err != nil {
+			return "", nil, err
+		}
+		images = append(images, bedrock.ToolResultContentBlock{Image: img})
+	}
+	return text.String(), images, nil
+}
+
+// resultContent is the content of a toolResult: a JSON object stays JSON (rule 17: json
+// must be an object, so arrays, numbers and strings go as text), anything else is text,
+// and an empty result gets a placeholder (rules 4 and 18).
+func resultContent(text string, images []bedrock.ToolResultContentBlock) []bedrock.ToolResultContentBlock {
+	out := make([]bedrock.ToolResultContentBlock, 0, 1+len(images))
+	switch {
+	case isBlank(text) && len(images) > 0:
+	case isBlank(text):
+		out = append(out, bedrock.ToolResultContentBlock{Text: ptr(emptyResultText)})
+	default:
+		if obj, ok := jsonObject(text); ok {
+			out = append(out, bedrock.ToolResultContentBlock{JSON: obj})
+		} else {
+			out = append(out, bedrock.ToolResultContentBlock{Text: ptr(text)})
+		}
+	}
+	return append(out, images...)
+}
+
+// jsonObject returns s compacted when it is one JSON object.
+func jsonObject(s string) (json.RawMessage, bool) {
+	trimmed := strings.TrimLeft(s, " \t\r\n")
+	if !strings.HasPrefix(trimmed, "{") || !utf8.ValidString(trimmed) {
+		return nil, false
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(trimmed))
+	if json.Compact(&buf, []byte(trimmed)) != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// toolInput turns a call's arguments into the toolUse input: "" is {}, anything else must
+// be one JSON object. It is validated and compacted, never decoded, so numbers keep every
+// digit and strings their exact UTF-8. The error text is completed by the caller's path.
+func toolInput(args string) (json.RawMessage, error) {
+	if strings.TrimLeft(args, " \t\r\n") == "" {
+		return json.RawMessage("{}"), nil
+	}
+	if !utf8.ValidString(args) {
+		return nil, fmt.Errorf("is not valid UTF-8")
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(args))
+	if err := json.Compact(&buf, []byte(args)); err != nil {
+		return nil, fmt.Errorf("is not valid JSON: %v", err)
+	}
+	if buf.Bytes()[0] != '{' {
+		return nil, fmt.Errorf("must be a JSON object, not %s", jsonKind(buf.Bytes()[0]))
+	}
+	return buf.Bytes(), nil
+}
+
+func jsonKind(first byte) string {
+	switch first {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+// partKind checks a content part and reports whether it is text (else an image). A part
+// without type is an image when it has image_url, else text.
+func partKind(i, j int, p *llmgatewayv1.ContentPart) (isText bool, err error) {
+	switch {
+	case p == nil:
+		return false, invalidf("messages[%d].content[%d] is empty", i, j)
+	case p.GetType() == "text", p.GetType() == "" && p.GetImageUrl() == nil:
+		return true, nil
+	case p.GetType() == "image_url", p.GetType() == "":
+		return false, nil
+	default:
+		return false, invalidf("messages[%d].content[%d].type %q is not one of \"text\", \"image_url\"", i, j, p.GetType())
+	}
+}
+
+// imageFormats maps the data URL media types Bedrock accepts to its format names.
+var imageFormats = map[string]string{
+	"image/png":  "png",
+	"image/jpeg": "jpeg",
+	"image/jpg":  "jpeg",
+	"image/gif":  "gif",
+	"image/webp": "webp",
+}
+
+// imageBlock decodes an image_url part. Only data URLs are accepted: the gateway does not
+// fetch remote URLs on a client's behalf (BEDROCK.md C).
+func imageBlock(i, j int, p *llmgatewayv1.ContentPart) (*bedrock.ImageBlock, error) {
+	url := p.GetImageUrl().GetUrl()
+	path := "messages[" + strconv.Itoa(i) + "].content[" + strconv.Itoa(j) + "].image_url.url"
+	if url == "" {
+		return nil, invalidf("%s is missing", path)
+	}
+	if len(url) < 5 || !strings.EqualFold(url[:5], "data:") {
+		return nil, invalidf("%s: remote image URLs are not fetched; send the image inline as a data URL (data:image/png;base64,...)", path)
+	}
+	meta, data, ok := strings.Cut(url[5:], ",")
+	if !ok {
+		return nil, invalidf("%s is not a valid data URL", path)
+	}
+	params := strings.Split(meta, ";")
+	format, ok := imageFormats[strings.ToLower(strings.TrimSpace(params[0]))]
+	if !ok {
+		return nil, invalidf("%s: media type %q is not supported; use image/png, image/jpeg, image/gif or image/webp", path, params[0])
+	}
+	isBase64 := false
+	for _, prm := range params[1:] {
+		isBase64 = isBase64 || strings.EqualFold(strings.TrimSpace(prm), "base64")
+	}
+	if !isBase64 {
+		return nil, invalidf("%s: the data URL must be base64-encoded (data:image/%s;base64,...)", path, format)
+	}
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		// Some clients drop the padding.
+		if raw, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(data, "=")); err != nil {
+			return nil, invalidf("%s: the image data is not valid base64", path)
+		}
+	}
+	if len(raw) == 0 {
+		return nil, invalidf("%s: the data URL holds no image data", path)
+	}
+	return &bedrock.ImageBlock{Format: format, Source: bedrock.ImageSource{Bytes: raw}}, nil
+}
+
+// inference maps max_tokens, temperature, top_p and stop (rule 20); nil when none is set.
+func (t *translator) inference(req *llmgatewayv1.ChatRequest) (*bedrock.InferenceConfig, error) {
+	var c bedrock.InferenceConfig
+	set := false
+	if req.MaxTokens != nil {
+		if *req.MaxTokens < 1 {
+			return nil, invalidf("max_tokens must be at least 1, got %d", *req.MaxTokens)
+		}
+		c.MaxTokens, set = ptr(*req.MaxTokens), true
+	}
+	if req.Temperature != nil {
+		if v := *req.Temperature; !(v >= 0 && v <= 1) {
+			return nil, invalidf("temperature must be between 0 and 1 on Bedrock, got %v", v)
+		}
+		c.Temperature, set = ptr(*req.Temperature), true
+	}
+	if req.TopP != nil {
+		if v := *req.TopP; !(v >= 0 && v <= 1) {
+			return nil, invalidf("top_p must be between 0 and 1, got %v", v)
+		}
+		if c.Temperature != nil && t.model.NoTemperatureWithTopP {
+			// The model refuses both; temperature is the one clients tune on purpose.
+			t.names.Stats.DroppedTopP = true
+		} else {
+			c.TopP, set = ptr(*req.TopP), true
+		}
+	}
+	for _, s := range req.GetStop() {
+		if s != "" {
+			c.StopSequences = append(c.StopSequences, s)
+			set = true
+		}
+	}
+	if !set {
+		return nil, nil
+	}
+	return &c, nil
+}
+
+// isBlank reports whether s would be refused as blank text (rule 4): only whitespace or
+// control characters.
+func isBlank(s string) bool {
+	for _, r := range s {
+		if !unicode.IsSpace(r) && !unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func ptr[T any](v T) *T { return &v }

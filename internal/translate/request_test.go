@@ -1,0 +1,285 @@
+package translate
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/capabilities"
+)
+
+const testModel = "us.anthropic.claude-sonnet-4-20250514-v1:0"
+
+// TestRequestStats checks what Request reports having repaired, per fixture.
+func TestRequestStats(t *testing.T) {
+	t.Parallel()
+	tests := map[string]Stats{
+		"basic_tools":                        {},
+		"gollm_streaming_history":            {},
+		"parallel_partial_answer":            {SynthesizedResults: 1},
+		"parallel_unanswered_then_user":      {SynthesizedResults: 2},
+		"orphan_tool_result":                 {OrphanResults: 3},
+		"mcp_names":                          {MappedToolNames: 3, MappedToolCallIDs: 3},
+		"reused_tool_call_ids":               {MappedToolCallIDs: 2},
+		"history_without_tools":              {MappedToolNames: 1, SynthesizedToolSpecs: 2},
+		"tool_choice_required_gated_llama":   {ToolChoiceFallback: "any"},
+		"tool_choice_function_gated_mistral": {ToolChoiceFallback: "tool"},
+		"tool_choice_required_mistral":       {},
+		"temperature_top_p_dropped":          {DroppedTopP: true},
+		"top_p_alone_kept":                   {},
+		"trailing_tool_calls_prefill":        {},
+	}
+	for name, want := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, names, err := translateFixture(t, name)
+			require.NoError(t, err)
+			if diff := cmp.Diff(want, names.Stats); diff != "" {
+				t.Errorf("stats (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMarshalKeepsBytes: numbers keep every digit and UTF-8 and < > & stay as they are in
+// the request body, in tool inputs, JSON results, text and schemas.
+func TestMarshalKeepsBytes(t *testing.T) {
+	t.Parallel()
+	out, _, err := translateFixture(t, "exact_numbers_utf8")
+	require.NoError(t, err)
+	body, err := bedrock.MarshalRequest(out)
+	require.NoError(t, err)
+	s := string(body)
+	for _, want := range []string{
+		`"input":{"id":12345678901234567890,"ratio":1.5,"small":1e-7,"text":"日本語 😀 <&>","nested":{"big":-98765432109876543210.000001}}`,
+		`"json":{"stored":12345678901234567890,"note":"日本語 😀 <&>","ratio":1.5}`,
+		`{"text":"Store the record <&> 日本語 😀"}`,
+		`"description":"Store a record <b>&</b>"`,
+	} {
+		assert.Contains(t, s, want)
+	}
+	assert.NotContains(t, s, `\u00`)
+	assert.False(t, strings.HasSuffix(s, "\n"))
+
+	// Why bedrock.MarshalRequest is needed: encoding/json.Marshal HTML-escapes, even inside
+	// RawMessage.
+	std, err := json.Marshal(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(std), `\u003c\u0026\u003e`)
+	assert.Contains(t, string(std), `12345678901234567890`)
+}
+
+// TestNamesRoundTrip: every Bedrock name and id in the mcp_names request is valid, unique,
+// used consistently, and maps back to what the client sent.
+func TestNamesRoundTrip(t *testing.T) {
+	t.Parallel()
+	req := loadRequest(t, filepath.Join("testdata", "mcp_names.request.json"))
+	out, names, err := Request(req, capabilities.Lookup(req.GetModel()))
+	require.NoError(t, err)
+
+	specNames := map[string]bool{}
+	for i, tool := range out.ToolConfig.Tools {
+		n := tool.ToolSpec.Name
+		assert.True(t, validName(n), n)
+		assert.False(t, specNames[n], "duplicate %s", n)
+		specNames[n] = true
+		assert.Equal(t, req.Tools[i].GetFunction().GetName(), names.ToolName(n))
+	}
+	assert.Equal(t, "fs.read_file", names.ToolName(out.ToolConfig.ToolChoice.Tool.Name))
+
+	calls := req.Messages[1].ToolCalls
+	uses := out.Messages[1].Content
+	results := out.Messages[2].Content
+	require.Len(t, uses, len(calls))
+	require.Len(t, results, len(calls))
+	for i, c := range calls {
+		u := uses[i].ToolUse
+		assert.True(t, validName(u.Name), u.Name)
+		assert.True(t, validName(u.ToolUseID), u.ToolUseID)
+		assert.Equal(t, c.GetFunction().GetName(), names.ToolName(u.Name))
+		assert.Equal(t, c.GetId(), names.ToolCallID(u.ToolUseID))
+		assert.Equal(t, u.ToolUseID, results[i].ToolResult.ToolUseID)
+	}
+	// Names Bedrock invents are passed through.
+	assert.Equal(t, "tooluse_new", names.ToolCallID("tooluse_new"))
+	assert.Equal(t, "other_tool", names.ToolName("other_tool"))
+
+	// Deterministic: the same request gives the same bytes.
+	again, _, err := Request(req, capabilities.Lookup(req.GetModel()))
+	require.NoError(t, err)
+	a, _ := bedrock.MarshalRequest(out)
+	b, _ := bedrock.MarshalRequest(again)
+	assert.Equal(t, string(a), string(b))
+}
+
+// TestRequestDoesNotPanic feeds shapes protojson never produces but Go callers can.
+func TestRequestDoesNotPanic(t *testing.T) {
+	t.Parallel()
+	user := &llmgatewayv1.Message{Role: "user", Content: "hi"}
+	tests := map[string]*llmgatewayv1.ChatRequest{
+		"nil request":       nil,
+		"nil message":       {Messages: []*llmgatewayv1.Message{user, nil}},
+		"nil part":          {Messages: []*llmgatewayv1.Message{{Role: "user", Parts: []*llmgatewayv1.ContentPart{nil}}}},
+		"nil image_url":     {Messages: []*llmgatewayv1.Message{{Role: "user", Parts: []*llmgatewayv1.ContentPart{{Type: "image_url"}}}}},
+		"nil tool":          {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{nil}},
+		"nil tool call":     {Messages: []*llmgatewayv1.Message{user, {Role: "assistant", ToolCalls: []*llmgatewayv1.ToolCall{nil}}}},
+		"nil function":      {Messages: []*llmgatewayv1.Message{user, {Role: "assistant", ToolCalls: []*llmgatewayv1.ToolCall{{Id: "a"}}}}},
+		"nil struct":        {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{{Function: &llmgatewayv1.FunctionDefinition{Name: "x", Parameters: nil}}}},
+		"empty struct":      {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{{Name: "x", Parameters: &structpb.Struct{}}}},
+		"nil field values":  {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{{Name: "x", Parameters: &structpb.Struct{Fields: map[string]*structpb.Value{"type": nil, "x": {}}}}}},
+		"empty choice":      {Messages: []*llmgatewayv1.Message{user}, ToolChoice: &structpb.Value{}},
+		"choice list":       {Messages: []*llmgatewayv1.Message{user}, ToolChoice: structpb.NewListValue(&structpb.ListValue{})},
+		"choice nil struct": {Messages: []*llmgatewayv1.Message{user}, ToolChoice: &structpb.Value{Kind: &structpb.Value_StructValue{}}},
+		"invalid utf8 args": {Messages: []*llmgatewayv1.Message{user, {Role: "assistant", ToolCalls: []*llmgatewayv1.ToolCall{{Id: "a", Function: &llmgatewayv1.FunctionCall{Name: "f", Arguments: "{\"a\":\"\xff\"}"}}}}}},
+		"nan temperature":   {Messages: []*llmgatewayv1.Message{user}, Temperature: proto.Float64(nan())},
+	}
+	for name, req := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			model := capabilities.Lookup(testModel)
+			out, _, err := Request(req, model)
+			if err != nil {
+				require.True(t, errors.Is(err, ErrInvalidRequest) || errors.Is(err, ErrUnsupported), err.Error())
+				return
+			}
+			body, err := bedrock.MarshalRequest(out)
+			require.NoError(t, err)
+			require.NoError(t, validateBody(testModel, body))
+		})
+	}
+}
+
+func nan() float64 {
+	zero := 0.0
+	return zero / zero
+}
+
+// TestUnsupportedModel: tools on a model without tool use are refused with ErrUnsupported,
+// not ErrInvalidRequest, and the message names the model.
+func TestUnsupportedModel(t *testing.T) {
+	t.Parallel()
+	_, _, err := translateFixture(t, "model_without_tools")
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.NotErrorIs(t, err, ErrInvalidRequest)
+	assert.Contains(t, err.Error(), "amazon.titan-text-express-v1")
+}
+
+// FuzzRequest: on any request, Request does not panic, and either refuses it with one of
+// the package's sentinels or produces a body that passes validateBody.
+func FuzzRequest(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.request.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, uint8(i))
+	}
+	models := []string{
+		testModel,
+		"us.anthropic.claude-sonnet-4-6",
+		"anthropic.claude-3-5-sonnet-20240620-v1:0",
+		"global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+		"meta.llama3-1-70b-instruct-v1:0",
+		"mistral.mistral-large-2407-v1:0",
+		"amazon.titan-text-express-v1",
+		"amazon.nova-pro-v1:0",
+	}
+	f.Fuzz(func(t *testing.T, data []byte, modelIndex uint8) {
+		var req llmgatewayv1.ChatRequest
+		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, &req); err != nil {
+			return
+		}
+		modelID := models[int(modelIndex)%len(models)]
+		out, names, err := Request(&req, capabilities.Lookup(modelID))
+		if err != nil {
+			if !errors.Is(err, ErrInvalidRequest) && !errors.Is(err, ErrUnsupported) {
+				t.Fatalf("error wraps no sentinel: %v", err)
+			}
+			return
+		}
+		body, err := bedrock.MarshalRequest(out)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		if err := validateBody(modelID, body); err != nil {
+			t.Fatalf("invalid Converse request for %s: %v\nrequest: %s\nbody: %s", modelID, err, data, body)
+		}
+		for _, m := range out.Messages {
+			for _, b := range m.Content {
+				if b.ToolUse != nil && names.ToolName(b.ToolUse.Name) == "" {
+					t.Fatalf("tool name %q maps back to nothing", b.ToolUse.Name)
+				}
+			}
+		}
+	})
+}
+
+// benchRequest is a typical agent turn: 3 tools, 6 messages, one round of parallel calls.
+func benchRequest() *llmgatewayv1.ChatRequest {
+	schema := func(prop string) *structpb.Struct {
+		s, err := structpb.NewStruct(map[string]any{
+			"type":       "object",
+			"properties": map[string]any{prop: map[string]any{"type": "string", "description": "The " + prop}},
+			"required":   []any{prop},
+		})
+		if err != nil {
+			panic(err)
+		}
+		return s
+	}
+	tool := func(name, desc, prop string) *llmgatewayv1.Tool {
+		return &llmgatewayv1.Tool{Type: "function", Function: &llmgatewayv1.FunctionDefinition{Name: name, Description: desc, Parameters: schema(prop)}}
+	}
+	call := func(id, name, args string) *llmgatewayv1.ToolCall {
+		return &llmgatewayv1.ToolCall{Id: id, Type: "function", Function: &llmgatewayv1.FunctionCall{Name: name, Arguments: args}}
+	}
+	return &llmgatewayv1.ChatRequest{
+		Model: testModel,
+		Messages: []*llmgatewayv1.Message{
+			{Role: "system", Content: "You are a Kubernetes policy assistant."},
+			{Role: "user", Content: "Write a policy that requires pod labels and save it."},
+			{Role: "assistant", Content: "I'll draft and save it.", ToolCalls: []*llmgatewayv1.ToolCall{
+				call("call_1", "generate_policy", `{"kind": "ClusterPolicy", "rule": "require-labels"}`),
+				call("call_2", "fs.write_file", `{"path": "policy.yaml", "mode": 420}`),
+			}},
+			{Role: "tool", ToolCallId: "call_1", Content: `{"policy": "apiVersion: kyverno.io/v1\nkind: ClusterPolicy"}`},
+			{Role: "tool", ToolCallId: "call_2", Content: "written 1.2 KB"},
+			{Role: "user", Content: "Now validate it against my cluster."},
+		},
+		Tools: []*llmgatewayv1.Tool{
+			tool("generate_policy", "Generate a Kyverno policy", "kind"),
+			tool("fs.write_file", "Write a file", "path"),
+			tool("validate_policy", "Validate a policy against a cluster", "policy"),
+		},
+		ToolChoice:  structpb.NewStringValue("auto"),
+		MaxTokens:   proto.Int32(1024),
+		Temperature: proto.Float64(0.2),
+	}
+}
+
+func BenchmarkRequest(b *testing.B) {
+	req := benchRequest()
+	model := capabilities.Lookup(req.GetModel())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Request(req, model); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

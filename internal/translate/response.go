@@ -1,0 +1,89 @@
+package translate
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+)
+
+// Response translates a Converse answer (BEDROCK.md D). It fills message, tool_calls,
+// finish_reason, usage and metadata.stop_reason; the caller fills metadata.model,
+// latency_ms and request_id. Tool names and ids go back through names (nil: unchanged). A
+// 200 without output, a malformed_* stop reason, or a tool input that is not a JSON object
+// is an error wrapping ErrUpstream.
+func Response(resp *bedrock.ConverseResponse, names *Names) (*llmgatewayv1.ChatResponse, error) {
+	if resp == nil || resp.Output == nil || resp.Output.Message == nil {
+		return nil, upstreamf("Bedrock answered 200 without output; retry the request")
+	}
+	finish, err := FinishReason(resp.StopReason)
+	if err != nil {
+		return nil, err
+	}
+	out := &llmgatewayv1.ChatResponse{
+		FinishReason: finish,
+		Usage:        Usage(resp.Usage),
+		Metadata:     &llmgatewayv1.ResponseMetadata{StopReason: resp.StopReason},
+	}
+	var text strings.Builder
+	for _, b := range resp.Output.Message.Content {
+		switch {
+		case b.Text != nil:
+			text.WriteString(*b.Text)
+		case b.ToolUse != nil:
+			args, err := Arguments(b.ToolUse.Input)
+			if err != nil {
+				return nil, err
+			}
+			out.ToolCalls = append(out.ToolCalls, &llmgatewayv1.ToolCall{
+				Id:   names.ToolCallID(b.ToolUse.ToolUseID),
+				Type: "function",
+				Function: &llmgatewayv1.FunctionCall{
+					Name:      names.ToolName(b.ToolUse.Name),
+					Arguments: args,
+				},
+			})
+		}
+		// Reasoning blocks are not part of the protocol and are left out.
+	}
+	out.Message = text.String()
+	return out, nil
+}
+
+// Arguments turns a toolUse input into the arguments text: the input's own bytes compacted
+// (never decoded and re-encoded, so numbers and UTF-8 survive exactly), "{}" when absent.
+func Arguments(input json.RawMessage) (string, error) {
+	trimmed := bytes.TrimSpace(input)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return "{}", nil
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(trimmed))
+	if err := json.Compact(&buf, trimmed); err != nil {
+		return "", upstreamf("Bedrock sent a tool call whose input is not valid JSON: %v", err)
+	}
+	if buf.Bytes()[0] != '{' {
+		return "", upstreamf("Bedrock sent a tool call whose input is %s, not a JSON object", jsonKind(buf.Bytes()[0]))
+	}
+	return buf.String(), nil
+}
+
+// Usage maps Bedrock's token counts. Cached prompt tokens (read and written) are prompt
+// tokens to the client; total is Bedrock's own total, or prompt+completion when Bedrock sent
+// none. A nil usage gives zeros.
+func Usage(u *bedrock.TokenUsage) *llmgatewayv1.Usage {
+	if u == nil {
+		return &llmgatewayv1.Usage{}
+	}
+	out := &llmgatewayv1.Usage{
+		PromptTokens:     u.InputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens,
+		CompletionTokens: u.OutputTokens,
+		TotalTokens:      u.TotalTokens,
+	}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.PromptTokens + out.CompletionTokens
+	}
+	return out
+}
