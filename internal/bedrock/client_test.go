@@ -300,10 +300,9 @@ func TestNormalizeCode(t *testing.T) {
 		"ThrottlingException": "ThrottlingException",
 		"throttlingException": "ThrottlingException",
 		"ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/": "ValidationException",
-		"com.amazon.bedrock#AccessDeniedException":                                  "AccessDeniedException",
+		"com.amazon.bedrock#AccessDeniedException":                                 "AccessDeniedException",
 		"": "",
 	} {
 		assert.Equal(t, want, NormalizeCode(in), in)
 	}
 }
-

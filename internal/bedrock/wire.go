@@ -158,11 +158,11 @@ type ConverseOutput struct {
 
 // TokenUsage counts tokens. Cache counts are only sent when prompt caching is used.
 type TokenUsage struct {
-	InputTokens           int64 `json:"inputTokens"`
-	OutputTokens          int64 `json:"outputTokens"`
-	TotalTokens           int64 `json:"totalTokens"`
-	CacheReadInputTokens  int64 `json:"cacheReadInputTokens,omitempty"`
-	CacheWriteInputTokens int64 `json:"cacheWriteInputTokens,omitempty"`
+	InputTokens           int32 `json:"inputTokens"`
+	OutputTokens          int32 `json:"outputTokens"`
+	TotalTokens           int32 `json:"totalTokens"`
+	CacheReadInputTokens  int32 `json:"cacheReadInputTokens,omitempty"`
+	CacheWriteInputTokens int32 `json:"cacheWriteInputTokens,omitempty"`
 }
 
 // Metrics reports the upstream latency.

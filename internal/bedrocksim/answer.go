@@ -47,7 +47,7 @@ func (a answer) outputChars() int {
 }
 
 // tokens estimates a token count the usual way: four bytes a token, at least one.
-func tokens(n int) int64 { return max(1, int64(n)/4) }
+func tokens(n int) int32 { return int32(max(1, n/4)) }
 
 func usageFor(body []byte, a answer) *bedrock.TokenUsage {
 	in, out := tokens(len(body)), tokens(a.outputChars())
@@ -105,7 +105,7 @@ func buildAnswer(modelID string, req *bedrock.ConverseRequest, body []byte) answ
 	}
 
 	// A maxTokens below the answer's size cuts it, as a real model stops mid-sentence.
-	if ic := req.InferenceConfig; ic != nil && ic.MaxTokens != nil && int64(*ic.MaxTokens) < tokens(a.outputChars()) {
+	if ic := req.InferenceConfig; ic != nil && ic.MaxTokens != nil && *ic.MaxTokens < tokens(a.outputChars()) {
 		limit := max(1, int(*ic.MaxTokens)) * 4
 		text := a.Text
 		if len(text) > limit {

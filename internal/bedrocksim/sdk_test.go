@@ -694,7 +694,7 @@ func TestValidationThroughSDK(t *testing.T) {
 			InferenceConfig: &types.InferenceConfiguration{Temperature: aws.Float32(0.5), TopP: aws.Float32(0.5)}},
 			"`temperature` and `top_p` cannot both be specified for this model. Please use only one."},
 		{"A22", claude, bedrockruntime.ConverseInput{Messages: []types.Message{userBlocks(text("a"), cache), assistant(text("b"), cache), userBlocks(text("c"), cache)},
-			System: []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "s"}, &types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}}},
+			System:     []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: "s"}, &types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}}},
 			ToolConfig: &types.ToolConfiguration{Tools: []types.Tool{weatherTool, &types.ToolMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault}}}}},
 			"The model returned the following errors: A maximum of 4 blocks with cache_control may be provided. Found 5."},
 		{"no tool use", titan, bedrockruntime.ConverseInput{Messages: []types.Message{userText("a")}, ToolConfig: toolConfig(weatherTool)},
@@ -715,5 +715,24 @@ func TestValidationThroughSDK(t *testing.T) {
 			assert.Equal(t, "ValidationException", errorCode(t, err))
 			assert.Equal(t, tc.want, errorMessageOf(t, err))
 		})
+	}
+}
+
+// TestStreamFaultBeforeMessageStop: a fault asked for after more events than the answer has
+// still breaks the stream before messageStop.
+func TestStreamFaultBeforeMessageStop(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []FaultKind{FaultTruncate, FaultStreamException} {
+		client, _ := startSim(t, New(Options{Faults: []Fault{{Kind: kind, AfterEvents: 1000}}}))
+		stream, err := client.ConverseStream(t.Context(), &bedrockruntime.ConverseStreamInput{
+			ModelId: aws.String(claude), Messages: []types.Message{userText("Hi")}})
+		require.NoError(t, err)
+		s := collect(t, stream)
+		assert.Equal(t, []string{"messageStart:assistant", "text+", "stop"}, compress(s.order), kind)
+		if kind == FaultTruncate {
+			assert.NoError(t, s.err)
+		} else {
+			assert.Equal(t, "ThrottlingException", errorCode(t, s.err))
+		}
 	}
 }

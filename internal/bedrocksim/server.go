@@ -23,11 +23,13 @@ const maxBodyBytes = 32 << 20
 
 // Options tune the simulator. The zero value answers at once and injects nothing.
 type Options struct {
-	// FirstTokenDelay is waited before the first stream event, or before a unary answer.
+	// FirstTokenDelay is waited before the first stream event (the 200 and its headers go
+	// out at once, as Bedrock's do), or before a unary answer.
 	FirstTokenDelay time.Duration
 	// DeltaDelay is waited between stream deltas.
 	DeltaDelay time.Duration
-	// Faults are injected failures, checked in order for every valid request.
+	// Faults are injected failures, checked in order for every request that passes
+	// authentication, model resolution and validation.
 	Faults []Fault
 }
 
@@ -104,6 +106,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 	}
 
 	ctx := r.Context()
+	var streamFault *Fault // a fault applied while streaming
 	if f, ok := s.faults.take(stream); ok {
 		switch f.Kind {
 		case FaultHang:
@@ -114,19 +117,16 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 			}
 			return
 		case FaultStreamException, FaultTruncate:
-			// Applied while streaming, below.
+			streamFault = &f
 		default:
 			writeError(w, faultError(f.Kind))
 			return
 		}
-		a := buildAnswer(modelID, req, body)
-		s.writeStream(ctx, w, a, usageFor(body, a), &f)
-		return
 	}
 
 	a := buildAnswer(modelID, req, body)
 	if stream {
-		s.writeStream(ctx, w, a, usageFor(body, a), nil)
+		s.writeStream(ctx, w, a, usageFor(body, a), streamFault)
 		return
 	}
 	if !sleep(ctx, s.opts.FirstTokenDelay) {

@@ -61,16 +61,14 @@ func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, a answe
 	if fw.rc.Flush() != nil || !sleep(ctx, s.opts.FirstTokenDelay) {
 		return
 	}
+	events := streamEvents(a, usage, s.latencyMs())
+	cut := len(events) // index of the first event not sent
+	if fault != nil {
+		// Never past messageStop: a faulty stream must not pass for a complete one.
+		cut = min(fault.afterEvents(), len(events)-2)
+	}
 	deltas := 0
-	for i, ev := range streamEvents(a, usage, s.latencyMs()) {
-		if fault != nil && i == fault.afterEvents() {
-			if fault.Kind == FaultStreamException {
-				code := bedrock.NormalizeCode(fault.exceptionType())
-				_ = fw.exception(fault.exceptionType(), errorMessage(code))
-			}
-			// truncate: the body simply ends, with no messageStop.
-			return
-		}
+	for _, ev := range events[:cut] {
 		if ev.typ == bedrock.EventContentBlockDelta {
 			if deltas > 0 && !sleep(ctx, s.opts.DeltaDelay) {
 				return
@@ -81,11 +79,10 @@ func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, a answe
 			return // the client went away
 		}
 	}
-	// A fault that wanted more events than the answer has still breaks the stream: it must
-	// never pass as a clean stream.
 	if fault != nil && fault.Kind == FaultStreamException {
 		_ = fw.exception(fault.exceptionType(), errorMessage(bedrock.NormalizeCode(fault.exceptionType())))
 	}
+	// truncate: the body simply ends, with no messageStop.
 }
 
 // frameWriter writes event-stream frames and flushes each one, so every event reaches the

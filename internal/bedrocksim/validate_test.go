@@ -49,7 +49,9 @@ func user(blocks ...string) string {
 	return `{"role":"user","content":[` + strings.Join(blocks, ",") + `]}`
 }
 
-func tools(specs ...string) string { return `"toolConfig":{"tools":[` + strings.Join(specs, ",") + `]}` }
+func tools(specs ...string) string {
+	return `"toolConfig":{"tools":[` + strings.Join(specs, ",") + `]}`
+}
 
 func spec(name string) string {
 	return `{"toolSpec":{"name":"` + name + `","inputSchema":{"json":{"type":"object"}}}}`

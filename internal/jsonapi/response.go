@@ -43,7 +43,7 @@ func AppendChatResponse(dst []byte, r *llmgatewayv1.ChatResponse) []byte {
 		dst = append(dst, `,"stop_reason":`...)
 		dst = appendString(dst, m.GetStopReason())
 		dst = append(dst, `,"latency_ms":`...)
-		dst = strconv.AppendInt(dst, m.GetLatencyMs(), 10)
+		dst = strconv.AppendInt(dst, int64(m.GetLatencyMs()), 10)
 		dst = append(dst, `,"request_id":`...)
 		dst = appendString(dst, m.GetRequestId())
 		dst = append(dst, '}')
@@ -67,11 +67,11 @@ func appendToolCall(dst []byte, tc *llmgatewayv1.ToolCall) []byte {
 
 func appendUsage(dst []byte, u *llmgatewayv1.Usage) []byte {
 	dst = append(dst, `{"prompt_tokens":`...)
-	dst = strconv.AppendInt(dst, u.GetPromptTokens(), 10)
+	dst = strconv.AppendInt(dst, int64(u.GetPromptTokens()), 10)
 	dst = append(dst, `,"completion_tokens":`...)
-	dst = strconv.AppendInt(dst, u.GetCompletionTokens(), 10)
+	dst = strconv.AppendInt(dst, int64(u.GetCompletionTokens()), 10)
 	dst = append(dst, `,"total_tokens":`...)
-	dst = strconv.AppendInt(dst, u.GetTotalTokens(), 10)
+	dst = strconv.AppendInt(dst, int64(u.GetTotalTokens()), 10)
 	return append(dst, '}')
 }
 

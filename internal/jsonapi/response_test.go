@@ -98,10 +98,10 @@ func TestAppendChatResponse(t *testing.T) {
 		},
 		{
 			name: "text stays literal",
-			in:   &v1.ChatResponse{Message: "日本語 😀 <&>\n\"q\"\\", FinishReason: "stop", Usage: &v1.Usage{PromptTokens: 1 << 40}},
-			want: `{"message":"日本語 😀 <&>\n\"q\"\\","finish_reason":"stop","usage":{"prompt_tokens":1099511627776,"completion_tokens":0,"total_tokens":0}}`,
+			in:   &v1.ChatResponse{Message: "日本語 😀 <&>\n\"q\"\\", FinishReason: "stop", Usage: &v1.Usage{PromptTokens: 2147483647}},
+			want: `{"message":"日本語 😀 <&>\n\"q\"\\","finish_reason":"stop","usage":{"prompt_tokens":2147483647,"completion_tokens":0,"total_tokens":0}}`,
 			parsed: map[string]any{"message": "日本語 😀 <&>\n\"q\"\\", "finish_reason": "stop",
-				"usage": map[string]any{"prompt_tokens": json.Number("1099511627776"), "completion_tokens": json.Number("0"), "total_tokens": json.Number("0")}},
+				"usage": map[string]any{"prompt_tokens": json.Number("2147483647"), "completion_tokens": json.Number("0"), "total_tokens": json.Number("0")}},
 		},
 	}
 	for _, tt := range tests {

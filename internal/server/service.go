@@ -96,7 +96,7 @@ func (s *Service) Chat(ctx context.Context, req *llmgatewayv1.ChatRequest) (*llm
 		resp.Metadata = &llmgatewayv1.ResponseMetadata{}
 	}
 	resp.Metadata.Model = p.model.ID
-	resp.Metadata.LatencyMs = time.Since(start).Milliseconds()
+	resp.Metadata.LatencyMs = int32(time.Since(start).Milliseconds())
 	resp.Metadata.RequestId = requestID(ctx)
 	return resp, nil
 }

@@ -708,9 +708,9 @@ func (x *ChatResponse) GetMetadata() *ResponseMetadata {
 
 type Usage struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
-	PromptTokens     int64                  `protobuf:"varint,1,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
-	CompletionTokens int64                  `protobuf:"varint,2,opt,name=completion_tokens,json=completionTokens,proto3" json:"completion_tokens,omitempty"`
-	TotalTokens      int64                  `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
+	PromptTokens     int32                  `protobuf:"varint,1,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	CompletionTokens int32                  `protobuf:"varint,2,opt,name=completion_tokens,json=completionTokens,proto3" json:"completion_tokens,omitempty"`
+	TotalTokens      int32                  `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -745,21 +745,21 @@ func (*Usage) Descriptor() ([]byte, []int) {
 	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{9}
 }
 
-func (x *Usage) GetPromptTokens() int64 {
+func (x *Usage) GetPromptTokens() int32 {
 	if x != nil {
 		return x.PromptTokens
 	}
 	return 0
 }
 
-func (x *Usage) GetCompletionTokens() int64 {
+func (x *Usage) GetCompletionTokens() int32 {
 	if x != nil {
 		return x.CompletionTokens
 	}
 	return 0
 }
 
-func (x *Usage) GetTotalTokens() int64 {
+func (x *Usage) GetTotalTokens() int32 {
 	if x != nil {
 		return x.TotalTokens
 	}
@@ -771,7 +771,7 @@ type ResponseMetadata struct {
 	Model string                 `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
 	// Bedrock's stopReason.
 	StopReason    string `protobuf:"bytes,2,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
-	LatencyMs     int64  `protobuf:"varint,3,opt,name=latency_ms,json=latencyMs,proto3" json:"latency_ms,omitempty"`
+	LatencyMs     int32  `protobuf:"varint,3,opt,name=latency_ms,json=latencyMs,proto3" json:"latency_ms,omitempty"`
 	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -821,7 +821,7 @@ func (x *ResponseMetadata) GetStopReason() string {
 	return ""
 }
 
-func (x *ResponseMetadata) GetLatencyMs() int64 {
+func (x *ResponseMetadata) GetLatencyMs() int32 {
 	if x != nil {
 		return x.LatencyMs
 	}
@@ -1271,15 +1271,15 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\x05usage\x18\x04 \x01(\v2\x14.llmgateway.v1.UsageR\x05usage\x12;\n" +
 	"\bmetadata\x18\x05 \x01(\v2\x1f.llmgateway.v1.ResponseMetadataR\bmetadata\"|\n" +
 	"\x05Usage\x12#\n" +
-	"\rprompt_tokens\x18\x01 \x01(\x03R\fpromptTokens\x12+\n" +
-	"\x11completion_tokens\x18\x02 \x01(\x03R\x10completionTokens\x12!\n" +
-	"\ftotal_tokens\x18\x03 \x01(\x03R\vtotalTokens\"\x87\x01\n" +
+	"\rprompt_tokens\x18\x01 \x01(\x05R\fpromptTokens\x12+\n" +
+	"\x11completion_tokens\x18\x02 \x01(\x05R\x10completionTokens\x12!\n" +
+	"\ftotal_tokens\x18\x03 \x01(\x05R\vtotalTokens\"\x87\x01\n" +
 	"\x10ResponseMetadata\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x1f\n" +
 	"\vstop_reason\x18\x02 \x01(\tR\n" +
 	"stopReason\x12\x1d\n" +
 	"\n" +
-	"latency_ms\x18\x03 \x01(\x03R\tlatencyMs\x12\x1d\n" +
+	"latency_ms\x18\x03 \x01(\x05R\tlatencyMs\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x04 \x01(\tR\trequestId\"\x8a\x02\n" +
 	"\x0fChatStreamEvent\x12\x12\n" +
