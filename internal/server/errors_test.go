@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/jsonapi"
+	"github.com/nirmata/llm-gateway/internal/translate"
+)
+
+// TestClassify walks the error table of PROTOCOL.md section 5.
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	apiErr := func(code string) error {
+		return fmt.Errorf("call: %w", &bedrock.APIError{Code: code, Message: "upstream says " + code, StatusCode: bedrock.StatusCode(code)})
+	}
+	tests := []struct {
+		name       string
+		err        error
+		httpStatus int
+		code       codes.Code
+		retryAfter bool
+		message    string
+	}{
+		{"malformed JSON", fmt.Errorf("%w: body is not valid JSON", jsonapi.ErrInvalidJSON), 400, codes.InvalidArgument, false, "body is not valid JSON"},
+		{"invalid request", fmt.Errorf("%w: messages[3].role", translate.ErrInvalidRequest), 400, codes.InvalidArgument, false, "messages[3].role"},
+		{"unsupported", fmt.Errorf("%w: model x has no tool use", translate.ErrUnsupported), 400, codes.InvalidArgument, false, "no tool use"},
+		{"missing key", errUnauthenticated, 401, codes.Unauthenticated, false, "API key"},
+		{"body too large", errBodyTooLarge, 413, codes.ResourceExhausted, false, "too large"},
+		{"Bedrock validation", apiErr(bedrock.CodeValidation), 400, codes.InvalidArgument, false, "upstream says ValidationException"},
+		{"unknown model", apiErr(bedrock.CodeResourceNotFound), 404, codes.NotFound, false, "upstream says"},
+		{"throttling", apiErr(bedrock.CodeThrottling), 429, codes.ResourceExhausted, true, "upstream says"},
+		{"model not ready", apiErr(bedrock.CodeModelNotReady), 429, codes.ResourceExhausted, true, "upstream says"},
+		{"quota", apiErr(bedrock.CodeServiceQuotaExceeded), 429, codes.ResourceExhausted, true, "upstream says"},
+		{"model timeout", apiErr(bedrock.CodeModelTimeout), 504, codes.DeadlineExceeded, false, "upstream says"},
+		{"gateway deadline", fmt.Errorf("call: %w", context.DeadlineExceeded), 504, codes.DeadlineExceeded, false, "did not answer in time"},
+		{"service unavailable", apiErr(bedrock.CodeServiceUnavailable), 503, codes.Unavailable, true, "upstream says"},
+		{"access denied", apiErr(bedrock.CodeAccessDenied), 502, codes.Internal, false, "upstream says"},
+		{"internal server", apiErr(bedrock.CodeInternalServer), 502, codes.Unavailable, false, "upstream says"},
+		{"model error", apiErr(bedrock.CodeModelError), 502, codes.Unavailable, false, "upstream says"},
+		{"model stream error", apiErr(bedrock.CodeModelStreamError), 502, codes.Unavailable, false, "upstream says"},
+		{"200 without output", fmt.Errorf("%w: no output", translate.ErrUpstream), 502, codes.Unavailable, false, "no output"},
+		{"unreachable upstream", fmt.Errorf("%w: dial tcp: connection refused", bedrock.ErrTransport), 502, codes.Unavailable, false, "upstream model service failed"},
+		{"bug", errors.New("nil pointer somewhere secret"), 500, codes.Internal, false, "internal error"},
+		{"gRPC status from a lower layer", status.Error(codes.Unimplemented, "not yet"), 501, codes.Unimplemented, false, "not yet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := classify(tt.err)
+			assert.Equal(t, tt.httpStatus, c.httpStatus)
+			assert.Equal(t, tt.code, c.code)
+			assert.Equal(t, tt.retryAfter, c.retryAfter)
+			assert.Contains(t, c.message, tt.message)
+			assert.Equal(t, tt.code, status.Code(grpcError(tt.err)))
+		})
+	}
+	assert.NotContains(t, classify(errors.New("secret detail")).message, "secret", "internal details stay in the log")
+}
+
+func TestCodeName(t *testing.T) {
+	t.Parallel()
+	for c, want := range map[codes.Code]string{
+		codes.ResourceExhausted: "resource_exhausted",
+		codes.InvalidArgument:   "invalid_argument",
+		codes.Unavailable:       "unavailable",
+		codes.DeadlineExceeded:  "deadline_exceeded",
+		codes.NotFound:          "not_found",
+		codes.Internal:          "internal",
+		codes.Unauthenticated:   "unauthenticated",
+	} {
+		assert.Equal(t, want, codeName(c))
+	}
+	assert.Equal(t, http.StatusTooManyRequests, httpStatusOf(codes.ResourceExhausted))
+}
+
+func TestKeyring(t *testing.T) {
+	t.Parallel()
+	k := newKeyring([]string{"alpha", "beta-key"})
+	assert.True(t, k.enabled())
+	for auth, want := range map[string]bool{
+		"NIRMATA-API alpha":     true,
+		"Bearer beta-key":       true,
+		"bearer  beta-key ":     true,
+		"nirmata-api alpha":     true,
+		"NIRMATA-API alph":      false,
+		"NIRMATA-API alphaX":    false,
+		"Basic alpha":           false,
+		"alpha":                 false,
+		"":                      false,
+		"Bearer ":               false,
+		"NIRMATA-API gamma":     false,
+		"Bearer alpha,beta-key": false,
+	} {
+		assert.Equal(t, want, k.allows(auth), "%q", auth)
+	}
+	assert.False(t, newKeyring(nil).enabled())
+}
