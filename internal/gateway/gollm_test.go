@@ -136,6 +136,17 @@ func TestGollmNirmataClientConversation(t *testing.T) {
 	r = chat.send(toolResult(t, second.ID, map[string]any{"files": []any{"a.yaml", "b.yaml"}}))
 	assert.Empty(t, r.ToolCalls)
 	assert.NotEmpty(t, r.Message)
+
+	// Both repairs are logged, with counts and no prompt text.
+	repaired := g.logs.FilterMessage("request repaired").AllUntimed()
+	var synthesized, orphans int64
+	for _, e := range repaired {
+		synthesized += e.ContextMap()["synthesized_tool_results"].(int64)
+		orphans += e.ContextMap()["orphan_tool_results"].(int64)
+	}
+	// list_files stays unanswered in the history of both later requests; each repairs it.
+	assert.EqualValues(t, 2, synthesized, "turn 3 left list_files unanswered")
+	assert.Positive(t, orphans, "turn 4 answered a call of an earlier turn")
 }
 
 // The same conversation start with the wrapped tool form the newer gollm client sends.

@@ -66,6 +66,24 @@ func (s *Service) prepare(req *llmgatewayv1.ChatRequest) (*prepared, error) {
 	return &prepared{model: model, converse: converse, names: names}, nil
 }
 
+// logRepairs records what the translator had to repair in a client's history, so a client
+// that keeps sending broken histories shows up in the log. Counts only: no prompt text.
+func (s *Service) logRepairs(ctx context.Context, model string, st translate.Stats) {
+	if st == (translate.Stats{}) {
+		return
+	}
+	s.log.Info("request repaired",
+		zap.String("request_id", requestID(ctx)),
+		zap.String("model", model),
+		zap.Int("synthesized_tool_results", st.SynthesizedResults),
+		zap.Int("orphan_tool_results", st.OrphanResults),
+		zap.Int("mapped_tool_names", st.MappedToolNames),
+		zap.Int("mapped_tool_call_ids", st.MappedToolCallIDs),
+		zap.Int("synthesized_tool_specs", st.SynthesizedToolSpecs),
+		zap.String("tool_choice_fallback", st.ToolChoiceFallback),
+		zap.Bool("dropped_top_p", st.DroppedTopP))
+}
+
 // resolveModel applies the default and the configured aliases.
 func (s *Service) resolveModel(name string) string {
 	if name == "" {
@@ -84,9 +102,14 @@ func (s *Service) Chat(ctx context.Context, req *llmgatewayv1.ChatRequest) (*llm
 	if err != nil {
 		return nil, err
 	}
+	s.logRepairs(ctx, p.model.ID, p.names.Stats)
 	answer, err := s.upstream.Converse(ctx, p.model.ID, p.converse)
 	if err != nil {
 		return nil, err
+	}
+	if !translate.KnownStopReason(answer.StopReason) {
+		s.log.Warn("unknown Bedrock stop reason, answered as stop",
+			zap.String("request_id", requestID(ctx)), zap.String("stop_reason", answer.StopReason))
 	}
 	resp, err := translate.Response(answer, p.names)
 	if err != nil {
