@@ -56,20 +56,30 @@ func runSim(ctx context.Context, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:4566", "listen address")
 	firstToken := fs.Duration("first-token-delay", 0, "delay before the first event")
 	delta := fs.Duration("delta-delay", 0, "delay between stream deltas")
+	opts := bedrocksim.Options{}
+	fs.Func("fault", `inject a fault, repeatable: "throttle,times=2", "stream_exception,exception=modelStreamErrorException,after=5", "truncate", "hang,mode=unary"`, func(spec string) error {
+		f, err := bedrocksim.ParseFault(spec)
+		opts.Faults = append(opts.Faults, f)
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	opts.FirstTokenDelay, opts.DeltaDelay = *firstToken, *delta
+	sim := bedrocksim.New(opts)
+	defer sim.Close()
 	log, err := newLogger("info")
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
 		Addr:              *addr,
-		Handler:           bedrocksim.New(bedrocksim.Options{FirstTokenDelay: *firstToken, DeltaDelay: *delta}),
+		Handler:           sim,
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() {
 		<-ctx.Done()
+		sim.Close() // release requests held by a hang fault
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)

@@ -38,6 +38,8 @@ type Config struct {
 	// SimFirstTokenDelay and SimDeltaDelay slow the simulator down, for demos and load tests.
 	SimFirstTokenDelay Duration `json:"sim_first_token_delay"`
 	SimDeltaDelay      Duration `json:"sim_delta_delay"`
+	// SimFaults injects simulator faults, e.g. "throttle,times=2" (see bedrocksim.ParseFault).
+	SimFaults []string `json:"sim_faults"`
 }
 
 // Duration is a time.Duration written as "250ms" in YAML.

@@ -141,19 +141,25 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 // startSim serves the simulator on a loopback port: the gateway reaches it over HTTP
 // exactly as it reaches AWS.
 func startSim(cfg config.Config) (string, func(), error) {
+	opts := bedrocksim.Options{
+		FirstTokenDelay: time.Duration(cfg.SimFirstTokenDelay),
+		DeltaDelay:      time.Duration(cfg.SimDeltaDelay),
+	}
+	for _, spec := range cfg.SimFaults {
+		f, err := bedrocksim.ParseFault(spec)
+		if err != nil {
+			return "", nil, fmt.Errorf("sim_faults: %w", err)
+		}
+		opts.Faults = append(opts.Faults, f)
+	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, fmt.Errorf("simulator listen: %w", err)
 	}
-	srv := &http.Server{
-		Handler: bedrocksim.New(bedrocksim.Options{
-			FirstTokenDelay: time.Duration(cfg.SimFirstTokenDelay),
-			DeltaDelay:      time.Duration(cfg.SimDeltaDelay),
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	sim := bedrocksim.New(opts)
+	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(lis) //nolint:errcheck // Close below ends it
-	return "http://" + lis.Addr().String(), func() { srv.Close() }, nil
+	return "http://" + lis.Addr().String(), func() { sim.Close(); srv.Close() }, nil
 }
 
 // SimAWSConfig is an AWS configuration that reaches a simulator at url with fake static

@@ -1,0 +1,43 @@
+// Package stream turns a Bedrock ConverseStream into the gateway's own stream of deltas
+// (PROTOCOL.md 3.2, BEDROCK.md E) and helps write it in the three client formats: JSONL
+// (jsonapi.AppendStreamEvent, one line per event), gRPC (send each event as is) and the
+// Nirmata chunked format (Chunker, PROTOCOL.md 3.3). It is pure: no HTTP, no goroutines, no
+// logging. The server reads the upstream and writes to the client.
+//
+// A Machine holds the state of one stream, keyed on Bedrock's contentBlockIndex and never
+// on arrival order. Tool calls get dense ordinals 0, 1, 2 … in the order of their
+// contentBlockStart, so parallel calls whose deltas interleave never share state. The
+// events it produces are:
+//
+//	content        a non-empty text fragment (empty deltas and reasoning are dropped)
+//	tool_call      a header {id, type, function.name} without arguments, at contentBlockStart,
+//	               then one non-empty function.arguments fragment per toolUse input delta;
+//	               a tool block that stops without one gets a "{}" fragment
+//	tool_call_end  only with EmitToolCallEnds: the call's arguments are complete
+//	done           finish_reason and usage, once messageStop and metadata have both come
+//	               (or at the end of the stream if metadata never came); nothing follows it
+//
+// Tool and tool-call names go back to the client's through the request's translate.Names.
+//
+// Errors (all wrap translate.ErrUpstream, which the server answers as 502 / Unavailable):
+// a malformed_model_output or malformed_tool_use stop reason; a stream that ends without
+// messageStop (ErrTruncated); Bedrock breaking its own protocol (tool input for a block
+// that never started or already stopped, a block started twice, a tool call without an
+// id). Errors the upstream reader returns (in-stream exceptions, cut frames) pass through
+// Step unchanged. After an error the stream is over: the server writes ErrorEvent with the
+// code its error classifier gives, and nothing more.
+//
+// Tool arguments are not validated as JSON. Bedrock checks the model's tool input itself
+// and ends the stream with malformed_tool_use when it is not valid, which is an error
+// here; re-parsing every call's arguments would cost a copy and a scan per call for a case
+// Bedrock already reports.
+//
+// Design of the chunked format. A chunked ToolStart line needs the complete arguments, and
+// the best moment for it is the tool block's contentBlockStop, which produces nothing in
+// JSONL or gRPC. A Machine told EmitToolCallEnds marks that moment with an extra
+// tool_call_end event; the Chunker writes the ToolStart line then. Only the chunked path
+// turns the marker on, so it can never leak to JSONL or gRPC clients. The Chunker needs no
+// guessing (a "flush when the next header or text arrives" rule would send incomplete
+// arguments when parallel calls interleave); without markers (Synthesize's output, or a
+// Machine without EmitToolCallEnds) it writes every ToolStart at done, still correct.
+package stream
