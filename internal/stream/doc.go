@@ -39,5 +39,8 @@
 // turns the marker on, so it can never leak to JSONL or gRPC clients. The Chunker needs no
 // guessing (a "flush when the next header or text arrives" rule would send incomplete
 // arguments when parallel calls interleave); without markers (Synthesize's output, or a
-// Machine without EmitToolCallEnds) it writes every ToolStart at done, still correct.
+// Machine without EmitToolCallEnds) it writes every ToolStart at done, still correct. A
+// call whose arguments are not valid JSON at its marker waits for done: with
+// malformed_tool_use Bedrock stops the block before it reports the stop reason, and the
+// client must not get a ToolStart for a call that then fails.
 package stream

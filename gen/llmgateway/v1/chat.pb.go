@@ -492,14 +492,18 @@ func (x *FunctionCall) GetArguments() string {
 // Tool is a function the model may call, in the wrapped form ({type, function}) or the flat
 // form ({name, description, parameters}). The wrapped form wins when both are set.
 type Tool struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	Function      *FunctionDefinition    `protobuf:"bytes,2,opt,name=function,proto3" json:"function,omitempty"`
-	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	Description   string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
-	Parameters    *structpb.Struct       `protobuf:"bytes,5,opt,name=parameters,proto3" json:"parameters,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Type        string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Function    *FunctionDefinition    `protobuf:"bytes,2,opt,name=function,proto3" json:"function,omitempty"`
+	Name        string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Description string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	Parameters  *structpb.Struct       `protobuf:"bytes,5,opt,name=parameters,proto3" json:"parameters,omitempty"`
+	// The same JSON Schema as JSON text; wins over parameters when set. The REST API fills
+	// it, so the schema reaches Bedrock exactly as the client wrote it (numbers keep every
+	// digit, properties keep their order); gRPC clients may use either.
+	ParametersJson string `protobuf:"bytes,6,opt,name=parameters_json,json=parametersJson,proto3" json:"parameters_json,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Tool) Reset() {
@@ -567,14 +571,23 @@ func (x *Tool) GetParameters() *structpb.Struct {
 	return nil
 }
 
+func (x *Tool) GetParametersJson() string {
+	if x != nil {
+		return x.ParametersJson
+	}
+	return ""
+}
+
 type FunctionDefinition struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Description string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
 	// JSON Schema of the arguments; missing means an object with no properties.
-	Parameters    *structpb.Struct `protobuf:"bytes,3,opt,name=parameters,proto3" json:"parameters,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Parameters *structpb.Struct `protobuf:"bytes,3,opt,name=parameters,proto3" json:"parameters,omitempty"`
+	// The same JSON Schema as JSON text; wins over parameters when set (see Tool).
+	ParametersJson string `protobuf:"bytes,4,opt,name=parameters_json,json=parametersJson,proto3" json:"parameters_json,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *FunctionDefinition) Reset() {
@@ -626,6 +639,13 @@ func (x *FunctionDefinition) GetParameters() *structpb.Struct {
 		return x.Parameters
 	}
 	return nil
+}
+
+func (x *FunctionDefinition) GetParametersJson() string {
+	if x != nil {
+		return x.ParametersJson
+	}
+	return ""
 }
 
 type ChatResponse struct {
@@ -1248,7 +1268,7 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\bfunction\x18\x03 \x01(\v2\x1b.llmgateway.v1.FunctionCallR\bfunction\"@\n" +
 	"\fFunctionCall\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x02 \x01(\tR\targuments\"\xc8\x01\n" +
+	"\targuments\x18\x02 \x01(\tR\targuments\"\xf1\x01\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12=\n" +
 	"\bfunction\x18\x02 \x01(\v2!.llmgateway.v1.FunctionDefinitionR\bfunction\x12\x12\n" +
@@ -1256,13 +1276,15 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x127\n" +
 	"\n" +
 	"parameters\x18\x05 \x01(\v2\x17.google.protobuf.StructR\n" +
-	"parameters\"\x83\x01\n" +
+	"parameters\x12'\n" +
+	"\x0fparameters_json\x18\x06 \x01(\tR\x0eparametersJson\"\xac\x01\n" +
 	"\x12FunctionDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x127\n" +
 	"\n" +
 	"parameters\x18\x03 \x01(\v2\x17.google.protobuf.StructR\n" +
-	"parameters\"\xee\x01\n" +
+	"parameters\x12'\n" +
+	"\x0fparameters_json\x18\x04 \x01(\tR\x0eparametersJson\"\xee\x01\n" +
 	"\fChatResponse\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x126\n" +
 	"\n" +

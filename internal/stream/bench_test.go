@@ -1,0 +1,79 @@
+package stream
+
+import (
+	"testing"
+	"time"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/jsonapi"
+)
+
+// benchEvents is a typical 30-event stream: text in 12 deltas, then two tool calls of 6
+// input fragments each, as the simulator and Bedrock send them.
+func benchEvents() []bedrock.StreamEvent {
+	evs := []bedrock.StreamEvent{evMessageStart()}
+	for _, w := range []string{"I'll ", "save ", "the ", "policy ", "and ", "list ", "the ", "files ", "in ", "the ", "repo ", "now."} {
+		evs = append(evs, evText(0, w))
+	}
+	evs = append(evs, evStop(0))
+	for b, id := range []string{"tooluse_bench1", "tooluse_bench2"} {
+		evs = append(evs, evToolStart(b+1, id, "save_policy"))
+		for _, frag := range []string{`{"filen`, `ame":"p`, `olicy.y`, `aml","c`, `ontent"`, `:"x: 1"}`} {
+			evs = append(evs, evToolInput(b+1, frag))
+		}
+		evs = append(evs, evStop(b+1))
+	}
+	return append(evs, evMessageStop("tool_use"), evMetadata(120, 30))
+}
+
+// BenchmarkMachine measures the whole per-event path of each format: the machine, then
+// encoding every event it produces (JSONL; chunked with end markers; gRPC is the machine
+// alone, its encoding being protobuf's).
+func BenchmarkMachine(b *testing.B) {
+	evs := benchEvents()
+	formats := []struct {
+		name string
+		ends bool
+		enc  func(dst []byte, c *Chunker, e *llmgatewayv1.ChatStreamEvent) []byte
+	}{
+		{"jsonl", false, func(dst []byte, _ *Chunker, e *llmgatewayv1.ChatStreamEvent) []byte {
+			return jsonapi.AppendStreamEvent(dst, e)
+		}},
+		{"chunked", true, func(dst []byte, c *Chunker, e *llmgatewayv1.ChatStreamEvent) []byte { return c.Append(dst, e) }},
+		{"machine_only", false, func(dst []byte, _ *Chunker, _ *llmgatewayv1.ChatStreamEvent) []byte { return dst }},
+	}
+	for _, f := range formats {
+		b.Run(f.name, func(b *testing.B) {
+			out := make([]*llmgatewayv1.ChatStreamEvent, 0, 8)
+			buf := make([]byte, 0, 4096)
+			one := func() {
+				m := NewMachine(nil)
+				if f.ends {
+					m.EmitToolCallEnds()
+				}
+				c := NewChunker("req-0123456789")
+				src := &sliceEvents{evs: evs}
+				for {
+					var err error
+					out, err = m.Step(src, out[:0])
+					for _, e := range out {
+						buf = f.enc(buf[:0], c, e)
+					}
+					if err != nil {
+						break
+					}
+				}
+			}
+			allocs := testing.AllocsPerRun(100, one)
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			for b.Loop() {
+				one()
+			}
+			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+			b.ReportMetric(allocs/float64(len(evs)), "allocs/event")
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/jsonapi"
+)
+
+// Line types of the Nirmata chunked stream (PROTOCOL.md 3.3).
+const (
+	ChunkText      = "Text"
+	ChunkToolStart = "ToolStart"
+	ChunkError     = "Error"
+	// ChunkDone is the one extra line a successful stream ends with; deployed clients skip
+	// types they do not know. Its data is the JSONL done event,
+	// {"type":"done","finish_reason":…,"usage":{…}}, so a client that wants them has the
+	// finish reason and usage, and can tell a complete stream from a cut one.
+	ChunkDone = "Done"
+)
+
+// Chunker writes a stream's events in the Nirmata chunked format (PROTOCOL.md 3.3):
+//
+//	content        → Text, data = the fragment
+//	tool_call      → nothing yet: the call's id, name and arguments are gathered by index
+//	tool_call_end  → ToolStart for that call, data = {"tool_call":{id, type, function{name,
+//	                 arguments}}} with the complete arguments, if they are valid JSON
+//	done           → ToolStart for every call not written yet, in index order, then Done
+//	error          → Error, data = the message; pending calls are dropped (their arguments
+//	                 may be incomplete)
+//
+// Nothing is written after Done or Error. See the package documentation for why ToolStart
+// waits for tool_call_end rather than guessing from the next event.
+//
+// A call whose arguments are not valid JSON at its end marker is held back until done.
+// That is what malformed_tool_use looks like: Bedrock stops the block, then the message
+// with that stop reason, and the stream ends in Error, so the client never gets a
+// ToolStart it cannot use. The check costs one scan of each call's arguments, which the
+// Chunker holds anyway. At done, held calls are written as they are, as JSONL passes them.
+//
+// Line ids are the idPrefix given to NewChunker, "-", and the line's sequence number from
+// 1 ("req-abc-1", "req-abc-2", …; just "1", "2", … when the prefix is empty): unique within
+// the stream and, with the request id as prefix, across the log. Clients do not interpret
+// them.
+//
+// Not safe for concurrent use.
+type Chunker struct {
+	prefix  string
+	seq     int
+	calls   []pendingCall // in order of their headers, which is index order
+	scratch []byte
+	ended   bool
+}
+
+// pendingCall is a tool call whose ToolStart line is not written yet.
+type pendingCall struct {
+	index    int32
+	id, name string
+	args     []byte
+	written  bool
+}
+
+// NewChunker returns a Chunker for one stream; idPrefix is typically the request id.
+func NewChunker(idPrefix string) *Chunker {
+	c := &Chunker{}
+	if idPrefix != "" {
+		c.prefix = idPrefix + "-"
+	}
+	return c
+}
+
+// Append appends the lines ev produces (none, one, or several at done), each ending in
+// '\n', to dst.
+func (c *Chunker) Append(dst []byte, ev *llmgatewayv1.ChatStreamEvent) []byte {
+	if c.ended || ev == nil {
+		return dst
+	}
+	switch ev.GetType() {
+	case TypeContent:
+		if d := ev.GetDelta(); d != "" {
+			dst = c.line(dst, ChunkText, d)
+		}
+	case TypeToolCall:
+		p := &c.calls[c.call(ev.GetIndex())]
+		tc := ev.GetToolCall()
+		if id := tc.GetId(); id != "" {
+			p.id, p.name = id, tc.GetFunction().GetName()
+		}
+		p.args = append(p.args, tc.GetFunction().GetArguments()...)
+	case TypeToolCallEnd:
+		for i := range c.calls {
+			if p := &c.calls[i]; p.index == ev.GetIndex() {
+				if json.Valid(p.args) {
+					dst = c.toolStart(dst, p)
+				}
+				break
+			}
+		}
+	case TypeDone:
+		slices.SortStableFunc(c.calls, func(a, b pendingCall) int { return int(a.index) - int(b.index) })
+		for i := range c.calls {
+			dst = c.toolStart(dst, &c.calls[i])
+		}
+		c.scratch = bytes.TrimSuffix(jsonapi.AppendStreamEvent(c.scratch[:0], ev), []byte{'\n'})
+		dst = c.line(dst, ChunkDone, string(c.scratch))
+		c.ended = true
+	case TypeError:
+		// The deployed client ignores an Error line with empty data and reads on.
+		msg := ev.GetError().GetMessage()
+		if msg == "" {
+			msg = ev.GetError().GetCode()
+		}
+		if msg == "" {
+			msg = "upstream error"
+		}
+		dst = c.line(dst, ChunkError, msg)
+		c.ended = true
+	}
+	return dst
+}
+
+// call returns the position of the call with index, adding it if it is new.
+func (c *Chunker) call(index int32) int {
+	for i := len(c.calls) - 1; i >= 0; i-- {
+		if c.calls[i].index == index {
+			return i
+		}
+	}
+	c.calls = append(c.calls, pendingCall{index: index})
+	return len(c.calls) - 1
+}
+
+func (c *Chunker) toolStart(dst []byte, p *pendingCall) []byte {
+	if p.written {
+		return dst
+	}
+	p.written = true
+	tc := &llmgatewayv1.ToolCall{
+		Id:       p.id,
+		Type:     toolFunction,
+		Function: &llmgatewayv1.FunctionCall{Name: p.name, Arguments: string(p.args)},
+	}
+	c.scratch = jsonapi.AppendToolStartData(c.scratch[:0], tc)
+	return c.line(dst, ChunkToolStart, string(c.scratch))
+}
+
+func (c *Chunker) line(dst []byte, typ, data string) []byte {
+	c.seq++
+	return jsonapi.AppendChunkedEvent(dst, c.prefix+strconv.Itoa(c.seq), typ, data)
+}

@@ -1,0 +1,185 @@
+package stream
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/translate"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const fixtureSuffix = ".bedrock.jsonl"
+
+func fixtureCases(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "*"+fixtureSuffix))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), fixtureSuffix))
+	}
+	return names
+}
+
+// caseNames returns the Names of testdata/<name>.request.json translated for its model, or
+// nil when the case has no request.
+func caseNames(t testing.TB, name string) *translate.Names {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name+".request.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	require.NoError(t, err)
+	var req llmgatewayv1.ChatRequest
+	require.NoError(t, protojson.Unmarshal(data, &req))
+	_, names, err := translate.Request(&req, capabilities.Lookup(req.GetModel()))
+	require.NoError(t, err)
+	return names
+}
+
+func checkGolden(t *testing.T, file string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", file)
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file; run go test -update")
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestGolden runs every testdata/<case>.bedrock.jsonl through the real event-stream reader
+// and a Machine, and compares what the client gets with <case>.deltas.golden.jsonl (JSONL)
+// and <case>.chunked.golden.jsonl (chunked, with tool_call_end markers on).
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	for _, name := range fixtureCases(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			names := caseNames(t, name)
+			body := fixtureBody(t, filepath.Join("testdata", name+fixtureSuffix))
+			stream := func(r io.Reader, ends bool) ([]*llmgatewayv1.ChatStreamEvent, error) {
+				es := bedrock.NewEventStream(io.NopCloser(r))
+				defer es.Close()
+				m := NewMachine(names)
+				if ends {
+					m.EmitToolCallEnds()
+				}
+				return run(t, m, es)
+			}
+
+			evs, err := stream(bytes.NewReader(body), false)
+			client := withError(t, evs, err)
+			checkGolden(t, name+".deltas.golden.jsonl", renderJSONL(client))
+
+			// The same body read one byte at a time gives the same events.
+			evs1, err1 := stream(iotest.OneByteReader(bytes.NewReader(body)), false)
+			if diff := cmp.Diff(client, withError(t, evs1, err1), protocmp.Transform(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("one byte at a time (-all at once +one byte):\n%s", diff)
+			}
+
+			// With end markers: the same events plus markers, which the chunked path uses.
+			evsEnds, errEnds := stream(bytes.NewReader(body), true)
+			withEnds := withError(t, evsEnds, errEnds)
+			if diff := cmp.Diff(client, withoutEnds(withEnds), protocmp.Transform(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("EmitToolCallEnds changed the client events (-without +with):\n%s", diff)
+			}
+			chunked := renderChunked("req-1", withEnds)
+			checkGolden(t, name+".chunked.golden.jsonl", chunked)
+			checkChunked(t, client, parseChunked(t, chunked))
+		})
+	}
+}
+
+// checkChunked checks a chunked rendering against the JSONL events of the same stream:
+// text in order, one ToolStart per completed call with its complete arguments, and an
+// Error or Done line last.
+func checkChunked(t *testing.T, evs []*llmgatewayv1.ChatStreamEvent, lines []chunkLine) {
+	t.Helper()
+	var wantText, gotText strings.Builder
+	type call struct{ id, name, args string }
+	var calls []call
+	last := evs[len(evs)-1]
+	for _, e := range evs {
+		switch e.GetType() {
+		case TypeContent:
+			wantText.WriteString(e.GetDelta())
+		case TypeToolCall:
+			if e.GetToolCall().GetId() != "" {
+				calls = append(calls, call{id: e.GetToolCall().GetId(), name: e.GetToolCall().GetFunction().GetName()})
+			}
+			calls[e.GetIndex()].args += e.GetToolCall().GetFunction().GetArguments()
+		}
+	}
+	ids := map[string]bool{}
+	var starts []call
+	for i, l := range lines {
+		require.False(t, ids[l.ID], "duplicate id %q", l.ID)
+		ids[l.ID] = true
+		switch l.Type {
+		case ChunkText:
+			gotText.WriteString(l.Data)
+		case ChunkToolStart:
+			id, name, args := toolStartCall(t, l.Data)
+			starts = append(starts, call{id, name, args})
+		case ChunkError:
+			require.Equal(t, TypeError, last.GetType())
+			require.Equal(t, last.GetError().GetMessage(), l.Data)
+			require.Equal(t, len(lines)-1, i, "Error must be the last line")
+		case ChunkDone:
+			require.Equal(t, TypeDone, last.GetType())
+			require.Equal(t, len(lines)-1, i, "Done must be the last line")
+		default:
+			t.Fatalf("unexpected chunked type %q", l.Type)
+		}
+	}
+	require.Equal(t, wantText.String(), gotText.String())
+	if last.GetType() == TypeDone {
+		require.Len(t, starts, len(calls))
+		for _, s := range starts {
+			require.Contains(t, calls, s)
+		}
+	}
+}
+
+// TestGoldenFixturesDecode guards the fixtures themselves: every event line decodes to an
+// event the reader knows, except the one deliberately unknown type.
+func TestGoldenFixturesDecode(t *testing.T) {
+	t.Parallel()
+	for _, name := range fixtureCases(t) {
+		for _, ev := range fixtureEvents(t, filepath.Join("testdata", name+fixtureSuffix)) {
+			known := ev.MessageStart != nil || ev.ContentBlockStart != nil || ev.ContentBlockDelta != nil ||
+				ev.ContentBlockStop != nil || ev.MessageStop != nil || ev.Metadata != nil
+			require.True(t, known || ev.Type == "someFutureEvent", "%s: event %q decoded to nothing", name, ev.Type)
+		}
+	}
+}
+
+func TestMappedNames(t *testing.T) {
+	t.Parallel()
+	names := caseNames(t, "mapped_names")
+	require.NotNil(t, names)
+	require.Equal(t, "fs.read_file", names.ToolName("fs_read_file"), "the fixture must use the Bedrock-side name")
+	require.Equal(t, 1, names.Stats.MappedToolCallIDs, "the fixture's history id must be mapped")
+}

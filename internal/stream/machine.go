@@ -1,0 +1,263 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/translate"
+)
+
+// ErrTruncated: the upstream stream ended without messageStop, so the answer may be
+// incomplete (BEDROCK.md B: a stream cut before messageStop ends without an error). It
+// wraps translate.ErrUpstream: 502 / Unavailable.
+var ErrTruncated = fmt.Errorf("%w: the model's stream ended before it was complete; retry the request", translate.ErrUpstream)
+
+// Events is the stream of decoded Bedrock events a Machine reads. Next returns io.EOF at a
+// clean end of the stream. *bedrock.EventStream implements it.
+type Events interface {
+	Next() (bedrock.StreamEvent, error)
+}
+
+var _ Events = (*bedrock.EventStream)(nil)
+
+// Machine turns the events of one ConverseStream into the gateway's stream events (see the
+// package documentation). Not safe for concurrent use: it belongs to the goroutine serving
+// one request.
+type Machine struct {
+	names    *translate.Names
+	toolEnds bool
+
+	tools []toolBlock // by ordinal
+	last  int         // ordinal of the last tool block looked up: deltas come in runs
+
+	stopReason string // Bedrock's, as sent
+	finish     string
+	usage      *llmgatewayv1.Usage
+	stopped    bool // messageStop came
+	metadata   bool // metadata came
+	done       bool // the done event was produced
+	err        error
+}
+
+// toolBlock is the state of one tool call, keyed by Bedrock's contentBlockIndex; its
+// position in Machine.tools is the call's ordinal.
+type toolBlock struct {
+	block   int  // contentBlockIndex
+	args    bool // a non-empty arguments fragment was produced
+	stopped bool // contentBlockStop came (or the stream finished)
+}
+
+// NewMachine returns a Machine for one stream. names maps Bedrock's tool names and
+// tool-use ids back to the client's (nil: unchanged).
+func NewMachine(names *translate.Names) *Machine {
+	return &Machine{names: names}
+}
+
+// EmitToolCallEnds makes the Machine produce a tool_call_end event once a tool call's
+// arguments are complete, for the Chunker. Use it only on the chunked path: the marker is
+// not part of the JSONL or gRPC stream.
+func (m *Machine) EmitToolCallEnds() { m.toolEnds = true }
+
+// Step reads one event from src and appends the client events it produces to out. It
+// returns io.EOF, with the final events in out, once the stream is complete (done was
+// produced); the errors of Feed and Finish; and whatever src.Next returns other than
+// io.EOF, unchanged (an in-stream *bedrock.APIError, a transport error). Bedrock's
+// metadata is its last event, so Step does not read on after done; close src either way.
+func (m *Machine) Step(src Events, out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.ChatStreamEvent, error) {
+	if m.err != nil {
+		return out, m.err
+	}
+	if m.done {
+		return out, io.EOF
+	}
+	ev, err := src.Next()
+	if errors.Is(err, io.EOF) {
+		if out, err = m.Finish(out); err != nil {
+			return out, err
+		}
+		return out, io.EOF
+	}
+	if err != nil {
+		m.err = err
+		return out, err
+	}
+	if out, err = m.Feed(ev, out); err != nil {
+		return out, err
+	}
+	if m.done {
+		return out, io.EOF
+	}
+	return out, nil
+}
+
+// Feed consumes one Bedrock event and appends the client events it produces to out.
+// Events after done are ignored. It returns an error wrapping translate.ErrUpstream for a
+// malformed_* stop reason or for events that break Bedrock's protocol; after an error,
+// every call returns the same error.
+func (m *Machine) Feed(ev bedrock.StreamEvent, out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.ChatStreamEvent, error) {
+	if m.err != nil {
+		return out, m.err
+	}
+	if m.done {
+		return out, nil
+	}
+	switch ev.Type {
+	case bedrock.EventContentBlockDelta:
+		if d := ev.ContentBlockDelta; d != nil {
+			return m.delta(d, out)
+		}
+	case bedrock.EventContentBlockStart:
+		if s := ev.ContentBlockStart; s != nil && s.Start.ToolUse != nil {
+			return m.startTool(s.ContentBlockIndex, s.Start.ToolUse, out)
+		}
+		// Other block kinds carry nothing the protocol has.
+	case bedrock.EventContentBlockStop:
+		if s := ev.ContentBlockStop; s != nil {
+			if i := m.lookup(s.ContentBlockIndex); i >= 0 {
+				out = m.stopTool(i, out)
+			}
+			// Text and reasoning blocks stop without anything to say.
+		}
+	case bedrock.EventMessageStop:
+		if s := ev.MessageStop; s != nil && !m.stopped {
+			finish, err := translate.FinishReason(s.StopReason)
+			if err != nil {
+				return out, m.fail(err)
+			}
+			m.stopReason, m.finish, m.stopped = s.StopReason, finish, true
+			if m.metadata {
+				out = m.finishStream(out)
+			}
+		}
+	case bedrock.EventMetadata:
+		if md := ev.Metadata; md != nil && !m.metadata {
+			if md.Usage != nil {
+				m.usage = translate.Usage(md.Usage)
+			}
+			m.metadata = true
+			if m.stopped {
+				out = m.finishStream(out)
+			}
+		}
+	}
+	// messageStart, and event types Bedrock adds later, produce nothing.
+	return out, nil
+}
+
+// Finish is called when the upstream ended cleanly (Events.Next returned io.EOF). It
+// appends the done event if it is still due, with usage nil when metadata never came. It
+// returns ErrTruncated if messageStop never came, and the earlier error after a failure.
+func (m *Machine) Finish(out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.ChatStreamEvent, error) {
+	switch {
+	case m.err != nil:
+		return out, m.err
+	case m.done:
+		return out, nil
+	case !m.stopped:
+		return out, m.fail(ErrTruncated)
+	}
+	return m.finishStream(out), nil
+}
+
+// Done reports whether the done event was produced: the stream is complete.
+func (m *Machine) Done() bool { return m.done }
+
+// StopReason is Bedrock's stop reason as sent, "" before messageStop; the server logs the
+// ones translate.KnownStopReason does not know.
+func (m *Machine) StopReason() string { return m.stopReason }
+
+// Usage is the usage of the done event: nil until metadata came, or if it had none.
+func (m *Machine) Usage() *llmgatewayv1.Usage { return m.usage }
+
+// ToolCalls is the number of tool calls started so far.
+func (m *Machine) ToolCalls() int { return len(m.tools) }
+
+func (m *Machine) fail(err error) error {
+	m.err = err
+	return err
+}
+
+func (m *Machine) delta(d *bedrock.ContentBlockDeltaEvent, out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.ChatStreamEvent, error) {
+	switch {
+	case d.Delta.Text != nil:
+		if *d.Delta.Text != "" {
+			out = append(out, contentEvent(*d.Delta.Text))
+		}
+	case d.Delta.ToolUse != nil:
+		i := m.lookup(d.ContentBlockIndex)
+		if i < 0 {
+			return out, m.fail(fmt.Errorf("%w: Bedrock sent tool input for content block %d, which never started", translate.ErrUpstream, d.ContentBlockIndex))
+		}
+		t := &m.tools[i]
+		if t.stopped {
+			return out, m.fail(fmt.Errorf("%w: Bedrock sent tool input for content block %d after it stopped", translate.ErrUpstream, d.ContentBlockIndex))
+		}
+		if frag := d.Delta.ToolUse.Input; frag != "" {
+			t.args = true
+			out = append(out, fragmentEvent(int32(i), frag))
+		}
+	}
+	// Reasoning deltas, and delta kinds Bedrock adds later, are not part of the protocol.
+	return out, nil
+}
+
+func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.ChatStreamEvent, error) {
+	if m.lookup(block) >= 0 {
+		return out, m.fail(fmt.Errorf("%w: Bedrock started content block %d twice", translate.ErrUpstream, block))
+	}
+	if tu.ToolUseID == "" {
+		// An empty id would make the header indistinguishable from a fragment, and the
+		// client could not answer the call.
+		return out, m.fail(fmt.Errorf("%w: Bedrock started a tool call without a toolUseId", translate.ErrUpstream))
+	}
+	ordinal := int32(len(m.tools))
+	m.tools = append(m.tools, toolBlock{block: block})
+	m.last = int(ordinal)
+	return append(out, headerEvent(ordinal, m.names.ToolCallID(tu.ToolUseID), m.names.ToolName(tu.Name))), nil
+}
+
+// stopTool closes tool call i: a "{}" fragment if it streamed no arguments, so every
+// call's fragments concatenate to a JSON object, and the end marker if asked for.
+func (m *Machine) stopTool(i int, out []*llmgatewayv1.ChatStreamEvent) []*llmgatewayv1.ChatStreamEvent {
+	t := &m.tools[i]
+	if t.stopped {
+		return out
+	}
+	t.stopped = true
+	if !t.args {
+		t.args = true
+		out = append(out, fragmentEvent(int32(i), "{}"))
+	}
+	if m.toolEnds {
+		out = append(out, toolCallEndEvent(int32(i)))
+	}
+	return out
+}
+
+// finishStream closes the tool calls Bedrock left open and produces done.
+func (m *Machine) finishStream(out []*llmgatewayv1.ChatStreamEvent) []*llmgatewayv1.ChatStreamEvent {
+	for i := range m.tools {
+		out = m.stopTool(i, out)
+	}
+	m.done = true
+	return append(out, doneEvent(m.finish, m.usage))
+}
+
+// lookup returns the ordinal of the tool call in content block block, or -1. A response
+// has few tool calls and deltas come in runs for one block, so a scan behind a one-entry
+// cache beats a map; a slice indexed by block would trust Bedrock's numbers for its size.
+func (m *Machine) lookup(block int) int {
+	if m.last < len(m.tools) && m.tools[m.last].block == block {
+		return m.last
+	}
+	for i := range m.tools {
+		if m.tools[i].block == block {
+			m.last = i
+			return i
+		}
+	}
+	return -1
+}
