@@ -27,8 +27,7 @@ generate: ## Regenerate gen/ from proto/
 	$(BUF) generate
 
 checkgenerate: generate ## Fail when gen/ is not what proto/ generates
-	@git add -N gen
-	@git diff --exit-code --stat -- gen || { echo "gen/ is stale: run 'make generate' and commit"; exit 1; }
+	@if [ -n "$$(git status --porcelain -- gen)" ]; then git status --short -- gen; echo "gen/ is stale: run 'make generate' and commit"; exit 1; fi
 
 fuzz: ## Fuzz the request translator and the REST decoder (FUZZTIME=30s each)
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $${FUZZTIME:-30s}

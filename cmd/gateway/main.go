@@ -59,7 +59,9 @@ func runSim(ctx context.Context, args []string) error {
 	opts := bedrocksim.Options{}
 	fs.Func("fault", `inject a fault, repeatable: "throttle,times=2", "stream_exception,exception=modelStreamErrorException,after=5", "truncate", "hang,mode=unary"`, func(spec string) error {
 		f, err := bedrocksim.ParseFault(spec)
-		opts.Faults = append(opts.Faults, f)
+		if err == nil {
+			opts.Faults = append(opts.Faults, f)
+		}
 		return err
 	})
 	if err := fs.Parse(args); err != nil {

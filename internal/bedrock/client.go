@@ -32,7 +32,7 @@ const maxErrorBody = 64 << 10
 // startup and share it.
 type Client struct {
 	http     *http.Client
-	endpoint string // scheme://host[/base path], no trailing slash
+	endpoint *url.URL // scheme://host[/base path], parsed once
 	region   string
 	creds    aws.CredentialsProvider
 	signer   *v4.Signer
@@ -40,12 +40,21 @@ type Client struct {
 	retryer  aws.Retryer
 }
 
+// ClientOptions adjusts a Client.
+type ClientOptions struct {
+	// HTTPClient sends the calls; nil means NewHTTPClient().
+	HTTPClient *http.Client
+	// SigV4Only ignores AWS_BEARER_TOKEN_BEDROCK, so a real Bedrock API key in the
+	// environment never reaches the simulator.
+	SigV4Only bool
+}
+
 // NewClient resolves everything a call needs once: the bedrockruntime client's own option
 // resolution gives the base endpoint (AWS_ENDPOINT_URL_BEDROCK_RUNTIME, AWS_ENDPOINT_URL,
 // the shared config file), the retryer (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE) and the Bedrock
 // API key (AWS_BEARER_TOKEN_BEDROCK); its endpoint resolver turns region and base endpoint
-// into the URL. httpClient may be nil for a client tuned for many concurrent streams.
-func NewClient(ctx context.Context, cfg aws.Config, httpClient *http.Client) (*Client, error) {
+// into the URL.
+func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, error) {
 	opts := bedrockruntime.NewFromConfig(cfg).Options()
 	if opts.Region == "" && opts.BaseEndpoint == nil {
 		return nil, errors.New("bedrock: no AWS region configured (set AWS_REGION or a profile region)")
@@ -59,15 +68,18 @@ func NewClient(ctx context.Context, cfg aws.Config, httpClient *http.Client) (*C
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: resolve endpoint: %w", err)
 	}
+	endpoint := ep.URI
+	endpoint.Path = strings.TrimSuffix(endpoint.Path, "/")
+	endpoint.RawPath = ""
 	c := &Client{
-		http:     httpClient,
-		endpoint: strings.TrimSuffix(ep.URI.String(), "/"),
+		http:     o.HTTPClient,
+		endpoint: &endpoint,
 		region:   opts.Region,
 		creds:    opts.Credentials,
 		signer:   v4.NewSigner(),
 		retryer:  opts.Retryer,
 	}
-	if len(opts.AuthSchemePreference) > 0 && opts.AuthSchemePreference[0] == "httpBearerAuth" {
+	if !o.SigV4Only && len(opts.AuthSchemePreference) > 0 && opts.AuthSchemePreference[0] == "httpBearerAuth" {
 		c.bearer = opts.BearerAuthTokenProvider
 	}
 	if c.bearer == nil && c.creds == nil {
@@ -97,7 +109,7 @@ func NewHTTPClient() *http.Client {
 }
 
 // Endpoint is the resolved base URL, for the startup log.
-func (c *Client) Endpoint() string { return c.endpoint }
+func (c *Client) Endpoint() string { return c.endpoint.String() }
 
 // Converse calls Converse and decodes the answer.
 func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequest) (*ConverseResponse, error) {
@@ -130,18 +142,24 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: marshal request: %w", err)
 	}
-	sum := sha256.Sum256(body)
-	payloadHash := hex.EncodeToString(sum[:])
 	// The SDK escapes every reserved character of a path label (":" in model ids, "/" in
 	// ARNs), and signs the escaped path; do the same so signatures match what AWS checks.
-	rawPath := "/model/" + httpbinding.EscapePath(modelID, true) + "/" + op
+	u := *c.endpoint
+	u.Path += "/model/" + modelID + "/" + op
+	u.RawPath = c.endpoint.EscapedPath() + "/model/" + httpbinding.EscapePath(modelID, true) + "/" + op
+	target := u.String()
+	payloadHash := ""
+	if c.bearer == nil {
+		sum := sha256.Sum256(body)
+		payloadHash = hex.EncodeToString(sum[:])
+	}
 
 	// Tokens go back to the retryer's bucket after each attempt, as the SDK's own retry
 	// middleware does; without that a long-running gateway would spend the retry quota on
 	// a few throttles and never retry again.
 	release := c.retryer.GetInitialToken()
 	for attempt := 1; ; attempt++ {
-		resp, err := c.send(ctx, rawPath, accept, body, payloadHash)
+		resp, err := c.send(ctx, target, accept, body, payloadHash)
 		_ = release(err)
 		if err == nil {
 			return resp, nil
@@ -167,12 +185,8 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 	}
 }
 
-func (c *Client) send(ctx context.Context, rawPath, accept string, body []byte, payloadHash string) (*http.Response, error) {
-	u, err := url.Parse(c.endpoint + rawPath)
-	if err != nil {
-		return nil, fmt.Errorf("bedrock: build URL: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+func (c *Client) send(ctx context.Context, target, accept string, body []byte, payloadHash string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: build request: %w", err)
 	}
@@ -199,18 +213,18 @@ func (c *Client) authorize(ctx context.Context, req *http.Request, payloadHash s
 	if c.bearer != nil {
 		tok, err := c.bearer.RetrieveBearerToken(ctx)
 		if err != nil {
-			return fmt.Errorf("bedrock: bearer token: %w", err)
+			return fmt.Errorf("%w: bearer token: %w", ErrTransport, err)
 		}
 		req.Header.Set("Authorization", "Bearer "+tok.Value)
 		return nil
 	}
 	creds, err := c.creds.Retrieve(ctx)
 	if err != nil {
-		return fmt.Errorf("bedrock: credentials: %w", err)
+		return fmt.Errorf("%w: AWS credentials: %w", ErrTransport, err)
 	}
 	req.Header.Set("X-Amz-Content-Sha256", payloadHash)
 	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, signingName, c.region, time.Now()); err != nil {
-		return fmt.Errorf("bedrock: sign: %w", err)
+		return fmt.Errorf("%w: sign: %w", ErrTransport, err)
 	}
 	return nil
 }

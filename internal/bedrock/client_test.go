@@ -44,7 +44,7 @@ func newTestClient(t *testing.T, h http.Handler, attempts int) *Client {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	c, err := NewClient(t.Context(), testConfig(srv.URL, attempts), srv.Client())
+	c, err := NewClient(t.Context(), testConfig(srv.URL, attempts), ClientOptions{HTTPClient: srv.Client()})
 	require.NoError(t, err)
 	return c
 }
@@ -83,6 +83,19 @@ func TestBearerToken(t *testing.T) {
 	_, err := c.Converse(t.Context(), "m", simpleRequest)
 	require.NoError(t, err)
 	assert.Equal(t, "Bearer bedrock-api-key-123", gotAuth)
+
+	// SigV4Only (the simulator) never sends the key from the environment.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth = r.Header.Get("Authorization")
+		_, _ = io.WriteString(w, `{"output":{"message":{"role":"assistant","content":[]}},"stopReason":"end_turn"}`)
+	}))
+	defer srv.Close()
+	c, err = NewClient(t.Context(), testConfig(srv.URL, 1), ClientOptions{SigV4Only: true})
+	require.NoError(t, err)
+	_, err = c.Converse(t.Context(), "m", simpleRequest)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(gotAuth, "AWS4-HMAC-SHA256 "), gotAuth)
+	assert.NotContains(t, gotAuth, "bedrock-api-key-123")
 }
 
 func TestEndpointFromEnvironment(t *testing.T) {
@@ -94,12 +107,12 @@ func TestEndpointFromEnvironment(t *testing.T) {
 	loaded, err := awsconfig.LoadDefaultConfig(t.Context(), awsconfig.WithRegion("us-west-2"))
 	require.NoError(t, err)
 	cfg.ConfigSources = loaded.ConfigSources
-	c, err := NewClient(t.Context(), cfg, nil)
+	c, err := NewClient(t.Context(), cfg, ClientOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "http://127.0.0.1:4566", c.Endpoint())
 
 	cfg.ConfigSources = nil
-	c, err = NewClient(t.Context(), cfg, nil)
+	c, err = NewClient(t.Context(), cfg, ClientOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "https://bedrock-runtime.us-west-2.amazonaws.com", c.Endpoint())
 }
@@ -168,7 +181,7 @@ func TestConnectionRefusedIsTransport(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	c, err := NewClient(t.Context(), testConfig(url, 1), nil)
+	c, err := NewClient(t.Context(), testConfig(url, 1), ClientOptions{})
 	require.NoError(t, err)
 	_, err = c.Converse(t.Context(), "m", simpleRequest)
 	require.ErrorIs(t, err, ErrTransport)

@@ -26,7 +26,8 @@ const (
 )
 
 // ErrTransport marks failures to reach Bedrock or to read its answer (connection errors,
-// cut or malformed frames), as opposed to errors Bedrock answered with.
+// credentials that cannot be had, cut or malformed frames), as opposed to errors Bedrock
+// answered with.
 var ErrTransport = errors.New("bedrock transport error")
 
 // StatusCode is the HTTP status Bedrock answers each error code with.

@@ -53,7 +53,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 			return fmt.Errorf("load AWS configuration: %w", err)
 		}
 	}
-	upstream, err := bedrock.NewClient(ctx, awsCfg, nil)
+	upstream, err := bedrock.NewClient(ctx, awsCfg, bedrock.ClientOptions{SigV4Only: cfg.Sim})
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,14 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,10 +205,10 @@ func TestRESTToolConversationOnSim(t *testing.T) {
 // server exactly as production reaches AWS: the standard AWS variables, resolved once by
 // the SDK's configuration chain.
 func TestRESTToolConversationOnSeparateUpstream(t *testing.T) {
-	var hits int
+	var hits atomic.Int32
 	sim := bedrocksim.New(bedrocksim.Options{})
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits++
+		hits.Add(1)
 		assert.True(t, strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential=AKIDENV/"), "signed with the env credentials")
 		sim.ServeHTTP(w, r)
 	}))
@@ -224,7 +225,7 @@ func TestRESTToolConversationOnSeparateUpstream(t *testing.T) {
 	g := start(t, defaultConfig(t))
 	assert.Empty(t, g.Sim)
 	restConversation(t, g)
-	assert.Equal(t, 2, hits)
+	assert.EqualValues(t, 2, hits.Load())
 }
 
 func TestGRPCToolConversation(t *testing.T) {
@@ -362,7 +363,7 @@ func TestRESTCapabilitiesAndErrors(t *testing.T) {
 		{"unsupported provider", "?provider=openai", "NIRMATA-API " + testKey, `{"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_argument", "openai"},
 		{"too many tools", "", "NIRMATA-API " + testKey, `{"messages":[{"role":"user","content":"hi"}],"tools":[` + strings.Join(many, ",") + `]}`, 400, "invalid_argument", "tools"},
 		{"unknown model", "?model=acme.unknown-model-v1", "NIRMATA-API " + testKey, `{"messages":[{"role":"user","content":"hi"}]}`, 404, "not_found", "model"},
-		{"oversize body", "", "NIRMATA-API " + testKey, `{"messages":[{"role":"user","content":"` + strings.Repeat("a", 11<<20) + `"}]}`, 413, "", "too large"},
+		{"oversize body", "", "NIRMATA-API " + testKey, `{"messages":[{"role":"user","content":"` + strings.Repeat("a", 11<<20) + `"}]}`, 413, "resource_exhausted", "too large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -376,16 +377,29 @@ func TestRESTCapabilitiesAndErrors(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(body, &e), string(body))
 			assert.Contains(t, e.Error, tt.msg)
-			if tt.code != "" {
-				assert.Equal(t, tt.code, e.Code)
-			}
+			assert.Equal(t, tt.code, e.Code)
 			assert.Equal(t, resp.Header.Get("X-Request-Id"), e.RequestID)
 		})
 	}
 
-	// Unknown routes answer JSON too.
+	// Unknown routes and methods answer JSON too.
 	resp, body := post(t, base+"/nope", "NIRMATA-API "+testKey, "{}")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
-	assert.True(t, json.Valid(body), string(body))
-	assert.False(t, bytes.Contains(body, []byte(testKey)))
+	assert.Contains(t, string(body), `"code":"not_found"`)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/llm-apps/chat", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	assert.Contains(t, string(body), `"code":"unimplemented"`)
+
+	// Keys and prompt text never reach the log.
+	for _, e := range g.logs.AllUntimed() {
+		line := fmt.Sprint(e.Message, e.ContextMap())
+		assert.NotContains(t, line, testKey)
+		assert.NotContains(t, line, `"hi"`)
+	}
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -143,6 +144,12 @@ func TestGollmNirmataClientConversation(t *testing.T) {
 	for _, e := range repaired {
 		synthesized += e.ContextMap()["synthesized_tool_results"].(int64)
 		orphans += e.ContextMap()["orphan_tool_results"].(int64)
+	}
+	for _, e := range g.logs.AllUntimed() {
+		line := fmt.Sprint(e.Message, e.ContextMap())
+		for _, secret := range []string{testKey, "Require pod labels", "kyverno.io/v1", "require-labels.yaml", "policy assistant"} {
+			assert.NotContains(t, line, secret, "log line %q", line)
+		}
 	}
 	// list_files stays unanswered in the history of both later requests; each repairs it.
 	assert.EqualValues(t, 2, synthesized, "turn 3 left list_files unanswered")

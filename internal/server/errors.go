@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aws/smithy-go"
+	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -131,8 +132,18 @@ func codeName(c codes.Code) string {
 	return b.String()
 }
 
-// grpcError turns any error into the status a gRPC client gets.
-func grpcError(err error) error {
+// answer classifies err for a client and logs the detail of internal failures, which the
+// client never sees.
+func answer(ctx context.Context, log *zap.Logger, err error) errClass {
 	c := classify(err)
+	if c.internal {
+		log.Error("request failed", zap.String("request_id", requestID(ctx)), zap.Error(err))
+	}
+	return c
+}
+
+// grpcError turns any error into the status a gRPC client gets.
+func grpcError(ctx context.Context, log *zap.Logger, err error) error {
+	c := answer(ctx, log, err)
 	return status.Error(c.code, c.message)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -60,7 +61,7 @@ func TestClassify(t *testing.T) {
 			assert.Equal(t, tt.code, c.code)
 			assert.Equal(t, tt.retryAfter, c.retryAfter)
 			assert.Contains(t, c.message, tt.message)
-			assert.Equal(t, tt.code, status.Code(grpcError(tt.err)))
+			assert.Equal(t, tt.code, status.Code(grpcError(t.Context(), zap.NewNop(), tt.err)))
 		})
 	}
 	assert.NotContains(t, classify(errors.New("secret detail")).message, "secret", "internal details stay in the log")

@@ -21,13 +21,14 @@ import (
 type chatServer struct {
 	llmgatewayv1.UnimplementedChatServiceServer
 	svc *Service
+	log *zap.Logger
 }
 
 // Chat implements [llmgatewayv1.ChatServiceServer].
 func (c *chatServer) Chat(ctx context.Context, req *llmgatewayv1.ChatRequest) (*llmgatewayv1.ChatResponse, error) {
 	resp, err := c.svc.Chat(ctx, req)
 	if err != nil {
-		return nil, grpcError(err)
+		return nil, grpcError(ctx, c.log, err)
 	}
 	return resp, nil
 }
@@ -46,7 +47,7 @@ func NewGRPCServer(svc *Service, keys []string, maxMsgBytes int, log *zap.Logger
 		grpc.ChainUnaryInterceptor(i.unary),
 		grpc.ChainStreamInterceptor(i.stream),
 	)
-	llmgatewayv1.RegisterChatServiceServer(s, &chatServer{svc: svc})
+	llmgatewayv1.RegisterChatServiceServer(s, &chatServer{svc: svc, log: log})
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(llmgatewayv1.ChatService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -83,43 +84,73 @@ func (i *interceptors) admit(ctx context.Context, method string) (context.Contex
 	return ctx, status.Error(codes.Unauthenticated, errUnauthenticated.Error())
 }
 
-func (i *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+func (i *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	start := time.Now()
-	ctx, err := i.admit(ctx, info.FullMethod)
-	var resp any
+	ctx, err = i.admit(ctx, info.FullMethod)
+	defer func() {
+		if p := recover(); p != nil {
+			err = i.recovered(ctx, p)
+		}
+		i.logCall(ctx, info.FullMethod, req, start, err)
+	}()
 	if err == nil {
 		resp, err = handler(ctx, req)
 	}
-	i.logCall(ctx, info.FullMethod, start, err)
 	return resp, err
 }
 
-func (i *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+func (i *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	start := time.Now()
 	ctx, err := i.admit(ss.Context(), info.FullMethod)
+	wrapped := &serverStream{ServerStream: ss, ctx: ctx}
+	defer func() {
+		if p := recover(); p != nil {
+			err = i.recovered(ctx, p)
+		}
+		i.logCall(ctx, info.FullMethod, wrapped.req, start, err)
+	}()
 	if err == nil {
-		err = handler(srv, &serverStream{ServerStream: ss, ctx: ctx})
+		err = handler(srv, wrapped)
 	}
-	i.logCall(ctx, info.FullMethod, start, err)
 	return err
 }
 
-func (i *interceptors) logCall(ctx context.Context, method string, start time.Time, err error) {
+// recovered turns a handler panic into Internal, keeping the detail in the log only.
+func (i *interceptors) recovered(ctx context.Context, p any) error {
+	i.log.Error("panic serving request", zap.String("request_id", requestID(ctx)), zap.Any("panic", p), zap.StackSkip("stack", 2))
+	return status.Error(codes.Internal, "internal error")
+}
+
+func (i *interceptors) logCall(ctx context.Context, method string, req any, start time.Time, err error) {
 	if !strings.HasPrefix(method, "/"+llmgatewayv1.ChatService_ServiceDesc.ServiceName+"/") {
 		return // health probes and reflection would drown the log
 	}
+	chat, _ := req.(*llmgatewayv1.ChatRequest)
 	i.log.Info("grpc",
 		zap.String("request_id", requestID(ctx)),
 		zap.String("method", method),
+		zap.String("model", chat.GetModel()),
+		zap.String("client_type", chat.GetClientType()),
 		zap.String("code", status.Code(err).String()),
 		zap.Duration("latency", time.Since(start)))
 }
 
-// serverStream carries the request id in the stream's context.
+// serverStream carries the request id in the stream's context, and keeps the request for
+// the call log.
 type serverStream struct {
 	grpc.ServerStream
 	ctx context.Context
+	req any
 }
 
 // Context implements [grpc.ServerStream].
 func (s *serverStream) Context() context.Context { return s.ctx }
+
+// RecvMsg implements [grpc.ServerStream].
+func (s *serverStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if err == nil && s.req == nil {
+		s.req = m
+	}
+	return err
+}

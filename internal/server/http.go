@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -14,6 +18,7 @@ import (
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
+	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // HTTPOptions configures the REST handler.
@@ -36,14 +41,14 @@ func NewHTTPHandler(ctx context.Context, svc *Service, opts HTTPOptions, log *za
 			h.writeError(w, r, err)
 		}),
 		runtime.WithRoutingErrorHandler(func(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, code int) {
-			msg := "no route for " + r.Method + " " + r.URL.Path
 			if code == http.StatusMethodNotAllowed {
-				msg = "method " + r.Method + " is not allowed on " + r.URL.Path
+				h.writeJSONError(w, r, code, codes.Unimplemented, "method "+r.Method+" is not allowed on "+r.URL.Path)
+				return
 			}
-			h.writeJSONError(w, r, code, codes.NotFound, msg)
+			h.writeJSONError(w, r, code, codes.NotFound, "no route for "+r.Method+" "+r.URL.Path)
 		}),
 	)
-	if err := llmgatewayv1.RegisterChatServiceHandlerServer(ctx, mux, &chatServer{svc: svc}); err != nil {
+	if err := llmgatewayv1.RegisterChatServiceHandlerServer(ctx, mux, &chatServer{svc: svc, log: log}); err != nil {
 		return nil, err
 	}
 	// One route answers unary or streamed depending on a body field, which a generated
@@ -87,6 +92,17 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		r = r.WithContext(withRequestID(r.Context(), id))
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				h.log.Error("panic serving request", zap.String("request_id", id), zap.Any("panic", p), zap.StackSkip("stack", 1))
+				if !rec.wrote {
+					h.writeJSONError(rec, r, http.StatusInternalServerError, codes.Internal, "internal error")
+				}
+			}
+		}()
 		if h.keys.enabled() && !openPath(r.URL.Path) && !h.keys.allows(r.Header.Get("Authorization")) {
 			h.writeError(rec, r, errUnauthenticated)
 		} else {
@@ -107,12 +123,8 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 
 // chat serves POST /llm-apps/chat.
 func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	body, err := readBody(w, r, h.opts.MaxBodyBytes)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			err = errBodyTooLarge
-		}
 		h.writeError(w, r, err)
 		return
 	}
@@ -121,14 +133,10 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 		h.writeError(w, r, err)
 		return
 	}
-	q := r.URL.Query()
-	if req.Model == "" {
-		req.Model = q.Get("model")
+	if err := applyQuery(req, r.URL.Query()); err != nil {
+		h.writeError(w, r, err)
+		return
 	}
-	req.Provider = q.Get("provider")
-	req.ClientType = q.Get("client_type")
-	req.Chunked = req.Chunked || q.Get("chunked") == "true"
-	req.Stream = req.Stream || q.Get("stream") == "true"
 	if req.Stream || req.Chunked {
 		h.writeError(w, r, status.Error(codes.Unimplemented, "streaming is not implemented yet"))
 		return
@@ -140,6 +148,48 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(jsonapi.AppendChatResponse(nil, resp))
+}
+
+// readBody reads a request body of at most limit bytes, sized from Content-Length.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, errBodyTooLarge
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, max(r.ContentLength, 512)+1))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, errBodyTooLarge
+		}
+		return nil, fmt.Errorf("%w: reading the body failed: %v", jsonapi.ErrInvalidJSON, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// applyQuery folds the query parameters of POST /llm-apps/chat into the request: model
+// (when the body names none), provider, client_type, stream and chunked.
+func applyQuery(req *llmgatewayv1.ChatRequest, q url.Values) error {
+	if req.Model == "" {
+		req.Model = q.Get("model")
+	}
+	req.Provider = q.Get("provider")
+	req.ClientType = q.Get("client_type")
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"stream", &req.Stream}, {"chunked", &req.Chunked}} {
+		v := q.Get(f.name)
+		if v == "" {
+			continue
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%w: query parameter %s=%q: want true or false", translate.ErrInvalidRequest, f.name, v)
+		}
+		*f.dst = *f.dst || b
+	}
+	return nil
 }
 
 func (h *restHandler) healthz(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
@@ -159,10 +209,7 @@ func (h *restHandler) readyz(w http.ResponseWriter, _ *http.Request, _ map[strin
 
 // writeError answers with the JSON error body of PROTOCOL.md section 5.
 func (h *restHandler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	c := classify(err)
-	if c.internal {
-		h.log.Error("request failed", zap.String("request_id", requestID(r.Context())), zap.Error(err))
-	}
+	c := answer(r.Context(), h.log, err)
 	if c.retryAfter {
 		w.Header().Set("Retry-After", "1")
 	}
@@ -180,11 +227,19 @@ func (h *restHandler) writeJSONError(w http.ResponseWriter, r *http.Request, htt
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	wrote  bool
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
 	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
 }
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -115,9 +115,6 @@ func (s *Service) Chat(ctx context.Context, req *llmgatewayv1.ChatRequest) (*llm
 	if err != nil {
 		return nil, err
 	}
-	if resp.Metadata == nil {
-		resp.Metadata = &llmgatewayv1.ResponseMetadata{}
-	}
 	resp.Metadata.Model = p.model.ID
 	resp.Metadata.LatencyMs = int32(time.Since(start).Milliseconds())
 	resp.Metadata.RequestId = requestID(ctx)
@@ -144,9 +141,13 @@ func (s *Service) Capabilities(model string) *llmgatewayv1.Capabilities {
 		}
 		choices = append(choices, "none")
 	}
+	toolTypes := []string{}
+	if m.Tools {
+		toolTypes = append(toolTypes, "function")
+	}
 	out := &llmgatewayv1.Capabilities{
 		ToolsSupported:   m.Tools,
-		ToolTypes:        []string{"function"},
+		ToolTypes:        toolTypes,
 		StreamingTools:   m.Tools && m.StreamingTools,
 		MaxTools:         int32(s.opts.MaxTools),
 		StreamingFormats: []string{"jsonl", "chunked"},

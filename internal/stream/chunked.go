@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -55,7 +56,7 @@ type Chunker struct {
 	ended   bool
 }
 
-// pendingCall is a tool call whose ToolStart line is not written yet.
+// pendingCall gathers one tool call until its ToolStart line is written.
 type pendingCall struct {
 	index    int32
 	id, name string
@@ -100,7 +101,7 @@ func (c *Chunker) Append(dst []byte, ev *llmgatewayv1.ChatStreamEvent) []byte {
 			}
 		}
 	case TypeDone:
-		slices.SortStableFunc(c.calls, func(a, b pendingCall) int { return int(a.index) - int(b.index) })
+		slices.SortStableFunc(c.calls, func(a, b pendingCall) int { return cmp.Compare(a.index, b.index) })
 		for i := range c.calls {
 			dst = c.toolStart(dst, &c.calls[i])
 		}

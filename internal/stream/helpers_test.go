@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -279,8 +278,4 @@ func evMessageStop(reason string) bedrock.StreamEvent {
 func evMetadata(in, out int32) bedrock.StreamEvent {
 	return bedrock.StreamEvent{Type: bedrock.EventMetadata, Metadata: &bedrock.MetadataEvent{
 		Usage: &bedrock.TokenUsage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}}}
-}
-
-func evString(evs []*llmgatewayv1.ChatStreamEvent) string {
-	return fmt.Sprintf("%s", renderJSONL(evs))
 }

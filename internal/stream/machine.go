@@ -93,8 +93,8 @@ func (m *Machine) Step(src Events, out []*llmgatewayv1.ChatStreamEvent) ([]*llmg
 	return out, nil
 }
 
-// Feed consumes one Bedrock event and appends the client events it produces to out.
-// Events after done are ignored. It returns an error wrapping translate.ErrUpstream for a
+// Feed consumes one Bedrock event and appends the client events it produces to out. It
+// goes by ev.Type, as bedrock.EventStream sets it; events after done are ignored. It returns an error wrapping translate.ErrUpstream for a
 // malformed_* stop reason or for events that break Bedrock's protocol; after an error,
 // every call returns the same error.
 func (m *Machine) Feed(ev bedrock.StreamEvent, out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.ChatStreamEvent, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
@@ -234,5 +235,15 @@ func TestToolEventProto(t *testing.T) {
 		Function: &llmgatewayv1.FunctionCall{Arguments: "{}"}}}
 	if diff := cmp.Diff(want, fragmentEvent(1, "{}"), protocmp.Transform(), cmpopts.EquateEmpty()); diff != "" {
 		t.Error(diff)
+	}
+	// They go over gRPC as they are.
+	for _, ev := range []*llmgatewayv1.ChatStreamEvent{headerEvent(0, "id", "n"), fragmentEvent(3, `{"a":1}`)} {
+		wire, err := proto.Marshal(ev)
+		require.NoError(t, err)
+		var back llmgatewayv1.ChatStreamEvent
+		require.NoError(t, proto.Unmarshal(wire, &back))
+		if diff := cmp.Diff(ev, &back, protocmp.Transform()); diff != "" {
+			t.Error(diff)
+		}
 	}
 }
