@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io"
 	"strings"
 	"time"
 
@@ -31,6 +32,35 @@ func (c *chatServer) Chat(ctx context.Context, req *llmgatewayv1.ChatRequest) (*
 		return nil, grpcError(ctx, c.log, err)
 	}
 	return resp, nil
+}
+
+// ChatStream implements [llmgatewayv1.ChatServiceServer]. A failure before the first event
+// is the call's status; after it, an error event is sent last and the call ends with the
+// same status.
+func (c *chatServer) ChatStream(req *llmgatewayv1.ChatRequest, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent]) error {
+	ctx := ss.Context()
+	st, err := c.svc.OpenStream(ctx, req, false)
+	if err != nil {
+		return grpcError(ctx, c.log, err)
+	}
+	defer st.Close()
+	var events []*llmgatewayv1.ChatStreamEvent
+	for {
+		events, err = st.Next(events[:0])
+		for _, ev := range events {
+			if serr := ss.Send(ev); serr != nil {
+				return serr // the client is gone; its context cancels the upstream call
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			cl := answer(ctx, c.log, err)
+			_ = ss.Send(errorEvent(cl))
+			return status.Error(cl.code, cl.message)
+		}
+	}
 }
 
 // GetCapabilities implements [llmgatewayv1.ChatServiceServer].

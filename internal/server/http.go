@@ -14,10 +14,10 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
+	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -138,7 +138,7 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 		return
 	}
 	if req.Stream || req.Chunked {
-		h.writeError(w, r, status.Error(codes.Unimplemented, "streaming is not implemented yet"))
+		h.stream(w, r, req)
 		return
 	}
 	resp, err := h.svc.Chat(r.Context(), req)
@@ -190,6 +190,58 @@ func applyQuery(req *llmgatewayv1.ChatRequest, q url.Values) error {
 		*f.dst = *f.dst || b
 	}
 	return nil
+}
+
+// stream answers with the JSONL delta stream (PROTOCOL.md 3.2) or, with chunked, the
+// Nirmata chunked events (3.3): each upstream event's lines are written and flushed as it
+// arrives. The client going away cancels the request context, which cancels the upstream
+// call.
+func (h *restHandler) stream(w http.ResponseWriter, r *http.Request, req *llmgatewayv1.ChatRequest) {
+	ctx := r.Context()
+	st, err := h.svc.OpenStream(ctx, req, req.Chunked)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	defer st.Close()
+
+	encode := func(dst []byte, ev *llmgatewayv1.ChatStreamEvent) []byte { return jsonapi.AppendStreamEvent(dst, ev) }
+	if req.Chunked {
+		encode = stream.NewChunker(requestID(ctx)).Append
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/x-ndjson")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("X-Accel-Buffering", "no") // nginx and friends: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	flusher := http.NewResponseController(w)
+	_ = flusher.Flush()
+
+	var (
+		events []*llmgatewayv1.ChatStreamEvent
+		buf    []byte
+	)
+	for {
+		events, err = st.Next(events[:0])
+		buf = buf[:0]
+		for _, ev := range events {
+			buf = encode(buf, ev)
+		}
+		if err != nil && err != io.EOF {
+			buf = encode(buf, errorEvent(answer(ctx, h.log, err)))
+		}
+		if len(buf) > 0 {
+			if _, werr := w.Write(buf); werr != nil {
+				return // the client is gone
+			}
+			if ferr := flusher.Flush(); ferr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (h *restHandler) healthz(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
