@@ -7,9 +7,11 @@ import "encoding/json"
 // bedrockruntime types are the reference for names and shapes:
 // https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html
 //
-// Values the gateway only carries through (tool inputs, JSON schemas, JSON tool results,
-// additional model fields) are json.RawMessage, so numbers keep every digit: they are never
-// decoded into float64.
+// Values the gateway only carries through (tool inputs, JSON tool results, tool schemas,
+// additional model fields) are json.RawMessage: this package never decodes them, and
+// MarshalRequest only compacts them (no HTML escaping), so the client's digits and key
+// order reach Bedrock. (A schema a gRPC client sent only as a google.protobuf.Struct was
+// float64 before it arrived; parameters_json avoids that.)
 
 // ConverseRequest is the body of POST /model/{modelId}/converse and /converse-stream.
 // The model id travels in the path, not in the body.

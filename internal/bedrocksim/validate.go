@@ -339,7 +339,8 @@ func checkImage(ptr string, img *bedrock.ImageBlock) error {
 	return nil
 }
 
-// checkMessages enforces the conversation rules A1–A4, A7 and A13–A19.
+// checkMessages enforces the conversation rules A1–A4, A7 and A13–A19 (A15 also for a
+// trailing assistant turn with toolUse blocks).
 func checkMessages(m capabilities.Model, req *bedrock.ConverseRequest) error {
 	msgs := req.Messages
 	if len(msgs) == 0 || msgs[0].Role != bedrock.RoleUser {
@@ -406,6 +407,9 @@ func checkMessages(m capabilities.Model, req *bedrock.ConverseRequest) error {
 			return err
 		}
 	}
+	if err := checkTrailingToolUse(msgs); err != nil {
+		return err
+	}
 	if m.NoPrefill && msgs[len(msgs)-1].Role == bedrock.RoleAssistant {
 		return validation("This model does not support assistant message prefill. The conversation must end with a user message.")
 	}
@@ -453,6 +457,27 @@ func checkPairing(msgs []bedrock.Message, i int) error {
 		return validation(fmt.Sprintf("Expected toolResult blocks at messages.%d.content for the following Ids: %s", i, strings.Join(missing, ", ")))
 	}
 	return nil
+}
+
+// checkTrailingToolUse extends A15 to a conversation that ends with the assistant's
+// toolUse blocks: the user turn of results that must follow is missing, so the ids are
+// reported at the index that turn would have. It is checked before A7, on every model:
+// tool pairing is Converse's own rule, prefill the model's.
+func checkTrailingToolUse(msgs []bedrock.Message) error {
+	last := len(msgs) - 1
+	if msgs[last].Role != bedrock.RoleAssistant {
+		return nil
+	}
+	var ids []string
+	for _, b := range msgs[last].Content {
+		if b.ToolUse != nil {
+			ids = append(ids, b.ToolUse.ToolUseID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return validation(fmt.Sprintf("Expected toolResult blocks at messages.%d.content for the following Ids: %s", last+1, strings.Join(ids, ", ")))
 }
 
 func isObject(raw json.RawMessage) bool {

@@ -154,6 +154,13 @@ func TestValidateJSON(t *testing.T) {
 		// A15
 		{"A15 missing results", sonnet4, reqWith(weatherTC, hi, callAB, user(`{"text":"go on"}`)), "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_a, tooluse_b"},
 		{"A15 one of two", sonnet4, reqWith(weatherTC, hi, callAB, user(resultA)), "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_b"},
+		{"A15 trailing toolUse", sonnet4, reqWith(weatherTC, hi, callA), "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_a"},
+		{"A15 trailing text and toolUse after a round", sonnet4, reqWith(weatherTC, hi, callA, user(resultA),
+			`{"role":"assistant","content":[{"text":"Two more."},{"toolUse":{"toolUseId":"tooluse_c","name":"get_weather","input":{}}},{"toolUse":{"toolUseId":"tooluse_d","name":"get_weather","input":{}}}]}`),
+			"Expected toolResult blocks at messages.4.content for the following Ids: tooluse_c, tooluse_d"},
+		{"A15 trailing text only is prefill", sonnet4, reqWith(weatherTC, hi, callA, user(resultA), hello), ""},
+		{"A15 trailing toolUse before A7", opus46, reqWith(weatherTC, hi, callAB), "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_a, tooluse_b"},
+		{"A15 trailing toolUse on Nova", nova, reqWith(weatherTC, hi, callA), "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_a"},
 		// A16
 		{"A16 too many results", sonnet4, reqWith(weatherTC, hi, callA, user(resultA, resultB)), "The number of toolResult blocks at messages.2.content exceeds the number of toolUse blocks of previous turn."},
 		{"A16 unknown id", sonnet4, reqWith(weatherTC, hi, callA, user(resultB)), "The number of toolResult blocks at messages.2.content exceeds the number of toolUse blocks of previous turn."},

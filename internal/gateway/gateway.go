@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
@@ -111,7 +112,13 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return grpcServer.Serve(grpcLis) })
+	g.Go(func() error {
+		// ErrServerStopped: the shutdown below won the race with Serve; a normal stop.
+		if err := grpcServer.Serve(grpcLis); !errors.Is(err, grpc.ErrServerStopped) {
+			return err
+		}
+		return nil
+	})
 	g.Go(func() error {
 		if err := httpServer.Serve(httpLis); !errors.Is(err, http.ErrServerClosed) {
 			return err

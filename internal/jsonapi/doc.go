@@ -18,8 +18,8 @@
 //     array (a null message, tool, part or stop string) is an error: it has no meaning.
 //   - Only JSON types are checked here; values (roles, part types, tool names, whether
 //     arguments text is JSON, max_tokens > 0, max_tools) are the translator's to check.
-//     Decoding stays faithful: an empty stop string is kept, a missing parameters stays
-//     nil ("an object with no properties" is applied by the translator).
+//     Decoding stays faithful: an empty stop string is kept, a missing parameters leaves
+//     parameters_json empty ("an object with no properties" is applied by the translator).
 //   - max_tokens must be a whole number within int32; 1024.0 and 1e3 are accepted (JSON
 //     does not tell them apart from 1024), 1.5 and "1024" are not. temperature and top_p
 //     are any JSON number within float64 range; stream must be a boolean (not "true").
@@ -28,21 +28,30 @@
 //   - tool_calls[].function.arguments may be a string (kept verbatim) or a JSON object,
 //     whose text is kept exactly as written (whitespace and number spelling included),
 //     so 12345678901234567890 is not rounded. Any other type is an error.
+//   - A tool's parameters (either form) must be a JSON object. Its text goes to the
+//     proto's parameters_json, with the whitespace between tokens removed and otherwise as
+//     written: key order, string escapes and number spelling (12345678901234567890, 0.1,
+//     1e999) reach the translator, and Bedrock, unchanged. The Struct field parameters is
+//     left nil: structpb would sort the keys and round every number through float64, and
+//     building it was the costliest part of decoding. Whether the object is a usable
+//     schema (its root "type") is the translator's to check.
 //   - A tool's keys each go to their own proto field, so the wrapped form fills
-//     type/function and the flat form name/description/parameters; the translator
+//     type/function and the flat form name/description/parameters_json; the translator
 //     prefers function when both are present.
 //   - image_url may be an object {url, detail} or a bare URL string.
 //   - Strings are unescaped per RFC 8259; invalid UTF-8 and unpaired surrogates become
 //     U+FFFD (as in encoding/json), so every proto string is valid UTF-8 and marshals.
 //   - Nesting deeper than 1000 levels is refused (a body of 10 MiB of '[' would otherwise
-//     overflow the stack). Numbers beyond float64 in parameters or tool_choice are refused
-//     (protojson could not write them back).
+//     overflow the stack). Numbers beyond float64 in tool_choice are refused: it becomes a
+//     structpb.Value, whose numbers are float64 (protojson could not write ±Inf back).
+//     In parameters and arguments objects numbers are text and kept as written.
 //   - When a body is both malformed and misshapen, the syntax error wins: "body is not
 //     valid JSON: … at byte N" (byte offsets count from 0).
 //
 // # Encoding (Append*)
 //
-// The encoders append to a caller's buffer and allocate nothing else. Key order is fixed
+// The encoders append to a caller's buffer and allocate nothing else. AppendString, their
+// string escaper, is exported so the translator writes JSON strings the same way. Key order is fixed
 // (the order of the contract's examples), so output is byte-stable. Strings are escaped
 // for JSON only: <, > and & stay literal and non-ASCII stays raw UTF-8; control characters
 // are escaped, and so are U+2028 and U+2029 (valid in JSON, but line terminators in

@@ -527,6 +527,41 @@ func (p *parser) rawValue() (string, error) {
 	return string(raw), nil
 }
 
+// compactText returns raw, one complete JSON value already checked by skipValue, as a
+// string without the whitespace between its tokens; strings are copied as written,
+// escapes included. Invalid UTF-8 is replaced as in rawValue, so the text can live in a
+// proto string. The result does not alias the body.
+func (p *parser) compactText(raw []byte) string {
+	if !utf8.Valid(raw) {
+		raw = toValidUTF8(raw)
+	}
+	p.buf = appendCompact(p.buf[:0], raw)
+	return string(p.buf)
+}
+
+// appendCompact appends raw, valid JSON, to dst without the whitespace outside strings.
+func appendCompact(dst, raw []byte) []byte {
+	inString := false
+	start := 0
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++ // the escaped byte cannot end the string
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case isSpace(c):
+			dst = append(dst, raw[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, raw[start:]...)
+}
+
 // toValidUTF8 replaces each byte that is not part of valid UTF-8 by U+FFFD, byte by byte
 // like encoding/json (strings.ToValidUTF8 would collapse runs into one).
 func toValidUTF8(b []byte) []byte {

@@ -238,15 +238,25 @@ func (p *parser) toolChoice() (*structpb.Value, error) {
 	}
 }
 
-// objectValue reads a JSON object as a Struct (tool parameters); null reads as nil.
-func (p *parser) objectValue() (*structpb.Struct, error) {
+// parametersJSON reads a tool's parameters (a JSON Schema), which must be an object, and
+// returns its text for the proto's parameters_json: compacted (whitespace between tokens
+// removed) but otherwise exactly as written, so key order, string escapes and number
+// spelling (12345678901234567890, 0.1) reach Bedrock unchanged (the translator only adds
+// a missing root "type"). It is never decoded into a structpb.Struct, which would sort the
+// keys and round the numbers through float64.
+// null reads as absent ("").
+func (p *parser) parametersJSON() (string, error) {
 	switch k := p.peek(); k {
 	case kindObject:
-		return p.readStruct()
+		start := p.pos
+		if err := p.skipValue(); err != nil {
+			return "", err
+		}
+		return p.compactText(p.data[start:p.pos]), nil
 	case kindNull:
-		return nil, p.literal("null")
+		return "", p.literal("null")
 	default:
-		return nil, p.wantErr("an object", k)
+		return "", p.wantErr("an object", k)
 	}
 }
 
@@ -493,8 +503,9 @@ func (p *parser) tools() ([]*llmgatewayv1.Tool, error) {
 }
 
 // tool reads both the wrapped form {"type":"function","function":{…}} and the flat form
-// {"name","description","parameters"}: every key goes to its own proto field, and the
-// translator prefers function when both are set.
+// {"name","description","parameters"}: every key goes to its own proto field (parameters
+// to parameters_json, see parametersJSON), and the translator prefers function when both
+// are set.
 func (p *parser) tool() (*llmgatewayv1.Tool, error) {
 	t := &llmgatewayv1.Tool{}
 	err := p.object(func(key []byte) (err error) {
@@ -512,7 +523,7 @@ func (p *parser) tool() (*llmgatewayv1.Tool, error) {
 			t.Description, err = p.readStringValue()
 			return inField(err, "description")
 		case "parameters":
-			t.Parameters, err = p.objectValue()
+			t.ParametersJson, err = p.parametersJSON()
 			return inField(err, "parameters")
 		default:
 			return p.skipValue()
@@ -532,7 +543,7 @@ func (p *parser) functionDefinition() (*llmgatewayv1.FunctionDefinition, error) 
 			fd.Description, err = p.readStringValue()
 			return inField(err, "description")
 		case "parameters":
-			fd.Parameters, err = p.objectValue()
+			fd.ParametersJson, err = p.parametersJSON()
 			return inField(err, "parameters")
 		default:
 			return p.skipValue()

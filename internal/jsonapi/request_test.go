@@ -1,6 +1,8 @@
 package jsonapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -13,13 +15,6 @@ import (
 
 	v1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 )
-
-func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
-	t.Helper()
-	s, err := structpb.NewStruct(m)
-	require.NoError(t, err)
-	return s
-}
 
 func mustValue(t *testing.T, v any) *structpb.Value {
 	t.Helper()
@@ -50,11 +45,7 @@ const protocolExample = `{
 
 func TestDecodeChatRequest(t *testing.T) {
 	t.Parallel()
-	schema := mustStruct(t, map[string]any{
-		"type":       "object",
-		"properties": map[string]any{"filename": map[string]any{"type": "string"}},
-		"required":   []any{"filename"},
-	})
+	schema := `{"type":"object","properties":{"filename":{"type":"string"}},"required":["filename"]}`
 	user := func(s string) *v1.Message { return &v1.Message{Role: "user", Content: s} }
 
 	tests := []struct {
@@ -77,7 +68,7 @@ func TestDecodeChatRequest(t *testing.T) {
 					{Role: "tool", ToolCallId: "call_1", Content: `{"saved":true}`},
 				},
 				Tools: []*v1.Tool{{Type: "function", Function: &v1.FunctionDefinition{
-					Name: "save_policy", Description: "Save a policy", Parameters: schema,
+					Name: "save_policy", Description: "Save a policy", ParametersJson: schema,
 				}}},
 				ToolChoice:  structpb.NewStringValue("auto"),
 				MaxTokens:   proto.Int32(1024),
@@ -118,7 +109,7 @@ func TestDecodeChatRequest(t *testing.T) {
 			body: `{"tools":[{"name":"get_weather","description":"Weather","parameters":{"type":"object","properties":{}}}]}`,
 			want: &v1.ChatRequest{Tools: []*v1.Tool{{
 				Name: "get_weather", Description: "Weather",
-				Parameters: mustStruct(t, map[string]any{"type": "object", "properties": map[string]any{}}),
+				ParametersJson: `{"type":"object","properties":{}}`,
 			}}},
 		},
 		{
@@ -214,9 +205,8 @@ func TestDecodeChatRequest(t *testing.T) {
 						Function: &v1.FunctionCall{Name: "f", Arguments: "{}"}}}},
 				},
 				Tools: []*v1.Tool{
-					{Type: "function", Function: &v1.FunctionDefinition{Name: "f",
-						Parameters: mustStruct(t, map[string]any{"type": "object"})}},
-					{Name: "g", Parameters: mustStruct(t, map[string]any{"type": "object"})},
+					{Type: "function", Function: &v1.FunctionDefinition{Name: "f", ParametersJson: `{"type":"object"}`}},
+					{Name: "g", ParametersJson: `{"type":"object"}`},
 				},
 			},
 		},
@@ -241,10 +231,34 @@ func TestDecodeChatRequest(t *testing.T) {
 		{
 			name: "parameters of every JSON type",
 			body: `{"tools":[{"name":"t","parameters":{"s":"x","n":-1.5e2,"b":true,"f":false,"z":null,"l":[1,"a",[],{}],"o":{"k":{}}}}]}`,
-			want: &v1.ChatRequest{Tools: []*v1.Tool{{Name: "t", Parameters: mustStruct(t, map[string]any{
-				"s": "x", "n": -150.0, "b": true, "f": false, "z": nil,
-				"l": []any{1.0, "a", []any{}, map[string]any{}}, "o": map[string]any{"k": map[string]any{}},
-			})}}},
+			want: &v1.ChatRequest{Tools: []*v1.Tool{{Name: "t",
+				ParametersJson: `{"s":"x","n":-1.5e2,"b":true,"f":false,"z":null,"l":[1,"a",[],{}],"o":{"k":{}}}`}}},
+		},
+		{
+			// The reason parameters_json exists: structpb would sort the keys and round
+			// 12345678901234567890 to 12345678901234567000.
+			name: "parameters keep key order, numbers and escapes, whitespace removed",
+			body: "{\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\": {\n  \"properties\" : {\"zeta\": {\"type\": \"integer\", \"maximum\": 12345678901234567890},\n\t\"alpha\": {\"type\": \"number\", \"multipleOf\": 0.1, \"minimum\": 1E+2, \"default\": -0.0}},\r\n  \"required\": [ \"zeta\" ], \"description\": \"a  b\\n<&> \\u00e9 \\\" \\\\\", \"type\": \"object\" }}}]}",
+			want: &v1.ChatRequest{Tools: []*v1.Tool{{Type: "function", Function: &v1.FunctionDefinition{Name: "f",
+				ParametersJson: `{"properties":{"zeta":{"type":"integer","maximum":12345678901234567890},"alpha":{"type":"number","multipleOf":0.1,"minimum":1E+2,"default":-0.0}},"required":["zeta"],"description":"a  b\n<&> \u00e9 \" \\","type":"object"}`}}}},
+		},
+		{
+			name: "parameters numbers beyond float64 are text",
+			body: `{"tools":[{"function":{"parameters":{"properties":{"x":{"maximum":1e999}}}}},{"parameters":{"enum":[1,-1e400]}}]}`,
+			want: &v1.ChatRequest{Tools: []*v1.Tool{
+				{Function: &v1.FunctionDefinition{ParametersJson: `{"properties":{"x":{"maximum":1e999}}}`}},
+				{ParametersJson: `{"enum":[1,-1e400]}`},
+			}},
+		},
+		{
+			name: "parameters invalid UTF-8 becomes U+FFFD",
+			body: "{\"tools\":[{\"parameters\":{\"description\": \"a\xffb\"}}]}",
+			want: &v1.ChatRequest{Tools: []*v1.Tool{{ParametersJson: "{\"description\":\"a\uFFFDb\"}"}}},
+		},
+		{
+			name: "parameters repeated keep the last",
+			body: `{"tools":[{"name":"a","parameters":{"type":"object"},"parameters":{ }},{"name":"b","parameters":{"type":"object"},"parameters":null}]}`,
+			want: &v1.ChatRequest{Tools: []*v1.Tool{{Name: "a", ParametersJson: `{}`}, {Name: "b"}}},
 		},
 	}
 	for _, tt := range tests {
@@ -337,10 +351,12 @@ func TestDecodeChatRequestErrors(t *testing.T) {
 		{"flat parameters", `{"tools":[{"name":"a"},{"name":"b","parameters":true}]}`, "tools[1].parameters: want an object, got boolean"},
 		{"flat name", `{"tools":[{"name":1}]}`, "tools[0].name: want a string, got number"},
 		{"flat description", `{"tools":[{"description":[]}]}`, "tools[0].description: want a string, got array"},
-		{"parameters number out of range", `{"tools":[{"function":{"parameters":{"properties":{"x":{"maximum":1e999}}}}}]}`,
-			"tools[0].function.parameters.properties.x.maximum: number 1e999 is out of range"},
-		{"parameters number out of range in list", `{"tools":[{"parameters":{"enum":[1,-1e400]}}]}`,
-			"tools[0].parameters.enum[1]: number -1e400 is out of range"},
+		{"parameters number", `{"tools":[{"parameters":1}]}`, "tools[0].parameters: want an object, got number"},
+		{"parameters syntax", `{"tools":[{"parameters":{"type":"object","properties":{"a":}}}]}`,
+			"body is not valid JSON: invalid character '}' looking for beginning of value at byte 59"},
+		{"parameters too deep", `{"tools":[{"parameters":` + strings.Repeat(`{"a":`, 1000) + `1` + strings.Repeat("}", 1000) + `}]}`,
+			"body nests deeper than 1000 levels at byte 5009"},
+		{"tool_choice number out of range", `{"tool_choice":{"type":"function","x":[1e999]}}`, "tool_choice.x[0]: number 1e999 is out of range"},
 		{"tool_choice number", `{"tool_choice":1}`, "tool_choice: want a string or an object, got number"},
 		{"tool_choice array", `{"tool_choice":["auto"]}`, "tool_choice: want a string or an object, got array"},
 		{"tool_choice bool", `{"tool_choice":true}`, "tool_choice: want a string or an object, got boolean"},
@@ -419,6 +435,7 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		`{"model":"\ud83d\ude00\ud800","max_tokens":1e3,"temperature":-0.0e-0}`,
 		`{"x":[[[[{"y":null}]]]]}`,
 		`{"stop":["a",1]}`,
+		"{\"tools\":[{\"function\":{\"parameters\": { \"d\" : \"a \\\" } \\\\\" ,\n\t\"n\":[ 12345678901234567890 , 0.1 ] }}},{\"parameters\":null}]}",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -445,5 +462,19 @@ func FuzzDecodeChatRequest(f *testing.F) {
 		// Every string is valid UTF-8, so the request can go over gRPC.
 		_, err = proto.Marshal(req)
 		require.NoError(t, err)
+		// Tool parameters are compact JSON object text, never a Struct.
+		for i, tool := range req.GetTools() {
+			for _, params := range []string{tool.GetParametersJson(), tool.GetFunction().GetParametersJson()} {
+				if params == "" {
+					continue
+				}
+				require.True(t, strings.HasPrefix(params, "{") && jsonValid([]byte(params)), "tools[%d]: %q", i, params)
+				var compact bytes.Buffer
+				require.NoError(t, json.Compact(&compact, []byte(params)))
+				require.Equal(t, compact.String(), params, "tools[%d] not compact", i)
+			}
+			require.Nil(t, tool.GetParameters(), "tools[%d]", i)
+			require.Nil(t, tool.GetFunction().GetParameters(), "tools[%d]", i)
+		}
 	})
 }

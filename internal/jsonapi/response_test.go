@@ -402,11 +402,11 @@ func TestAppendString(t *testing.T) {
 		{"é\u00e9\U0010FFFF", "\"éé\U0010FFFF\""},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, string(appendString(nil, tt.in)), "appendString(%q)", tt.in)
+		require.Equal(t, tt.want, string(AppendString(nil, tt.in)), "AppendString(%q)", tt.in)
 	}
 }
 
-// FuzzAppendString checks appendString against encoding/json: for valid UTF-8 the bytes
+// FuzzAppendString checks AppendString against encoding/json: for valid UTF-8 the bytes
 // are those of an HTML-unescaped json.Encoder (which also escapes U+2028/U+2029), and for
 // any input the output is JSON that reads back as the input with bad bytes replaced.
 func FuzzAppendString(f *testing.F) {
@@ -414,7 +414,7 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := appendString(nil, s)
+		got := AppendString(nil, s)
 		var back string
 		require.NoError(t, json.Unmarshal(got, &back), "%q", got)
 		require.True(t, utf8.Valid(got))
@@ -442,7 +442,7 @@ func TestRoundTripThroughDecoder(t *testing.T) {
 	out := AppendChatResponse(nil, resp)
 	// Re-wrap the response as an assistant message in a new request.
 	body := []byte(`{"messages":[{"role":"assistant","content":` +
-		string(appendString(nil, resp.GetMessage())) + `,"tool_calls":` +
+		string(AppendString(nil, resp.GetMessage())) + `,"tool_calls":` +
 		string(out[bytes.Index(out, []byte(`[`)):bytes.Index(out, []byte(`,"finish_reason"`))]) + `}]}`)
 	req, err := DecodeChatRequest(body)
 	require.NoError(t, err)

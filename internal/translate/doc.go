@@ -5,11 +5,15 @@
 //
 // Request applies BEDROCK.md section C: it turns any history a client may send (system
 // messages mid-way, parallel tool calls split over several assistant or tool messages,
-// unanswered calls, orphan results, empty content, tool names with dots, foreign tool-call
+// unanswered calls (also at the very end of the history), orphan results, empty content, tool names with dots, foreign tool-call
 // ids, a leading assistant turn) into a conversation Bedrock accepts, or refuses it with an
 // error wrapping [ErrInvalidRequest] or [ErrUnsupported] that names the field by its
-// 0-based JSON path. Tool arguments, schemas and JSON results travel as raw JSON, compacted
-// but never decoded, so numbers keep every digit. Marshal the result with
+// 0-based JSON path. Tool arguments, JSON results and tool schemas given as JSON text
+// (parameters_json, which the REST API always fills) travel as raw JSON: validated and
+// compacted, never decoded, so numbers keep every digit and objects their key order. A
+// schema given only as a google.protobuf.Struct (a gRPC client's parameters) has lost both
+// before it arrives (float64 numbers, unordered keys); it is written with sorted keys, so
+// the same Struct always gives the same bytes. Marshal the result with
 // [bedrock.MarshalRequest], not json.Marshal, which HTML-escapes < > & even inside raw JSON.
 //
 // Response, FinishReason and Usage apply section D. The [Names] that Request returns maps

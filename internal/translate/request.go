@@ -62,6 +62,10 @@ const (
 //     count as "" ({}).
 //   - Tool messages may carry image parts; they become image blocks of the toolResult.
 //   - temperature and top_p must lie in [0, 1], Bedrock's range, not OpenAI's [0, 2].
+//   - A history that ends with the assistant's tool calls (no results yet) gets a final
+//     user turn of synthesized error results, counted in Stats.SynthesizedResults, on
+//     every model; a trailing assistant turn with only text is kept (prefill) where the
+//     model allows it and refused where it does not.
 func Request(req *llmgatewayv1.ChatRequest, model capabilities.Model) (*bedrock.ConverseRequest, *Names, error) {
 	t := translator{
 		model:   model,
@@ -379,31 +383,49 @@ func (t *translator) messages() ([]bedrock.Message, error) {
 			continue
 		}
 		var content []bedrock.ContentBlock
-		if u.prev != nil && len(u.prev.calls) > 0 {
-			// Rule 15: the turn after N toolUse blocks holds a result for every one of them,
-			// and rule 19: results come before any other block.
-			content = make([]bedrock.ContentBlock, 0, len(u.prev.calls)+len(u.other))
-			for _, c := range u.prev.calls {
-				r := c.result
-				if r == nil {
-					t.names.Stats.SynthesizedResults++
-					r = &bedrock.ToolResultBlock{
-						ToolUseID: c.bedrockID,
-						Status:    bedrock.StatusError,
-						Content:   []bedrock.ToolResultContentBlock{{Text: ptr(missingResultText)}},
-					}
-				}
-				content = append(content, bedrock.ContentBlock{ToolResult: r})
-			}
+		if u.prev != nil {
+			content = t.results(u.prev, len(u.other))
 		}
 		content = append(content, u.other...)
 		out = append(out, bedrock.Message{Role: bedrock.RoleUser, Content: content})
 	}
-	if last := t.turns[len(t.turns)-1]; last.role == roleAssistant && t.model.NoPrefill {
+	last := t.turns[len(t.turns)-1]
+	switch {
+	case last.role == roleAssistant && len(last.calls) > 0:
+		// The history ends with the assistant's calls and no results yet. Rule 15 wants a
+		// result for each, and Claude refuses a trailing assistant turn when tools are in
+		// use, so the calls get the same error results as unanswered ones, in a user turn
+		// of their own, and the model can call again.
+		out = append(out, bedrock.Message{Role: bedrock.RoleUser, Content: t.results(last, 0)})
+	case last.role == roleAssistant && t.model.NoPrefill:
 		// Rule 7: refuse here rather than let Bedrock refuse it.
 		return nil, invalidf("messages[%d]: model %s does not support assistant prefill; the conversation must end with a user or tool message", last.last, t.model.ID)
 	}
 	return out, nil
+}
+
+// results returns the toolResult blocks of the user turn after assistant turn a, with room
+// for extra more blocks: rule 15, a result for every toolUse of a, in the order of the
+// calls, a synthesized error result where the client sent none; and rule 19, results come
+// before any other block.
+func (t *translator) results(a *turn, extra int) []bedrock.ContentBlock {
+	if len(a.calls) == 0 {
+		return nil
+	}
+	content := make([]bedrock.ContentBlock, 0, len(a.calls)+extra)
+	for _, c := range a.calls {
+		r := c.result
+		if r == nil {
+			t.names.Stats.SynthesizedResults++
+			r = &bedrock.ToolResultBlock{
+				ToolUseID: c.bedrockID,
+				Status:    bedrock.StatusError,
+				Content:   []bedrock.ToolResultContentBlock{{Text: ptr(missingResultText)}},
+			}
+		}
+		content = append(content, bedrock.ContentBlock{ToolResult: r})
+	}
+	return content
 }
 
 // textsOf returns the non-blank texts of a system or assistant message: its parts when it

@@ -18,6 +18,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/jsonapi"
 )
 
 const testModel = "us.anthropic.claude-sonnet-4-20250514-v1:0"
@@ -39,7 +40,10 @@ func TestRequestStats(t *testing.T) {
 		"tool_choice_required_mistral":       {},
 		"temperature_top_p_dropped":          {DroppedTopP: true},
 		"top_p_alone_kept":                   {},
-		"trailing_tool_calls_prefill":        {},
+		"trailing_tool_calls_old_model":        {SynthesizedResults: 1},
+		"trailing_tool_calls_noprefill":      {SynthesizedResults: 2, MappedToolCallIDs: 1},
+		"trailing_text_after_tools_prefill":  {},
+		"tools_parameters_json":              {},
 	}
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -67,6 +71,12 @@ func TestMarshalKeepsBytes(t *testing.T) {
 		`"json":{"stored":12345678901234567890,"note":"日本語 😀 <&>","ratio":1.5}`,
 		`{"text":"Store the record <&> 日本語 😀"}`,
 		`"description":"Store a record <b>&</b>"`,
+		// A schema given as JSON text (parameters_json, as the REST API fills it): the
+		// client's key order, every digit, 0.1 as written, no HTML escaping.
+		`"inputSchema":{"json":{"properties":{"zeta":{"type":"integer","maximum":12345678901234567890},"alpha":{"type":"number","multipleOf":0.1,"description":"<&> 日本語 😀"}},"required":["zeta"],"type":"object"}}`,
+		// The same kind of schema as a Struct has lost order and digits before it arrives;
+		// it is written with sorted keys, deterministically.
+		`"inputSchema":{"json":{"properties":{"id":{"maximum":100000000000000000000,"type":"integer"},"ratio":{"minimum":0.5,"type":"number"}},"type":"object"}}`,
 	} {
 		assert.Contains(t, s, want)
 	}
@@ -79,6 +89,53 @@ func TestMarshalKeepsBytes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(std), `\u003c\u0026\u003e`)
 	assert.Contains(t, string(std), `12345678901234567890`)
+}
+
+// TestRESTSchemaBytes follows a REST body through the whole request path (jsonapi decoding,
+// Request, bedrock.MarshalRequest): each tool's schema reaches Bedrock as the client wrote
+// it, compacted, with "type":"object" inserted first where it was missing.
+func TestRESTSchemaBytes(t *testing.T) {
+	t.Parallel()
+	body := `{
+  "model": "` + testModel + `",
+  "messages": [{"role": "user", "content": "Set the limits."}],
+  "tools": [
+    {"type": "function", "function": {"name": "set_limits", "description": "Set limits <&>",
+      "parameters": {
+        "type": "object",
+        "required": ["zeta"],
+        "properties": {
+          "zeta":  {"type": "integer", "maximum": 12345678901234567890, "minimum": -1.0E+2},
+          "alpha": {"type": "number", "multipleOf": 0.1, "default": 1e-7, "description": "<b>&</b> 日本語 \u00e9 \"q\" \/"},
+          "mid":   {"type": "array", "items": {"type": "string", "enum": ["z", "a"]}}
+        }
+      }}},
+    {"name": "flat_untyped", "parameters": {"properties": {"type": {"type": "string"}}, "required": ["type"]}},
+    {"type": "function", "function": {"name": "no_params"}}
+  ]
+}`
+	req, err := jsonapi.DecodeChatRequest([]byte(body))
+	require.NoError(t, err)
+	out, _, err := Request(req, capabilities.Lookup(req.GetModel()))
+	require.NoError(t, err)
+	raw, err := bedrock.MarshalRequest(out)
+	require.NoError(t, err)
+	require.NoError(t, validateBody(testModel, raw))
+
+	got := string(raw)
+	for _, want := range []string{
+		`"inputSchema":{"json":{"type":"object","required":["zeta"],"properties":{` +
+			`"zeta":{"type":"integer","maximum":12345678901234567890,"minimum":-1.0E+2},` +
+			`"alpha":{"type":"number","multipleOf":0.1,"default":1e-7,"description":"<b>&</b> 日本語 \u00e9 \"q\" \/"},` +
+			`"mid":{"type":"array","items":{"type":"string","enum":["z","a"]}}}}}`,
+		`"inputSchema":{"json":{"type":"object","properties":{"type":{"type":"string"}},"required":["type"]}}`,
+		`"inputSchema":{"json":{"type":"object","properties":{}}}`,
+		`"description":"Set limits <&>"`,
+	} {
+		assert.Contains(t, got, want)
+	}
+	assert.NotContains(t, got, `12345678901234567000`)
+	assert.NotContains(t, got, `\u003c`)
 }
 
 // TestNamesRoundTrip: every Bedrock name and id in the mcp_names request is valid, unique,
@@ -275,6 +332,27 @@ func benchRequest() *llmgatewayv1.ChatRequest {
 
 func BenchmarkRequest(b *testing.B) {
 	req := benchRequest()
+	model := capabilities.Lookup(req.GetModel())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Request(req, model); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRequestParametersJSON is BenchmarkRequest with the schemas as JSON text, as the
+// REST API now hands them over (parameters_json), instead of Structs.
+func BenchmarkRequestParametersJSON(b *testing.B) {
+	req := benchRequest()
+	for _, t := range req.Tools {
+		f := t.GetFunction()
+		raw, err := structSchema(f.GetParameters())
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.ParametersJson, f.Parameters = string(raw), nil
+	}
 	model := capabilities.Lookup(req.GetModel())
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/jsonapi"
 )
 
 // maxNameLen is Bedrock's limit for toolSpec.name and toolUseId (rules 9 and 14).
@@ -180,8 +182,9 @@ func sanitize(s string) string {
 // toolDef is one tool of the request after the wrapped/flat forms are resolved.
 type toolDef struct {
 	name, description string
-	parameters        *structpb.Struct
-	path              string // "tools[2].function" or "tools[2]", for error messages
+	parametersJSON    string           // the schema as JSON text; wins over parameters
+	parameters        *structpb.Struct // the schema as a Struct (gRPC clients)
+	path              string           // "tools[2].function" or "tools[2]", for error messages
 }
 
 // readTools resolves the wrapped ({type, function}) and flat ({name, description,
@@ -196,9 +199,11 @@ func readTools(tools []*llmgatewayv1.Tool) ([]toolDef, error) {
 		if t.GetType() != "" && t.GetType() != "function" {
 			return nil, invalidf("tools[%d].type %q is not supported; the only tool type is \"function\"", i, t.GetType())
 		}
-		d := toolDef{name: t.GetName(), description: t.GetDescription(), parameters: t.GetParameters(), path: "tools[" + strconv.Itoa(i) + "]"}
+		d := toolDef{name: t.GetName(), description: t.GetDescription(), parametersJSON: t.GetParametersJson(),
+			parameters: t.GetParameters(), path: "tools[" + strconv.Itoa(i) + "]"}
 		if f := t.GetFunction(); f != nil {
-			d = toolDef{name: f.GetName(), description: f.GetDescription(), parameters: f.GetParameters(), path: d.path + ".function"}
+			d = toolDef{name: f.GetName(), description: f.GetDescription(), parametersJSON: f.GetParametersJson(),
+				parameters: f.GetParameters(), path: d.path + ".function"}
 		}
 		if d.name == "" {
 			return nil, invalidf("%s.name is empty", d.path)
@@ -214,7 +219,7 @@ func readTools(tools []*llmgatewayv1.Tool) ([]toolDef, error) {
 
 // toolSpec builds the Bedrock tool spec of one tool.
 func toolSpec(d toolDef, bedrockName string) (bedrock.Tool, error) {
-	schema, err := inputSchema(d.parameters)
+	schema, err := inputSchema(d)
 	if err != nil {
 		return bedrock.Tool{}, invalidf("%s.parameters %s", d.path, err.Error())
 	}
@@ -231,11 +236,165 @@ type schemaError string
 
 func (e schemaError) Error() string { return string(e) }
 
-// inputSchema writes a tool's parameters as JSON. protojson's output is deliberately
-// unstable byte-wise, and structpb.AsMap+json.Marshal HTML-escapes, so a small writer of our
-// own gives the same bytes for the same schema (stable request bodies, stable prompt cache,
-// stable goldens). Rule 11: the root type must be "object"; a missing type is set.
-func inputSchema(s *structpb.Struct) (json.RawMessage, error) {
+// inputSchema is the inputSchema.json of a tool: its parameters_json when set, else its
+// parameters Struct, else an object with no properties (PROTOCOL.md 3). Rule 11: the root
+// type must be "object"; a missing type is set.
+func inputSchema(d toolDef) (json.RawMessage, error) {
+	if d.parametersJSON != "" {
+		return jsonSchema(d.parametersJSON)
+	}
+	return structSchema(d.parameters)
+}
+
+// typeObject is the member a schema without a root "type" gets (rule 11).
+const typeObject = `"type":"object"`
+
+// jsonSchema checks a schema given as JSON text (the REST API's parameters, or a gRPC
+// client's parameters_json) and returns it as Bedrock gets it: compacted, and otherwise the
+// client's bytes (key order, escapes, numbers such as 12345678901234567890 or 0.1, no HTML
+// escaping), so the model sees the schema the client wrote and the prompt cache sees the
+// same bytes every time. It is validated, never decoded. A missing root "type" is inserted
+// as the first member, so no other member is rewritten; {} becomes emptyObjectSchema, as
+// an empty Struct does.
+func jsonSchema(s string) (json.RawMessage, error) {
+	if !utf8.ValidString(s) {
+		return nil, schemaError("is not valid UTF-8")
+	}
+	// One allocation: the text, compacted in place, with room to insert the type member.
+	b := make([]byte, len(s), len(s)+len(typeObject)+1)
+	copy(b, s)
+	if !json.Valid(b) {
+		var buf bytes.Buffer
+		err := json.Compact(&buf, b) // for the message: json.Valid gives none
+		return nil, schemaError(fmt.Sprintf("is not valid JSON: %v", err))
+	}
+	b = compactInPlace(b)
+	if b[0] != '{' {
+		return nil, schemaError("must be a JSON object, not " + jsonKind(b[0]))
+	}
+	if len(b) == 2 { // {}
+		return emptyObjectSchema, nil
+	}
+	found := false
+	for i := 1; b[i] != '}'; {
+		keyEnd := stringEnd(b, i)
+		valEnd := valueEnd(b, keyEnd+1)
+		if isJSONString(b[i:keyEnd], "type") {
+			// Every root "type" must say object: which of two duplicates Bedrock reads is
+			// not documented.
+			found = true
+			val := b[keyEnd+1 : valEnd]
+			if val[0] != '"' {
+				return nil, schemaError(`must be a JSON Schema whose root "type" is "object"`)
+			}
+			if !isJSONString(val, "object") {
+				var got string
+				_ = json.Unmarshal(val, &got)
+				return nil, schemaError(fmt.Sprintf(`must be a JSON Schema whose root "type" is "object", not %q`, got))
+			}
+		}
+		i = valEnd
+		if b[i] == ',' {
+			i++
+		}
+	}
+	if !found {
+		n := len(b)
+		b = b[:n+len(typeObject)+1]
+		copy(b[1+len(typeObject)+1:], b[1:n])
+		copy(b[1:], typeObject)
+		b[1+len(typeObject)] = ','
+	}
+	return b, nil
+}
+
+// compactInPlace removes the whitespace outside strings from b, which is valid JSON. It
+// writes behind where it reads, so it needs no second buffer.
+func compactInPlace(b []byte) []byte {
+	w := 0
+	inString := false
+	for r := 0; r < len(b); r++ {
+		c := b[r]
+		switch {
+		case inString:
+			if c == '\\' {
+				b[w] = c
+				w++
+				r++
+				c = b[r] // the escaped byte cannot end the string
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		b[w] = c
+		w++
+	}
+	return b[:w]
+}
+
+// stringEnd returns the index just past the JSON string that starts at b[i] (a '"') in
+// valid JSON.
+func stringEnd(b []byte, i int) int {
+	for i++; b[i] != '"'; i++ {
+		if b[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
+}
+
+// valueEnd returns the index just past the value that starts at b[i] in valid, compact
+// JSON.
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for {
+			switch b[i] {
+			case '"':
+				i = stringEnd(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+	default: // number, true, false, null
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
+			i++
+		}
+		return i
+	}
+}
+
+// isJSONString reports whether raw, a valid JSON string with its quotes, holds want. Escapes
+// ("typ\u0065") are rare, so only then is the string decoded.
+func isJSONString(raw []byte, want string) bool {
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner) == want
+	}
+	var got string
+	return json.Unmarshal(raw, &got) == nil && got == want
+}
+
+// structSchema writes a schema given as a Struct (gRPC clients). protojson's output is
+// deliberately unstable byte-wise, and structpb.AsMap+json.Marshal HTML-escapes, so a small
+// writer of our own gives the same bytes for the same schema (stable request bodies, stable
+// prompt cache, stable goldens). A Struct has no key order and float64 numbers, so keys are
+// sorted and numbers written as encoding/json would.
+func structSchema(s *structpb.Struct) (json.RawMessage, error) {
 	if s == nil {
 		return emptyObjectSchema, nil
 	}
@@ -275,7 +434,7 @@ func appendFields(b []byte, fields map[string]*structpb.Value, depth int) ([]byt
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = jsonapi.AppendString(b, k)
 		b = append(b, ':')
 		var err error
 		if b, err = appendValue(b, fields[k], depth+1); err != nil {
@@ -291,7 +450,7 @@ func appendValue(b []byte, v *structpb.Value, depth int) ([]byte, error) {
 	}
 	switch k := v.GetKind().(type) {
 	case *structpb.Value_StringValue:
-		return appendString(b, k.StringValue), nil
+		return jsonapi.AppendString(b, k.StringValue), nil
 	case *structpb.Value_NumberValue:
 		f := k.NumberValue
 		if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -327,42 +486,6 @@ func appendValue(b []byte, v *structpb.Value, depth int) ([]byte, error) {
 	default: // null, or a Value with no kind set
 		return append(b, "null"...), nil
 	}
-}
-
-// appendString writes s as a JSON string, escaping only what JSON requires: UTF-8 stays
-// UTF-8, and < > & are not HTML-escaped. Invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }
 
 // Tool choice kinds as the client spells them, after normalization.

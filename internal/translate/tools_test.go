@@ -1,10 +1,12 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,7 +91,8 @@ func TestNamesNil(t *testing.T) {
 	assert.Equal(t, "id", n.ToolCallID("id"))
 }
 
-func TestInputSchema(t *testing.T) {
+// TestStructSchema: the writer for schemas that arrive as a Struct (gRPC clients).
+func TestStructSchema(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, in, want, err string
@@ -110,7 +113,7 @@ func TestInputSchema(t *testing.T) {
 				s = &structpb.Struct{}
 				require.NoError(t, protojson.Unmarshal([]byte(tt.in), s))
 			}
-			got, err := inputSchema(s)
+			got, err := structSchema(s)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				return
@@ -123,16 +126,147 @@ func TestInputSchema(t *testing.T) {
 	t.Run("not finite", func(t *testing.T) {
 		t.Parallel()
 		s := &structpb.Struct{Fields: map[string]*structpb.Value{"max": structpb.NewNumberValue(math.Inf(1))}}
-		_, err := inputSchema(s)
+		_, err := structSchema(s)
 		require.ErrorContains(t, err, "not finite")
 	})
 	t.Run("invalid UTF-8", func(t *testing.T) {
 		t.Parallel()
 		s := &structpb.Struct{Fields: map[string]*structpb.Value{"d": structpb.NewStringValue("a\xffb")}}
-		got, err := inputSchema(s)
+		got, err := structSchema(s)
 		require.NoError(t, err)
-		assert.Equal(t, `{"d":"a\ufffdb","type":"object"}`, string(got))
+		assert.Equal(t, "{\"d\":\"a\uFFFDb\",\"type\":\"object\"}", string(got))
 	})
+	t.Run("escapes as jsonapi.AppendString", func(t *testing.T) {
+		t.Parallel()
+		s := &structpb.Struct{Fields: map[string]*structpb.Value{"d": structpb.NewStringValue("\b\f\u2028<&>")}}
+		got, err := structSchema(s)
+		require.NoError(t, err)
+		assert.Equal(t, `{"d":"\b\f\u2028<&>","type":"object"}`, string(got))
+	})
+}
+
+// TestJSONSchema: a schema given as JSON text (parameters_json) reaches Bedrock as the
+// client wrote it, compacted, with "type":"object" inserted first when missing.
+func TestJSONSchema(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want, err string
+	}{
+		{name: "kept", in: `{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer"}},"required":["b"]}`,
+			want: `{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer"}},"required":["b"]}`},
+		{name: "numbers verbatim, order kept, type last",
+			in:   `{"properties":{"z":{"maximum":12345678901234567890,"multipleOf":0.1,"minimum":1E+2,"x":-0.0,"y":1e999}},"type":"object"}`,
+			want: `{"properties":{"z":{"maximum":12345678901234567890,"multipleOf":0.1,"minimum":1E+2,"x":-0.0,"y":1e999}},"type":"object"}`},
+		{name: "compacted, strings untouched",
+			in:   " {\n\t\"type\" : \"object\" ,\r\n \"description\": \"a  b \\\" } \\\\ \\n \\u00e9 <&> 日本語\", \"enum\" : [ 1 , \" x \" ] }\n",
+			want: `{"type":"object","description":"a  b \" } \\ \n \u00e9 <&> 日本語","enum":[1," x "]}`},
+		{name: "type added first", in: `{"properties":{"type":{"type":"string"}},"required":["type"]}`,
+			want: `{"type":"object","properties":{"type":{"type":"string"}},"required":["type"]}`},
+		{name: "type added to one member", in: `{"additionalProperties":false}`, want: `{"type":"object","additionalProperties":false}`},
+		{name: "type added after compaction", in: `{ "a" : 1 }`, want: `{"type":"object","a":1}`},
+		{name: "empty", in: `{}`, want: `{"type":"object","properties":{}}`},
+		{name: "empty with space", in: ` { } `, want: `{"type":"object","properties":{}}`},
+		{name: "escaped key and value", in: `{"typ\u0065":"obj\u0065ct"}`, want: `{"typ\u0065":"obj\u0065ct"}`},
+		{name: "nested type is not the root's", in: `{"items":{"type":"array"},"x":["type"]}`, want: `{"type":"object","items":{"type":"array"},"x":["type"]}`},
+		{name: "duplicate types both object", in: `{"type":"object","type":"object"}`, want: `{"type":"object","type":"object"}`},
+
+		{name: "array root type", in: `{"type":"array"}`, err: `must be a JSON Schema whose root "type" is "object", not "array"`},
+		{name: "escaped wrong type", in: `{"type":"\u0061rray"}`, err: `root "type" is "object", not "array"`},
+		{name: "type list", in: `{"type":["object","null"]}`, err: `must be a JSON Schema whose root "type" is "object"`},
+		{name: "type null", in: `{"type":null}`, err: `must be a JSON Schema whose root "type" is "object"`},
+		{name: "duplicate type, second wrong", in: `{"type":"object","type":"string"}`, err: `not "string"`},
+		{name: "array", in: `[{"type":"object"}]`, err: "must be a JSON object, not an array"},
+		{name: "string", in: `"{}"`, err: "must be a JSON object, not a string"},
+		{name: "number", in: `1`, err: "must be a JSON object, not a number"},
+		{name: "null", in: `null`, err: "must be a JSON object, not null"},
+		{name: "blank", in: `  `, err: "is not valid JSON: unexpected end of JSON input"},
+		{name: "syntax", in: `{"type":"object",}`, err: "is not valid JSON: invalid character '}' looking for beginning of object key string"},
+		{name: "two values", in: `{} {}`, err: "is not valid JSON: invalid character '{' after top-level value"},
+		{name: "invalid UTF-8", in: "{\"d\":\"\xff\"}", err: "is not valid UTF-8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := jsonSchema(tt.in)
+			if tt.err != "" {
+				require.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, string(got))
+			assert.True(t, json.Valid(got))
+		})
+	}
+}
+
+// FuzzJSONSchema: jsonSchema never panics; it accepts exactly the JSON objects whose root
+// "type" members (if any) are all "object", and returns the compacted input, with
+// "type":"object" inserted first where none was given ({} gets the empty object schema).
+// The expectation is computed with encoding/json, independently of jsonSchema's scanners.
+func FuzzJSONSchema(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, ` { } `, `{"type":"object"}`, `{"properties":{"a":{"type":"string"}}}`,
+		`{"type":"array"}`, `{"type":["object"]}`, `{"typ\u0065":"obj\u0065ct","x":"\"}"}`,
+		"{ \"a\" : [ 1 , { \"b\" : \" \\\" \" } ] ,\n\t\"type\":\"object\" }",
+		`{"a":"\\","type":"object","type":"object"}`, `[]`, `"x"`, `{"a":}`, `{"a":1e999,"b":-0.0E+1}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := jsonSchema(in)
+
+		var compact bytes.Buffer
+		valid := utf8.ValidString(in) && json.Compact(&compact, []byte(in)) == nil
+		wantOK, hasType := valid && compact.Bytes()[0] == '{', false
+		if wantOK {
+			dec := json.NewDecoder(strings.NewReader(in))
+			_, _ = dec.Token() // {
+			for dec.More() {
+				key, _ := dec.Token()
+				var v json.RawMessage
+				require.NoError(t, dec.Decode(&v))
+				if key == "type" {
+					hasType = true
+					var s string
+					if json.Unmarshal(v, &s) != nil || s != "object" {
+						wantOK = false
+					}
+				}
+			}
+		}
+		if !wantOK {
+			require.Error(t, err, "accepted %q as %s", in, got)
+			var se schemaError
+			require.ErrorAs(t, err, &se)
+			return
+		}
+		require.NoError(t, err, "refused %q", in)
+		want := compact.String()
+		switch {
+		case want == "{}":
+			want = string(emptyObjectSchema)
+		case !hasType:
+			want = `{"type":"object",` + want[1:]
+		}
+		require.Equal(t, want, string(got))
+	})
+}
+
+// TestInputSchemaPrecedence: parameters_json wins over the Struct; neither is the empty
+// object schema.
+func TestInputSchemaPrecedence(t *testing.T) {
+	t.Parallel()
+	st, err := structpb.NewStruct(map[string]any{"type": "object", "properties": map[string]any{"from_struct": map[string]any{}}})
+	require.NoError(t, err)
+	got, err := inputSchema(toolDef{parametersJSON: `{"properties":{"from_json":{}}}`, parameters: st})
+	require.NoError(t, err)
+	assert.Equal(t, `{"type":"object","properties":{"from_json":{}}}`, string(got))
+	got, err = inputSchema(toolDef{parameters: st})
+	require.NoError(t, err)
+	assert.Equal(t, `{"properties":{"from_struct":{}},"type":"object"}`, string(got))
+	got, err = inputSchema(toolDef{})
+	require.NoError(t, err)
+	assert.Equal(t, `{"type":"object","properties":{}}`, string(got))
 }
 
 func TestReadToolChoice(t *testing.T) {

@@ -153,6 +153,9 @@ func checkConverse(modelID string, body []byte) error {
 			prevUses = uses
 		}
 	}
+	if len(prevUses) > 0 {
+		fail("rule 15: the conversation ends with %d toolUse blocks and no user turn of results", len(prevUses))
+	}
 	if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == bedrock.RoleAssistant && model.NoPrefill {
 		fail("rule 7: trailing assistant turn on a no-prefill model")
 	}
@@ -175,10 +178,7 @@ func checkConverse(modelID string, body []byte) error {
 				fail("toolConfig.tools.%d.toolSpec.name %q is a duplicate", i, s.Name)
 			}
 			names[s.Name] = true
-			var schema struct {
-				Type *string `json:"type"`
-			}
-			if err := json.Unmarshal(s.InputSchema.JSON, &schema); err != nil || schema.Type == nil || *schema.Type != "object" {
+			if !rootTypeIsObject(s.InputSchema.JSON) {
 				fail("rule 11: toolConfig.tools.%d.toolSpec.inputSchema.json.type must be object: %s", i, s.InputSchema.JSON)
 			}
 		}
@@ -237,6 +237,35 @@ func checkImage(img *bedrock.ImageBlock, path string, fail func(string, ...any))
 	if len(img.Source.Bytes) == 0 {
 		fail("%s.image.source.bytes is empty", path)
 	}
+}
+
+// rootTypeIsObject reports whether schema is an object with a root "type" and every root
+// "type" is "object". Keys are matched exactly: a struct field tag would also match "TYPE"
+// (encoding/json folds case), which JSON Schema does not.
+func rootTypeIsObject(schema json.RawMessage) bool {
+	dec := json.NewDecoder(bytes.NewReader(schema))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	found := false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return false
+		}
+		if key == "type" {
+			var t string
+			if json.Unmarshal(v, &t) != nil || t != "object" {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
 }
 
 func isObject(raw json.RawMessage) bool {
