@@ -40,7 +40,7 @@ func TestRequestStats(t *testing.T) {
 		"tool_choice_required_mistral":       {},
 		"temperature_top_p_dropped":          {DroppedTopP: true},
 		"top_p_alone_kept":                   {},
-		"trailing_tool_calls_old_model":        {SynthesizedResults: 1},
+		"trailing_tool_calls_old_model":      {SynthesizedResults: 1},
 		"trailing_tool_calls_noprefill":      {SynthesizedResults: 2, MappedToolCallIDs: 1},
 		"trailing_text_after_tools_prefill":  {},
 		"tools_parameters_json":              {},
