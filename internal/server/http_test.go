@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
@@ -142,3 +143,5 @@ func urlValues(q string) (map[string][]string, error) {
 	u, err := url.ParseQuery(q)
 	return u, err
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
