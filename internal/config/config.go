@@ -21,10 +21,13 @@ const DefaultModel = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 
 // Config is the gateway's configuration. The YAML file uses the json tag names.
 type Config struct {
-	HTTPAddr     string   `json:"http_addr"`
-	GRPCAddr     string   `json:"grpc_addr"`
-	APIKeys      []string `json:"api_keys"`
-	DefaultModel string   `json:"default_model"`
+	HTTPAddr string   `json:"http_addr"`
+	GRPCAddr string   `json:"grpc_addr"`
+	APIKeys  []string `json:"api_keys"`
+	// APIKeysFile holds more keys, one per line: the key itself, or sha256:<hex> of it so
+	// no plaintext key sits on disk. Blank lines and lines starting with # are skipped.
+	APIKeysFile  string `json:"api_keys_file"`
+	DefaultModel string `json:"default_model"`
 	// Sim serves from the embedded Bedrock simulator instead of AWS.
 	Sim bool `json:"sim"`
 	// ModelAliases maps a name clients send to a Bedrock model id.
@@ -33,6 +36,16 @@ type Config struct {
 	MaxBodyBytes int64 `json:"max_body_bytes"`
 	// MaxTools bounds the tools of one request (400 beyond).
 	MaxTools int `json:"max_tools"`
+	// MaxMessages and MaxMessageBytes bound a request's history (400 beyond).
+	MaxMessages     int `json:"max_messages"`
+	MaxMessageBytes int `json:"max_message_bytes"`
+	// UpstreamTimeout bounds one Bedrock call, a whole stream included (504 beyond).
+	UpstreamTimeout Duration `json:"upstream_timeout"`
+	// MaxConcurrent bounds the Bedrock calls in flight; more are refused with 503.
+	MaxConcurrent int `json:"max_concurrent"`
+	// DrainTimeout bounds how long in-flight calls may finish after SIGTERM; /readyz is 503
+	// meanwhile, and what remains is cancelled after it.
+	DrainTimeout Duration `json:"drain_timeout"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
 	// SimFirstTokenDelay and SimDeltaDelay slow the simulator down, for demos and load tests.
@@ -58,12 +71,17 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 func defaults() Config {
 	return Config{
-		HTTPAddr:     ":8080",
-		GRPCAddr:     ":9090",
-		DefaultModel: DefaultModel,
-		MaxBodyBytes: 10 << 20,
-		MaxTools:     128,
-		LogLevel:     "info",
+		HTTPAddr:        ":8080",
+		GRPCAddr:        ":9090",
+		DefaultModel:    DefaultModel,
+		MaxBodyBytes:    10 << 20,
+		MaxTools:        128,
+		MaxMessages:     1000,
+		MaxMessageBytes: 4 << 20,
+		UpstreamTimeout: Duration(10 * time.Minute),
+		MaxConcurrent:   4096,
+		DrainTimeout:    Duration(30 * time.Second),
+		LogLevel:        "info",
 	}
 }
 
@@ -74,6 +92,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	httpAddr := fs.String("http-addr", "", "REST, streaming, health and metrics address (env GATEWAY_HTTP_ADDR, default :8080)")
 	grpcAddr := fs.String("grpc-addr", "", "gRPC address (env GATEWAY_GRPC_ADDR, default :9090)")
 	apiKeys := fs.String("api-keys", "", "comma-separated client keys; empty turns auth off (env GATEWAY_API_KEYS)")
+	apiKeysFile := fs.String("api-keys-file", "", "file of client keys, one per line, plaintext or sha256:<hex> (env GATEWAY_API_KEYS_FILE)")
 	defaultModel := fs.String("default-model", "", "model used when a request names none (env GATEWAY_DEFAULT_MODEL, default "+DefaultModel+")")
 	sim := fs.Bool("sim", false, "serve from the embedded Bedrock simulator instead of AWS (env GATEWAY_SIM=1)")
 	file := fs.String("config", "", "optional YAML configuration file (env GATEWAY_CONFIG)")
@@ -113,6 +132,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	overlay(&cfg.GRPCAddr, "grpc-addr", *grpcAddr, "GATEWAY_GRPC_ADDR")
 	overlay(&cfg.DefaultModel, "default-model", *defaultModel, "GATEWAY_DEFAULT_MODEL")
 	overlay(&cfg.LogLevel, "log-level", *logLevel, "GATEWAY_LOG_LEVEL")
+	overlay(&cfg.APIKeysFile, "api-keys-file", *apiKeysFile, "GATEWAY_API_KEYS_FILE")
 	if set["api-keys"] {
 		cfg.APIKeys = splitKeys(*apiKeys)
 	} else if v := getenv("GATEWAY_API_KEYS"); v != "" {
@@ -128,6 +148,28 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		cfg.Sim = b
 	}
 	return cfg, cfg.validate()
+}
+
+// LoadAPIKeys returns the configured keys and those of the keys file. Entries of the file
+// are kept as written ("sha256:<hex>" included): the keyring understands both.
+func (c Config) LoadAPIKeys() ([]string, error) {
+	keys := append([]string{}, c.APIKeys...)
+	if c.APIKeysFile == "" {
+		return keys, nil
+	}
+	raw, err := os.ReadFile(c.APIKeysFile)
+	if err != nil {
+		return nil, fmt.Errorf("api keys file: %w", err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			keys = append(keys, line)
+		}
+	}
+	if len(keys) == len(c.APIKeys) {
+		return nil, fmt.Errorf("api keys file %s holds no key", c.APIKeysFile)
+	}
+	return keys, nil
 }
 
 // pick returns the flag value when the flag was given, else the environment value.
@@ -160,6 +202,16 @@ func (c Config) validate() error {
 		return errors.New("max_body_bytes must be positive")
 	case c.MaxTools <= 0:
 		return errors.New("max_tools must be positive")
+	case c.MaxMessages <= 0:
+		return errors.New("max_messages must be positive")
+	case c.MaxMessageBytes <= 0:
+		return errors.New("max_message_bytes must be positive")
+	case c.UpstreamTimeout <= 0:
+		return errors.New("upstream_timeout must be positive")
+	case c.MaxConcurrent <= 0:
+		return errors.New("max_concurrent must be positive")
+	case c.DrainTimeout < 0:
+		return errors.New("drain_timeout must not be negative")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -31,11 +30,26 @@ type Addrs struct {
 	Sim string
 }
 
-// shutdownTimeout bounds how long in-flight calls may finish after the context ends.
-const shutdownTimeout = 10 * time.Second
+// shutdownTimeout bounds closing the servers once the drain is over: by then every call
+// has ended or been cancelled, so this only waits for handlers to return.
+const shutdownTimeout = 5 * time.Second
 
-// Run serves until ctx ends, then shuts down gracefully. started, if non-nil, is called
-// once every listener is open.
+// drain turns the gateway not-ready (/readyz 503, gRPC health NOT_SERVING) while it keeps
+// listening, refuses new calls with 503, and waits up to timeout for the calls in flight;
+// then cancels what remains.
+func drain(svc *server.Service, health interface{ Shutdown() }, timeout time.Duration, cancelCalls context.CancelCauseFunc, log *zap.Logger) {
+	log.Info("draining", zap.Duration("timeout", timeout))
+	health.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if !svc.Drain(ctx) {
+		log.Warn("drain timeout: cancelling the calls still in flight")
+	}
+	cancelCalls(server.ErrDraining)
+}
+
+// Run serves until ctx ends, then drains and shuts down: see drain. started, if non-nil,
+// is called once every listener is open.
 func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(Addrs)) error {
 	var addrs Addrs
 	var awsCfg aws.Config
@@ -59,32 +73,40 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return err
 	}
 	log.Info("bedrock upstream", zap.String("endpoint", upstream.Endpoint()), zap.String("region", awsCfg.Region))
-	if len(cfg.APIKeys) == 0 {
+	keyList, err := cfg.LoadAPIKeys()
+	if err != nil {
+		return err
+	}
+	keys, err := server.NewKeyring(keyList)
+	if err != nil {
+		return err
+	}
+	if len(keyList) == 0 {
 		log.Warn("no API keys configured: authentication is off (set GATEWAY_API_KEYS)")
 	}
 
 	svc := server.NewService(upstream, server.Options{
-		DefaultModel: cfg.DefaultModel,
-		Aliases:      cfg.ModelAliases,
-		MaxTools:     cfg.MaxTools,
-		Simulated:    cfg.Sim,
+		DefaultModel:    cfg.DefaultModel,
+		Aliases:         cfg.ModelAliases,
+		MaxTools:        cfg.MaxTools,
+		MaxMessages:     cfg.MaxMessages,
+		MaxMessageBytes: cfg.MaxMessageBytes,
+		UpstreamTimeout: time.Duration(cfg.UpstreamTimeout),
+		MaxConcurrent:   cfg.MaxConcurrent,
 	}, log)
-	grpcServer, health := server.NewGRPCServer(svc, cfg.APIKeys, int(cfg.MaxBodyBytes), log)
-	var draining atomic.Bool
+	// Calls run under base, so those still in flight when the drain times out can be
+	// cancelled with a cause: their clients get a 503 instead of a cut connection.
+	base, cancelCalls := context.WithCancelCause(context.Background())
+	defer cancelCalls(nil)
+	grpcServer, health := server.NewGRPCServer(svc, server.GRPCOptions{Keys: keys, MaxMsgBytes: int(cfg.MaxBodyBytes), Base: base}, log)
 	upstreamName := "bedrock"
 	if cfg.Sim {
 		upstreamName = "bedrock-simulator"
 	}
 	handler, err := server.NewHTTPHandler(ctx, svc, server.HTTPOptions{
-		APIKeys:      cfg.APIKeys,
+		Keys:         keys,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Upstream:     upstreamName,
-		Ready: func() string {
-			if draining.Load() {
-				return "draining"
-			}
-			return ""
-		},
 	}, log)
 	if err != nil {
 		return err
@@ -92,8 +114,10 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	httpServer := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          zap.NewStdLog(log),
+		// No WriteTimeout: it would cut long streams; calls are bounded by upstream_timeout.
+		IdleTimeout: 120 * time.Second,
+		ErrorLog:    zap.NewStdLog(log),
+		BaseContext: func(net.Listener) context.Context { return base },
 	}
 
 	grpcLis, err := net.Listen("tcp", cfg.GRPCAddr)
@@ -127,9 +151,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	})
 	g.Go(func() error {
 		<-gctx.Done()
-		draining.Store(true)
-		health.Shutdown()
-		log.Info("shutting down")
+		drain(svc, health, time.Duration(cfg.DrainTimeout), cancelCalls, log)
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
 		stopped := make(chan struct{})

@@ -43,6 +43,8 @@ func classify(err error) errClass {
 		return errClass{code: codes.Canceled, httpStatus: 499, message: "request canceled"}
 	case errors.Is(err, errUnauthenticated):
 		return errClass{code: codes.Unauthenticated, httpStatus: http.StatusUnauthorized, message: err.Error()}
+	case errors.Is(err, errOverloaded), errors.Is(err, ErrDraining):
+		return errClass{code: codes.Unavailable, httpStatus: http.StatusServiceUnavailable, message: err.Error(), retryAfter: true}
 	case errors.Is(err, errBodyTooLarge):
 		return errClass{code: codes.ResourceExhausted, httpStatus: http.StatusRequestEntityTooLarge, message: err.Error()}
 	case errors.Is(err, translate.ErrInvalidRequest), errors.Is(err, translate.ErrUnsupported), errors.Is(err, jsonapi.ErrInvalidJSON):
@@ -135,6 +137,9 @@ func codeName(c codes.Code) string {
 // answer classifies err for a client and logs the detail of internal failures, which the
 // client never sees.
 func answer(ctx context.Context, log *zap.Logger, err error) errClass {
+	if errors.Is(context.Cause(ctx), ErrDraining) {
+		err = ErrDraining // cancelled at the end of a drain, not by the client
+	}
 	c := classify(err)
 	if c.internal {
 		log.Error("request failed", zap.String("request_id", requestID(ctx)), zap.Error(err))

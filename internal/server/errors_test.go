@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -85,7 +88,9 @@ func TestCodeName(t *testing.T) {
 
 func TestKeyring(t *testing.T) {
 	t.Parallel()
-	k := newKeyring([]string{"alpha", "beta-key"})
+	betaDigest := sha256.Sum256([]byte("beta-key"))
+	k, err := NewKeyring([]string{"alpha", "sha256:" + hex.EncodeToString(betaDigest[:])})
+	require.NoError(t, err)
 	assert.True(t, k.enabled())
 	for auth, want := range map[string]bool{
 		"NIRMATA-API alpha":     true,
@@ -100,8 +105,23 @@ func TestKeyring(t *testing.T) {
 		"Bearer ":               false,
 		"NIRMATA-API gamma":     false,
 		"Bearer alpha,beta-key": false,
+		"Bearer sha256:" + hex.EncodeToString(betaDigest[:]): false, // the digest is not the key
 	} {
-		assert.Equal(t, want, k.allows(auth), "%q", auth)
+		id, ok := k.check(auth)
+		assert.Equal(t, want, ok, "%q", auth)
+		if ok {
+			assert.Len(t, id, 8)
+			assert.NotContains(t, auth, id, "the identity is not the key")
+		}
 	}
-	assert.False(t, newKeyring(nil).enabled())
+	id1, _ := k.check("Bearer alpha")
+	id2, _ := k.check("Bearer beta-key")
+	assert.NotEqual(t, id1, id2)
+	assert.Equal(t, hex.EncodeToString(betaDigest[:4]), id2)
+
+	off, err := NewKeyring(nil)
+	require.NoError(t, err)
+	assert.False(t, off.enabled())
+	_, err = NewKeyring([]string{"sha256:xyz"})
+	assert.ErrorContains(t, err, "64 hex digits")
 }

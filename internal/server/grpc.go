@@ -68,10 +68,20 @@ func (c *chatServer) GetCapabilities(_ context.Context, req *llmgatewayv1.GetCap
 	return c.svc.Capabilities(req.GetModel()), nil
 }
 
+// GRPCOptions configures the gRPC server.
+type GRPCOptions struct {
+	Keys *Keyring
+	// MaxMsgBytes matches the REST body limit.
+	MaxMsgBytes int
+	// Base, when cancelled, cancels every call (the end of a drain); nil means never.
+	Base context.Context
+}
+
 // NewGRPCServer returns a gRPC server with ChatService, server reflection and
-// grpc.health.v1 registered. maxMsgBytes matches the REST body limit.
-func NewGRPCServer(svc *Service, keys []string, maxMsgBytes int, log *zap.Logger) (*grpc.Server, *health.Server) {
-	i := &interceptors{keys: newKeyring(keys), log: log}
+// grpc.health.v1 registered.
+func NewGRPCServer(svc *Service, opts GRPCOptions, log *zap.Logger) (*grpc.Server, *health.Server) {
+	i := &interceptors{keys: opts.Keys, base: opts.Base, log: log}
+	maxMsgBytes := opts.MaxMsgBytes
 	s := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMsgBytes),
 		grpc.ChainUnaryInterceptor(i.unary),
@@ -88,7 +98,8 @@ func NewGRPCServer(svc *Service, keys []string, maxMsgBytes int, log *zap.Logger
 
 // interceptors add a request id, check keys on ChatService calls, and log each call.
 type interceptors struct {
-	keys *keyring
+	keys *Keyring
+	base context.Context
 	log  *zap.Logger
 }
 
@@ -101,21 +112,35 @@ func open(method string) bool {
 func (i *interceptors) admit(ctx context.Context, method string) (context.Context, error) {
 	id := newRequestID()
 	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", id))
-	ctx = withRequestID(ctx, id)
+	info := &callInfo{}
+	ctx = withCallInfo(withRequestID(ctx, id), info)
 	if open(method) || !i.keys.enabled() {
 		return ctx, nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	for _, v := range md.Get("authorization") {
-		if i.keys.allows(v) {
+		if keyID, ok := i.keys.check(v); ok {
+			info.keyID = keyID
 			return ctx, nil
 		}
 	}
 	return ctx, status.Error(codes.Unauthenticated, errUnauthenticated.Error())
 }
 
+// withBase makes ctx end when the server's base context does, with its cause.
+func (i *interceptors) withBase(ctx context.Context) (context.Context, func()) {
+	if i.base == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(i.base, func() { cancel(context.Cause(i.base)) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
 func (i *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	start := time.Now()
+	ctx, release := i.withBase(ctx)
+	defer release()
 	ctx, err = i.admit(ctx, info.FullMethod)
 	defer func() {
 		if p := recover(); p != nil {
@@ -131,7 +156,9 @@ func (i *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServe
 
 func (i *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	start := time.Now()
-	ctx, err := i.admit(ss.Context(), info.FullMethod)
+	ctx, release := i.withBase(ss.Context())
+	defer release()
+	ctx, err = i.admit(ctx, info.FullMethod)
 	wrapped := &serverStream{ServerStream: ss, ctx: ctx}
 	defer func() {
 		if p := recover(); p != nil {
@@ -155,14 +182,16 @@ func (i *interceptors) logCall(ctx context.Context, method string, req any, star
 	if !strings.HasPrefix(method, "/"+llmgatewayv1.ChatService_ServiceDesc.ServiceName+"/") {
 		return // health probes and reflection would drown the log
 	}
-	chat, _ := req.(*llmgatewayv1.ChatRequest)
+	info := callInfoFrom(ctx)
+	if chat, ok := req.(*llmgatewayv1.ChatRequest); ok && info.clientType == "" {
+		info.clientType = chat.GetClientType()
+	}
 	i.log.Info("grpc",
 		zap.String("request_id", requestID(ctx)),
 		zap.String("method", method),
-		zap.String("model", chat.GetModel()),
-		zap.String("client_type", chat.GetClientType()),
-		zap.String("code", status.Code(err).String()),
-		zap.Duration("latency", time.Since(start)))
+		zap.String("code", codeName(status.Code(err))),
+		zap.Duration("latency", time.Since(start)),
+		info.fields())
 }
 
 // serverStream carries the request id in the stream's context, and keeps the request for

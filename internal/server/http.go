@@ -23,10 +23,8 @@ import (
 
 // HTTPOptions configures the REST handler.
 type HTTPOptions struct {
-	APIKeys      []string
+	Keys         *Keyring
 	MaxBodyBytes int64
-	// Ready reports readiness for /readyz: "" when ready, else why not.
-	Ready func() string
 	// Upstream describes the upstream on /readyz ("bedrock" or "bedrock-simulator").
 	Upstream string
 }
@@ -34,7 +32,7 @@ type HTTPOptions struct {
 // NewHTTPHandler returns the REST API: a grpc-gateway mux serving the generated
 // capabilities routes, with POST /llm-apps/chat and the health endpoints added to it.
 func NewHTTPHandler(ctx context.Context, svc *Service, opts HTTPOptions, log *zap.Logger) (http.Handler, error) {
-	h := &restHandler{svc: svc, opts: opts, log: log, keys: newKeyring(opts.APIKeys)}
+	h := &restHandler{svc: svc, opts: opts, log: log}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &jsonapi.Marshaler{}),
 		runtime.WithErrorHandler(func(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
@@ -72,7 +70,6 @@ type restHandler struct {
 	svc  *Service
 	opts HTTPOptions
 	log  *zap.Logger
-	keys *keyring
 }
 
 // openPaths need no key (PROTOCOL.md section 2).
@@ -90,7 +87,8 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 		start := time.Now()
 		id := newRequestID()
 		w.Header().Set("X-Request-Id", id)
-		r = r.WithContext(withRequestID(r.Context(), id))
+		info := &callInfo{}
+		r = r.WithContext(withCallInfo(withRequestID(r.Context(), id), info))
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
 			if p := recover(); p != nil {
@@ -102,22 +100,26 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 					h.writeJSONError(rec, r, http.StatusInternalServerError, codes.Internal, "internal error")
 				}
 			}
+			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+				return // probes would drown the log
+			}
+			h.log.Info("http",
+				zap.String("request_id", id),
+				zap.String("method", r.Method),
+				zap.String("route", r.URL.Path),
+				zap.Int("status", rec.status),
+				zap.Duration("latency", time.Since(start)),
+				info.fields())
 		}()
-		if h.keys.enabled() && !openPath(r.URL.Path) && !h.keys.allows(r.Header.Get("Authorization")) {
-			h.writeError(rec, r, errUnauthenticated)
-		} else {
-			next.ServeHTTP(rec, r)
+		if keys := h.opts.Keys; keys.enabled() && !openPath(r.URL.Path) {
+			keyID, ok := keys.check(r.Header.Get("Authorization"))
+			if !ok {
+				h.writeError(rec, r, errUnauthenticated)
+				return
+			}
+			info.keyID = keyID
 		}
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
-			return
-		}
-		h.log.Info("http",
-			zap.String("request_id", id),
-			zap.String("method", r.Method),
-			zap.String("route", r.URL.Path),
-			zap.String("client_type", r.URL.Query().Get("client_type")),
-			zap.Int("status", rec.status),
-			zap.Duration("latency", time.Since(start)))
+		next.ServeHTTP(rec, r)
 	})
 }
 
@@ -252,8 +254,8 @@ func (h *restHandler) healthz(w http.ResponseWriter, _ *http.Request, _ map[stri
 func (h *restHandler) readyz(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
 	w.Header().Set("Content-Type", "application/json")
 	state := "ready"
-	if why := h.opts.Ready(); why != "" {
-		state = why
+	if h.svc.Draining() {
+		state = "draining"
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	_, _ = io.WriteString(w, `{"status":"`+state+`","upstream":"`+h.opts.Upstream+`"}`)

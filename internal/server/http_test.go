@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,7 +38,11 @@ func (panicking) ConverseStream(context.Context, string, *bedrock.ConverseReques
 }
 
 func newTestService(log *zap.Logger) *Service {
-	return NewService(panicking{}, Options{DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 128}, log)
+	return NewService(panicking{}, Options{
+		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0",
+		MaxTools:     128, MaxMessages: 100, MaxMessageBytes: 1 << 20,
+		UpstreamTimeout: time.Minute, MaxConcurrent: 8,
+	}, log)
 }
 
 const hello = `{"messages":[{"role":"user","content":"hi"}]}`
@@ -46,7 +51,7 @@ func TestRESTPanicIsA500(t *testing.T) {
 	t.Parallel()
 	core, logs := observer.New(zap.InfoLevel)
 	log := zap.New(core)
-	h, err := NewHTTPHandler(t.Context(), newTestService(log), HTTPOptions{MaxBodyBytes: 1 << 20, Ready: func() string { return "" }}, log)
+	h, err := NewHTTPHandler(t.Context(), newTestService(log), HTTPOptions{Keys: &Keyring{}, MaxBodyBytes: 1 << 20}, log)
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -74,7 +79,7 @@ func TestGRPCPanicIsInternal(t *testing.T) {
 	t.Parallel()
 	core, logs := observer.New(zap.InfoLevel)
 	log := zap.New(core)
-	s, _ := NewGRPCServer(newTestService(log), nil, 1<<20, log)
+	s, _ := NewGRPCServer(newTestService(log), GRPCOptions{Keys: &Keyring{}, MaxMsgBytes: 1 << 20}, log)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go s.Serve(lis) //nolint:errcheck // Stop ends it

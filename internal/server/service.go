@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,23 +27,71 @@ type Upstream interface {
 type Options struct {
 	DefaultModel string
 	// Aliases maps model names clients send to Bedrock model ids.
-	Aliases  map[string]string
-	MaxTools int
-	// Simulated is true when Upstream is the embedded simulator.
-	Simulated bool
+	Aliases map[string]string
+	// Limits of one request: beyond them it is refused with 400.
+	MaxTools, MaxMessages, MaxMessageBytes int
+	// UpstreamTimeout bounds one Bedrock call, a whole stream included.
+	UpstreamTimeout time.Duration
+	// MaxConcurrent bounds the Bedrock calls in flight; beyond it, 503.
+	MaxConcurrent int
 }
 
-// Service answers chat requests; the gRPC and REST transports both call it.
+// Errors of admission: both are 503 with Retry-After, so clients go elsewhere or wait.
+// ErrDraining is also the cause with which calls still running at the end of a drain are
+// cancelled.
+var (
+	errOverloaded = errors.New("the gateway is at its limit of concurrent upstream calls; retry shortly")
+	ErrDraining   = errors.New("the gateway is shutting down; retry on another instance")
+)
+
+// Service answers chat requests; the gRPC and REST transports both call it. It is safe for
+// concurrent use.
 type Service struct {
 	upstream Upstream
 	opts     Options
 	log      *zap.Logger
+	// slots holds one token per Bedrock call in flight: the concurrency cap, and what a
+	// drain waits on.
+	slots    chan struct{}
+	draining atomic.Bool
 }
 
 // NewService returns a Service calling upstream.
 func NewService(upstream Upstream, opts Options, log *zap.Logger) *Service {
-	return &Service{upstream: upstream, opts: opts, log: log}
+	return &Service{upstream: upstream, opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrent)}
 }
+
+// admit reserves a slot for one Bedrock call. Call release when the call has ended.
+func (s *Service) admit() (release func(), err error) {
+	if s.draining.Load() {
+		return nil, ErrDraining
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	default:
+		return nil, errOverloaded
+	}
+}
+
+// Drain refuses new calls from now on, and waits until the calls in flight have ended or
+// ctx ends. It reports whether they all ended.
+func (s *Service) Drain(ctx context.Context) bool {
+	s.draining.Store(true)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for len(s.slots) > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+// Draining reports whether Drain was called.
+func (s *Service) Draining() bool { return s.draining.Load() }
 
 // prepared is a request translated and ready for Bedrock.
 type prepared struct {
@@ -51,19 +101,50 @@ type prepared struct {
 }
 
 // prepare checks what only the gateway knows (provider, limits, model) and translates.
-func (s *Service) prepare(req *llmgatewayv1.ChatRequest) (*prepared, error) {
+func (s *Service) prepare(ctx context.Context, req *llmgatewayv1.ChatRequest) (*prepared, error) {
+	info := callInfoFrom(ctx)
+	info.clientType = req.GetClientType()
 	if p := req.GetProvider(); p != "" && !strings.EqualFold(p, "bedrock") {
 		return nil, fmt.Errorf("%w: provider %q is not supported; this gateway serves \"bedrock\"", translate.ErrInvalidRequest, p)
 	}
-	if n := len(req.GetTools()); n > s.opts.MaxTools {
-		return nil, fmt.Errorf("%w: tools: %d tools given, at most %d are allowed", translate.ErrInvalidRequest, n, s.opts.MaxTools)
+	if err := s.checkLimits(req); err != nil {
+		return nil, err
 	}
 	model := capabilities.Lookup(s.resolveModel(req.GetModel()))
+	info.model = model.ID
 	converse, names, err := translate.Request(req, model)
 	if err != nil {
 		return nil, err
 	}
+	s.logRepairs(ctx, model.ID, names.Stats)
 	return &prepared{model: model, converse: converse, names: names}, nil
+}
+
+func (s *Service) checkLimits(req *llmgatewayv1.ChatRequest) error {
+	if n := len(req.GetTools()); n > s.opts.MaxTools {
+		return fmt.Errorf("%w: tools: %d tools given, at most %d are allowed", translate.ErrInvalidRequest, n, s.opts.MaxTools)
+	}
+	if n := len(req.GetMessages()); n > s.opts.MaxMessages {
+		return fmt.Errorf("%w: messages: %d messages given, at most %d are allowed", translate.ErrInvalidRequest, n, s.opts.MaxMessages)
+	}
+	for i, m := range req.GetMessages() {
+		if n := messageBytes(m); n > s.opts.MaxMessageBytes {
+			return fmt.Errorf("%w: messages[%d]: %d bytes, at most %d are allowed", translate.ErrInvalidRequest, i, n, s.opts.MaxMessageBytes)
+		}
+	}
+	return nil
+}
+
+// messageBytes is the size of what one message carries.
+func messageBytes(m *llmgatewayv1.Message) int {
+	n := len(m.GetContent()) + len(m.GetToolCallId())
+	for _, p := range m.GetParts() {
+		n += len(p.GetText()) + len(p.GetImageUrl().GetUrl())
+	}
+	for _, c := range m.GetToolCalls() {
+		n += len(c.GetId()) + len(c.GetFunction().GetName()) + len(c.GetFunction().GetArguments())
+	}
+	return n
 }
 
 // logRepairs records what the translator had to repair in a client's history, so a client
@@ -84,6 +165,14 @@ func (s *Service) logRepairs(ctx context.Context, model string, st translate.Sta
 		zap.Bool("dropped_top_p", st.DroppedTopP))
 }
 
+// logUnknownStop notes a stop reason the table does not know (answered as "stop").
+func (s *Service) logUnknownStop(ctx context.Context, stopReason string) {
+	if !translate.KnownStopReason(stopReason) {
+		s.log.Warn("unknown Bedrock stop reason, answered as stop",
+			zap.String("request_id", requestID(ctx)), zap.String("stop_reason", stopReason))
+	}
+}
+
 // resolveModel applies the default and the configured aliases.
 func (s *Service) resolveModel(name string) string {
 	if name == "" {
@@ -98,26 +187,41 @@ func (s *Service) resolveModel(name string) string {
 // Chat answers one request with one response.
 func (s *Service) Chat(ctx context.Context, req *llmgatewayv1.ChatRequest) (*llmgatewayv1.ChatResponse, error) {
 	start := time.Now()
-	p, err := s.prepare(req)
+	p, err := s.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	s.logRepairs(ctx, p.model.ID, p.names.Stats)
-	answer, err := s.upstream.Converse(ctx, p.model.ID, p.converse)
-	if err != nil {
-		return nil, err
-	}
-	if !translate.KnownStopReason(answer.StopReason) {
-		s.log.Warn("unknown Bedrock stop reason, answered as stop",
-			zap.String("request_id", requestID(ctx)), zap.String("stop_reason", answer.StopReason))
-	}
-	resp, err := translate.Response(answer, p.names)
+	resp, err := s.converse(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	resp.Metadata.Model = p.model.ID
 	resp.Metadata.LatencyMs = int32(time.Since(start).Milliseconds())
 	resp.Metadata.RequestId = requestID(ctx)
+	return resp, nil
+}
+
+// converse makes one admitted, bounded Converse call and translates its answer.
+func (s *Service) converse(ctx context.Context, p *prepared) (*llmgatewayv1.ChatResponse, error) {
+	release, err := s.admit()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+	defer cancel()
+	answer, err := s.upstream.Converse(ctx, p.model.ID, p.converse)
+	if err != nil {
+		return nil, err
+	}
+	s.logUnknownStop(ctx, answer.StopReason)
+	resp, err := translate.Response(answer, p.names)
+	if err != nil {
+		return nil, err
+	}
+	info := callInfoFrom(ctx)
+	info.usage(resp.GetUsage())
+	info.toolCalls = len(resp.GetToolCalls())
 	return resp, nil
 }
 
@@ -133,17 +237,15 @@ var clientChoiceOf = map[string]string{
 func (s *Service) Capabilities(model string) *llmgatewayv1.Capabilities {
 	m := capabilities.Lookup(s.resolveModel(model))
 	choices := []string{}
+	toolTypes := []string{}
 	if m.Tools {
+		toolTypes = append(toolTypes, "function")
 		for _, kind := range []string{capabilities.ChoiceAuto, capabilities.ChoiceAny, capabilities.ChoiceTool} {
 			if m.SupportsChoice(kind) {
 				choices = append(choices, clientChoiceOf[kind])
 			}
 		}
 		choices = append(choices, "none")
-	}
-	toolTypes := []string{}
-	if m.Tools {
-		toolTypes = append(toolTypes, "function")
 	}
 	out := &llmgatewayv1.Capabilities{
 		ToolsSupported:   m.Tools,

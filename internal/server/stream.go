@@ -4,24 +4,23 @@ import (
 	"context"
 	"io"
 
-	"go.uber.org/zap"
-
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/stream"
-	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // Stream is one streamed answer: Bedrock's events turned into client events. It is not
-// safe for concurrent use. Close it on every path: it holds the upstream connection.
+// safe for concurrent use. Close it on every path: it holds the upstream connection and a
+// slot of the concurrency cap.
 type Stream struct {
+	svc     *Service
+	ctx     context.Context
 	src     stream.Events
-	closer  io.Closer
 	machine *stream.Machine
 	// replay holds a unary answer replayed as a stream, for models without streaming tool
 	// use; src and machine are nil then.
 	replay []*llmgatewayv1.ChatStreamEvent
-	log    *zap.Logger
-	ctx    context.Context
+	// done releases the upstream: the connection, the deadline and the slot.
+	done func()
 }
 
 // OpenStream prepares req and opens Bedrock's answer. An error here comes before any byte
@@ -29,32 +28,39 @@ type Stream struct {
 // a 200 with an error line). toolEnds turns on the tool_call_end markers the chunked
 // encoder needs.
 func (s *Service) OpenStream(ctx context.Context, req *llmgatewayv1.ChatRequest, toolEnds bool) (*Stream, error) {
-	p, err := s.prepare(req)
+	p, err := s.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	s.logRepairs(ctx, p.model.ID, p.names.Stats)
 	if p.converse.ToolConfig != nil && !p.model.StreamingTools {
 		// BEDROCK.md E: ConverseStream refuses tools on this model; answer unary, replay.
-		answer, err := s.upstream.Converse(ctx, p.model.ID, p.converse)
+		resp, err := s.converse(ctx, p)
 		if err != nil {
 			return nil, err
 		}
-		resp, err := translate.Response(answer, p.names)
-		if err != nil {
-			return nil, err
-		}
-		return &Stream{replay: stream.Synthesize(resp)}, nil
+		return &Stream{svc: s, ctx: ctx, replay: stream.Synthesize(resp), done: func() {}}, nil
 	}
+	release, err := s.admit()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 	events, err := s.upstream.ConverseStream(ctx, p.model.ID, p.converse)
 	if err != nil {
+		cancel()
+		release()
 		return nil, err
 	}
 	m := stream.NewMachine(p.names)
 	if toolEnds {
 		m.EmitToolCallEnds()
 	}
-	return &Stream{src: events, closer: events, machine: m, log: s.log, ctx: ctx}, nil
+	done := func() {
+		_ = events.Close()
+		cancel()
+		release()
+	}
+	return &Stream{svc: s, ctx: ctx, src: events, machine: m, done: done}, nil
 }
 
 // Next appends the client events of the next upstream event to out. It returns io.EOF,
@@ -67,19 +73,22 @@ func (st *Stream) Next(out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.Cha
 		return out, io.EOF
 	}
 	out, err := st.machine.Step(st.src, out)
-	if err == io.EOF && !translate.KnownStopReason(st.machine.StopReason()) {
-		st.log.Warn("unknown Bedrock stop reason, answered as stop",
-			zap.String("request_id", requestID(st.ctx)), zap.String("stop_reason", st.machine.StopReason()))
+	if err == io.EOF {
+		st.svc.logUnknownStop(st.ctx, st.machine.StopReason())
+		info := callInfoFrom(st.ctx)
+		info.usage(st.machine.Usage())
+		info.toolCalls = st.machine.ToolCalls()
 	}
 	return out, err
 }
 
-// Close releases the upstream connection.
+// Close releases the upstream. It is safe to call more than once.
 func (st *Stream) Close() error {
-	if st.closer == nil {
-		return nil
+	if st.done != nil {
+		st.done()
+		st.done = nil
 	}
-	return st.closer.Close()
+	return nil
 }
 
 // errorEvent is the last event of a stream whose upstream failed after it started.
