@@ -1,0 +1,278 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/nirmata/llm-gateway/internal/bedrocksim"
+	"github.com/nirmata/llm-gateway/internal/config"
+)
+
+// simUpstream runs a simulator with faults in its own server and points the AWS
+// configuration chain at it, so the test can count what reached "Bedrock".
+func simUpstream(t *testing.T, opts bedrocksim.Options) *bedrocksim.Server {
+	sim := bedrocksim.New(opts)
+	srv := httptest.NewServer(sim)
+	t.Cleanup(func() { sim.Close(); srv.Close() })
+	t.Setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", srv.URL)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+	t.Setenv("AWS_BEARER_TOKEN_BEDROCK", "")
+	t.Setenv("AWS_RETRY_MODE", "standard")
+	return sim
+}
+
+func mustFault(t *testing.T, spec string) bedrocksim.Fault {
+	f, err := bedrocksim.ParseFault(spec)
+	require.NoError(t, err)
+	return f
+}
+
+type errorBody struct {
+	Error, Code, RequestID string
+}
+
+func chatOnce(t *testing.T, g started, query string) (*http.Response, errorBody, []byte) {
+	t.Helper()
+	resp, body := post(t, "http://"+g.HTTP+"/llm-apps/chat"+query, "Bearer "+testKey, hello)
+	var e errorBody
+	_ = json.Unmarshal(body, &e)
+	return resp, e, body
+}
+
+func TestUpstreamFaults(t *testing.T) {
+	tests := []struct {
+		name       string
+		fault      string
+		attempts   string // AWS_MAX_ATTEMPTS
+		status     int
+		code       string
+		retryAfter bool
+		upstream   int64 // requests that reached the simulator
+	}{
+		{"throttling then recovery", "throttle,times=2", "3", 200, "", false, 3},
+		{"throttling exhausted", "throttle", "3", 429, "resource_exhausted", true, 3},
+		{"model not ready is not retried", "model_not_ready", "3", 429, "resource_exhausted", true, 1},
+		{"upstream 500 retried, then 502", "internal", "2", 502, "unavailable", false, 2},
+		{"upstream 503", "unavailable", "1", 503, "unavailable", true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sim := simUpstream(t, bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, tt.fault)}})
+			t.Setenv("AWS_MAX_ATTEMPTS", tt.attempts)
+			g := start(t, defaultConfig(t))
+			resp, e, body := chatOnce(t, g, "")
+			require.Equal(t, tt.status, resp.StatusCode, string(body))
+			assert.Equal(t, tt.code, e.Code)
+			assert.Equal(t, tt.retryAfter, resp.Header.Get("Retry-After") != "")
+			assert.Equal(t, tt.upstream, sim.Requests())
+		})
+	}
+}
+
+func TestUpstreamHangIs504(t *testing.T) {
+	simUpstream(t, bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, "hang")}})
+	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	cfg := defaultConfig(t)
+	cfg.UpstreamTimeout = config.Duration(300 * time.Millisecond)
+	g := start(t, cfg)
+	begin := time.Now()
+	resp, e, _ := chatOnce(t, g, "")
+	assert.Equal(t, http.StatusGatewayTimeout, resp.StatusCode)
+	assert.Equal(t, "deadline_exceeded", e.Code)
+	assert.Less(t, time.Since(begin), 5*time.Second)
+
+	resp = streamPost(t, "http://"+g.HTTP+"/llm-apps/chat?stream=true", hello)
+	assert.Equal(t, http.StatusGatewayTimeout, resp.StatusCode, "a stream that never started keeps its status")
+}
+
+func TestOverloadIs503(t *testing.T) {
+	sim := simUpstream(t, bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, "hang,times=1")}})
+	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	cfg := defaultConfig(t)
+	cfg.MaxConcurrent = 1
+	g := start(t, cfg)
+
+	// The first call holds the only slot (the simulator hangs it) until its client leaves.
+	ctx, cancel := context.WithCancel(t.Context())
+	held := make(chan struct{})
+	go func() {
+		defer close(held)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+g.HTTP+"/llm-apps/chat", strings.NewReader(hello))
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	require.Eventually(t, func() bool { return sim.Requests() == 1 }, 5*time.Second, 10*time.Millisecond)
+
+	resp, e, _ := chatOnce(t, g, "")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, "unavailable", e.Code)
+	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	assert.EqualValues(t, 1, sim.Requests(), "refused before reaching Bedrock")
+
+	cancel()
+	<-held
+	require.Eventually(t, func() bool {
+		resp, _, _ := chatOnce(t, g, "")
+		return resp.StatusCode == http.StatusOK
+	}, 5*time.Second, 20*time.Millisecond, "the slot is released when the client leaves")
+}
+
+func TestRequestLimits(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim = true
+	cfg.MaxMessages = 3
+	cfg.MaxMessageBytes = 1000
+	g := start(t, cfg)
+	tests := map[string]struct{ body, want string }{
+		"too many messages": {`{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"},{"role":"assistant","content":"d"}]}`, "messages: 4 messages given, at most 3"},
+		"message too large": {`{"messages":[{"role":"user","content":"` + strings.Repeat("x", 1001) + `"}]}`, "messages[0]: 1001 bytes, at most 1000"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			resp, body := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, tt.body)
+			assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+			assert.Contains(t, string(body), tt.want)
+		})
+	}
+}
+
+func TestKeysFileWithDigests(t *testing.T) {
+	digest := sha256.Sum256([]byte("file-key"))
+	file := filepath.Join(t.TempDir(), "keys")
+	require.NoError(t, os.WriteFile(file, []byte("# team A\nsha256:"+hex.EncodeToString(digest[:])+"\n\nplain-key\n"), 0o600))
+	cfg := defaultConfig(t)
+	cfg.Sim = true
+	cfg.APIKeysFile = file
+	g := start(t, cfg)
+	for key, want := range map[string]int{"file-key": 200, "plain-key": 200, testKey: 200, "sha256:" + hex.EncodeToString(digest[:]): 401, "nope": 401} {
+		resp, _ := post(t, "http://"+g.HTTP+"/llm-apps/chat", "NIRMATA-API "+key, hello)
+		assert.Equal(t, want, resp.StatusCode, key)
+	}
+	// The access log names the key by identity, never by value.
+	var ids []string
+	for _, e := range g.logs.FilterMessage("http").AllUntimed() {
+		if id, ok := e.ContextMap()["key_id"].(string); ok {
+			ids = append(ids, id)
+		}
+		assert.NotContains(t, e.ContextMap(), "authorization")
+	}
+	assert.Contains(t, ids, hex.EncodeToString(digest[:4]))
+}
+
+// TestDrainLetsStreamsFinish sends SIGTERM's equivalent (the run context ends) while a
+// stream is in flight: /readyz turns 503, new calls are refused with 503, the stream
+// finishes with done, and Run returns nil.
+func TestDrainLetsStreamsFinish(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim = true
+	cfg.SimDeltaDelay = config.Duration(30 * time.Millisecond)
+	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.APIKeys = []string{testKey}
+	cfg.DrainTimeout = config.Duration(10 * time.Second)
+	g, stop, done := startStoppable(t, cfg)
+
+	resp := streamPost(t, "http://"+g.HTTP+"/llm-apps/chat?stream=true", twoTools)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	lines := bufio.NewReader(resp.Body)
+	first, err := lines.ReadString('\n')
+	require.NoError(t, err)
+	assert.Contains(t, first, "content")
+
+	stop()
+	require.Eventually(t, func() bool {
+		r, err := http.Get("http://" + g.HTTP + "/readyz")
+		if err != nil {
+			return false
+		}
+		r.Body.Close()
+		return r.StatusCode == http.StatusServiceUnavailable
+	}, 5*time.Second, 10*time.Millisecond, "/readyz turns 503 while draining")
+	r2, e, _ := chatOnce(t, g.started, "")
+	assert.Equal(t, http.StatusServiceUnavailable, r2.StatusCode)
+	assert.Equal(t, "unavailable", e.Code)
+
+	res := readJSONL(t, lines)
+	assert.Equal(t, "done", res.last.Type, "the in-flight stream finished")
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the drain")
+	}
+}
+
+// TestDrainTimeoutCancelsWithA503 holds a call past the drain timeout: it is cancelled,
+// and its client is told the gateway is shutting down.
+func TestDrainTimeoutCancelsWithA503(t *testing.T) {
+	simUpstream(t, bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, "hang")}})
+	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	cfg := defaultConfig(t)
+	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.APIKeys = []string{testKey}
+	cfg.DrainTimeout = config.Duration(200 * time.Millisecond)
+	g, stop, done := startStoppable(t, cfg)
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var status int
+	var body []byte
+	go func() {
+		defer wg.Done()
+		req, _ := http.NewRequest(http.MethodPost, "http://"+g.HTTP+"/llm-apps/chat", strings.NewReader(hello))
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			status = resp.StatusCode
+			body, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	time.Sleep(100 * time.Millisecond) // let the call reach the hanging upstream
+	stop()
+	wg.Wait()
+	assert.Equal(t, http.StatusServiceUnavailable, status, string(body))
+	assert.Contains(t, string(body), "shutting down")
+	assert.NoError(t, <-done)
+}
+
+type stoppable struct {
+	started
+}
+
+// startStoppable runs the gateway and lets the test end its run context, as SIGTERM does.
+func startStoppable(t *testing.T, cfg config.Config) (stoppable, func(), <-chan error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	addrs := make(chan Addrs, 1)
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, zap.NewNop(), func(a Addrs) { addrs <- a }) }()
+	select {
+	case a := <-addrs:
+		return stoppable{started{Addrs: a}}, cancel, done
+	case err := <-done:
+		t.Fatalf("gateway did not start: %v", err)
+	}
+	return stoppable{}, nil, nil
+}
