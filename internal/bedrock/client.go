@@ -38,6 +38,7 @@ type Client struct {
 	signer   *v4.Signer
 	bearer   bearer.TokenProvider // set when AWS_BEARER_TOKEN_BEDROCK is configured
 	retryer  aws.Retryer
+	onRetry  func(modelID string, err error)
 }
 
 // ClientOptions adjusts a Client.
@@ -47,6 +48,8 @@ type ClientOptions struct {
 	// SigV4Only ignores AWS_BEARER_TOKEN_BEDROCK, so a real Bedrock API key in the
 	// environment never reaches the simulator.
 	SigV4Only bool
+	// OnRetry, if set, is told of every retry, with the error that caused it.
+	OnRetry func(modelID string, err error)
 }
 
 // NewClient resolves everything a call needs once: the bedrockruntime client's own option
@@ -78,6 +81,7 @@ func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, e
 		creds:    opts.Credentials,
 		signer:   v4.NewSigner(),
 		retryer:  opts.Retryer,
+		onRetry:  o.OnRetry,
 	}
 	if !o.SigV4Only && len(opts.AuthSchemePreference) > 0 && opts.AuthSchemePreference[0] == "httpBearerAuth" {
 		c.bearer = opts.BearerAuthTokenProvider
@@ -181,6 +185,9 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 			t.Stop()
 			return nil, ctx.Err()
 		case <-t.C:
+		}
+		if c.onRetry != nil {
+			c.onRetry(modelID, err)
 		}
 	}
 }

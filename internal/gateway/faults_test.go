@@ -67,13 +67,14 @@ func TestUpstreamFaults(t *testing.T) {
 		status     int
 		code       string
 		retryAfter bool
-		upstream   int64 // requests that reached the simulator
+		upstream   int64  // requests that reached the simulator
+		errorCode  string // gateway_upstream_errors_total's error_code, if the call failed
 	}{
-		{"throttling then recovery", "throttle,times=2", "3", 200, "", false, 3},
-		{"throttling exhausted", "throttle", "3", 429, "resource_exhausted", true, 3},
-		{"model not ready is not retried", "model_not_ready", "3", 429, "resource_exhausted", true, 1},
-		{"upstream 500 retried, then 502", "internal", "2", 502, "unavailable", false, 2},
-		{"upstream 503", "unavailable", "1", 503, "unavailable", true, 1},
+		{"throttling then recovery", "throttle,times=2", "3", 200, "", false, 3, ""},
+		{"throttling exhausted", "throttle", "3", 429, "resource_exhausted", true, 3, "ThrottlingException"},
+		{"model not ready is not retried", "model_not_ready", "3", 429, "resource_exhausted", true, 1, "ModelNotReadyException"},
+		{"upstream 500 retried, then 502", "internal", "2", 502, "unavailable", false, 2, "InternalServerException"},
+		{"upstream 503", "unavailable", "1", 503, "unavailable", true, 1, "ServiceUnavailableException"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +86,21 @@ func TestUpstreamFaults(t *testing.T) {
 			assert.Equal(t, tt.code, e.Code)
 			assert.Equal(t, tt.retryAfter, resp.Header.Get("Retry-After") != "")
 			assert.Equal(t, tt.upstream, sim.Requests())
+
+			// The metrics tell the same story.
+			wantCode := tt.code
+			if wantCode == "" {
+				wantCode = "ok"
+			}
+			assert.EqualValues(t, 1, metricValue(t, g, "gateway_requests_total", map[string]string{"route": "chat", "code": wantCode}))
+			assert.EqualValues(t, 1, metricValue(t, g, "gateway_request_duration_seconds", map[string]string{"route": "chat"}))
+			assert.EqualValues(t, tt.upstream-1, metricValue(t, g, "gateway_upstream_retries_total", nil))
+			if tt.errorCode != "" {
+				assert.EqualValues(t, 1, metricValue(t, g, "gateway_upstream_errors_total", map[string]string{"error_code": tt.errorCode}))
+			} else {
+				assert.Positive(t, metricValue(t, g, "gateway_tokens_total", map[string]string{"direction": "input"}))
+			}
+			assert.Zero(t, metricValue(t, g, "gateway_inflight_requests", nil))
 		})
 	}
 }
@@ -130,6 +146,8 @@ func TestOverloadIs503(t *testing.T) {
 	assert.Equal(t, "unavailable", e.Code)
 	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
 	assert.EqualValues(t, 1, sim.Requests(), "refused before reaching Bedrock")
+	assert.EqualValues(t, 1, metricValue(t, g, "gateway_rejected_total", map[string]string{"reason": "overloaded"}))
+	assert.EqualValues(t, 1, metricValue(t, g, "gateway_inflight_requests", nil))
 
 	cancel()
 	<-held

@@ -20,6 +20,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/config"
+	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/server"
 )
 
@@ -68,7 +69,11 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 			return fmt.Errorf("load AWS configuration: %w", err)
 		}
 	}
-	upstream, err := bedrock.NewClient(ctx, awsCfg, bedrock.ClientOptions{SigV4Only: cfg.Sim})
+	m := metrics.New()
+	upstream, err := bedrock.NewClient(ctx, awsCfg, bedrock.ClientOptions{
+		SigV4Only: cfg.Sim,
+		OnRetry:   func(model string, _ error) { m.Retry(model) },
+	})
 	if err != nil {
 		return err
 	}
@@ -93,6 +98,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		UpstreamTimeout: time.Duration(cfg.UpstreamTimeout),
 		MaxConcurrent:   cfg.MaxConcurrent,
+		Metrics:         m,
 	}, log)
 	// Calls run under base, so those still in flight when the drain times out can be
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.

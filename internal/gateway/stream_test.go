@@ -166,6 +166,10 @@ func TestJSONLStream(t *testing.T) {
 			assert.Greater(t, res.lineCount, 8, "text and arguments come in several deltas")
 		})
 	}
+	assert.EqualValues(t, 2, metricValue(t, g, "gateway_requests_total", map[string]string{"route": "chat_stream", "code": "ok"}))
+	assert.EqualValues(t, 2, metricValue(t, g, "gateway_stream_first_event_seconds", nil))
+	assert.EqualValues(t, 6, metricValue(t, g, "gateway_tool_calls_total", nil), "2 unary + 2×2 streamed")
+	assert.Zero(t, metricValue(t, g, "gateway_open_streams", nil), "every stream was closed")
 }
 
 // chunkedLine is exactly what the deployed gollm Nirmata provider decodes.

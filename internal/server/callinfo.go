@@ -2,20 +2,36 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/metrics"
 )
 
 // callInfo is what the access log learns about one call while it runs: the transport
 // creates it, the Service fills it in. It is not safe for concurrent use; one call's
 // goroutine owns it.
 type callInfo struct {
+	start                     time.Time
+	route                     string // the metrics route: chat, chat_stream, grpc_chat…
+	code                      string // snake-case gRPC code of the answer; "" means ok
 	model, clientType, keyID  string
 	inputTokens, outputTokens int32
 	toolCalls                 int
+}
+
+// finish records the call in the metrics.
+func (i *callInfo) finish(m *metrics.Metrics) {
+	code := i.code
+	if code == "" {
+		code = "ok"
+	}
+	m.Request(i.route, code, i.model, i.clientType, time.Since(i.start))
+	m.Tokens(i.model, i.clientType, int(i.inputTokens), int(i.outputTokens))
+	m.ToolCalls(i.model, i.clientType, i.toolCalls)
 }
 
 type callInfoKey struct{}

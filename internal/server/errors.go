@@ -141,6 +141,7 @@ func answer(ctx context.Context, log *zap.Logger, err error) errClass {
 		err = ErrDraining // cancelled at the end of a drain, not by the client
 	}
 	c := classify(err)
+	callInfoFrom(ctx).code = codeName(c.code)
 	if c.internal {
 		log.Error("request failed", zap.String("request_id", requestID(ctx)), zap.Error(err))
 	}

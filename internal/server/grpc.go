@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/metrics"
 )
 
 // chatServer implements llmgatewayv1.ChatServiceServer over a Service.
@@ -80,7 +81,7 @@ type GRPCOptions struct {
 // NewGRPCServer returns a gRPC server with ChatService, server reflection and
 // grpc.health.v1 registered.
 func NewGRPCServer(svc *Service, opts GRPCOptions, log *zap.Logger) (*grpc.Server, *health.Server) {
-	i := &interceptors{keys: opts.Keys, base: opts.Base, log: log}
+	i := &interceptors{keys: opts.Keys, base: opts.Base, log: log, metrics: svc.opts.Metrics}
 	maxMsgBytes := opts.MaxMsgBytes
 	s := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMsgBytes),
@@ -98,9 +99,17 @@ func NewGRPCServer(svc *Service, opts GRPCOptions, log *zap.Logger) (*grpc.Serve
 
 // interceptors add a request id, check keys on ChatService calls, and log each call.
 type interceptors struct {
-	keys *Keyring
-	base context.Context
-	log  *zap.Logger
+	keys    *Keyring
+	base    context.Context
+	log     *zap.Logger
+	metrics *metrics.Metrics
+}
+
+// grpcRoutes name the ChatService methods for metrics.
+var grpcRoutes = map[string]string{
+	llmgatewayv1.ChatService_Chat_FullMethodName:            metrics.RouteGRPCChat,
+	llmgatewayv1.ChatService_ChatStream_FullMethodName:      metrics.RouteGRPCChatStream,
+	llmgatewayv1.ChatService_GetCapabilities_FullMethodName: metrics.RouteGRPCCapabilities,
 }
 
 // open is true for methods that need no key: capabilities, health, reflection.
@@ -112,7 +121,7 @@ func open(method string) bool {
 func (i *interceptors) admit(ctx context.Context, method string) (context.Context, error) {
 	id := newRequestID()
 	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", id))
-	info := &callInfo{}
+	info := &callInfo{start: time.Now(), route: grpcRoutes[method]}
 	ctx = withCallInfo(withRequestID(ctx, id), info)
 	if open(method) || !i.keys.enabled() {
 		return ctx, nil
@@ -124,6 +133,8 @@ func (i *interceptors) admit(ctx context.Context, method string) (context.Contex
 			return ctx, nil
 		}
 	}
+	i.metrics.Rejected(metrics.RejectUnauthenticated)
+	info.code = codeName(codes.Unauthenticated)
 	return ctx, status.Error(codes.Unauthenticated, errUnauthenticated.Error())
 }
 
@@ -186,6 +197,10 @@ func (i *interceptors) logCall(ctx context.Context, method string, req any, star
 	if chat, ok := req.(*llmgatewayv1.ChatRequest); ok && info.clientType == "" {
 		info.clientType = chat.GetClientType()
 	}
+	if info.code == "" && err != nil {
+		info.code = codeName(status.Code(err))
+	}
+	info.finish(i.metrics)
 	i.log.Info("grpc",
 		zap.String("request_id", requestID(ctx)),
 		zap.String("method", method),

@@ -17,6 +17,7 @@ import (
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
+	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -58,6 +59,9 @@ func NewHTTPHandler(ctx context.Context, svc *Service, opts HTTPOptions, log *za
 		{http.MethodPost, "/llm-apps/chat", h.chat},
 		{http.MethodGet, "/healthz", h.healthz},
 		{http.MethodGet, "/readyz", h.readyz},
+		{http.MethodGet, "/metrics", func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+			svc.opts.Metrics.Handler().ServeHTTP(w, r)
+		}},
 	} {
 		if err := mux.HandlePath(route.method, route.path, route.h); err != nil {
 			return nil, err
@@ -70,6 +74,19 @@ type restHandler struct {
 	svc  *Service
 	opts HTTPOptions
 	log  *zap.Logger
+}
+
+// routeOf names a REST path for metrics; unknown paths share one name, so a scan of
+// random paths cannot grow the series.
+func routeOf(path string) string {
+	switch path {
+	case "/llm-apps/chat":
+		return metrics.RouteChat
+	case "/llm-apps/capabilities", "/capabilities":
+		return metrics.RouteCapabilities
+	default:
+		return "other"
+	}
 }
 
 // openPaths need no key (PROTOCOL.md section 2).
@@ -87,7 +104,7 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 		start := time.Now()
 		id := newRequestID()
 		w.Header().Set("X-Request-Id", id)
-		info := &callInfo{}
+		info := &callInfo{start: start, route: routeOf(r.URL.Path)}
 		r = r.WithContext(withCallInfo(withRequestID(r.Context(), id), info))
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
@@ -100,9 +117,11 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 					h.writeJSONError(rec, r, http.StatusInternalServerError, codes.Internal, "internal error")
 				}
 			}
-			if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
-				return // probes would drown the log
+			switch r.URL.Path {
+			case "/healthz", "/readyz", "/metrics":
+				return // probes and scrapes would drown the log
 			}
+			info.finish(h.svc.opts.Metrics)
 			h.log.Info("http",
 				zap.String("request_id", id),
 				zap.String("method", r.Method),
@@ -114,6 +133,7 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 		if keys := h.opts.Keys; keys.enabled() && !openPath(r.URL.Path) {
 			keyID, ok := keys.check(r.Header.Get("Authorization"))
 			if !ok {
+				h.svc.opts.Metrics.Rejected(metrics.RejectUnauthenticated)
 				h.writeError(rec, r, errUnauthenticated)
 				return
 			}
@@ -127,6 +147,9 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 	body, err := readBody(w, r, h.opts.MaxBodyBytes)
 	if err != nil {
+		if errors.Is(err, errBodyTooLarge) {
+			h.svc.opts.Metrics.Rejected(metrics.RejectTooLarge)
+		}
 		h.writeError(w, r, err)
 		return
 	}
@@ -140,6 +163,7 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 		return
 	}
 	if req.Stream || req.Chunked {
+		callInfoFrom(r.Context()).route = metrics.RouteChatStream
 		h.stream(w, r, req)
 		return
 	}
@@ -271,6 +295,7 @@ func (h *restHandler) writeError(w http.ResponseWriter, r *http.Request, err err
 }
 
 func (h *restHandler) writeJSONError(w http.ResponseWriter, r *http.Request, httpStatus int, code codes.Code, msg string) {
+	callInfoFrom(r.Context()).code = codeName(code)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(httpStatus)
 	_, _ = w.Write(jsonapi.AppendError(nil, msg, codeName(code), requestID(r.Context())))

@@ -9,11 +9,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/smithy-go"
 	"go.uber.org/zap"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -34,6 +36,8 @@ type Options struct {
 	UpstreamTimeout time.Duration
 	// MaxConcurrent bounds the Bedrock calls in flight; beyond it, 503.
 	MaxConcurrent int
+	// Metrics records what happens; nil records nothing.
+	Metrics *metrics.Metrics
 }
 
 // Errors of admission: both are 503 with Retry-After, so clients go elsewhere or wait.
@@ -64,13 +68,27 @@ func NewService(upstream Upstream, opts Options, log *zap.Logger) *Service {
 // admit reserves a slot for one Bedrock call. Call release when the call has ended.
 func (s *Service) admit() (release func(), err error) {
 	if s.draining.Load() {
+		s.opts.Metrics.Rejected(metrics.RejectDraining)
 		return nil, ErrDraining
 	}
 	select {
 	case s.slots <- struct{}{}:
-		return func() { <-s.slots }, nil
+		done := s.opts.Metrics.Inflight()
+		return func() { done(); <-s.slots }, nil
 	default:
+		s.opts.Metrics.Rejected(metrics.RejectOverloaded)
 		return nil, errOverloaded
+	}
+}
+
+// upstreamFailed counts a failed Bedrock call by Bedrock's error code.
+func (s *Service) upstreamFailed(model string, err error) {
+	var apiErr smithy.APIError
+	switch {
+	case errors.As(err, &apiErr):
+		s.opts.Metrics.UpstreamError(model, apiErr.ErrorCode())
+	case errors.Is(err, bedrock.ErrTransport):
+		s.opts.Metrics.UpstreamError(model, metrics.UpstreamTransport)
 	}
 }
 
@@ -117,6 +135,7 @@ func (s *Service) prepare(ctx context.Context, req *llmgatewayv1.ChatRequest) (*
 		return nil, err
 	}
 	s.logRepairs(ctx, model.ID, names.Stats)
+	s.opts.Metrics.Repairs(model.ID, names.Stats.SynthesizedResults, names.Stats.OrphanResults)
 	return &prepared{model: model, converse: converse, names: names}, nil
 }
 
@@ -212,6 +231,7 @@ func (s *Service) converse(ctx context.Context, p *prepared) (*llmgatewayv1.Chat
 	defer cancel()
 	answer, err := s.upstream.Converse(ctx, p.model.ID, p.converse)
 	if err != nil {
+		s.upstreamFailed(p.model.ID, err)
 		return nil, err
 	}
 	s.logUnknownStop(ctx, answer.StopReason)

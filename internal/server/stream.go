@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"io"
+	"time"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/stream"
@@ -20,7 +21,10 @@ type Stream struct {
 	// use; src and machine are nil then.
 	replay []*llmgatewayv1.ChatStreamEvent
 	// done releases the upstream: the connection, the deadline and the slot.
-	done func()
+	done  func()
+	model string
+	// first is true once the first client events were produced.
+	first bool
 }
 
 // OpenStream prepares req and opens Bedrock's answer. An error here comes before any byte
@@ -47,10 +51,12 @@ func (s *Service) OpenStream(ctx context.Context, req *llmgatewayv1.ChatRequest,
 	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 	events, err := s.upstream.ConverseStream(ctx, p.model.ID, p.converse)
 	if err != nil {
+		s.upstreamFailed(p.model.ID, err)
 		cancel()
 		release()
 		return nil, err
 	}
+	closed := s.opts.Metrics.StreamOpened(req.GetClientType())
 	m := stream.NewMachine(p.names)
 	if toolEnds {
 		m.EmitToolCallEnds()
@@ -59,8 +65,9 @@ func (s *Service) OpenStream(ctx context.Context, req *llmgatewayv1.ChatRequest,
 		_ = events.Close()
 		cancel()
 		release()
+		closed()
 	}
-	return &Stream{svc: s, ctx: ctx, src: events, machine: m, done: done}, nil
+	return &Stream{svc: s, ctx: ctx, src: events, machine: m, model: p.model.ID, done: done}, nil
 }
 
 // Next appends the client events of the next upstream event to out. It returns io.EOF,
@@ -73,6 +80,14 @@ func (st *Stream) Next(out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.Cha
 		return out, io.EOF
 	}
 	out, err := st.machine.Step(st.src, out)
+	if !st.first && len(out) > 0 {
+		st.first = true
+		info := callInfoFrom(st.ctx)
+		st.svc.opts.Metrics.FirstEvent(info.model, info.clientType, time.Since(info.start))
+	}
+	if err != nil && err != io.EOF {
+		st.svc.upstreamFailed(st.model, err)
+	}
 	if err == io.EOF {
 		st.svc.logUnknownStop(st.ctx, st.machine.StopReason())
 		info := callInfoFrom(st.ctx)

@@ -1,0 +1,283 @@
+package metrics
+
+import (
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Routes, the values of the route label. The caller picks one per endpoint.
+const (
+	RouteChat             = "chat"
+	RouteChatStream       = "chat_stream"
+	RouteCapabilities     = "capabilities"
+	RouteGRPCChat         = "grpc_chat"
+	RouteGRPCChatStream   = "grpc_chat_stream"
+	RouteGRPCCapabilities = "grpc_capabilities"
+)
+
+// Reasons a request is turned away before it reaches the gateway proper, the values of
+// gateway_rejected_total's reason label.
+const (
+	RejectOverloaded      = "overloaded"
+	RejectDraining        = "draining"
+	RejectUnauthenticated = "unauthenticated"
+	RejectTooLarge        = "too_large"
+)
+
+// UpstreamTransport is the error_code of an upstream failure that carries no Bedrock
+// error code: connection refused, reset, TLS, a malformed response.
+const UpstreamTransport = "transport"
+
+// latencyBuckets spans a cached capabilities answer (5ms) to a long generation (120s).
+var latencyBuckets = prometheus.ExponentialBucketsRange(0.005, 120, 16)
+
+// Metrics records the gateway's metrics into its own registry. It is safe for concurrent
+// use, and a nil *Metrics records nothing.
+type Metrics struct {
+	registry *prometheus.Registry
+
+	models      *labelSet
+	clientTypes *labelSet
+	errorCodes  *labelSet
+
+	requests        *prometheus.CounterVec
+	requestDuration *prometheus.HistogramVec
+	firstEvent      *prometheus.HistogramVec
+	upstreamErrors  *prometheus.CounterVec
+	tokens          *prometheus.CounterVec
+	toolCalls       *prometheus.CounterVec
+	synthesized     *prometheus.CounterVec
+	orphans         *prometheus.CounterVec
+	openStreams     *prometheus.GaugeVec
+	retries         *prometheus.CounterVec
+	inflight        prometheus.Gauge
+	rejected        *prometheus.CounterVec
+}
+
+// New returns a Metrics with a fresh registry holding the gateway_* metrics and the Go
+// runtime and process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		registry:    prometheus.NewRegistry(),
+		models:      newLabelSet(MaxModels, MaxModelLen),
+		clientTypes: newLabelSet(MaxClientTypes, MaxClientTypeLen),
+		errorCodes:  newLabelSet(MaxErrorCodes, MaxErrorCodeLen),
+
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_requests_total",
+			Help: "Requests answered, by route, gRPC code (snake case), model and client type.",
+		}, []string{"route", "code", "model", "client_type"}),
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gateway_request_duration_seconds",
+			Help:    "Total request latency, to the last byte of a stream.",
+			Buckets: latencyBuckets,
+		}, []string{"route", "model", "client_type"}),
+		firstEvent: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gateway_stream_first_event_seconds",
+			Help:    "Time from request to the first event sent on a stream.",
+			Buckets: latencyBuckets,
+		}, []string{"model", "client_type"}),
+		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_upstream_errors_total",
+			Help: `Failed Bedrock calls, by Bedrock error code ("ThrottlingException") or "transport".`,
+		}, []string{"model", "error_code"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_tokens_total",
+			Help: `Tokens reported by Bedrock, by direction ("input" or "output").`,
+		}, []string{"model", "client_type", "direction"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_tool_calls_total",
+			Help: "Tool calls returned to clients.",
+		}, []string{"model", "client_type"}),
+		synthesized: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_synthesized_tool_results_total",
+			Help: "Tool results the gateway synthesized for tool calls the client's history left unanswered.",
+		}, []string{"model"}),
+		orphans: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_orphan_tool_results_total",
+			Help: "Tool results in a client's history that answered no tool call.",
+		}, []string{"model"}),
+		openStreams: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "gateway_open_streams",
+			Help: "Streaming responses in progress.",
+		}, []string{"client_type"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_upstream_retries_total",
+			Help: "Bedrock calls retried after a retryable failure.",
+		}, []string{"model"}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gateway_inflight_requests",
+			Help: "Requests being served.",
+		}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_rejected_total",
+			Help: "Requests turned away before reaching the model, by reason.",
+		}, []string{"reason"}),
+	}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
+		m.toolCalls, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
+		m.rejected,
+	)
+	// Known reasons start at zero, so rate() and alerts see a series before the first
+	// rejection rather than an absent one.
+	for _, r := range []string{RejectOverloaded, RejectDraining, RejectUnauthenticated, RejectTooLarge} {
+		m.rejected.WithLabelValues(r)
+	}
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition formats, for GET /metrics. A
+// collector that fails does not fail the scrape: the rest is still served. On a nil
+// Metrics it answers 404.
+func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}
+
+// Gatherer exposes the registry to readers such as prometheus/testutil, so tests in other
+// packages can assert on what they recorded. It is nil on a nil Metrics.
+func (m *Metrics) Gatherer() prometheus.Gatherer {
+	if m == nil {
+		return nil
+	}
+	return m.registry
+}
+
+// Request records one finished request: it counts it in gateway_requests_total under
+// code, the snake-case gRPC code name the client got ("ok", "invalid_argument"), and
+// observes d, the total latency (to the end of the stream for streams), in
+// gateway_request_duration_seconds.
+func (m *Metrics) Request(route, code, model, clientType string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	route, model, clientType = fixed(route), m.models.value(model), m.clientTypes.value(clientType)
+	m.requests.WithLabelValues(route, fixed(code), model, clientType).Inc()
+	m.requestDuration.WithLabelValues(route, model, clientType).Observe(d.Seconds())
+}
+
+// FirstEvent observes d, the time from the request's arrival to the first event written
+// to a stream, in gateway_stream_first_event_seconds.
+func (m *Metrics) FirstEvent(model, clientType string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.firstEvent.WithLabelValues(m.models.value(model), m.clientTypes.value(clientType)).Observe(d.Seconds())
+}
+
+// UpstreamError counts one failed Bedrock call in gateway_upstream_errors_total. code is
+// Bedrock's error code ("ThrottlingException"), or [UpstreamTransport] when the failure
+// carries none.
+func (m *Metrics) UpstreamError(model, code string) {
+	if m == nil {
+		return
+	}
+	m.upstreamErrors.WithLabelValues(m.models.value(model), m.errorCodes.value(code)).Inc()
+}
+
+// Tokens adds a response's token usage to gateway_tokens_total: in under direction
+// "input", out under "output". Counts of zero or less are skipped.
+func (m *Metrics) Tokens(model, clientType string, in, out int) {
+	if m == nil || (in <= 0 && out <= 0) {
+		return
+	}
+	model, clientType = m.models.value(model), m.clientTypes.value(clientType)
+	if in > 0 {
+		m.tokens.WithLabelValues(model, clientType, "input").Add(float64(in))
+	}
+	if out > 0 {
+		m.tokens.WithLabelValues(model, clientType, "output").Add(float64(out))
+	}
+}
+
+// ToolCalls adds n tool calls returned to a client to gateway_tool_calls_total. n of zero
+// or less is skipped.
+func (m *Metrics) ToolCalls(model, clientType string, n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.toolCalls.WithLabelValues(m.models.value(model), m.clientTypes.value(clientType)).Add(float64(n))
+}
+
+// Repairs records what the gateway fixed in a client's history before sending it to
+// Bedrock: synthesized tool results for unanswered tool calls
+// (gateway_synthesized_tool_results_total) and orphan tool results that answered none
+// (gateway_orphan_tool_results_total). Counts of zero or less are skipped.
+func (m *Metrics) Repairs(model string, synthesized, orphans int) {
+	if m == nil || (synthesized <= 0 && orphans <= 0) {
+		return
+	}
+	model = m.models.value(model)
+	if synthesized > 0 {
+		m.synthesized.WithLabelValues(model).Add(float64(synthesized))
+	}
+	if orphans > 0 {
+		m.orphans.WithLabelValues(model).Add(float64(orphans))
+	}
+}
+
+// StreamOpened counts a stream as open in gateway_open_streams until done is called. done
+// may be called more than once; only the first call counts. Typical use:
+//
+//	defer m.StreamOpened(clientType)()
+func (m *Metrics) StreamOpened(clientType string) (done func()) {
+	if m == nil {
+		return noop
+	}
+	return track(m.openStreams.WithLabelValues(m.clientTypes.value(clientType)))
+}
+
+// Retry counts one retried Bedrock call in gateway_upstream_retries_total.
+func (m *Metrics) Retry(model string) {
+	if m == nil {
+		return
+	}
+	m.retries.WithLabelValues(m.models.value(model)).Inc()
+}
+
+// Inflight counts a request in gateway_inflight_requests until done is called. done may be
+// called more than once; only the first call counts. Typical use:
+//
+//	defer m.Inflight()()
+func (m *Metrics) Inflight() (done func()) {
+	if m == nil {
+		return noop
+	}
+	return track(m.inflight)
+}
+
+// Rejected counts a request turned away in gateway_rejected_total. reason is one of the
+// Reject* constants.
+func (m *Metrics) Rejected(reason string) {
+	if m == nil {
+		return
+	}
+	m.rejected.WithLabelValues(fixed(reason)).Inc()
+}
+
+func noop() {}
+
+// track increments g and returns the matching decrement, which runs once however often it
+// is called: a deferred done plus an early one on an error path must not drive the gauge
+// negative.
+func track(g prometheus.Gauge) func() {
+	g.Inc()
+	var once atomic.Bool
+	return func() {
+		if once.CompareAndSwap(false, true) {
+			g.Dec()
+		}
+	}
+}

@@ -1,0 +1,361 @@
+package metrics
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	model1 = "anthropic.claude-3-5-sonnet"
+	client = "kyverno"
+)
+
+// Each method moves exactly the series it documents.
+func TestMethods(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		record func(m *Metrics)
+		check  func(t *testing.T, m *Metrics)
+	}{
+		{
+			name: "Request",
+			record: func(m *Metrics) {
+				m.Request(RouteChat, "ok", model1, client, 1500*time.Millisecond)
+				m.Request(RouteChat, "ok", model1, client, 500*time.Millisecond)
+				m.Request(RouteGRPCChat, "invalid_argument", model1, "", time.Millisecond)
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 2.0, testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "ok", model1, client)))
+				assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(RouteGRPCChat, "invalid_argument", model1, LabelNone)))
+				assert.Equal(t, 2, testutil.CollectAndCount(m.requests))
+				count, sum := histogram(t, m, "gateway_request_duration_seconds", "route", RouteChat, "model", model1, "client_type", client)
+				assert.Equal(t, uint64(2), count)
+				assert.InDelta(t, 2.0, sum, 1e-9)
+				assert.Equal(t, 2, testutil.CollectAndCount(m.requestDuration))
+			},
+		},
+		{
+			name:   "FirstEvent",
+			record: func(m *Metrics) { m.FirstEvent(model1, client, 250*time.Millisecond) },
+			check: func(t *testing.T, m *Metrics) {
+				count, sum := histogram(t, m, "gateway_stream_first_event_seconds", "model", model1, "client_type", client)
+				assert.Equal(t, uint64(1), count)
+				assert.InDelta(t, 0.25, sum, 1e-9)
+			},
+		},
+		{
+			name: "UpstreamError",
+			record: func(m *Metrics) {
+				m.UpstreamError(model1, "ThrottlingException")
+				m.UpstreamError(model1, UpstreamTransport)
+				m.UpstreamError(model1, UpstreamTransport)
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 1.0, testutil.ToFloat64(m.upstreamErrors.WithLabelValues(model1, "ThrottlingException")))
+				assert.Equal(t, 2.0, testutil.ToFloat64(m.upstreamErrors.WithLabelValues(model1, "transport")))
+			},
+		},
+		{
+			name: "Tokens",
+			record: func(m *Metrics) {
+				m.Tokens(model1, client, 100, 20)
+				m.Tokens(model1, client, 5, 0)
+				m.Tokens(model1, client, 0, 0)
+				m.Tokens(model1, client, -3, -1)
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 105.0, testutil.ToFloat64(m.tokens.WithLabelValues(model1, client, "input")))
+				assert.Equal(t, 20.0, testutil.ToFloat64(m.tokens.WithLabelValues(model1, client, "output")))
+			},
+		},
+		{
+			name: "ToolCalls",
+			record: func(m *Metrics) {
+				m.ToolCalls(model1, client, 3)
+				m.ToolCalls(model1, "other-client", 0)
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 1, testutil.CollectAndCount(m.toolCalls), "zero creates no series")
+				assert.Equal(t, 3.0, testutil.ToFloat64(m.toolCalls.WithLabelValues(model1, client)))
+			},
+		},
+		{
+			name: "Repairs",
+			record: func(m *Metrics) {
+				m.Repairs(model1, 2, 0)
+				m.Repairs(model1, 1, 4)
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 3.0, testutil.ToFloat64(m.synthesized.WithLabelValues(model1)))
+				assert.Equal(t, 4.0, testutil.ToFloat64(m.orphans.WithLabelValues(model1)))
+			},
+		},
+		{
+			name: "StreamOpened",
+			record: func(m *Metrics) {
+				done := m.StreamOpened(client)
+				m.StreamOpened(client)
+				done()
+				done() // idempotent
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 1.0, testutil.ToFloat64(m.openStreams.WithLabelValues(client)))
+			},
+		},
+		{
+			name:   "Retry",
+			record: func(m *Metrics) { m.Retry(model1); m.Retry(model1) },
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 2.0, testutil.ToFloat64(m.retries.WithLabelValues(model1)))
+			},
+		},
+		{
+			name: "Inflight",
+			record: func(m *Metrics) {
+				m.Inflight()
+				done := m.Inflight()
+				m.Inflight()
+				done()
+				done() // idempotent
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 2.0, testutil.ToFloat64(m.inflight))
+			},
+		},
+		{
+			name: "Rejected",
+			record: func(m *Metrics) {
+				m.Rejected(RejectOverloaded)
+				m.Rejected(RejectTooLarge)
+				m.Rejected(RejectTooLarge)
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 1.0, testutil.ToFloat64(m.rejected.WithLabelValues(RejectOverloaded)))
+				assert.Equal(t, 2.0, testutil.ToFloat64(m.rejected.WithLabelValues(RejectTooLarge)))
+				assert.Equal(t, 0.0, testutil.ToFloat64(m.rejected.WithLabelValues(RejectDraining)))
+				assert.Equal(t, 4, testutil.CollectAndCount(m.rejected), "known reasons exist from the start")
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m := New()
+			tt.record(m)
+			tt.check(t, m)
+		})
+	}
+}
+
+// The exposition as a scraper sees it, for a few families, byte for byte.
+func TestGatherAndCompare(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.Request(RouteChatStream, "ok", model1, client, time.Second)
+	m.Tokens(model1, client, 12, 34)
+	m.UpstreamError("", "ThrottlingException")
+	want := `
+# HELP gateway_requests_total Requests answered, by route, gRPC code (snake case), model and client type.
+# TYPE gateway_requests_total counter
+gateway_requests_total{client_type="kyverno",code="ok",model="anthropic.claude-3-5-sonnet",route="chat_stream"} 1
+# HELP gateway_tokens_total Tokens reported by Bedrock, by direction ("input" or "output").
+# TYPE gateway_tokens_total counter
+gateway_tokens_total{client_type="kyverno",direction="input",model="anthropic.claude-3-5-sonnet"} 12
+gateway_tokens_total{client_type="kyverno",direction="output",model="anthropic.claude-3-5-sonnet"} 34
+# HELP gateway_upstream_errors_total Failed Bedrock calls, by Bedrock error code ("ThrottlingException") or "transport".
+# TYPE gateway_upstream_errors_total counter
+gateway_upstream_errors_total{error_code="ThrottlingException",model="none"} 1
+`
+	require.NoError(t, testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
+		"gateway_requests_total", "gateway_tokens_total", "gateway_upstream_errors_total"))
+}
+
+// Client-controlled labels beyond their cap land in "other", and stay bounded.
+func TestCardinalityCap(t *testing.T) {
+	t.Parallel()
+	m := New()
+	const extra = 7
+	for i := range MaxClientTypes + extra {
+		m.ToolCalls(model1, fmt.Sprintf("client-%d", i), 1)
+	}
+	for i := range MaxModels + extra {
+		m.Retry(fmt.Sprintf("model-%d", i))
+	}
+	m.ToolCalls(model1, "client-0", 1) // admitted earlier: still its own series
+
+	assert.Equal(t, MaxClientTypes+1, testutil.CollectAndCount(m.toolCalls))
+	assert.Equal(t, float64(extra), testutil.ToFloat64(m.toolCalls.WithLabelValues(model1, LabelOther)))
+	assert.Equal(t, 2.0, testutil.ToFloat64(m.toolCalls.WithLabelValues(model1, "client-0")))
+
+	// model1 took a model slot first, so MaxModels-1 model-N got in, plus "other".
+	assert.Equal(t, MaxModels, testutil.CollectAndCount(m.retries))
+	assert.Equal(t, float64(extra+1), testutil.ToFloat64(m.retries.WithLabelValues(LabelOther)))
+
+	// Models and client types have independent caps.
+	m.Tokens("model-0", "client-1", 1, 1)
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.tokens.WithLabelValues("model-0", "client-1", "input")))
+}
+
+func TestLabelHygiene(t *testing.T) {
+	t.Parallel()
+	m := New()
+	long := strings.Repeat("x", 200)
+	m.Request("", "", "bad\xffmodel", long, time.Millisecond) // must not panic
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(
+		LabelNone, LabelNone, "bad\uFFFDmodel", strings.Repeat("x", MaxClientTypeLen))))
+	m.UpstreamError(model1, long)
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.upstreamErrors.WithLabelValues(model1, strings.Repeat("x", MaxErrorCodeLen))))
+}
+
+func TestNilMetrics(t *testing.T) {
+	t.Parallel()
+	var m *Metrics
+	assert.NotPanics(t, func() {
+		m.Request(RouteChat, "ok", model1, client, time.Second)
+		m.FirstEvent(model1, client, time.Second)
+		m.UpstreamError(model1, UpstreamTransport)
+		m.Tokens(model1, client, 1, 2)
+		m.ToolCalls(model1, client, 1)
+		m.Repairs(model1, 1, 1)
+		m.StreamOpened(client)()
+		m.Retry(model1)
+		m.Inflight()()
+		m.Rejected(RejectDraining)
+	})
+	assert.Nil(t, m.Gatherer())
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	assert.Equal(t, http.StatusNotFound, rec.Code)
+}
+
+// Registries are independent: New does not touch the global default registry, and two
+// Metrics do not see each other's counts.
+func TestIndependentRegistries(t *testing.T) {
+	t.Parallel()
+	a, b := New(), New()
+	a.Retry(model1)
+	assert.Equal(t, 1, testutil.CollectAndCount(a.retries))
+	assert.Equal(t, 0, testutil.CollectAndCount(b.retries))
+	families, err := prometheus.DefaultGatherer.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		assert.False(t, strings.HasPrefix(f.GetName(), "gateway_"), f.GetName())
+	}
+}
+
+// Scraped over real HTTP, the handler serves valid exposition text with every gateway_
+// family, typed as documented, beside the Go runtime and process collectors.
+func TestHandler(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.Request(RouteChat, "ok", model1, client, time.Second)
+	m.FirstEvent(model1, client, time.Second)
+	m.UpstreamError(model1, "ThrottlingException")
+	m.Tokens(model1, client, 1, 2)
+	m.ToolCalls(model1, client, 1)
+	m.Repairs(model1, 1, 1)
+	defer m.StreamOpened(client)()
+	m.Retry(model1)
+	defer m.Inflight()()
+	m.Rejected(RejectUnauthenticated)
+
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+	require.NoError(t, err)
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, resp.Header.Get("Content-Type"), "text/plain")
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
+	require.NoError(t, err, "exposition text:\n%s", body)
+
+	want := map[string]dto.MetricType{
+		"gateway_requests_total":                 dto.MetricType_COUNTER,
+		"gateway_request_duration_seconds":       dto.MetricType_HISTOGRAM,
+		"gateway_stream_first_event_seconds":     dto.MetricType_HISTOGRAM,
+		"gateway_upstream_errors_total":          dto.MetricType_COUNTER,
+		"gateway_tokens_total":                   dto.MetricType_COUNTER,
+		"gateway_tool_calls_total":               dto.MetricType_COUNTER,
+		"gateway_synthesized_tool_results_total": dto.MetricType_COUNTER,
+		"gateway_orphan_tool_results_total":      dto.MetricType_COUNTER,
+		"gateway_open_streams":                   dto.MetricType_GAUGE,
+		"gateway_upstream_retries_total":         dto.MetricType_COUNTER,
+		"gateway_inflight_requests":              dto.MetricType_GAUGE,
+		"gateway_rejected_total":                 dto.MetricType_COUNTER,
+	}
+	for name, typ := range want {
+		f, ok := families[name]
+		if assert.True(t, ok, "missing %s", name) {
+			assert.Equal(t, typ, f.GetType(), name)
+		}
+	}
+	var gateway int
+	for name := range families {
+		if strings.HasPrefix(name, "gateway_") {
+			gateway++
+		}
+	}
+	assert.Equal(t, len(want), gateway, "a gateway_ family this test does not know")
+	assert.Contains(t, families, "go_goroutines")
+	if runtime.GOOS == "linux" {
+		assert.Contains(t, families, "process_cpu_seconds_total")
+	}
+	h := families["gateway_request_duration_seconds"].GetMetric()[0].GetHistogram()
+	require.Len(t, h.GetBucket(), 17, "16 buckets and +Inf")
+	assert.InDelta(t, 0.005, h.GetBucket()[0].GetUpperBound(), 1e-9)
+	assert.InDelta(t, 120, h.GetBucket()[15].GetUpperBound(), 1e-6)
+	assert.True(t, math.IsInf(h.GetBucket()[16].GetUpperBound(), 1))
+}
+
+// histogram returns the sample count and sum of the one series of family name with the
+// given label pairs.
+func histogram(t *testing.T, m *Metrics, name string, labelPairs ...string) (uint64, float64) {
+	t.Helper()
+	families, err := m.Gatherer().Gather()
+	require.NoError(t, err)
+	want := map[string]string{}
+	for i := 0; i < len(labelPairs); i += 2 {
+		want[labelPairs[i]] = labelPairs[i+1]
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, mt := range f.GetMetric() {
+			if len(mt.GetLabel()) != len(want) {
+				continue
+			}
+			for _, l := range mt.GetLabel() {
+				if want[l.GetName()] != l.GetValue() {
+					continue metrics
+				}
+			}
+			return mt.GetHistogram().GetSampleCount(), mt.GetHistogram().GetSampleSum()
+		}
+	}
+	t.Fatalf("no %s series with labels %v", name, want)
+	return 0, 0
+}
