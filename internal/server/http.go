@@ -176,11 +176,19 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 	_, _ = w.Write(jsonapi.AppendChatResponse(nil, resp))
 }
 
+// bodyReadTimeout bounds reading a request body, so a client trickling bytes cannot hold a
+// buffer forever. It is set per request, not as the server's ReadTimeout: a connection read
+// deadline that passes during a long stream would cancel the stream's context.
+const bodyReadTimeout = time.Minute
+
 // readBody reads a request body of at most limit bytes, sized from Content-Length.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, errBodyTooLarge
 	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	defer rc.SetReadDeadline(time.Time{}) //nolint:errcheck // best effort, as above
 	buf := bytes.NewBuffer(make([]byte, 0, max(r.ContentLength, 512)+1))
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {

@@ -81,14 +81,21 @@ func (s *Service) admit() (release func(), err error) {
 	}
 }
 
-// upstreamFailed counts a failed Bedrock call by Bedrock's error code.
-func (s *Service) upstreamFailed(model string, err error) {
-	var apiErr smithy.APIError
+// upstreamFailed logs and counts a failed Bedrock call by Bedrock's error code. Bedrock's
+// request id is what AWS support asks for.
+func (s *Service) upstreamFailed(ctx context.Context, model string, err error) {
+	var apiErr *bedrock.APIError
+	var smithyErr smithy.APIError
 	switch {
 	case errors.As(err, &apiErr):
-		s.opts.Metrics.UpstreamError(model, apiErr.ErrorCode())
+		s.opts.Metrics.UpstreamError(model, apiErr.Code)
+		s.log.Warn("bedrock error", zap.String("request_id", requestID(ctx)), zap.String("model", model),
+			zap.String("error_code", apiErr.Code), zap.String("bedrock_request_id", apiErr.RequestID))
+	case errors.As(err, &smithyErr):
+		s.opts.Metrics.UpstreamError(model, smithyErr.ErrorCode())
 	case errors.Is(err, bedrock.ErrTransport):
 		s.opts.Metrics.UpstreamError(model, metrics.UpstreamTransport)
+		s.log.Warn("bedrock unreachable", zap.String("request_id", requestID(ctx)), zap.String("model", model), zap.Error(err))
 	}
 }
 
@@ -231,7 +238,7 @@ func (s *Service) converse(ctx context.Context, p *prepared) (*llmgatewayv1.Chat
 	defer cancel()
 	answer, err := s.upstream.Converse(ctx, p.model.ID, p.converse)
 	if err != nil {
-		s.upstreamFailed(p.model.ID, err)
+		s.upstreamFailed(ctx, p.model.ID, err)
 		return nil, err
 	}
 	s.logUnknownStop(ctx, answer.StopReason)

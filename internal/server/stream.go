@@ -51,7 +51,7 @@ func (s *Service) OpenStream(ctx context.Context, req *llmgatewayv1.ChatRequest,
 	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 	events, err := s.upstream.ConverseStream(ctx, p.model.ID, p.converse)
 	if err != nil {
-		s.upstreamFailed(p.model.ID, err)
+		s.upstreamFailed(ctx, p.model.ID, err)
 		cancel()
 		release()
 		return nil, err
@@ -86,7 +86,7 @@ func (st *Stream) Next(out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.Cha
 		st.svc.opts.Metrics.FirstEvent(info.model, info.clientType, time.Since(info.start))
 	}
 	if err != nil && err != io.EOF {
-		st.svc.upstreamFailed(st.model, err)
+		st.svc.upstreamFailed(st.ctx, st.model, err)
 	}
 	if err == io.EOF {
 		st.svc.logUnknownStop(st.ctx, st.machine.StopReason())
