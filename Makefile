@@ -10,7 +10,7 @@ BUF := go tool -modfile=tools/go.mod buf
 .PHONY: help run test lint generate checkgenerate fuzz
 
 help: ## Show the targets
-	@grep -hE '^[a-z][a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z][a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 run: ## Run the gateway on the embedded Bedrock simulator (REST :8080, gRPC :9090)
 	go run ./cmd/gateway --sim
@@ -35,3 +35,11 @@ fuzz: ## Fuzz the translator, the REST decoder, the stream machine and the valid
 	go test ./internal/jsonapi -run '^$$' -fuzz '^FuzzDecodeChatRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/stream -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzValidateJSON$$' -fuzztime $${FUZZTIME:-30s}
+
+.PHONY: soak bench-e2e
+
+soak: ## 1,000 concurrent streams for 60 s against a slow simulator; fails on any error (SOAK_DURATION, SOAK_CONCURRENCY)
+	scripts/soak.sh
+
+bench-e2e: ## Gateway vs a plain reverse proxy on the simulator: req/s, latency, CPU µs/req, RSS per open stream
+	scripts/bench-e2e.sh
