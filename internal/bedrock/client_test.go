@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -318,4 +319,42 @@ func TestNormalizeCode(t *testing.T) {
 	} {
 		assert.Equal(t, want, NormalizeCode(in), in)
 	}
+}
+
+// TestFinishedStreamsReuseTheConnection: closing a stream after its last event keeps the
+// connection for the next call (dialling one per stream costs CPU and memory).
+func TestFinishedStreamsReuseTheConnection(t *testing.T) {
+	t.Parallel()
+	raw := sampleStream(t)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+		_, _ = w.Write(raw)
+		w.(http.Flusher).Flush() // chunked, as Bedrock streams
+		// The body's end comes a moment after the last event, in its own segment, as from
+		// a real upstream: a client that closes at the last event has not seen it yet.
+		time.Sleep(20 * time.Millisecond)
+	}))
+	var conns atomic.Int32
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, err := NewClient(t.Context(), testConfig(srv.URL, 1), ClientOptions{})
+	require.NoError(t, err)
+	for range 5 {
+		s, err := c.ConverseStream(t.Context(), "m", simpleRequest)
+		require.NoError(t, err)
+		for {
+			ev, err := s.Next()
+			require.NoError(t, err)
+			if ev.Type == EventMetadata {
+				break // stop reading at the last event, as the gateway does
+			}
+		}
+		require.NoError(t, s.Close())
+	}
+	assert.EqualValues(t, 1, conns.Load(), "one connection for five streams")
 }

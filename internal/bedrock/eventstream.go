@@ -1,7 +1,6 @@
 package bedrock
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,15 +11,35 @@ import (
 
 // EventStream reads ConverseStream events from an application/vnd.amazon.eventstream
 // body. It is not safe for concurrent use. Close it on every path, or the connection leaks.
+//
+// It reads the body directly: the HTTP client already buffers the connection, and a second
+// buffer would cost 4 KiB per open stream.
 type EventStream struct {
-	body    io.ReadCloser
-	r       *bufio.Reader
-	dec     *eventstream.Decoder
-	payload []byte // reused between frames
+	body     io.ReadCloser
+	r        countingReader
+	dec      *eventstream.Decoder
+	payload  []byte // reused between frames
+	complete bool   // metadata, Bedrock's last event, was read
 }
 
+// countingReader counts bytes, so a clean end between frames (io.EOF, nothing read) can be
+// told from a frame cut short.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// drainLimit bounds what Close reads after the last event: the chunked terminator.
+const drainLimit = 4 << 10
+
 func newEventStream(body io.ReadCloser) *EventStream {
-	return &EventStream{body: body, r: bufio.NewReaderSize(body, 4<<10), dec: eventstream.NewDecoder()}
+	return &EventStream{body: body, r: countingReader{r: body}, dec: eventstream.NewDecoder()}
 }
 
 // NewEventStream reads events from r; the stream owns r and closes it.
@@ -30,15 +49,13 @@ func NewEventStream(r io.ReadCloser) *EventStream { return newEventStream(r) }
 // (whether or not messageStop came: that is the caller's check), an *APIError for an
 // in-stream exception, and another error for a cut or malformed frame.
 func (s *EventStream) Next() (StreamEvent, error) {
-	if _, err := s.r.Peek(1); err != nil {
-		if errors.Is(err, io.EOF) {
-			return StreamEvent{}, io.EOF
-		}
-		return StreamEvent{}, fmt.Errorf("%w: read event stream: %w", ErrTransport, err)
-	}
-	msg, err := s.dec.Decode(s.r, s.payload[:0])
+	before := s.r.n
+	msg, err := s.dec.Decode(&s.r, s.payload[:0])
 	if err != nil {
 		if errors.Is(err, io.EOF) {
+			if s.r.n == before {
+				return StreamEvent{}, io.EOF
+			}
 			err = io.ErrUnexpectedEOF // the frame was cut after its first byte
 		}
 		return StreamEvent{}, fmt.Errorf("%w: decode event: %w", ErrTransport, err)
@@ -46,7 +63,9 @@ func (s *EventStream) Next() (StreamEvent, error) {
 	s.payload = msg.Payload
 	switch headerString(msg, ":message-type") {
 	case "event":
-		return decodeEvent(headerString(msg, ":event-type"), msg.Payload)
+		typ := headerString(msg, ":event-type")
+		s.complete = typ == EventMetadata
+		return decodeEvent(typ, msg.Payload)
 	case "exception":
 		var body ErrorBody
 		_ = json.Unmarshal(msg.Payload, &body)
@@ -60,8 +79,16 @@ func (s *EventStream) Next() (StreamEvent, error) {
 	}
 }
 
-// Close releases the connection.
-func (s *EventStream) Close() error { return s.body.Close() }
+// Close releases the connection. After the last event it first reads the body's end (the
+// chunked terminator Bedrock sends right after metadata), so the HTTP client can reuse the
+// connection instead of dialling a new one for the next stream. Callers bound that read
+// with the request's context.
+func (s *EventStream) Close() error {
+	if s.complete {
+		_, _ = io.CopyN(io.Discard, s.body, drainLimit)
+	}
+	return s.body.Close()
+}
 
 func headerString(msg eventstream.Message, name string) string {
 	v := msg.Headers.Get(name)

@@ -9,6 +9,9 @@ import (
 	"github.com/nirmata/llm-gateway/internal/stream"
 )
 
+// drainWait bounds how long closing a finished stream may wait for the body's end.
+const drainWait = time.Second
+
 // Stream is one streamed answer: Bedrock's events turned into client events. It is not
 // safe for concurrent use. Close it on every path: it holds the upstream connection and a
 // slot of the concurrency cap.
@@ -62,7 +65,11 @@ func (s *Service) OpenStream(ctx context.Context, req *llmgatewayv1.ChatRequest,
 		m.EmitToolCallEnds()
 	}
 	done := func() {
+		// Close reads the body's end to keep the connection; an upstream that does not end
+		// its body promptly is cut off instead.
+		t := time.AfterFunc(drainWait, cancel)
 		_ = events.Close()
+		t.Stop()
 		cancel()
 		release()
 		closed()
