@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -168,6 +169,13 @@ func TestHistoriesOverREST(t *testing.T) {
 			require.NoError(t, json.Unmarshal(body, &r))
 			tc.check(t, r)
 		})
+	}
+	// Tool arguments, tool results and prompt text never reach the log.
+	for _, e := range g.logs.AllUntimed() {
+		line := fmt.Sprint(e.Message, e.ContextMap())
+		for _, secret := range []string{"日本語", "12345678901234567890", "only the first", "I called both", "what is this?"} {
+			assert.NotContains(t, line, secret)
+		}
 	}
 }
 
