@@ -35,6 +35,7 @@ fuzz: ## Fuzz the translator, the REST decoder, the stream machine and the valid
 	go test ./internal/jsonapi -run '^$$' -fuzz '^FuzzDecodeChatRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/stream -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzValidateJSON$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/bedrock -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $${FUZZTIME:-30s}
 
 .PHONY: soak bench-e2e
 

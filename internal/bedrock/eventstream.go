@@ -102,6 +102,10 @@ func headerString(msg eventstream.Message, name string) string {
 // returned with only Type set, so newer Bedrock events pass by without failing a stream.
 func decodeEvent(typ string, payload []byte) (StreamEvent, error) {
 	ev := StreamEvent{Type: typ}
+	if decodeEventFast(typ, payload, &ev) {
+		return ev, nil
+	}
+	ev = StreamEvent{Type: typ}
 	var dst any
 	switch typ {
 	case EventMessageStart:

@@ -1,0 +1,396 @@
+package bedrock
+
+import (
+	"bytes"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// decodeEventFast decodes the payloads of the common ConverseStream events without
+// reflection: they are small, fixed in shape and come dozens per stream, and
+// encoding/json spent more on them than the rest of the gateway's per-event work. It
+// reports false for anything it does not handle (reasoning content, additional fields,
+// malformed JSON); the caller then decodes with encoding/json, which stays the reference.
+// Unknown keys are skipped, as encoding/json does.
+func decodeEventFast(typ string, payload []byte, ev *StreamEvent) bool {
+	s := scanner{b: payload}
+	var ok bool
+	switch typ {
+	case EventContentBlockDelta:
+		d := &ContentBlockDeltaEvent{}
+		ok = s.object(func(key []byte) bool {
+			switch string(key) {
+			case "contentBlockIndex":
+				return s.int(&d.ContentBlockIndex)
+			case "delta":
+				return s.object(func(key []byte) bool {
+					switch string(key) {
+					case "text":
+						text, ok := s.str()
+						d.Delta.Text = &text
+						return ok
+					case "toolUse":
+						if d.Delta.ToolUse == nil {
+							d.Delta.ToolUse = &ToolUseDelta{}
+						}
+						return s.object(func(key []byte) bool {
+							if string(key) == "input" {
+								return s.strInto(&d.Delta.ToolUse.Input)
+							}
+							return s.skipUnknown(key, "input")
+						})
+					default:
+						return false // reasoningContent and newer members: the reference decoder
+					}
+				})
+			default:
+				return s.skipUnknown(key, "contentBlockIndex", "delta")
+			}
+		})
+		ev.ContentBlockDelta = d
+	case EventContentBlockStart:
+		st := &ContentBlockStartEvent{}
+		ok = s.object(func(key []byte) bool {
+			switch string(key) {
+			case "contentBlockIndex":
+				return s.int(&st.ContentBlockIndex)
+			case "start":
+				return s.object(func(key []byte) bool {
+					if string(key) != "toolUse" {
+						return s.skipUnknown(key, "toolUse")
+					}
+					if st.Start.ToolUse == nil {
+						st.Start.ToolUse = &ToolUseBlockStart{}
+					}
+					return s.object(func(key []byte) bool {
+						switch string(key) {
+						case "toolUseId":
+							return s.strInto(&st.Start.ToolUse.ToolUseID)
+						case "name":
+							return s.strInto(&st.Start.ToolUse.Name)
+						default:
+							return s.skipUnknown(key, "toolUseId", "name")
+						}
+					})
+				})
+			default:
+				return s.skipUnknown(key, "contentBlockIndex", "start")
+			}
+		})
+		ev.ContentBlockStart = st
+	case EventContentBlockStop:
+		st := &ContentBlockStopEvent{}
+		ok = s.object(func(key []byte) bool {
+			if string(key) == "contentBlockIndex" {
+				return s.int(&st.ContentBlockIndex)
+			}
+			return s.skipUnknown(key, "contentBlockIndex")
+		})
+		ev.ContentBlockStop = st
+	default:
+		return false // rare events (one each per stream): the reference decoder
+	}
+	return ok && s.end()
+}
+
+// scanner reads one JSON value from b. Its methods report false on anything unexpected.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// end reports whether only whitespace is left.
+func (s *scanner) end() bool {
+	s.ws()
+	return s.i == len(s.b)
+}
+
+func (s *scanner) consume(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// object calls member for each key, with the scanner at the key's value. A duplicate key
+// is handled as encoding/json does for these fields: the last one wins.
+func (s *scanner) object(member func(key []byte) bool) bool {
+	if !s.consume('{') {
+		return false
+	}
+	if s.consume('}') {
+		return true
+	}
+	for {
+		s.ws()
+		key, ok := s.rawString()
+		if !ok || !s.consume(':') || !member(key) {
+			return false
+		}
+		if s.consume(',') {
+			continue
+		}
+		return s.consume('}')
+	}
+}
+
+// rawString returns the bytes of a string without escapes; it refuses escaped strings,
+// which only keys would be here and Bedrock's keys never are.
+func (s *scanner) rawString() ([]byte, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false
+	}
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			s.i = j + 1
+			return s.b[start:j], true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+func (s *scanner) strInto(dst *string) bool {
+	v, ok := s.str()
+	*dst = v
+	return ok
+}
+
+// str reads a JSON string value, unescaping it.
+func (s *scanner) str() (string, bool) {
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return "", false
+	}
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		c := s.b[j]
+		switch {
+		case c == '"':
+			if !utf8.Valid(s.b[start:j]) {
+				return "", false // encoding/json replaces invalid UTF-8; let it
+			}
+			s.i = j + 1
+			return string(s.b[start:j]), true
+		case c == '\\':
+			return s.escaped(start)
+		case c < 0x20:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// escaped reads a string that has escapes, from its first byte at start.
+func (s *scanner) escaped(start int) (string, bool) {
+	out := make([]byte, 0, len(s.b)-start)
+	for j := start; j < len(s.b); {
+		c := s.b[j]
+		switch {
+		case c == '"':
+			if !utf8.Valid(out) {
+				return "", false
+			}
+			s.i = j + 1
+			return string(out), true
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			out = append(out, c)
+			j++
+			continue
+		}
+		if j+1 >= len(s.b) {
+			return "", false
+		}
+		switch e := s.b[j+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, n, ok := s.unicodeEscape(j)
+			if !ok {
+				return "", false
+			}
+			out = utf8.AppendRune(out, r)
+			j += n
+			continue
+		default:
+			return "", false
+		}
+		j += 2
+	}
+	return "", false
+}
+
+// unicodeEscape reads \uXXXX at j, and a following low surrogate when it starts a pair.
+// It refuses lone surrogates, which encoding/json turns into U+FFFD: the caller then
+// falls back to it.
+func (s *scanner) unicodeEscape(j int) (rune, int, bool) {
+	r, ok := s.hex4(j + 2)
+	if !ok {
+		return 0, 0, false
+	}
+	if !utf16.IsSurrogate(r) {
+		return r, 6, true
+	}
+	if j+12 > len(s.b) || s.b[j+6] != '\\' || s.b[j+7] != 'u' {
+		return 0, 0, false
+	}
+	lo, ok := s.hex4(j + 8)
+	if !ok {
+		return 0, 0, false
+	}
+	if r = utf16.DecodeRune(r, lo); r == utf8.RuneError {
+		return 0, 0, false
+	}
+	return r, 12, true
+}
+
+func (s *scanner) hex4(j int) (rune, bool) {
+	if j+4 > len(s.b) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(s.b[j:j+4]), 16, 32)
+	return rune(v), err == nil
+}
+
+// int reads a non-negative integer that fits an int.
+func (s *scanner) int(dst *int) bool {
+	s.ws()
+	start := s.i
+	n := 0
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		if n > (1<<31)/10 {
+			return false
+		}
+		n = n*10 + int(s.b[s.i]-'0')
+		s.i++
+	}
+	if s.i == start || (s.b[start] == '0' && s.i-start > 1) {
+		return false
+	}
+	if s.i < len(s.b) && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		return false
+	}
+	*dst = n
+	return true
+}
+
+// skipUnknown passes over the value of a key the struct does not have (Bedrock pads events
+// with "p"). encoding/json matches keys case-insensitively, so a key that folds to a known
+// one is left to it.
+func (s *scanner) skipUnknown(key []byte, known ...string) bool {
+	for _, k := range known {
+		if bytes.EqualFold(key, []byte(k)) {
+			return false
+		}
+	}
+	return s.skip()
+}
+
+// skip passes over any value, checking it as strictly as encoding/json does.
+func (s *scanner) skip() bool {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch s.b[s.i] {
+	case '"':
+		_, ok := s.str()
+		return ok
+	case '{':
+		return s.object(func([]byte) bool { return s.skip() })
+	case '[':
+		s.i++
+		if s.consume(']') {
+			return true
+		}
+		for {
+			if !s.skip() {
+				return false
+			}
+			if s.consume(',') {
+				continue
+			}
+			return s.consume(']')
+		}
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		return s.literal("null")
+	default:
+		return s.number()
+	}
+}
+
+func (s *scanner) literal(word string) bool {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return false
+	}
+	s.i += len(word)
+	return true
+}
+
+// number passes over a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number() bool {
+	digits := func() bool {
+		start := s.i
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+		}
+		return s.i > start
+	}
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	if s.i < len(s.b) && s.b[s.i] == '0' {
+		s.i++
+	} else if !digits() {
+		return false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if !digits() {
+			return false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,99 @@
+package bedrock
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// reference decodes with encoding/json, the behaviour the fast path must match.
+func reference(typ string, payload []byte) (StreamEvent, error) {
+	ev := StreamEvent{Type: typ}
+	var dst any
+	switch typ {
+	case EventContentBlockDelta:
+		ev.ContentBlockDelta = new(ContentBlockDeltaEvent)
+		dst = ev.ContentBlockDelta
+	case EventContentBlockStart:
+		ev.ContentBlockStart = new(ContentBlockStartEvent)
+		dst = ev.ContentBlockStart
+	case EventContentBlockStop:
+		ev.ContentBlockStop = new(ContentBlockStopEvent)
+		dst = ev.ContentBlockStop
+	}
+	return ev, json.Unmarshal(payload, dst)
+}
+
+var eventSeeds = []struct{ typ, payload string }{
+	{EventContentBlockDelta, `{"contentBlockIndex":0,"delta":{"text":"Hello"},"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123"}`},
+	{EventContentBlockDelta, `{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\"n\":12345678901234567890,\"s\":\"日本語 😀 <&>\"}"}},"p":"abc"}`},
+	{EventContentBlockDelta, `{"delta":{"text":"line\nbreak \"quoted\" \\ \/ \t \u00e9 \ud83d\ude00 \u2028"},"contentBlockIndex":10}`},
+	{EventContentBlockDelta, ` { "contentBlockIndex" : 1 , "delta" : { "text" : "" } } `},
+	{EventContentBlockDelta, `{"contentBlockIndex":0,"delta":{"reasoningContent":{"text":"hmm"}}}`},
+	{EventContentBlockDelta, `{"contentBlockIndex":0,"delta":{"text":"\ud83d"}}`},
+	{EventContentBlockDelta, `{"ContentBlockIndex":3,"delta":{"text":"case"}}`},
+	{EventContentBlockDelta, `{"contentBlockIndex":0,"x":[1,-2.5e+3,true,false,null,{"y":"z"}],"delta":{"text":"a"}}`},
+	{EventContentBlockDelta, `{"contentBlockIndex":0,"x":tru,"delta":{"text":"a"}}`},
+	{EventContentBlockStart, `{"contentBlockIndex":1,"start":{"toolUse":{"toolUseId":"tooluse_abc","name":"get_weather"}},"p":"xyz"}`},
+	{EventContentBlockStop, `{"contentBlockIndex":1,"p":"xyz"}`},
+	{EventContentBlockStop, `{"contentBlockIndex":01}`},
+	{EventContentBlockStop, `{"contentBlockIndex":-1}`},
+}
+
+func TestDecodeEventFastMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	fast := 0
+	for _, seed := range eventSeeds {
+		if checkAgainstReference(t, seed.typ, []byte(seed.payload)) {
+			fast++
+		}
+	}
+	assert.GreaterOrEqual(t, fast, 7, "the common shapes take the fast path")
+}
+
+// checkAgainstReference reports whether the fast path took the payload, failing the test
+// if it did so differently from encoding/json.
+func checkAgainstReference(t *testing.T, typ string, payload []byte) bool {
+	t.Helper()
+	var got StreamEvent
+	got.Type = typ
+	if !decodeEventFast(typ, payload, &got) {
+		return false
+	}
+	want, err := reference(typ, payload)
+	require.NoError(t, err, "the fast path took a payload encoding/json refuses: %s", payload)
+	require.Empty(t, cmp.Diff(want, got), "payload %s", payload)
+	return true
+}
+
+func FuzzDecodeEvent(f *testing.F) {
+	for _, seed := range eventSeeds {
+		f.Add(seed.typ, []byte(seed.payload))
+	}
+	f.Fuzz(func(t *testing.T, typ string, payload []byte) {
+		checkAgainstReference(t, typ, payload)
+	})
+}
+
+func BenchmarkDecodeEvent(b *testing.B) {
+	payload := []byte(`{"contentBlockIndex":0,"delta":{"text":"Hello there, "},"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"}`)
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeEvent(EventContentBlockDelta, payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := reference(EventContentBlockDelta, payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
