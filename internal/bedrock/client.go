@@ -28,6 +28,9 @@ const signingName = "bedrock"
 // maxErrorBody bounds how much of an error answer is read.
 const maxErrorBody = 64 << 10
 
+// maxAnswerPrealloc bounds the buffer reserved from an answer's Content-Length.
+const maxAnswerPrealloc = 4 << 20
+
 // Client calls Converse and ConverseStream. It is safe for concurrent use; build one at
 // startup and share it.
 type Client struct {
@@ -122,8 +125,14 @@ func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequ
 		return nil, err
 	}
 	defer resp.Body.Close()
+	// Read whole, sized from Content-Length, then decode: cheaper than a json.Decoder, which
+	// scans the value once to find its end and again to decode it.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(resp.ContentLength, 512), maxAnswerPrealloc)+1))
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return nil, fmt.Errorf("%w: read converse answer: %w", ErrTransport, err)
+	}
 	var out ConverseResponse
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
 		return nil, fmt.Errorf("%w: decode converse answer: %w", ErrTransport, err)
 	}
 	return &out, nil
