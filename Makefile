@@ -37,7 +37,11 @@ fuzz: ## Fuzz the translator, the REST decoder, the stream machine and the valid
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzValidateJSON$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrock -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $${FUZZTIME:-30s}
 
-.PHONY: soak bench-e2e
+.PHONY: soak bench bench-e2e
+
+bench: ## Go benchmarks of the hot paths, then the end-to-end run against a plain proxy (bench-e2e)
+	go test -run '^$$' -bench . -benchmem ./internal/jsonapi ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
+	scripts/bench-e2e.sh
 
 soak: ## 1,000 concurrent streams for 60 s against a slow simulator; fails on any error (SOAK_DURATION, SOAK_CONCURRENCY)
 	scripts/soak.sh
