@@ -105,7 +105,13 @@ func decodeEvent(typ string, payload []byte) (StreamEvent, error) {
 	if decodeEventFast(typ, payload, &ev) {
 		return ev, nil
 	}
-	ev = StreamEvent{Type: typ}
+	return decodeEventJSON(typ, payload)
+}
+
+// decodeEventJSON decodes with encoding/json: the reference, and the path for every shape
+// the fast decoder leaves to it.
+func decodeEventJSON(typ string, payload []byte) (StreamEvent, error) {
+	ev := StreamEvent{Type: typ}
 	var dst any
 	switch typ {
 	case EventMessageStart:

@@ -30,15 +30,22 @@ func simUpstream(t *testing.T, opts bedrocksim.Options) *bedrocksim.Server {
 	sim := bedrocksim.New(opts)
 	srv := httptest.NewServer(sim)
 	t.Cleanup(func() { sim.Close(); srv.Close() })
-	t.Setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", srv.URL)
+	pointAWSAt(t, srv.URL)
+	return sim
+}
+
+// pointAWSAt makes the standard AWS configuration chain reach url with static fake
+// credentials, whatever the machine's own AWS settings are.
+func pointAWSAt(t *testing.T, url string) {
+	t.Setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url)
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+	t.Setenv("AWS_PROFILE", "")
 	t.Setenv("AWS_BEARER_TOKEN_BEDROCK", "")
 	t.Setenv("AWS_RETRY_MODE", "standard")
-	return sim
 }
 
 func mustFault(t *testing.T, spec string) bedrocksim.Fault {

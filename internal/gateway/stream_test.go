@@ -373,13 +373,7 @@ func TestStreamFaults(t *testing.T) {
 func fakeBedrock(t *testing.T, h http.HandlerFunc) started {
 	upstream := httptest.NewServer(h)
 	t.Cleanup(upstream.Close)
-	t.Setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", upstream.URL)
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
-	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-	t.Setenv("AWS_BEARER_TOKEN_BEDROCK", "")
+	pointAWSAt(t, upstream.URL)
 	return start(t, defaultConfig(t))
 }
 
