@@ -94,9 +94,10 @@ func runSim(ctx context.Context, args []string) error {
 	return nil
 }
 
-// newLogger logs JSON to stderr. Lines are written in batches (at most a second late, or
-// 256 KiB at a time) rather than one write(2) per access-log line; flush writes what is
-// left, and runs on every way out of main.
+// newLogger logs JSON to stderr. Info and debug lines (the access log) are written in
+// batches, at most a second late or 256 KiB at a time, rather than one write(2) per request;
+// warnings and errors are written at once, so a crash cannot swallow them. flush writes
+// what is left, and runs on every way out of main.
 func newLogger(level string) (log *zap.Logger, flush func(), err error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
@@ -104,8 +105,16 @@ func newLogger(level string) (log *zap.Logger, flush func(), err error) {
 	}
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	out := &zapcore.BufferedWriteSyncer{WS: zapcore.Lock(os.Stderr), Size: 256 << 10, FlushInterval: time.Second}
-	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), out, lvl)
-	log = zap.New(core, zap.AddCaller(), zap.ErrorOutput(zapcore.Lock(os.Stderr)), zap.AddStacktrace(zapcore.ErrorLevel))
-	return log, func() { _ = out.Stop() }, nil
+	stderr := zapcore.Lock(os.Stderr)
+	buffered := &zapcore.BufferedWriteSyncer{WS: stderr, Size: 256 << 10, FlushInterval: time.Second}
+	core := zapcore.NewTee(
+		zapcore.NewCore(zapcore.NewJSONEncoder(enc), buffered, zap.LevelEnablerFunc(func(l zapcore.Level) bool {
+			return l >= lvl && l < zapcore.WarnLevel
+		})),
+		zapcore.NewCore(zapcore.NewJSONEncoder(enc), stderr, zap.LevelEnablerFunc(func(l zapcore.Level) bool {
+			return l >= lvl && l >= zapcore.WarnLevel
+		})),
+	)
+	log = zap.New(core, zap.AddCaller(), zap.ErrorOutput(stderr), zap.AddStacktrace(zapcore.ErrorLevel))
+	return log, func() { _ = buffered.Stop() }, nil
 }

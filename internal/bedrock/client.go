@@ -129,6 +129,9 @@ func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequ
 	// scans the value once to find its end and again to decode it.
 	buf := bytes.NewBuffer(make([]byte, 0, min(max(resp.ContentLength, 512), maxAnswerPrealloc)+1))
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		if ctx.Err() != nil {
+			return nil, err // the call was ended on purpose, not by Bedrock
+		}
 		return nil, fmt.Errorf("%w: read converse answer: %w", ErrTransport, err)
 	}
 	var out ConverseResponse
@@ -141,11 +144,13 @@ func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequ
 // ConverseStream calls ConverseStream and returns the event stream once Bedrock has
 // answered 200. Retries happen only before that; the caller must Close the stream.
 func (c *Client) ConverseStream(ctx context.Context, modelID string, req *ConverseRequest) (*EventStream, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	resp, err := c.call(ctx, modelID, "converse-stream", "application/vnd.amazon.eventstream", req)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	return newEventStream(resp.Body), nil
+	return NewEventStream(resp.Body, cancel), nil
 }
 
 // call marshals and sends one operation, retrying as the configured retryer allows, and

@@ -2,6 +2,7 @@ package bedrock
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -259,20 +260,20 @@ func TestEventStreamDecoding(t *testing.T) {
 	}
 	t.Run("all at once", func(t *testing.T) {
 		t.Parallel()
-		events, err := readAll(NewEventStream(io.NopCloser(bytes.NewReader(raw))))
+		events, err := readAll(NewEventStream(io.NopCloser(bytes.NewReader(raw)), nil))
 		require.NoError(t, err)
 		check(t, events)
 	})
 	t.Run("one byte at a time", func(t *testing.T) {
 		t.Parallel()
-		events, err := readAll(NewEventStream(io.NopCloser(oneByteReader{bytes.NewReader(raw)})))
+		events, err := readAll(NewEventStream(io.NopCloser(oneByteReader{bytes.NewReader(raw)}), nil))
 		require.NoError(t, err)
 		check(t, events)
 	})
 	t.Run("cut mid-frame", func(t *testing.T) {
 		t.Parallel()
 		for _, cut := range []int{len(raw) - 1, len(raw) - 20, 5} {
-			events, err := readAll(NewEventStream(io.NopCloser(bytes.NewReader(raw[:cut]))))
+			events, err := readAll(NewEventStream(io.NopCloser(bytes.NewReader(raw[:cut])), nil))
 			require.ErrorIs(t, err, ErrTransport, "cut at %d", cut)
 			assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 			assert.Less(t, len(events), 7)
@@ -282,7 +283,7 @@ func TestEventStreamDecoding(t *testing.T) {
 		t.Parallel()
 		b := append(frame(t, "event", EventMessageStart, map[string]any{"role": "assistant"}),
 			frame(t, "exception", "throttlingException", map[string]any{"message": "slow down"})...)
-		events, err := readAll(NewEventStream(io.NopCloser(bytes.NewReader(b))))
+		events, err := readAll(NewEventStream(io.NopCloser(bytes.NewReader(b)), nil))
 		require.Len(t, events, 1)
 		var apiErr *APIError
 		require.ErrorAs(t, err, &apiErr)
@@ -357,4 +358,32 @@ func TestFinishedStreamsReuseTheConnection(t *testing.T) {
 		require.NoError(t, s.Close())
 	}
 	assert.EqualValues(t, 1, conns.Load(), "one connection for five streams")
+}
+
+// TestCloseDoesNotWaitForAnUpstreamThatHoldsTheBody: after the last event Close reads the
+// body's end, but not for longer than drainWait, even with no deadline on the call.
+func TestCloseDoesNotWaitForAnUpstreamThatHoldsTheBody(t *testing.T) {
+	t.Parallel()
+	raw := sampleStream(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+		_, _ = w.Write(raw)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // never end the body
+	}))
+	defer srv.Close()
+	c, err := NewClient(t.Context(), testConfig(srv.URL, 1), ClientOptions{})
+	require.NoError(t, err)
+	s, err := c.ConverseStream(context.Background(), "m", simpleRequest)
+	require.NoError(t, err)
+	for {
+		ev, err := s.Next()
+		require.NoError(t, err)
+		if ev.Type == EventMetadata {
+			break
+		}
+	}
+	start := time.Now()
+	require.NoError(t, s.Close())
+	assert.Less(t, time.Since(start), drainWait+time.Second)
 }

@@ -2,6 +2,7 @@ package bedrock
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -96,9 +97,14 @@ func decodeEventFast(typ string, payload []byte, ev *StreamEvent) bool {
 
 // scanner reads one JSON value from b. Its methods report false on anything unexpected.
 type scanner struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	depth int
 }
+
+// maxDepth is encoding/json's nesting limit. Past it the fast path gives up; without a
+// limit, a payload of nested brackets would overflow the stack, which no recover catches.
+const maxDepth = 10000
 
 func (s *scanner) ws() {
 	for s.i < len(s.b) {
@@ -129,9 +135,11 @@ func (s *scanner) consume(c byte) bool {
 // object calls member for each key, with the scanner at the key's value. A duplicate key
 // is handled as encoding/json does for these fields: the last one wins.
 func (s *scanner) object(member func(key []byte) bool) bool {
-	if !s.consume('{') {
+	if !s.consume('{') || s.depth >= maxDepth {
 		return false
 	}
+	s.depth++
+	defer func() { s.depth-- }()
 	if s.consume('}') {
 		return true
 	}
@@ -287,8 +295,8 @@ func (s *scanner) int(dst *int) bool {
 	start := s.i
 	n := 0
 	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		if n > (1<<31)/10 {
-			return false
+		if n > (math.MaxInt32-9)/10 {
+			return false // beyond int32: left to encoding/json
 		}
 		n = n*10 + int(s.b[s.i]-'0')
 		s.i++
@@ -328,6 +336,11 @@ func (s *scanner) skip() bool {
 	case '{':
 		return s.object(func([]byte) bool { return s.skip() })
 	case '[':
+		if s.depth >= maxDepth {
+			return false
+		}
+		s.depth++
+		defer func() { s.depth-- }()
 		s.i++
 		if s.consume(']') {
 			return true

@@ -1,6 +1,7 @@
 package bedrock
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,6 +23,20 @@ var eventSeeds = []struct{ typ, payload string }{
 	{EventContentBlockStop, `{"contentBlockIndex":1,"p":"xyz"}`},
 	{EventContentBlockStop, `{"contentBlockIndex":01}`},
 	{EventContentBlockStop, `{"contentBlockIndex":-1}`},
+	{EventContentBlockStop, `{"contentBlockIndex":2147483647}`},
+}
+
+// Nesting past encoding/json's limit is left to it (which refuses it), and a payload of a
+// million brackets does not overflow the stack.
+func TestDecodeEventFastDepth(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{10001, 1 << 20} {
+		payload := `{"contentBlockIndex":1,"p":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`
+		var ev StreamEvent
+		assert.False(t, decodeEventFast(EventContentBlockStop, []byte(payload), &ev), "depth %d", n)
+	}
+	ok := `{"contentBlockIndex":1,"p":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`
+	assert.True(t, checkAgainstReference(t, EventContentBlockStop, []byte(ok)))
 }
 
 func TestDecodeEventFastMatchesEncodingJSON(t *testing.T) {

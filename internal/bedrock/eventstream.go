@@ -1,10 +1,12 @@
 package bedrock
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 )
@@ -20,6 +22,8 @@ type EventStream struct {
 	dec      *eventstream.Decoder
 	payload  []byte // reused between frames
 	complete bool   // metadata, Bedrock's last event, was read
+	// cancel ends the call; Close uses it to bound the read of the body's end.
+	cancel context.CancelFunc
 }
 
 // countingReader counts bytes, so a clean end between frames (io.EOF, nothing read) can be
@@ -35,15 +39,21 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// drainLimit bounds what Close reads after the last event: the chunked terminator.
-const drainLimit = 4 << 10
+// After the last event, Close reads at most drainLimit bytes, for at most drainWait: the
+// chunked terminator, which Bedrock sends right after metadata.
+const (
+	drainLimit = 4 << 10
+	drainWait  = time.Second
+)
 
-func newEventStream(body io.ReadCloser) *EventStream {
-	return &EventStream{body: body, r: countingReader{r: body}, dec: eventstream.NewDecoder()}
+// NewEventStream reads events from body and owns it. cancel, if not nil, ends the call
+// that body belongs to; Close calls it.
+func NewEventStream(body io.ReadCloser, cancel context.CancelFunc) *EventStream {
+	if cancel == nil {
+		cancel = func() {}
+	}
+	return &EventStream{body: body, r: countingReader{r: body}, dec: eventstream.NewDecoder(), cancel: cancel}
 }
-
-// NewEventStream reads events from r; the stream owns r and closes it.
-func NewEventStream(r io.ReadCloser) *EventStream { return newEventStream(r) }
 
 // Next returns the next event. It returns io.EOF when the body ends cleanly between frames
 // (whether or not messageStop came: that is the caller's check), an *APIError for an
@@ -52,6 +62,9 @@ func (s *EventStream) Next() (StreamEvent, error) {
 	before := s.r.n
 	msg, err := s.dec.Decode(&s.r, s.payload[:0])
 	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return StreamEvent{}, err // the call was ended on purpose, not by Bedrock
+		}
 		if errors.Is(err, io.EOF) {
 			if s.r.n == before {
 				return StreamEvent{}, io.EOF
@@ -79,15 +92,18 @@ func (s *EventStream) Next() (StreamEvent, error) {
 	}
 }
 
-// Close releases the connection. After the last event it first reads the body's end (the
-// chunked terminator Bedrock sends right after metadata), so the HTTP client can reuse the
-// connection instead of dialling a new one for the next stream. Callers bound that read
-// with the request's context.
+// Close releases the connection and ends the call. After the last event it first reads
+// the body's end, so the HTTP client can reuse the connection instead of dialling a new one
+// for the next stream; an upstream that does not end its body promptly is cut off.
 func (s *EventStream) Close() error {
 	if s.complete {
+		t := time.AfterFunc(drainWait, s.cancel)
 		_, _ = io.CopyN(io.Discard, s.body, drainLimit)
+		t.Stop()
 	}
-	return s.body.Close()
+	err := s.body.Close()
+	s.cancel()
+	return err
 }
 
 func headerString(msg eventstream.Message, name string) string {

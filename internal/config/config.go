@@ -80,7 +80,7 @@ func defaults() Config {
 		MaxMessageBytes: 4 << 20,
 		UpstreamTimeout: Duration(10 * time.Minute),
 		MaxConcurrent:   4096,
-		DrainTimeout:    Duration(30 * time.Second),
+		DrainTimeout:    Duration(20 * time.Second), // + 5 s to close: inside Kubernetes' 30 s grace
 		LogLevel:        "info",
 	}
 }

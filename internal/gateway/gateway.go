@@ -162,13 +162,16 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		defer cancel()
 		stopped := make(chan struct{})
 		go func() { grpcServer.GracefulStop(); close(stopped) }()
-		err := httpServer.Shutdown(sctx)
+		if err := httpServer.Shutdown(sctx); err != nil {
+			log.Warn("closing the connections that did not end", zap.Error(err))
+			_ = httpServer.Close()
+		}
 		select {
 		case <-stopped:
 		case <-sctx.Done():
 			grpcServer.Stop()
 		}
-		return err
+		return nil
 	})
 	return g.Wait()
 }

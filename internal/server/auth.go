@@ -20,6 +20,9 @@ type Keyring struct {
 func NewKeyring(keys []string) (*Keyring, error) {
 	k := &Keyring{}
 	for i, key := range keys {
+		if key = strings.TrimSpace(key); key == "" {
+			continue
+		}
 		if h, ok := strings.CutPrefix(key, "sha256:"); ok {
 			b, err := hex.DecodeString(strings.TrimSpace(h))
 			if err != nil || len(b) != sha256.Size {

@@ -137,7 +137,7 @@ func codeName(c codes.Code) string {
 // answer classifies err for a client and logs the detail of internal failures, which the
 // client never sees.
 func answer(ctx context.Context, log *zap.Logger, err error) errClass {
-	if errors.Is(context.Cause(ctx), ErrDraining) {
+	if errors.Is(err, context.Canceled) && errors.Is(context.Cause(ctx), ErrDraining) {
 		err = ErrDraining // cancelled at the end of a drain, not by the client
 	}
 	c := classify(err)

@@ -45,6 +45,12 @@ func (c *chatServer) ChatStream(req *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 		return grpcError(ctx, c.log, err)
 	}
 	defer st.Close()
+	defer func() {
+		if p := recover(); p != nil {
+			_ = ss.Send(errorEvent(errClass{code: codes.Internal, message: "internal error"}))
+			panic(p) // the interceptor logs it and answers Internal
+		}
+	}()
 	var events []*llmgatewayv1.ChatStreamEvent
 	for {
 		events, err = st.Next(events[:0])

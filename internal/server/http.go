@@ -176,6 +176,9 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 	_, _ = w.Write(jsonapi.AppendChatResponse(nil, resp))
 }
 
+// streamWriteTimeout bounds one write of a stream to the client.
+const streamWriteTimeout = 30 * time.Second
+
 // bodyReadTimeout bounds reading a request body, so a client trickling bytes cannot hold a
 // buffer forever. It is set per request, not as the server's ReadTimeout: a connection read
 // deadline that passes during a long stream would cancel the stream's context.
@@ -189,7 +192,8 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	defer rc.SetReadDeadline(time.Time{}) //nolint:errcheck // best effort, as above
-	buf := bytes.NewBuffer(make([]byte, 0, max(r.ContentLength, 512)+1))
+	// Sized from Content-Length, but not trusting it beyond 64 KiB before the bytes arrive.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 512), 64<<10)+1))
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -248,13 +252,26 @@ func (h *restHandler) stream(w http.ResponseWriter, r *http.Request, req *llmgat
 	hdr.Set("Cache-Control", "no-cache")
 	hdr.Set("X-Accel-Buffering", "no") // nginx and friends: do not buffer the stream
 	w.WriteHeader(http.StatusOK)
-	flusher := http.NewResponseController(w)
-	_ = flusher.Flush()
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	// The connection may serve more requests after this one; leave it no deadline of ours.
+	defer rc.SetWriteDeadline(time.Time{}) //nolint:errcheck // best effort
 
 	var (
 		events []*llmgatewayv1.ChatStreamEvent
 		buf    []byte
 	)
+	defer func() {
+		// A bug after the first byte still ends the stream the way the contract says.
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			h.log.Error("panic serving stream", zap.String("request_id", requestID(ctx)), zap.Any("panic", p), zap.StackSkip("stack", 1))
+			_, _ = w.Write(encode(nil, errorEvent(errClass{code: codes.Internal, message: "internal error"})))
+			_ = rc.Flush()
+		}
+	}()
 	for {
 		events, err = st.Next(events[:0])
 		buf = buf[:0]
@@ -265,10 +282,12 @@ func (h *restHandler) stream(w http.ResponseWriter, r *http.Request, req *llmgat
 			buf = encode(buf, errorEvent(answer(ctx, h.log, err)))
 		}
 		if len(buf) > 0 {
+			// A client that stops reading must not hold the upstream and its slot forever.
+			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 			if _, werr := w.Write(buf); werr != nil {
 				return // the client is gone
 			}
-			if ferr := flusher.Flush(); ferr != nil {
+			if ferr := rc.Flush(); ferr != nil {
 				return
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -66,6 +67,8 @@ func NewService(upstream Upstream, opts Options, log *zap.Logger) *Service {
 }
 
 // admit reserves a slot for one Bedrock call. Call release when the call has ended.
+// Draining is checked again once the slot is held, so Drain, which waits for the slots to
+// empty, cannot miss a call that was being admitted as it began.
 func (s *Service) admit() (release func(), err error) {
 	if s.draining.Load() {
 		s.opts.Metrics.Rejected(metrics.RejectDraining)
@@ -73,17 +76,25 @@ func (s *Service) admit() (release func(), err error) {
 	}
 	select {
 	case s.slots <- struct{}{}:
-		done := s.opts.Metrics.Inflight()
-		return func() { done(); <-s.slots }, nil
 	default:
 		s.opts.Metrics.Rejected(metrics.RejectOverloaded)
 		return nil, errOverloaded
 	}
+	if s.draining.Load() {
+		<-s.slots
+		s.opts.Metrics.Rejected(metrics.RejectDraining)
+		return nil, ErrDraining
+	}
+	done := s.opts.Metrics.Inflight()
+	return func() { done(); <-s.slots }, nil
 }
 
 // upstreamFailed logs and counts a failed Bedrock call by Bedrock's error code. Bedrock's
 // request id is what AWS support asks for.
 func (s *Service) upstreamFailed(ctx context.Context, model string, err error) {
+	if ctx.Err() != nil {
+		return // the client left, the deadline passed or the drain ended it: not Bedrock's doing
+	}
 	var apiErr *bedrock.APIError
 	var smithyErr smithy.APIError
 	switch {
@@ -94,8 +105,11 @@ func (s *Service) upstreamFailed(ctx context.Context, model string, err error) {
 	case errors.As(err, &smithyErr):
 		s.opts.Metrics.UpstreamError(model, smithyErr.ErrorCode())
 	case errors.Is(err, bedrock.ErrTransport):
-		s.opts.Metrics.UpstreamError(model, metrics.UpstreamTransport)
-		s.log.Warn("bedrock unreachable", zap.String("request_id", requestID(ctx)), zap.String("model", model), zap.Error(err))
+		s.opts.Metrics.UpstreamError(model, metrics.UpstreamTransport) // answer() logs the detail
+	case errors.Is(err, stream.ErrTruncated):
+		s.opts.Metrics.UpstreamError(model, "truncated")
+	case errors.Is(err, translate.ErrUpstream):
+		s.opts.Metrics.UpstreamError(model, "invalid_answer")
 	}
 }
 

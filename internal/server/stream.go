@@ -9,9 +9,6 @@ import (
 	"github.com/nirmata/llm-gateway/internal/stream"
 )
 
-// drainWait bounds how long closing a finished stream may wait for the body's end.
-const drainWait = time.Second
-
 // Stream is one streamed answer: Bedrock's events turned into client events. It is not
 // safe for concurrent use. Close it on every path: it holds the upstream connection and a
 // slot of the concurrency cap.
@@ -52,11 +49,16 @@ func (s *Service) OpenStream(ctx context.Context, req *llmgatewayv1.ChatRequest,
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+	opened := false
+	defer func() {
+		if !opened { // an error, or a panic, before the Stream owns the slot
+			cancel()
+			release()
+		}
+	}()
 	events, err := s.upstream.ConverseStream(ctx, p.model.ID, p.converse)
 	if err != nil {
 		s.upstreamFailed(ctx, p.model.ID, err)
-		cancel()
-		release()
 		return nil, err
 	}
 	closed := s.opts.Metrics.StreamOpened(req.GetClientType())
@@ -65,15 +67,12 @@ func (s *Service) OpenStream(ctx context.Context, req *llmgatewayv1.ChatRequest,
 		m.EmitToolCallEnds()
 	}
 	done := func() {
-		// Close reads the body's end to keep the connection; an upstream that does not end
-		// its body promptly is cut off instead.
-		t := time.AfterFunc(drainWait, cancel)
 		_ = events.Close()
-		t.Stop()
 		cancel()
 		release()
 		closed()
 	}
+	opened = true
 	return &Stream{svc: s, ctx: ctx, src: events, machine: m, model: p.model.ID, done: done}, nil
 }
 

@@ -80,7 +80,7 @@ func TestGolden(t *testing.T) {
 			names := caseNames(t, name)
 			body := fixtureBody(t, filepath.Join("testdata", name+fixtureSuffix))
 			stream := func(r io.Reader, ends bool) ([]*llmgatewayv1.ChatStreamEvent, error) {
-				es := bedrock.NewEventStream(io.NopCloser(r))
+				es := bedrock.NewEventStream(io.NopCloser(r), nil)
 				defer es.Close()
 				m := NewMachine(names)
 				if ends {
