@@ -46,6 +46,9 @@ type Config struct {
 	// DrainTimeout bounds how long in-flight calls may finish after SIGTERM; /readyz is 503
 	// meanwhile, and what remains is cancelled after it.
 	DrainTimeout Duration `json:"drain_timeout"`
+	// StreamWriteTimeout cuts a stream whose client has not taken a write for this long, so
+	// it cannot hold its upstream call and slot.
+	StreamWriteTimeout Duration `json:"stream_write_timeout"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
 	// SimFirstTokenDelay and SimDeltaDelay slow the simulator down, for demos and load tests.
@@ -71,17 +74,18 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 func defaults() Config {
 	return Config{
-		HTTPAddr:        ":8080",
-		GRPCAddr:        ":9090",
-		DefaultModel:    DefaultModel,
-		MaxBodyBytes:    10 << 20,
-		MaxTools:        128,
-		MaxMessages:     1000,
-		MaxMessageBytes: 4 << 20,
-		UpstreamTimeout: Duration(10 * time.Minute),
-		MaxConcurrent:   4096,
-		DrainTimeout:    Duration(20 * time.Second), // + 5 s to close: inside Kubernetes' 30 s grace
-		LogLevel:        "info",
+		HTTPAddr:           ":8080",
+		GRPCAddr:           ":9090",
+		DefaultModel:       DefaultModel,
+		MaxBodyBytes:       10 << 20,
+		MaxTools:           128,
+		MaxMessages:        1000,
+		MaxMessageBytes:    4 << 20,
+		UpstreamTimeout:    Duration(10 * time.Minute),
+		MaxConcurrent:      4096,
+		DrainTimeout:       Duration(20 * time.Second), // + 5 s to close: inside Kubernetes' 30 s grace
+		StreamWriteTimeout: Duration(30 * time.Second),
+		LogLevel:           "info",
 	}
 }
 
@@ -212,6 +216,8 @@ func (c Config) validate() error {
 		return errors.New("max_concurrent must be positive")
 	case c.DrainTimeout < 0:
 		return errors.New("drain_timeout must not be negative")
+	case c.StreamWriteTimeout <= 0:
+		return errors.New("stream_write_timeout must be positive")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

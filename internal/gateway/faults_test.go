@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -162,6 +164,38 @@ func TestOverloadIs503(t *testing.T) {
 		resp, _, _ := chatOnce(t, g, "")
 		return resp.StatusCode == http.StatusOK
 	}, 5*time.Second, 20*time.Millisecond, "the slot is released when the client leaves")
+}
+
+// TestStalledReaderIsCut: a client that stops reading its stream loses it (and with it the
+// upstream call and the only max_concurrent slot) once a write has waited too long.
+func TestStalledReaderIsCut(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim = true
+	cfg.MaxConcurrent = 1
+	cfg.StreamWriteTimeout = config.Duration(300 * time.Millisecond)
+	g := start(t, cfg)
+
+	// The simulator quotes the tool result back, in small deltas: megabytes of stream.
+	body := `{"stream":true,"messages":[{"role":"user","content":"go"},
+		{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"a","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"c1","content":"` + strings.Repeat("x", 3<<20) + `"}],
+		"tools":[{"name":"a"}]}`
+	conn, err := net.Dial("tcp", g.HTTP)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "POST /llm-apps/chat HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", testKey, len(body), body)
+	require.NoError(t, err)
+	// Never read. While the stream holds the slot, other calls are refused…
+	require.Eventually(t, func() bool {
+		resp, _, _ := chatOnce(t, g, "")
+		return resp.StatusCode == http.StatusServiceUnavailable
+	}, 5*time.Second, 10*time.Millisecond)
+	// …until the stalled write times out and the slot comes back.
+	require.Eventually(t, func() bool {
+		resp, _, _ := chatOnce(t, g, "")
+		return resp.StatusCode == http.StatusOK
+	}, 10*time.Second, 50*time.Millisecond)
+	assert.Zero(t, metricValue(t, g, "gateway_open_streams", nil))
 }
 
 func TestRequestLimits(t *testing.T) {

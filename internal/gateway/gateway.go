@@ -110,9 +110,10 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		upstreamName = "bedrock-simulator"
 	}
 	handler, err := server.NewHTTPHandler(ctx, svc, server.HTTPOptions{
-		Keys:         keys,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		Upstream:     upstreamName,
+		Keys:               keys,
+		MaxBodyBytes:       cfg.MaxBodyBytes,
+		Upstream:           upstreamName,
+		StreamWriteTimeout: time.Duration(cfg.StreamWriteTimeout),
 	}, log)
 	if err != nil {
 		return err

@@ -28,11 +28,17 @@ type HTTPOptions struct {
 	MaxBodyBytes int64
 	// Upstream describes the upstream on /readyz ("bedrock" or "bedrock-simulator").
 	Upstream string
+	// StreamWriteTimeout bounds one write of a stream to a client that stopped reading;
+	// zero means 30 s.
+	StreamWriteTimeout time.Duration
 }
 
 // NewHTTPHandler returns the REST API: a grpc-gateway mux serving the generated
 // capabilities routes, with POST /llm-apps/chat and the health endpoints added to it.
 func NewHTTPHandler(ctx context.Context, svc *Service, opts HTTPOptions, log *zap.Logger) (http.Handler, error) {
+	if opts.StreamWriteTimeout <= 0 {
+		opts.StreamWriteTimeout = 30 * time.Second
+	}
 	h := &restHandler{svc: svc, opts: opts, log: log}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &jsonapi.Marshaler{}),
@@ -176,9 +182,6 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 	_, _ = w.Write(jsonapi.AppendChatResponse(nil, resp))
 }
 
-// streamWriteTimeout bounds one write of a stream to the client.
-const streamWriteTimeout = 30 * time.Second
-
 // bodyReadTimeout bounds reading a request body, so a client trickling bytes cannot hold a
 // buffer forever. It is set per request, not as the server's ReadTimeout: a connection read
 // deadline that passes during a long stream would cancel the stream's context.
@@ -283,7 +286,7 @@ func (h *restHandler) stream(w http.ResponseWriter, r *http.Request, req *llmgat
 		}
 		if len(buf) > 0 {
 			// A client that stops reading must not hold the upstream and its slot forever.
-			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+			_ = rc.SetWriteDeadline(time.Now().Add(h.opts.StreamWriteTimeout))
 			if _, werr := w.Write(buf); werr != nil {
 				return // the client is gone
 			}

@@ -150,3 +150,22 @@ func urlValues(q string) (map[string][]string, error) {
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// panicsOnStream answers unary calls but panics when a stream is opened.
+type panicsOnStream struct{ panicking }
+
+func TestStreamPanicReleasesTheSlot(t *testing.T) {
+	t.Parallel()
+	log := zap.NewNop()
+	svc := newTestService(log)
+	svc.upstream = panicsOnStream{}
+	h, err := NewHTTPHandler(t.Context(), svc, HTTPOptions{Keys: &Keyring{}, MaxBodyBytes: 1 << 20}, log)
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/llm-apps/chat?stream=true", "application/json", strings.NewReader(hello))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+	assert.Empty(t, svc.slots, "the slot taken before the panic was given back")
+}
