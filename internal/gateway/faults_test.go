@@ -172,7 +172,7 @@ func TestStalledReaderIsCut(t *testing.T) {
 	cfg := defaultConfig(t)
 	cfg.Sim = true
 	cfg.MaxConcurrent = 1
-	cfg.StreamWriteTimeout = config.Duration(300 * time.Millisecond)
+	cfg.StreamWriteTimeout = config.Duration(2 * time.Second) // a window to see the slot held
 	g := start(t, cfg)
 
 	// The simulator quotes the tool result back, in small deltas: megabytes of stream.
@@ -189,12 +189,12 @@ func TestStalledReaderIsCut(t *testing.T) {
 	require.Eventually(t, func() bool {
 		resp, _, _ := chatOnce(t, g, "")
 		return resp.StatusCode == http.StatusServiceUnavailable
-	}, 5*time.Second, 10*time.Millisecond)
+	}, 15*time.Second, 10*time.Millisecond)
 	// …until the stalled write times out and the slot comes back.
 	require.Eventually(t, func() bool {
 		resp, _, _ := chatOnce(t, g, "")
 		return resp.StatusCode == http.StatusOK
-	}, 10*time.Second, 50*time.Millisecond)
+	}, 20*time.Second, 50*time.Millisecond)
 	assert.Zero(t, metricValue(t, g, "gateway_open_streams", nil))
 }
 
