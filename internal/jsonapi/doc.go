@@ -50,8 +50,8 @@
 //
 // # Encoding (Append*)
 //
-// The encoders append to a caller's buffer and allocate nothing else. AppendString, their
-// string escaper, is exported so the translator writes JSON strings the same way. Key order is fixed
+// The encoders append to a caller's buffer and allocate nothing else. Strings go through
+// jsonenc.AppendString, shared with the translator and the Converse encoder. Key order is fixed
 // (the order of the contract's examples), so output is byte-stable. Strings are escaped
 // for JSON only: <, > and & stay literal and non-ASCII stays raw UTF-8; control characters
 // are escaped, and so are U+2028 and U+2029 (valid in JSON, but line terminators in

@@ -17,7 +17,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
-	"github.com/nirmata/llm-gateway/internal/jsonapi"
+	"github.com/nirmata/llm-gateway/internal/jsonenc"
 )
 
 // maxNameLen is Bedrock's limit for toolSpec.name and toolUseId (rules 9 and 14).
@@ -434,7 +434,7 @@ func appendFields(b []byte, fields map[string]*structpb.Value, depth int) ([]byt
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonapi.AppendString(b, k)
+		b = jsonenc.AppendString(b, k)
 		b = append(b, ':')
 		var err error
 		if b, err = appendValue(b, fields[k], depth+1); err != nil {
@@ -450,7 +450,7 @@ func appendValue(b []byte, v *structpb.Value, depth int) ([]byte, error) {
 	}
 	switch k := v.GetKind().(type) {
 	case *structpb.Value_StringValue:
-		return jsonapi.AppendString(b, k.StringValue), nil
+		return jsonenc.AppendString(b, k.StringValue), nil
 	case *structpb.Value_NumberValue:
 		f := k.NumberValue
 		if math.IsNaN(f) || math.IsInf(f, 0) {
