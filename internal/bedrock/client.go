@@ -306,13 +306,8 @@ func codeForStatus(status int) string {
 }
 
 // MarshalRequest encodes a Converse request without HTML escaping, so "<", ">" and "&" in
-// prompts and tool inputs reach the model as written.
+// prompts and tool inputs reach the model as written. Raw JSON fields must be compact and
+// valid, as the translator writes them: they are copied, not re-validated.
 func MarshalRequest(req *ConverseRequest) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(req); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return AppendConverseRequest(make([]byte, 0, 2048), req)
 }
