@@ -63,8 +63,8 @@ func TestAppendConverseRequestMatchesEncodingJSON(t *testing.T) {
 			},
 			AdditionalModelRequestFields: json.RawMessage(`{"top_k":5}`),
 		},
-		"floats":      {InferenceConfig: &InferenceConfig{Temperature: &tiny, TopP: &huge}},
-		"choice auto": {ToolConfig: &ToolConfig{Tools: []Tool{}, ToolChoice: &ToolChoice{Auto: &struct{}{}, Any: &struct{}{}}}},
+		"floats":          {InferenceConfig: &InferenceConfig{Temperature: &tiny, TopP: &huge}},
+		"choice auto":     {ToolConfig: &ToolConfig{Tools: []Tool{}, ToolChoice: &ToolChoice{Auto: &struct{}{}, Any: &struct{}{}}}},
 		"empty inference": {InferenceConfig: &InferenceConfig{}},
 	}
 	// Every request the translator's goldens hold.
