@@ -37,7 +37,7 @@ func NewKeyring(keys []string) (*Keyring, error) {
 }
 
 // enabled reports whether keys are configured; with none, auth is off.
-func (k *Keyring) enabled() bool { return len(k.digests) > 0 }
+func (k *Keyring) enabled() bool { return k != nil && len(k.digests) > 0 }
 
 // check verifies an Authorization value, "NIRMATA-API <key>" or "Bearer <key>", comparing
 // every configured key without an early exit. On success it returns the key's identity:
