@@ -121,7 +121,8 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	httpServer := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
-		// No WriteTimeout: it would cut long streams; calls are bounded by upstream_timeout.
+		// No WriteTimeout: it would cut long streams. Calls are bounded by upstream_timeout,
+		// and a stream whose client stops reading by stream_write_timeout.
 		IdleTimeout: 120 * time.Second,
 		ErrorLog:    zap.NewStdLog(log),
 		BaseContext: func(net.Listener) context.Context { return base },
