@@ -36,6 +36,7 @@ fuzz: ## Fuzz the translator, the REST decoder, the stream machine and the valid
 	go test ./internal/stream -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzValidateJSON$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrock -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/bedrock -run '^$$' -fuzz '^FuzzDecodeConverse$$' -fuzztime $${FUZZTIME:-30s}
 
 .PHONY: soak bench bench-e2e
 

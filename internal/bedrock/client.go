@@ -134,11 +134,11 @@ func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequ
 		}
 		return nil, fmt.Errorf("%w: read converse answer: %w", ErrTransport, err)
 	}
-	var out ConverseResponse
-	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
+	out, err := decodeConverse(buf.Bytes())
+	if err != nil {
 		return nil, fmt.Errorf("%w: decode converse answer: %w", ErrTransport, err)
 	}
-	return &out, nil
+	return out, nil
 }
 
 // ConverseStream calls ConverseStream and returns the event stream once Bedrock has
@@ -303,6 +303,20 @@ func codeForStatus(status int) string {
 	default:
 		return CodeInternalServer
 	}
+}
+
+// decodeConverse decodes a Converse answer: the fast path for the common shape,
+// encoding/json for the rest.
+func decodeConverse(body []byte) (*ConverseResponse, error) {
+	out := &ConverseResponse{}
+	if decodeConverseFast(body, out) {
+		return out, nil
+	}
+	out = &ConverseResponse{}
+	if err := json.Unmarshal(body, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // MarshalRequest encodes a Converse request without HTML escaping, so "<", ">" and "&" in

@@ -2,6 +2,7 @@ package bedrock
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strconv"
 	"unicode/utf16"
@@ -93,6 +94,149 @@ func decodeEventFast(typ string, payload []byte, ev *StreamEvent) bool {
 		return false // rare events (one each per stream): the reference decoder
 	}
 	return ok && s.end()
+}
+
+// decodeConverseFast decodes a Converse answer without reflection, for the common shape:
+// text and toolUse blocks, the stop reason, usage and metrics. It reports false for anything
+// else (reasoning, citations, numbers out of range, malformed JSON); the caller then decodes
+// with encoding/json, which stays the reference. Tool inputs are kept as raw JSON, as
+// encoding/json keeps a json.RawMessage: the value's bytes as they came.
+func decodeConverseFast(body []byte, out *ConverseResponse) bool {
+	s := scanner{b: body}
+	ok := s.object(func(key []byte) bool {
+		switch string(key) {
+		case "output":
+			if out.Output == nil {
+				out.Output = &ConverseOutput{}
+			}
+			return s.object(func(key []byte) bool {
+				if string(key) != "message" {
+					return s.skipUnknown(key, "message")
+				}
+				if out.Output.Message == nil {
+					out.Output.Message = &Message{}
+				}
+				return s.message(out.Output.Message)
+			})
+		case "stopReason":
+			return s.strInto(&out.StopReason)
+		case "usage":
+			if out.Usage == nil {
+				out.Usage = &TokenUsage{}
+			}
+			u := out.Usage
+			return s.object(func(key []byte) bool {
+				switch string(key) {
+				case "inputTokens":
+					return s.int32(&u.InputTokens)
+				case "outputTokens":
+					return s.int32(&u.OutputTokens)
+				case "totalTokens":
+					return s.int32(&u.TotalTokens)
+				case "cacheReadInputTokens":
+					return s.int32(&u.CacheReadInputTokens)
+				case "cacheWriteInputTokens":
+					return s.int32(&u.CacheWriteInputTokens)
+				default:
+					return s.skipUnknown(key, "inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens")
+				}
+			})
+		case "metrics":
+			if out.Metrics == nil {
+				out.Metrics = &Metrics{}
+			}
+			return s.object(func(key []byte) bool {
+				if string(key) != "latencyMs" {
+					return s.skipUnknown(key, "latencyMs")
+				}
+				var n int
+				ok := s.int(&n)
+				out.Metrics.LatencyMs = int64(n)
+				return ok
+			})
+		default:
+			return s.skipUnknown(key, "output", "stopReason", "usage", "metrics")
+		}
+	})
+	return ok && s.end()
+}
+
+// message reads a Message whose blocks are text or toolUse.
+func (s *scanner) message(m *Message) bool {
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "role":
+			return s.strInto(&m.Role)
+		case "content":
+			if m.Content != nil || !s.consume('[') {
+				// null or not an array; or a repeated key, whose elements encoding/json would
+				// decode into the first array's: the reference decoder
+				return false
+			}
+			m.Content = []ContentBlock{}
+			if s.consume(']') {
+				return true
+			}
+			for {
+				var b ContentBlock
+				if !s.block(&b) {
+					return false
+				}
+				m.Content = append(m.Content, b)
+				if s.consume(',') {
+					continue
+				}
+				return s.consume(']')
+			}
+		default:
+			return s.skipUnknown(key, "role", "content")
+		}
+	})
+}
+
+// block reads a content block holding text or toolUse; anything else is refused.
+func (s *scanner) block(b *ContentBlock) bool {
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "text":
+			text, ok := s.str()
+			b.Text = &text
+			return ok
+		case "toolUse":
+			if b.ToolUse == nil {
+				b.ToolUse = &ToolUseBlock{}
+			}
+			u := b.ToolUse
+			return s.object(func(key []byte) bool {
+				switch string(key) {
+				case "toolUseId":
+					return s.strInto(&u.ToolUseID)
+				case "name":
+					return s.strInto(&u.Name)
+				case "input":
+					s.ws()
+					start := s.i
+					if !s.skip() {
+						return false
+					}
+					u.Input = append(json.RawMessage(nil), s.b[start:s.i]...)
+					return true
+				default:
+					return s.skipUnknown(key, "toolUseId", "name", "input")
+				}
+			})
+		default:
+			return false // image, reasoning, citations…: the reference decoder
+		}
+	})
+}
+
+// int32 reads a non-negative integer that fits an int32.
+func (s *scanner) int32(dst *int32) bool {
+	var n int
+	ok := s.int(&n)
+	*dst = int32(n)
+	return ok
 }
 
 // scanner reads one JSON value from b. Its methods report false on anything unexpected.

@@ -1,6 +1,7 @@
 package bedrock
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -88,6 +89,88 @@ func BenchmarkDecodeEvent(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := decodeEventJSON(EventContentBlockDelta, payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+var answerSeeds = []string{
+	`{"output":{"message":{"role":"assistant","content":[{"text":"I'll call it."},{"toolUse":{"toolUseId":"tooluse_1","name":"get","input":{"n": 12345678901234567890, "s":"日本語 😀 <&>"}}}]}},"stopReason":"tool_use","usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15},"metrics":{"latencyMs":812}}`,
+	`{"output":{"message":{"role":"assistant","content":[]}},"stopReason":"end_turn"}`,
+	`{"output":{"message":{"role":"assistant","content":[{"text":"a\nb \u00e9"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2,"cacheReadInputTokens":100,"cacheWriteInputTokens":7},"metrics":{"latencyMs":5},"additionalModelResponseFields":{"x":[1,2]},"trace":null}`,
+	`{"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"t","name":"n","input":null}}]}},"stopReason":"tool_use"}`,
+	`{"stopReason":"end_turn"}`,
+	`{"output":null,"stopReason":"end_turn"}`,
+	`{"output":{"message":{"role":"assistant","content":null}}}`,
+	`{"output":{"message":{"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text":"hm"}}},{"text":"x"}]}}}`,
+	`{"Output":{"message":{"role":"assistant","content":[{"text":"case"}]}}}`,
+	`{"output":{"message":{"role":"assistant","content":[{"text":"x"}]},"message":{"content":[{"text":"y"}]}}}`,
+	`{"usage":{"inputTokens":2147483648}}`,
+	`{"usage":{"inputTokens":-1}}`,
+	`{"metrics":{"latencyMs":1.5}}`,
+	`{"output":{"message":{"content":[{"text":"a"}],"content":[{"toolUse":{"toolUseId":"t","name":"n","input":{}}}]}}}`,
+}
+
+func checkAnswerAgainstReference(t *testing.T, body []byte) bool {
+	t.Helper()
+	var got ConverseResponse
+	if !decodeConverseFast(body, &got) {
+		return false
+	}
+	var want ConverseResponse
+	require.NoError(t, json.Unmarshal(body, &want), "the fast path took an answer encoding/json refuses: %s", body)
+	require.Empty(t, cmp.Diff(want, got), "answer %s", body)
+	return true
+}
+
+func TestDecodeConverseFastMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	fast := 0
+	for _, seed := range answerSeeds {
+		if checkAnswerAgainstReference(t, []byte(seed)) {
+			fast++
+		}
+	}
+	assert.GreaterOrEqual(t, fast, 5, "the common shapes take the fast path")
+	// And decodeConverse gives the reference's answer for every seed it takes or not.
+	for _, seed := range answerSeeds {
+		var want ConverseResponse
+		wantErr := json.Unmarshal([]byte(seed), &want)
+		got, err := decodeConverse([]byte(seed))
+		if wantErr != nil {
+			assert.Error(t, err, seed)
+			continue
+		}
+		require.NoError(t, err, seed)
+		assert.Empty(t, cmp.Diff(&want, got), seed)
+	}
+}
+
+func FuzzDecodeConverse(f *testing.F) {
+	for _, seed := range answerSeeds {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkAnswerAgainstReference(t, body)
+	})
+}
+
+func BenchmarkDecodeConverse(b *testing.B) {
+	body := []byte(answerSeeds[0])
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeConverse(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var out ConverseResponse
+			if err := json.Unmarshal(body, &out); err != nil {
 				b.Fatal(err)
 			}
 		}
