@@ -390,12 +390,12 @@ func TestDecodeChatRequestErrors(t *testing.T) {
 func TestDecodeChatRequestRepeatable(t *testing.T) {
 	t.Parallel()
 	// Structs are maps: nothing about decoding may depend on their iteration order.
-	first, err := DecodeChatRequest([]byte(benchBody))
+	first, err := DecodeChatRequest(agentTurnBody(t))
 	require.NoError(t, err)
 	want, err := proto.MarshalOptions{Deterministic: true}.Marshal(first)
 	require.NoError(t, err)
 	for range 20 {
-		again, err := DecodeChatRequest([]byte(benchBody))
+		again, err := DecodeChatRequest(agentTurnBody(t))
 		require.NoError(t, err)
 		got, err := proto.MarshalOptions{Deterministic: true}.Marshal(again)
 		require.NoError(t, err)
@@ -426,7 +426,7 @@ func TestErrInvalidJSONIsSentinel(t *testing.T) {
 func FuzzDecodeChatRequest(f *testing.F) {
 	for _, seed := range []string{
 		protocolExample,
-		benchBody,
+		string(agentTurnBody(f)),
 		``,
 		`{}`,
 		`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":"u"}]}]}`,
