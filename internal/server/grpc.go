@@ -118,8 +118,8 @@ var grpcRoutes = map[string]string{
 	llmgatewayv1.ChatService_GetCapabilities_FullMethodName: metrics.RouteGRPCCapabilities,
 }
 
-// open is true for methods that need no key: capabilities, health, reflection.
-func open(method string) bool {
+// openMethod is true for methods that need no key: capabilities, health, reflection.
+func openMethod(method string) bool {
 	return method == llmgatewayv1.ChatService_GetCapabilities_FullMethodName ||
 		!strings.HasPrefix(method, "/"+llmgatewayv1.ChatService_ServiceDesc.ServiceName+"/")
 }
@@ -129,7 +129,7 @@ func (i *interceptors) admit(ctx context.Context, method string) (context.Contex
 	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", id))
 	info := &callInfo{start: time.Now(), route: grpcRoutes[method]}
 	ctx = withCallInfo(withRequestID(ctx, id), info)
-	if open(method) || !i.keys.enabled() {
+	if openMethod(method) || !i.keys.enabled() {
 		return ctx, nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
