@@ -1,7 +1,8 @@
-// Command loadgen is a closed-loop HTTP load generator for the gateway and its baseline
-// proxy: -concurrency workers each send the next request as soon as the previous answer was
-// read to its end, for -n requests or for -duration. Streams are read line by line (or
-// frame by frame for Bedrock event streams); one without its final done line is an error.
+// Command loadgen is an HTTP load generator for the gateway and its baseline proxy:
+// -concurrency workers each send the next request as soon as the previous answer was read to
+// its end (closed loop), or, with -rate, requests start on a fixed schedule (open loop), for
+// -n requests or for -duration. Streams are read line by line (or frame by frame for Bedrock
+// event streams); one without its final done line is an error.
 //
 // With -pid it also samples that process (the server under test): CPU time from
 // /proc/PID/stat over the run gives CPU µs per request, and RSS from /proc/PID/status is
@@ -50,6 +51,7 @@ type options struct {
 	url, scenario, bodyFile, format, model, metricsURL string
 	headers                                            http.Header
 	concurrency, n, warmup, pid                        int
+	rate                                               float64
 	duration, timeout, sampleEvery                     time.Duration
 	rssLog, rssOpen, asJSON                            bool
 }
@@ -60,11 +62,12 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080", "target; a URL with no path gets the scenario's path")
 	fs.StringVar(&o.scenario, "scenario", "unary", "request to repeat: "+strings.Join(loadtest.Scenarios, ", "))
 	fs.StringVar(&o.bodyFile, "body-file", "", "send this file's bytes instead of the scenario's body")
-	fs.StringVar(&o.format, "format", "", "how to read answers: unary, jsonl, eventstream (default: the scenario's)")
+	fs.StringVar(&o.format, "format", "", "how to read answers: unary, jsonl, eventstream, sse (default: the scenario's)")
 	fs.StringVar(&o.model, "model", loadtest.DefaultModel, "model the scenario asks for")
 	fs.IntVar(&o.concurrency, "concurrency", 4, "requests in flight")
 	fs.IntVar(&o.n, "n", 0, "total requests (or use -duration)")
 	fs.DurationVar(&o.duration, "duration", 0, "run this long when -n is 0")
+	fs.Float64Var(&o.rate, "rate", 0, "open loop: start this many requests per second on a fixed schedule (latency counts from each one's slot); needs -concurrency above rate × latency")
 	fs.IntVar(&o.warmup, "warmup", 0, "requests sent first and not counted (warms connections, pools and the target's code paths)")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "per-request limit; a request past it is an error")
 	fs.Func("header", `request header, repeatable: "Authorization: Bearer k"`, func(s string) error {
@@ -93,6 +96,9 @@ func parseFlags(args []string) (options, error) {
 	if o.concurrency < 1 {
 		return o, errors.New("-concurrency must be at least 1")
 	}
+	if o.rate < 0 {
+		return o, errors.New("-rate must not be negative")
+	}
 	return o, nil
 }
 
@@ -119,7 +125,7 @@ func target(o options) (loadtest.Config, string, error) {
 	}
 	if o.format != "" {
 		cfg.Format = loadtest.Format(o.format)
-		if !slices.Contains([]loadtest.Format{loadtest.FormatUnary, loadtest.FormatJSONL, loadtest.FormatEventStream}, cfg.Format) {
+		if !slices.Contains(loadtest.Formats, cfg.Format) {
 			return cfg, "", fmt.Errorf("unknown -format %q", o.format)
 		}
 	}
@@ -131,6 +137,7 @@ type summary struct {
 	Scenario       string         `json:"scenario"`
 	URL            string         `json:"url"`
 	Concurrency    int            `json:"concurrency"`
+	Rate           float64        `json:"rate,omitempty"`
 	Requests       int            `json:"requests"`
 	OK             int            `json:"ok"`
 	Errors         int            `json:"errors"`
@@ -183,7 +190,7 @@ func run(ctx context.Context, args []string, out io.Writer) (failed bool, err er
 		}
 	}
 
-	s := summary{Scenario: o.scenario, URL: full, Concurrency: o.concurrency, PID: o.pid}
+	s := summary{Scenario: o.scenario, URL: full, Concurrency: o.concurrency, Rate: o.rate, PID: o.pid}
 	if o.bodyFile != "" {
 		s.Scenario = o.bodyFile
 	}
@@ -199,7 +206,7 @@ func run(ctx context.Context, args []string, out io.Writer) (failed bool, err er
 		}
 	}
 
-	cfg.Requests, cfg.Duration = o.n, o.duration
+	cfg.Requests, cfg.Duration, cfg.Rate = o.n, o.duration, o.rate
 	runner := loadtest.NewRunner(cfg)
 	mon := startMonitor(o, runner)
 	res := runner.Run(ctx)
@@ -350,7 +357,11 @@ func (m *monitor) report(s *summary) {
 }
 
 func printText(w io.Writer, s summary) {
-	fmt.Fprintf(w, "%s  %s  concurrency %d\n", s.Scenario, s.URL, s.Concurrency)
+	fmt.Fprintf(w, "%s  %s  concurrency %d", s.Scenario, s.URL, s.Concurrency)
+	if s.Rate > 0 {
+		fmt.Fprintf(w, ", scheduled %.0f req/s", s.Rate)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "requests   %d in %.2fs = %.1f req/s\n", s.Requests, s.ElapsedS, s.ReqPerS)
 	fmt.Fprintf(w, "errors     %d", s.Errors)
 	if s.Errors > 0 {

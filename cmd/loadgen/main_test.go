@@ -27,6 +27,8 @@ func TestTarget(t *testing.T) {
 			"http://h:1/llm-apps/chat?stream=true&client_type=loadgen", loadtest.FormatJSONL, "", false},
 		{"a trailing slash too", []string{"-url", "http://h:1/", "-scenario", "bedrock-stream", "-n", "1"},
 			"http://h:1/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream", loadtest.FormatEventStream, "", false},
+		{"the OpenAI stream", []string{"-url", "http://h:1", "-scenario", "openai-stream", "-n", "1"},
+			"http://h:1/v1/chat/completions", loadtest.FormatSSE, "", false},
 		{"a URL with a path is used as is", []string{"-url", "http://h:1/other?x=1", "-n", "1"},
 			"http://h:1/other?x=1", loadtest.FormatUnary, "", false},
 		{"a body file replaces the body and its expectation", []string{"-url", "http://h:1/x", "-body-file", body, "-format", "jsonl", "-duration", "1s"},
@@ -58,6 +60,7 @@ func TestFlagErrors(t *testing.T) {
 		{"-n", "1", "-header", "no colon"},
 		{"-n", "1", "-concurrency", "0"},
 		{"-n", "1", "extra"},
+		{"-n", "1", "-rate", "-5"},
 	} {
 		_, err := parseFlags(args)
 		assert.Error(t, err, "%q", args)
@@ -68,4 +71,7 @@ func TestFlagErrors(t *testing.T) {
 	assert.Equal(t, "b", o.headers.Get("X-A"))
 	_, _, err = target(options{url: "http://h", scenario: "unary", format: "xml", model: loadtest.DefaultModel})
 	assert.Error(t, err)
+	cfg, _, err := target(options{url: "http://h", scenario: "unary", format: "sse", model: loadtest.DefaultModel})
+	require.NoError(t, err)
+	assert.Equal(t, loadtest.FormatSSE, cfg.Format)
 }

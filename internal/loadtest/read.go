@@ -50,7 +50,8 @@ func newReader() *reader {
 	return &reader{br: bufio.NewReaderSize(nil, 16<<10), dec: eventstream.NewDecoder()}
 }
 
-// readResult is what one answer came to. lines counts JSONL lines or event-stream frames.
+// readResult is what one answer came to. lines counts JSONL lines, SSE data lines or
+// event-stream frames.
 // The stream readers call first once, when the first line or frame arrives (time to first
 // line, open streams).
 type readResult struct {
@@ -70,13 +71,10 @@ func (rd *reader) unary(body io.Reader, expect []byte) readResult {
 	return readResult{kind: OK}
 }
 
-// jsonl reads a delta stream line by line. Only the last line decides the outcome: the
-// contract puts nothing after a done or an error line, so a stream whose last line is
-// neither was cut short.
-func (rd *reader) jsonl(body io.Reader, expect []byte, first func()) readResult {
+// eachLine calls fn with every non-blank line of body, trimmed, however long, and returns
+// the first read error other than io.EOF.
+func (rd *reader) eachLine(body io.Reader, fn func(line []byte)) error {
 	rd.br.Reset(body)
-	var res readResult
-	rd.last = rd.last[:0]
 	for {
 		chunk, err := rd.br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -88,21 +86,35 @@ func (rd *reader) jsonl(body io.Reader, expect []byte, first func()) readResult 
 			rd.line = append(rd.line, chunk...)
 			line = rd.line
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			if res.lines == 0 && first != nil {
-				first()
-			}
-			res.lines++
-			rd.last = append(rd.last[:0], line...)
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			fn(line)
 		}
 		rd.line = rd.line[:0]
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			res.kind = Truncated // e.g. a chunked body cut before its terminating chunk
-			return res
+			return err // e.g. a chunked body cut before its terminating chunk
 		}
+	}
+}
+
+// jsonl reads a delta stream line by line. Only the last line decides the outcome: the
+// contract puts nothing after a done or an error line, so a stream whose last line is
+// neither was cut short.
+func (rd *reader) jsonl(body io.Reader, expect []byte, first func()) readResult {
+	var res readResult
+	rd.last = rd.last[:0]
+	err := rd.eachLine(body, func(line []byte) {
+		if res.lines == 0 && first != nil {
+			first()
+		}
+		res.lines++
+		rd.last = append(rd.last[:0], line...)
+	})
+	if err != nil {
+		res.kind = Truncated
+		return res
 	}
 	var last struct {
 		Type string `json:"type"`
@@ -114,6 +126,41 @@ func (rd *reader) jsonl(body io.Reader, expect []byte, first func()) readResult 
 	case last.Type != "done":
 		res.kind = Truncated
 	case expect != nil && !bytes.Contains(rd.last, expect):
+		res.kind = Unexpected
+	}
+	return res
+}
+
+// sse reads an OpenAI chat-completions stream: "data: {chunk}" events ending with
+// "data: [DONE]". lines counts data lines (the [DONE] one included); the finish reason
+// rides on the last chunk before [DONE], so expect may be in any of them. An event whose
+// payload is an {"error":…} object is a stream error.
+func (rd *reader) sse(body io.Reader, expect []byte, first func()) readResult {
+	var res readResult
+	var expected, failed bool
+	rd.last = rd.last[:0]
+	err := rd.eachLine(body, func(line []byte) {
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			return // comments, event:, id: and retry: lines
+		}
+		data = bytes.TrimSpace(data)
+		if res.lines == 0 && first != nil {
+			first()
+		}
+		res.lines++
+		rd.last = append(rd.last[:0], data...)
+		expected = expected || expect == nil || bytes.Contains(data, expect)
+		failed = failed || bytes.HasPrefix(data, []byte(`{"error"`))
+	})
+	switch {
+	case err != nil:
+		res.kind = Truncated
+	case failed:
+		res.kind = StreamError
+	case string(rd.last) != "[DONE]":
+		res.kind = Truncated
+	case !expected:
 		res.kind = Unexpected
 	}
 	return res

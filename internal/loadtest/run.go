@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// Config is one closed-loop run: Concurrency workers, each sending its next request as soon
-// as the previous answer was read to its end.
+// Config is one run: Concurrency workers, each sending its next request as soon as the
+// previous answer was read to its end (a closed loop), or, with Rate, at its slot on a fixed
+// schedule (an open loop).
 type Config struct {
 	Client *http.Client
 	URL    string
@@ -28,6 +29,12 @@ type Config struct {
 	// passed, and the run ends when the last one is answered.
 	Requests int
 	Duration time.Duration
+	// Rate, when above 0, starts requests on a fixed schedule of Rate per second, whatever
+	// the answers' pace: the latency at a given load, as a client population sees it. A
+	// request's latency counts from its scheduled start, so one that waited for a free
+	// worker counts its wait (no coordinated omission); Concurrency must exceed Rate times
+	// the latency for the schedule to hold.
+	Rate float64
 }
 
 // NewClient returns an HTTP/1.1 client that keeps one connection per worker alive between
@@ -100,17 +107,24 @@ func (r *Result) Errors() int { return r.Requests() - r.Counts[OK] }
 // Run sends requests until Config.Requests were sent or Config.Duration has passed, and
 // waits for every answer. Requests cut short by ctx are not counted.
 func (r *Runner) Run(ctx context.Context) *Result {
-	var next atomic.Int64
+	var issued atomic.Int64
 	start := time.Now()
 	deadline := start.Add(r.cfg.Duration)
-	more := func() bool {
+	// next returns when the next request is due: now in a closed loop, its slot in an open
+	// one. It is false when the run has no more requests to start.
+	next := func() (time.Time, bool) {
 		if ctx.Err() != nil {
-			return false
+			return time.Time{}, false
 		}
-		if r.cfg.Requests > 0 {
-			return next.Add(1) <= int64(r.cfg.Requests)
+		k := issued.Add(1) - 1
+		if r.cfg.Requests > 0 && k >= int64(r.cfg.Requests) {
+			return time.Time{}, false
 		}
-		return time.Now().Before(deadline)
+		at := time.Now()
+		if r.cfg.Rate > 0 {
+			at = start.Add(time.Duration(float64(k) / r.cfg.Rate * float64(time.Second)))
+		}
+		return at, r.cfg.Requests > 0 || at.Before(deadline)
 	}
 
 	workers := make([]*worker, r.cfg.Concurrency)
@@ -119,8 +133,12 @@ func (r *Runner) Run(ctx context.Context) *Result {
 		w := r.newWorker()
 		workers[i] = w
 		wg.Go(func() {
-			for more() {
-				w.one(ctx)
+			for {
+				at, ok := next()
+				if !ok || !sleepUntil(ctx, at) {
+					return
+				}
+				w.one(ctx, at)
 			}
 		})
 	}
@@ -166,10 +184,25 @@ func (r *Runner) newWorker() *worker {
 	return w
 }
 
-// one sends a request, reads its answer and records the outcome.
-func (w *worker) one(ctx context.Context) {
+// sleepUntil waits until t; it is false when ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// one sends a request due at start, reads its answer and records the outcome.
+func (w *worker) one(ctx context.Context, start time.Time) {
 	cfg := &w.r.cfg
-	start := time.Now()
 	var firstLine time.Duration
 	opened := false
 	first := func() {
@@ -223,6 +256,8 @@ func (w *worker) exchange(ctx context.Context, first func()) (kind Kind, lines, 
 		res = w.rd.jsonl(resp.Body, cfg.Expect, first)
 	case FormatEventStream:
 		res = w.rd.eventStream(resp.Body, cfg.Expect, first)
+	case FormatSSE:
+		res = w.rd.sse(resp.Body, cfg.Expect, first)
 	default:
 		res = w.rd.unary(resp.Body, cfg.Expect)
 	}

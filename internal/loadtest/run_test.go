@@ -108,6 +108,43 @@ func TestJSONLOutcomes(t *testing.T) {
 	}
 }
 
+func TestSSEOutcomes(t *testing.T) {
+	t.Parallel()
+	const (
+		role   = "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"},\"finish_reason\":null}]}\n\n"
+		call   = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0}]},\"finish_reason\":null}]}\n\n"
+		finish = "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+		stop   = "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+		done   = "data: [DONE]\n\n"
+		errEv  = "data: {\"error\":{\"message\":\"upstream\"}}\n\n"
+	)
+	long := "data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("x", 100<<10) + "\"}}]}\n\n"
+	tests := []struct {
+		name      string
+		h         http.Handler
+		want      Kind
+		wantLines int64 // data lines per successful stream
+	}{
+		{"complete", lines(role, call, finish, done), OK, 4},
+		{"comments and event names are not data", lines(": keep-alive\n\n", "event: chunk\n"+role, finish, done), OK, 3},
+		{"no space after data:", lines("data:"+strings.TrimPrefix(finish, "data: "), "data:[DONE]\n\n"), OK, 2},
+		{"lines longer than the read buffer", lines(long, finish, done), OK, 3},
+		{"no [DONE]", lines(role, finish), Truncated, 0},
+		{"[DONE] is not last", lines(role, done, finish), Truncated, 0},
+		{"error event", lines(role, errEv, done), StreamError, 0},
+		{"without the expected finish", lines(role, stop, done), Unexpected, 0},
+		{"empty body", lines(), Truncated, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := run(t, tt.h, FormatSSE, `"finish_reason":"tool_calls"`, 4, 2)
+			assert.Equal(t, 4, res.Counts[tt.want], "counts %v", res.Counts)
+			assert.Equal(t, tt.wantLines*int64(res.Counts[OK]), res.Lines)
+		})
+	}
+}
+
 func TestUnaryOutcomes(t *testing.T) {
 	t.Parallel()
 	body := func(s string) http.HandlerFunc {
@@ -212,6 +249,34 @@ func TestRunCountsAndDuration(t *testing.T) {
 	assert.Positive(t, res.Counts[OK])
 	assert.GreaterOrEqual(t, res.Elapsed, 100*time.Millisecond)
 	assert.Less(t, res.Elapsed, 2*time.Second)
+}
+
+// With Rate, requests start on the schedule, not as fast as answers come; a request that
+// waits for a free worker counts the wait in its latency.
+func TestOpenLoop(t *testing.T) {
+	t.Parallel()
+	fast := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
+	srv := httptest.NewServer(fast)
+	t.Cleanup(srv.Close)
+	client := NewClient(4, 10*time.Second)
+	t.Cleanup(client.CloseIdleConnections)
+	res := NewRunner(Config{Client: client, URL: srv.URL, Format: FormatUnary, Concurrency: 4, Requests: 21, Rate: 100}).Run(t.Context())
+	assert.Equal(t, 21, res.Counts[OK])
+	assert.GreaterOrEqual(t, res.Elapsed, 200*time.Millisecond, "the 21st request is due 200 ms in")
+	assert.Less(t, res.Elapsed, 2*time.Second)
+
+	// One worker, a request every 10 ms, each taking 30 ms: the schedule falls behind by
+	// 20 ms a request, so the last of 8 waited about 140 ms before it could start.
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(30 * time.Millisecond)
+		fmt.Fprint(w, "ok")
+	})
+	srv2 := httptest.NewServer(slow)
+	t.Cleanup(srv2.Close)
+	res = NewRunner(Config{Client: client, URL: srv2.URL, Format: FormatUnary, Concurrency: 1, Requests: 8, Rate: 100}).Run(t.Context())
+	require.Len(t, res.Latencies, 8)
+	assert.Less(t, res.Latencies[0], 100*time.Millisecond)
+	assert.GreaterOrEqual(t, res.Latencies[7], 160*time.Millisecond, "30 ms of work plus 140 ms behind schedule")
 }
 
 // Open counts streams between their first line and their end, which the memory run relies

@@ -24,7 +24,13 @@ const (
 	// FormatEventStream is Bedrock's ConverseStream: complete when a messageStop event came
 	// and the last event is metadata.
 	FormatEventStream Format = "eventstream"
+	// FormatSSE is OpenAI's chat-completions stream (server-sent events): complete when the
+	// last data line is "data: [DONE]".
+	FormatSSE Format = "sse"
 )
+
+// Formats are the formats an answer can be read in.
+var Formats = []Format{FormatUnary, FormatJSONL, FormatEventStream, FormatSSE}
 
 // Scenario is one kind of request a load run repeats.
 type Scenario struct {
@@ -40,8 +46,11 @@ type Scenario struct {
 
 // Scenarios are the names Lookup knows. The bedrock-* ones are the same requests in
 // Bedrock's Converse form, sent through a plain proxy to the same simulator, so the
-// simulator does the same work and the difference is the gateway's own cost.
-var Scenarios = []string{"unary", "stream", "bedrock-unary", "bedrock-stream"}
+// simulator does the same work and the difference is the gateway's own cost. The openai-*
+// ones are the same requests to an OpenAI-compatible gateway (Portkey, for the side-by-side
+// run): the chat body is already OpenAI's shape; only the path and the stream's framing
+// differ.
+var Scenarios = []string{"unary", "stream", "bedrock-unary", "bedrock-stream", "openai-unary", "openai-stream"}
 
 // benchTool is one tool every scenario offers; three of them, so the request carries a
 // realistic tool list while the user text picks which get called.
@@ -76,6 +85,12 @@ func Lookup(name, model string) (Scenario, error) {
 	case "stream":
 		return Scenario{Name: name, Path: "/llm-apps/chat?stream=true&client_type=loadgen", Body: chatBody(model, streamText, true),
 			Format: FormatJSONL, Expect: []byte(`"finish_reason":"tool_calls"`)}, nil
+	case "openai-unary":
+		return Scenario{Name: name, Path: "/v1/chat/completions", Body: chatBody(model, unaryText, false),
+			Format: FormatUnary, Expect: []byte(`"finish_reason":"tool_calls"`)}, nil
+	case "openai-stream":
+		return Scenario{Name: name, Path: "/v1/chat/completions", Body: chatBody(model, streamText, true),
+			Format: FormatSSE, Expect: []byte(`"finish_reason":"tool_calls"`)}, nil
 	case "bedrock-unary":
 		return Scenario{Name: name, Path: modelPath(model) + "/converse", Body: converseBody(unaryText),
 			Format: FormatUnary, Expect: []byte(`"stopReason":"tool_use"`)}, nil
@@ -93,7 +108,7 @@ func modelPath(model string) string {
 }
 
 // chatBody is the gateway's REST request (PROTOCOL.md section 3) in the wrapped tool form
-// the gollm client sends.
+// the gollm client sends, which is also an OpenAI chat-completions request.
 func chatBody(model, text string, stream bool) []byte {
 	type function struct {
 		Name        string          `json:"name"`
