@@ -107,6 +107,37 @@ start_baseline() {
 	wait_http "http://127.0.0.1:$1/metrics" 200
 }
 
+# Portkey (github.com/Portkey-AI/gateway, Node) is the peer in the side-by-side run, pinned so
+# runs compare. install_portkey installs it from npm into a cache outside the repository on
+# first use (nothing of it is committed) and sets $portkey_js to its server script.
+portkey_version=1.15.2
+install_portkey() {
+	local dir=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/llm-gateway-bench}/portkey-$portkey_version
+	portkey_js=$dir/node_modules/@portkey-ai/gateway/build/start-server.js
+	[[ -f $portkey_js ]] && return 0
+	need node
+	need npm
+	echo "installing @portkey-ai/gateway@$portkey_version into $dir" >&2
+	mkdir -p "$dir"
+	# --ignore-scripts: its postinstall only patches a dependency's dev tooling.
+	npm install --prefix "$dir" --no-audit --no-fund --ignore-scripts "@portkey-ai/gateway@$portkey_version" >&2
+}
+
+# start_portkey PORT: production mode, no UI; it listens on every interface.
+start_portkey() {
+	start "portkey-$1" env -i PATH="$PATH" HOME="$work" NODE_ENV=production node "$portkey_js" --port="$1" --headless
+	wait_http "http://127.0.0.1:$1/" 200
+}
+
+# portkey_headers SIM_PORT sets $portkey_flags: loadgen's -header flags that route a chat
+# request through Portkey's Bedrock provider to the simulator, SigV4-signed with static
+# credentials as the gateway's are.
+portkey_headers() {
+	portkey_flags=(-header "x-portkey-custom-host: http://127.0.0.1:$1" -header "x-portkey-aws-region: us-east-1"
+		-header "x-portkey-aws-access-key-id: AKIDLOADTEST" -header "x-portkey-aws-secret-access-key: loadtest-secret")
+}
+portkey_auth="x-portkey-provider: bedrock"
+
 # The gateway runs with auth on, as deployed; the baseline's simulator accepts any Bearer
 # value as a Bedrock API key.
 gateway_key=loadtest-key
