@@ -28,18 +28,10 @@ func (e *requestError) Unwrap() error { return ErrInvalidJSON }
 // limits) are the translator's to check.
 func DecodeChatRequest(body []byte) (*llmgatewayv1.ChatRequest, error) {
 	req := &llmgatewayv1.ChatRequest{}
-	if err := decodeInto(body, req); err != nil {
-		return nil, err
-	}
-	return req, nil
-}
-
-// decodeInto fills an empty req from body.
-func decodeInto(body []byte, req *llmgatewayv1.ChatRequest) error {
 	p := parser{data: body}
 	err := p.request(req)
 	if err == nil {
-		return nil
+		return req, nil
 	}
 	if _, ok := err.(*fieldError); ok {
 		// The parser stops at the first misfit field, before it has seen the rest of the
@@ -48,7 +40,7 @@ func decodeInto(body []byte, req *llmgatewayv1.ChatRequest) error {
 			err = serr
 		}
 	}
-	return &requestError{detail: err}
+	return nil, &requestError{detail: err}
 }
 
 func (p *parser) request(req *llmgatewayv1.ChatRequest) error {
