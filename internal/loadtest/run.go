@@ -31,9 +31,9 @@ type Config struct {
 	Duration time.Duration
 	// Rate, when above 0, starts requests on a fixed schedule of Rate per second, whatever
 	// the answers' pace: the latency at a given load, as a client population sees it. A
-	// request's latency counts from its scheduled start, so one that waited for a free
-	// worker counts its wait (no coordinated omission); Concurrency must exceed Rate times
-	// the latency for the schedule to hold.
+	// request that waited for a free worker counts its wait from its scheduled start (no
+	// coordinated omission); Concurrency must exceed Rate times the latency for the
+	// schedule to hold.
 	Rate float64
 }
 
@@ -135,8 +135,18 @@ func (r *Runner) Run(ctx context.Context) *Result {
 		wg.Go(func() {
 			for {
 				at, ok := next()
-				if !ok || !sleepUntil(ctx, at) {
+				if !ok {
 					return
+				}
+				// A request whose slot has passed was held up by busy workers, that is by
+				// the target: its latency counts from the slot. One whose slot is ahead
+				// counts from when the sleep ended, so the timer's own lateness (up to a
+				// millisecond on Linux) is not put on the target.
+				if time.Until(at) > 0 {
+					if !sleepUntil(ctx, at) {
+						return
+					}
+					at = time.Now()
 				}
 				w.one(ctx, at)
 			}
@@ -186,11 +196,7 @@ func (r *Runner) newWorker() *worker {
 
 // sleepUntil waits until t; it is false when ctx ended first.
 func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
+	timer := time.NewTimer(time.Until(t))
 	defer timer.Stop()
 	select {
 	case <-timer.C:
