@@ -9,12 +9,14 @@ import (
 	"unicode/utf8"
 )
 
-// decodeEventFast decodes the payloads of the common ConverseStream events without
-// reflection: they are small, fixed in shape and come dozens per stream, and
-// encoding/json spent more on them than the rest of the gateway's per-event work. It
-// reports false for anything it does not handle (reasoning content, additional fields,
-// malformed JSON); the caller then decodes with encoding/json, which stays the reference.
-// Unknown keys are skipped, as encoding/json does.
+// decodeEventFast decodes the payloads of the ConverseStream events without reflection:
+// they are small, fixed in shape and come dozens per stream, and encoding/json spent more
+// on them than the rest of the gateway's per-event work. The once-a-stream events are here
+// too: encoding/json's recursion on metadata was a stream's deepest call, enough to grow
+// the handler's stack past 8 KiB (see the server's TestStreamHandlerFitsAnEightKiBStack).
+// It reports false for anything it does not handle (reasoning content, unknown event
+// types, malformed JSON); the caller then decodes with encoding/json, which stays the
+// reference. Unknown keys are skipped, as encoding/json does.
 func decodeEventFast(typ string, payload []byte, ev *StreamEvent) bool {
 	s := scanner{b: payload}
 	var ok bool
@@ -90,8 +92,43 @@ func decodeEventFast(typ string, payload []byte, ev *StreamEvent) bool {
 			return s.skipUnknown(key, "contentBlockIndex")
 		})
 		ev.ContentBlockStop = st
+	case EventMessageStart:
+		st := &MessageStartEvent{}
+		ok = s.object(func(key []byte) bool {
+			if string(key) == "role" {
+				return s.strInto(&st.Role)
+			}
+			return s.skipUnknown(key, "role")
+		})
+		ev.MessageStart = st
+	case EventMessageStop:
+		st := &MessageStopEvent{}
+		ok = s.object(func(key []byte) bool {
+			switch string(key) {
+			case "stopReason":
+				return s.strInto(&st.StopReason)
+			case "additionalModelResponseFields":
+				return s.raw(&st.AdditionalModelResponseFields)
+			default:
+				return s.skipUnknown(key, "stopReason", "additionalModelResponseFields")
+			}
+		})
+		ev.MessageStop = st
+	case EventMetadata:
+		m := &MetadataEvent{}
+		ok = s.object(func(key []byte) bool {
+			switch string(key) {
+			case "usage":
+				return s.usage(&m.Usage)
+			case "metrics":
+				return s.metrics(&m.Metrics)
+			default:
+				return s.skipUnknown(key, "usage", "metrics")
+			}
+		})
+		ev.Metadata = m
 	default:
-		return false // rare events (one each per stream): the reference decoder
+		return false // event types this gateway does not know: the reference decoder
 	}
 	return ok && s.end()
 }
@@ -121,44 +158,67 @@ func decodeConverseFast(body []byte, out *ConverseResponse) bool {
 		case "stopReason":
 			return s.strInto(&out.StopReason)
 		case "usage":
-			if out.Usage == nil {
-				out.Usage = &TokenUsage{}
-			}
-			u := out.Usage
-			return s.object(func(key []byte) bool {
-				switch string(key) {
-				case "inputTokens":
-					return s.int32(&u.InputTokens)
-				case "outputTokens":
-					return s.int32(&u.OutputTokens)
-				case "totalTokens":
-					return s.int32(&u.TotalTokens)
-				case "cacheReadInputTokens":
-					return s.int32(&u.CacheReadInputTokens)
-				case "cacheWriteInputTokens":
-					return s.int32(&u.CacheWriteInputTokens)
-				default:
-					return s.skipUnknown(key, "inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens")
-				}
-			})
+			return s.usage(&out.Usage)
 		case "metrics":
-			if out.Metrics == nil {
-				out.Metrics = &Metrics{}
-			}
-			return s.object(func(key []byte) bool {
-				if string(key) != "latencyMs" {
-					return s.skipUnknown(key, "latencyMs")
-				}
-				var n int
-				ok := s.int(&n)
-				out.Metrics.LatencyMs = int64(n)
-				return ok
-			})
+			return s.metrics(&out.Metrics)
 		default:
 			return s.skipUnknown(key, "output", "stopReason", "usage", "metrics")
 		}
 	})
 	return ok && s.end()
+}
+
+// usage reads token counts into *dst, allocating it if nil; a repeated key fills the same
+// struct, as encoding/json does.
+func (s *scanner) usage(dst **TokenUsage) bool {
+	if *dst == nil {
+		*dst = &TokenUsage{}
+	}
+	u := *dst
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "inputTokens":
+			return s.int32(&u.InputTokens)
+		case "outputTokens":
+			return s.int32(&u.OutputTokens)
+		case "totalTokens":
+			return s.int32(&u.TotalTokens)
+		case "cacheReadInputTokens":
+			return s.int32(&u.CacheReadInputTokens)
+		case "cacheWriteInputTokens":
+			return s.int32(&u.CacheWriteInputTokens)
+		default:
+			return s.skipUnknown(key, "inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens")
+		}
+	})
+}
+
+// metrics reads the latency into *dst, allocating it if nil.
+func (s *scanner) metrics(dst **Metrics) bool {
+	if *dst == nil {
+		*dst = &Metrics{}
+	}
+	m := *dst
+	return s.object(func(key []byte) bool {
+		if string(key) != "latencyMs" {
+			return s.skipUnknown(key, "latencyMs")
+		}
+		var n int
+		ok := s.int(&n)
+		m.LatencyMs = int64(n)
+		return ok
+	})
+}
+
+// raw copies any value as it came, as encoding/json fills a json.RawMessage.
+func (s *scanner) raw(dst *json.RawMessage) bool {
+	s.ws()
+	start := s.i
+	if !s.skip() {
+		return false
+	}
+	*dst = append(json.RawMessage(nil), s.b[start:s.i]...)
+	return true
 }
 
 // message reads a Message whose blocks are text or toolUse.
@@ -214,13 +274,7 @@ func (s *scanner) block(b *ContentBlock) bool {
 				case "name":
 					return s.strInto(&u.Name)
 				case "input":
-					s.ws()
-					start := s.i
-					if !s.skip() {
-						return false
-					}
-					u.Input = append(json.RawMessage(nil), s.b[start:s.i]...)
-					return true
+					return s.raw(&u.Input)
 				default:
 					return s.skipUnknown(key, "toolUseId", "name", "input")
 				}
