@@ -73,7 +73,24 @@ func NewHTTPHandler(ctx context.Context, svc *Service, opts HTTPOptions, log *za
 			return nil, err
 		}
 	}
-	return h.middleware(mux), nil
+	return h.middleware(h.chatFirst(mux)), nil
+}
+
+// chatFirst sends POST /llm-apps/chat straight to chat, and everything else to mux (which
+// would send that route to chat too). A stream's handler goroutine keeps the largest stack
+// it grew to for as long as the stream is open; under the mux's frames, about 1.4 KiB, a
+// stream's deepest calls outgrew 8 KiB, so every open stream held 16 KiB of stack
+// (TestStreamHandlerFitsAnEightKiBStack). The mux matches r.URL.Path as it is (the legacy
+// unescaping mode) and has no other POST route; it changes the method only when
+// X-HTTP-Method-Override is set, so such requests still go through it.
+func (h *restHandler) chatFirst(mux http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/llm-apps/chat" && r.Header.Get("X-HTTP-Method-Override") == "" {
+			h.chat(w, r, nil)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}
 }
 
 type restHandler struct {
@@ -170,7 +187,15 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 	}
 	if req.Stream || req.Chunked {
 		callInfoFrom(r.Context()).route = metrics.RouteChatStream
-		h.stream(w, r, req)
+		// Opened here rather than in stream, so stream's frame is not under the signing of
+		// the upstream request, a stream's deepest call: see chatFirst.
+		st, err := h.svc.OpenStream(r.Context(), req, req.Chunked)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		defer st.Close()
+		h.stream(w, r, st, req.Chunked)
 		return
 	}
 	resp, err := h.svc.Chat(r.Context(), req)
@@ -237,17 +262,10 @@ func applyQuery(req *llmgatewayv1.ChatRequest, q url.Values) error {
 // Nirmata chunked events (3.3): each upstream event's lines are written and flushed as it
 // arrives. The client going away cancels the request context, which cancels the upstream
 // call.
-func (h *restHandler) stream(w http.ResponseWriter, r *http.Request, req *llmgatewayv1.ChatRequest) {
+func (h *restHandler) stream(w http.ResponseWriter, r *http.Request, st *Stream, chunked bool) {
 	ctx := r.Context()
-	st, err := h.svc.OpenStream(ctx, req, req.Chunked)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	defer st.Close()
-
 	encode := func(dst []byte, ev *llmgatewayv1.ChatStreamEvent) []byte { return jsonapi.AppendStreamEvent(dst, ev) }
-	if req.Chunked {
+	if chunked {
 		encode = stream.NewChunker(requestID(ctx)).Append
 	}
 	hdr := w.Header()
@@ -263,6 +281,7 @@ func (h *restHandler) stream(w http.ResponseWriter, r *http.Request, req *llmgat
 	var (
 		events []*llmgatewayv1.ChatStreamEvent
 		buf    []byte
+		err    error
 	)
 	defer func() {
 		// A bug after the first byte still ends the stream the way the contract says.
