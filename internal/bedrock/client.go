@@ -156,10 +156,11 @@ func (c *Client) ConverseStream(ctx context.Context, modelID string, req *Conver
 // call marshals and sends one operation, retrying as the configured retryer allows, and
 // returns a 200 answer or an error (an *APIError for answers Bedrock gave).
 func (c *Client) call(ctx context.Context, modelID, op, accept string, req *ConverseRequest) (*http.Response, error) {
-	body, err := MarshalRequest(req)
+	b, err := MarshalRequest(req)
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: marshal request: %w", err)
 	}
+	body := &requestBody{b: b}
 	// The SDK escapes every reserved character of a path label (":" in model ids, "/" in
 	// ARNs), and signs the escaped path; do the same so signatures match what AWS checks.
 	u := *c.endpoint
@@ -168,7 +169,7 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 	target := u.String()
 	payloadHash := ""
 	if c.bearer == nil {
-		sum := sha256.Sum256(body)
+		sum := sha256.Sum256(b)
 		payloadHash = hex.EncodeToString(sum[:])
 	}
 
@@ -180,6 +181,7 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 		resp, err := c.send(ctx, target, accept, body, payloadHash)
 		_ = release(err)
 		if err == nil {
+			body.b = nil // no attempt can need it again; see requestBody
 			return resp, nil
 		}
 		if ctx.Err() != nil || attempt >= c.retryer.MaxAttempts() || !c.retryer.IsErrorRetryable(err) {
@@ -206,11 +208,35 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 	}
 }
 
-func (c *Client) send(ctx context.Context, target, accept string, body []byte, payloadHash string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+// requestBody is a call's encoded request, shared by its attempts. The HTTP transport keeps
+// each attempt's *http.Request until the answer's body is closed, which for a stream is as
+// long as it stays open; so the bytes are reachable only through this struct, whose field
+// call clears once an answer came, and through readers that forget them once closed (the
+// transport closes a request's body when it has written it).
+type requestBody struct{ b []byte }
+
+// open returns a reader of the body, for one attempt or, through GetBody, its retry.
+func (rb *requestBody) open() io.ReadCloser {
+	r := &bodyReader{}
+	r.Reset(rb.b)
+	return r
+}
+
+type bodyReader struct{ bytes.Reader }
+
+func (r *bodyReader) Close() error {
+	r.Reset(nil)
+	return nil
+}
+
+func (c *Client) send(ctx context.Context, target, accept string, body *requestBody, payloadHash string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: build request: %w", err)
 	}
+	req.ContentLength = int64(len(body.b))
+	req.Body = body.open()
+	req.GetBody = func() (io.ReadCloser, error) { return body.open(), nil }
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", accept)
 	if err := c.authorize(ctx, req, payloadHash); err != nil {

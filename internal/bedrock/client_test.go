@@ -387,3 +387,45 @@ func TestCloseDoesNotWaitForAnUpstreamThatHoldsTheBody(t *testing.T) {
 	require.NoError(t, s.Close())
 	assert.Less(t, time.Since(start), drainWait+time.Second)
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestOpenStreamDropsTheRequestBody: the transport keeps a stream's request until the stream
+// is closed; what it reaches of the request must not hold the encoded body (2 KiB and more
+// per open stream) once Bedrock has answered.
+func TestOpenStreamDropsTheRequestBody(t *testing.T) {
+	t.Parallel()
+	raw := sampleStream(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		assert.Contains(t, string(b), "hi <&>")
+		assert.EqualValues(t, len(b), r.ContentLength)
+		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+		_, _ = w.Write(raw)
+	}))
+	defer srv.Close()
+	var sent *http.Request
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent = r
+		return srv.Client().Transport.RoundTrip(r)
+	})}
+	c, err := NewClient(t.Context(), testConfig(srv.URL, 1), ClientOptions{HTTPClient: hc})
+	require.NoError(t, err)
+	s, err := c.ConverseStream(t.Context(), "m", simpleRequest)
+	require.NoError(t, err)
+	defer s.Close()
+
+	require.NotNil(t, sent.GetBody, "a retry could not resend the body")
+	again, err := sent.GetBody()
+	require.NoError(t, err)
+	n, err := io.Copy(io.Discard, again)
+	require.NoError(t, err)
+	assert.Zero(t, n, "GetBody still reaches the body")
+
+	r := (&requestBody{b: []byte("body")}).open()
+	_, _ = io.ReadAll(r)
+	require.NoError(t, r.Close())
+	assert.Zero(t, r.(*bodyReader).Size(), "a closed reader still holds the body")
+}
