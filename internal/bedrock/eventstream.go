@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 )
 
 // EventStream reads ConverseStream events from an application/vnd.amazon.eventstream
@@ -18,25 +16,11 @@ import (
 // buffer would cost 4 KiB per open stream.
 type EventStream struct {
 	body     io.ReadCloser
-	r        countingReader
-	dec      *eventstream.Decoder
-	payload  []byte // reused between frames
-	complete bool   // metadata, Bedrock's last event, was read
+	prelude  [preludeLen]byte
+	headers  frameHeaders
+	complete bool // metadata, Bedrock's last event, was read
 	// cancel ends the call; Close uses it to bound the read of the body's end.
 	cancel context.CancelFunc
-}
-
-// countingReader counts bytes, so a clean end between frames (io.EOF, nothing read) can be
-// told from a frame cut short.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // After the last event, Close reads at most drainLimit bytes, for at most drainWait: the
@@ -52,43 +36,39 @@ func NewEventStream(body io.ReadCloser, cancel context.CancelFunc) *EventStream 
 	if cancel == nil {
 		cancel = func() {}
 	}
-	return &EventStream{body: body, r: countingReader{r: body}, dec: eventstream.NewDecoder(), cancel: cancel}
+	return &EventStream{body: body, cancel: cancel}
 }
 
 // Next returns the next event. It returns io.EOF when the body ends cleanly between frames
 // (whether or not messageStop came: that is the caller's check), an *APIError for an
 // in-stream exception, and another error for a cut or malformed frame.
 func (s *EventStream) Next() (StreamEvent, error) {
-	before := s.r.n
-	msg, err := s.dec.Decode(&s.r, s.payload[:0])
+	payload, buf, err := readFrame(s.body, &s.prelude, &s.headers)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return StreamEvent{}, err // the call was ended on purpose, not by Bedrock
 		}
-		if errors.Is(err, io.EOF) {
-			if s.r.n == before {
-				return StreamEvent{}, io.EOF
-			}
-			err = io.ErrUnexpectedEOF // the frame was cut after its first byte
+		if err == io.EOF {
+			return StreamEvent{}, io.EOF // between frames
 		}
 		return StreamEvent{}, fmt.Errorf("%w: decode event: %w", ErrTransport, err)
 	}
-	s.payload = msg.Payload
-	switch headerString(msg, ":message-type") {
+	defer putFrameBuf(buf) // what is decoded from the payload does not point into it
+	h := &s.headers
+	switch h.messageType {
 	case "event":
-		typ := headerString(msg, ":event-type")
-		s.complete = typ == EventMetadata
-		return decodeEvent(typ, msg.Payload)
+		s.complete = h.eventType == EventMetadata
+		return decodeEvent(h.eventType, payload)
 	case "exception":
 		var body ErrorBody
-		_ = json.Unmarshal(msg.Payload, &body)
-		code := NormalizeCode(headerString(msg, ":exception-type"))
+		_ = json.Unmarshal(payload, &body)
+		code := NormalizeCode(h.exceptionType)
 		return StreamEvent{}, &APIError{Code: code, Message: body.Message, StatusCode: StatusCode(code)}
 	case "error":
-		code := NormalizeCode(headerString(msg, ":error-code"))
-		return StreamEvent{}, &APIError{Code: code, Message: headerString(msg, ":error-message"), StatusCode: StatusCode(code)}
+		code := NormalizeCode(h.errorCode)
+		return StreamEvent{}, &APIError{Code: code, Message: h.errorMessage, StatusCode: StatusCode(code)}
 	default:
-		return StreamEvent{}, fmt.Errorf("%w: unknown event stream message type %q", ErrTransport, headerString(msg, ":message-type"))
+		return StreamEvent{}, fmt.Errorf("%w: unknown event stream message type %q", ErrTransport, h.messageType)
 	}
 }
 
@@ -104,14 +84,6 @@ func (s *EventStream) Close() error {
 	err := s.body.Close()
 	s.cancel()
 	return err
-}
-
-func headerString(msg eventstream.Message, name string) string {
-	v := msg.Headers.Get(name)
-	if v == nil {
-		return ""
-	}
-	return v.String()
 }
 
 // decodeEvent decodes one event payload by its :event-type. Unknown event types are
