@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"time"
@@ -210,33 +211,24 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 
 // requestBody is a call's encoded request, shared by its attempts. The HTTP transport keeps
 // each attempt's *http.Request until the answer's body is closed, which for a stream is as
-// long as it stays open; so the bytes are reachable only through this struct, whose field
-// call clears once an answer came, and through readers that forget them once closed (the
-// transport closes a request's body when it has written it).
+// long as it stays open; so the request reaches the bytes only through GetBody, which reads
+// them from here (call clears b once an answer came: no retry can need them after that),
+// and through its Body, which forgets them once written (see send).
 type requestBody struct{ b []byte }
 
-// open returns a reader of the body, for one attempt or, through GetBody, its retry.
-func (rb *requestBody) open() io.ReadCloser {
-	r := &bodyReader{}
-	r.Reset(rb.b)
-	return r
-}
-
-type bodyReader struct{ bytes.Reader }
-
-func (r *bodyReader) Close() error {
-	r.Reset(nil)
-	return nil
-}
-
 func (c *Client) send(ctx context.Context, target, accept string, body *requestBody, payloadHash string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
+	// The body stays a *bytes.Reader, which the transport writes together with the headers
+	// (for a reader it does not know to be in memory it writes the headers first: one more
+	// write per call). WroteRequest runs on the goroutine that read the body, once it has
+	// written it. A retry the transport makes on its own (a stale connection) reads from
+	// GetBody, and its reader keeps the bytes: rare.
+	br := bytes.NewReader(body.b)
+	wrote := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { br.Reset(nil) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, wrote), http.MethodPost, target, br)
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: build request: %w", err)
 	}
-	req.ContentLength = int64(len(body.b))
-	req.Body = body.open()
-	req.GetBody = func() (io.ReadCloser, error) { return body.open(), nil }
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body.b)), nil }
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", accept)
 	if err := c.authorize(ctx, req, payloadHash); err != nil {
