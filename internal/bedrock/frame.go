@@ -24,6 +24,9 @@ const (
 	// growStep bounds how far a frame's buffer grows at a time, so a length in a prelude
 	// alone cannot make the gateway allocate much more than was sent.
 	growStep = 64 << 10
+	// maxFrameLen is the largest frame the SDK's encoder writes (16 MiB of payload, 128 KiB
+	// of headers): an upstream that sends more in one frame is broken, and is not buffered.
+	maxFrameLen = minFrameLen + 128<<10 + 16<<20
 )
 
 var (
@@ -54,7 +57,7 @@ func readFrame(r io.Reader, prelude *[preludeLen]byte, h *frameHeaders) (payload
 	if crc32.ChecksumIEEE(prelude[:8]) != binary.BigEndian.Uint32(prelude[8:12]) {
 		return nil, nil, errFrameChecksum
 	}
-	if total < minFrameLen || headersLen > total-minFrameLen {
+	if total < minFrameLen || total > maxFrameLen || headersLen > total-minFrameLen {
 		// The SDK decoder reads on to the end of the body before it fails.
 		return nil, nil, fmt.Errorf("%w: %d bytes, %d of headers", errFrameLength, total, headersLen)
 	}

@@ -202,9 +202,29 @@ func BenchmarkEventStream(b *testing.B) {
 	}
 }
 
-// A prelude that claims 4 GiB, followed by a few bytes, costs a few bytes.
+// A frame past the largest the SDK writes is refused at its prelude, before any byte of it
+// is buffered, however much the upstream goes on to send.
+func TestReadFrameRefusesOversizedFrames(t *testing.T) {
+	prelude := binary.BigEndian.AppendUint32(nil, maxFrameLen+1)
+	prelude = binary.BigEndian.AppendUint32(prelude, 0)
+	prelude = binary.BigEndian.AppendUint32(prelude, crc32.ChecksumIEEE(prelude))
+	var p [preludeLen]byte
+	var h frameHeaders
+	_, _, err := readFrame(io.MultiReader(bytes.NewReader(prelude), neverEnding{}), &p, &h)
+	require.ErrorIs(t, err, errFrameLength)
+}
+
+// neverEnding is an upstream that sends zeros for ever.
+type neverEnding struct{}
+
+func (neverEnding) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// A prelude that claims almost the largest frame, followed by a few bytes, costs a few bytes.
 func TestReadFrameGrowsWithWhatArrives(t *testing.T) {
-	prelude := binary.BigEndian.AppendUint32(nil, 1<<32-1)
+	prelude := binary.BigEndian.AppendUint32(nil, maxFrameLen)
 	prelude = binary.BigEndian.AppendUint32(prelude, 0)
 	prelude = binary.BigEndian.AppendUint32(prelude, crc32.ChecksumIEEE(prelude))
 	var p [preludeLen]byte
