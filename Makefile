@@ -42,12 +42,12 @@ fuzz: ## Fuzz the translator, the REST decoder, the stream machine and the valid
 
 .PHONY: soak bench bench-e2e
 
-bench: ## Go benchmarks of the hot paths, then the end-to-end run against a plain proxy (bench-e2e)
+bench: ## Go benchmarks of the hot paths, then the end-to-end run against a plain proxy and Portkey (bench-e2e)
 	go test -run '^$$' -bench . -benchmem ./internal/jsonapi ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
 	scripts/bench-e2e.sh
 
 soak: ## 1,000 concurrent streams for 60 s against a slow simulator; fails on any error (SOAK_DURATION, SOAK_CONCURRENCY)
 	scripts/soak.sh
 
-bench-e2e: ## Gateway vs a plain reverse proxy on the simulator: req/s, latency, CPU µs/req, RSS per open stream
+bench-e2e: ## Gateway vs a plain reverse proxy vs Portkey (npm) on the simulator: req/s, latency, CPU µs/req, RSS per open stream
 	scripts/bench-e2e.sh
