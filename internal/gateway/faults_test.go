@@ -21,7 +21,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/config"
 )
@@ -185,7 +191,12 @@ func TestStalledReaderIsCut(t *testing.T) {
 	defer conn.Close()
 	_, err = fmt.Fprintf(conn, "POST /llm-apps/chat HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", testKey, len(body), body)
 	require.NoError(t, err)
-	// Never read. While the stream holds the slot, other calls are refused…
+	// The stream has its slot once its status line came (a probe below sent earlier could
+	// have held the only slot and had it refused).
+	statusLine, err := bufio.NewReader(conn).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "HTTP/1.1 200 OK\r\n", statusLine)
+	// Never read again. While the stream holds the slot, other calls are refused…
 	require.Eventually(t, func() bool {
 		resp, _, _ := chatOnce(t, g, "")
 		return resp.StatusCode == http.StatusServiceUnavailable
@@ -196,6 +207,54 @@ func TestStalledReaderIsCut(t *testing.T) {
 		return resp.StatusCode == http.StatusOK
 	}, 20*time.Second, 50*time.Millisecond)
 	assert.Zero(t, metricValue(t, g, "gateway_open_streams", nil))
+}
+
+// TestGRPCStalledReaderIsCut: the same over gRPC, where a client that stops reading fills
+// its flow-control window and the server's Send blocks: the call ends with
+// DeadlineExceeded once a Send has waited stream_write_timeout, and the slot comes back.
+func TestGRPCStalledReaderIsCut(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim = true
+	cfg.MaxConcurrent = 1
+	cfg.StreamWriteTimeout = config.Duration(2 * time.Second)
+	g := start(t, cfg)
+
+	// Fixed windows (no BDP growth), so the client's buffer stays at 64 KiB.
+	conn, err := grpc.NewClient(g.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
+	require.NoError(t, err)
+	defer conn.Close()
+	req := &llmgatewayv1.ChatRequest{
+		Messages: []*llmgatewayv1.Message{
+			{Role: "user", Content: "go"},
+			{Role: "assistant", ToolCalls: []*llmgatewayv1.ToolCall{{Id: "c1", Type: "function", Function: &llmgatewayv1.FunctionCall{Name: "a", Arguments: "{}"}}}},
+			{Role: "tool", ToolCallId: "c1", Content: strings.Repeat("x", 3<<20)},
+		},
+		Tools: []*llmgatewayv1.Tool{{Name: "a"}},
+	}
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
+	stream, err := llmgatewayv1.NewChatServiceClient(conn).ChatStream(ctx, req)
+	require.NoError(t, err)
+	_, err = stream.Recv() // the stream is open; now never read again
+	require.NoError(t, err)
+
+	require.Eventually(t, func() bool {
+		resp, _, _ := chatOnce(t, g, "")
+		return resp.StatusCode == http.StatusServiceUnavailable
+	}, 15*time.Second, 10*time.Millisecond, "the stalled stream holds the only slot")
+	require.Eventually(t, func() bool {
+		resp, _, _ := chatOnce(t, g, "")
+		return resp.StatusCode == http.StatusOK
+	}, 20*time.Second, 50*time.Millisecond, "the slot comes back once a Send has waited too long")
+	assert.Zero(t, metricValue(t, g, "gateway_open_streams", nil))
+
+	// What the client had buffered, then the call's status.
+	for {
+		if _, err = stream.Recv(); err != nil {
+			break
+		}
+	}
+	assert.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
 }
 
 func TestRequestLimits(t *testing.T) {

@@ -104,7 +104,9 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.
 	base, cancelCalls := context.WithCancelCause(context.Background())
 	defer cancelCalls(nil)
-	grpcServer, health := server.NewGRPCServer(svc, server.GRPCOptions{Keys: keys, MaxMsgBytes: int(cfg.MaxBodyBytes), Base: base}, log)
+	grpcServer, health := server.NewGRPCServer(svc, server.GRPCOptions{
+		Keys: keys, MaxMsgBytes: int(cfg.MaxBodyBytes), Base: base, StreamWriteTimeout: time.Duration(cfg.StreamWriteTimeout),
+	}, log)
 	upstreamName := "bedrock"
 	if cfg.Sim {
 		upstreamName = "bedrock-simulator"

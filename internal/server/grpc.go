@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -24,6 +25,8 @@ type chatServer struct {
 	llmgatewayv1.UnimplementedChatServiceServer
 	svc *Service
 	log *zap.Logger
+	// writeTimeout bounds one Send to a client that stopped reading (see ChatStream).
+	writeTimeout time.Duration
 }
 
 // Chat implements [llmgatewayv1.ChatServiceServer].
@@ -38,24 +41,63 @@ func (c *chatServer) Chat(ctx context.Context, req *llmgatewayv1.ChatRequest) (*
 // ChatStream implements [llmgatewayv1.ChatServiceServer]. A failure before the first event
 // is the call's status; after it, an error event is sent last and the call ends with the
 // same status.
+//
+// A client that stops reading fills its flow-control window, and Send then blocks with no
+// deadline of its own; only the handler's return ends the call. So the stream is relayed
+// on a goroutine of its own while the handler watches it: a Send that has waited
+// writeTimeout ends the call with DeadlineExceeded, which unblocks the Send, cancels the
+// upstream call and frees the stream's max_concurrent slot, as stream_write_timeout does
+// for REST.
 func (c *chatServer) ChatStream(req *llmgatewayv1.ChatRequest, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent]) error {
 	ctx := ss.Context()
 	st, err := c.svc.OpenStream(ctx, req, false)
 	if err != nil {
 		return grpcError(ctx, c.log, err)
 	}
-	defer st.Close()
+	var sendingSince atomic.Int64 // UnixNano when the Send under way began; 0 between Sends
+	done := make(chan error, 1)
+	go func() {
+		defer st.Close()
+		done <- c.relay(ctx, st, ss, &sendingSince)
+	}()
+	timer := time.NewTimer(c.writeTimeout)
+	defer timer.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-timer.C:
+			var waited time.Duration
+			if since := sendingSince.Load(); since != 0 {
+				waited = time.Since(time.Unix(0, since))
+			}
+			if waited >= c.writeTimeout {
+				return status.Errorf(codes.DeadlineExceeded, "the client took no stream message for %v", waited.Round(time.Second))
+			}
+			timer.Reset(c.writeTimeout - waited)
+		}
+	}
+}
+
+// relay sends the stream's events until it ends, marking each Send in sendingSince.
+func (c *chatServer) relay(ctx context.Context, st *Stream, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent], sendingSince *atomic.Int64) (err error) {
+	send := func(ev *llmgatewayv1.ChatStreamEvent) error {
+		sendingSince.Store(time.Now().UnixNano())
+		defer sendingSince.Store(0)
+		return ss.Send(ev)
+	}
 	defer func() {
 		if p := recover(); p != nil {
-			_ = ss.Send(errorEvent(errClass{code: codes.Internal, message: "internal error"}))
-			panic(p) // the interceptor logs it and answers Internal
+			_ = send(errorEvent(errClass{code: codes.Internal, message: "internal error"}))
+			err = status.Error(codes.Internal, "internal error") // logged as the interceptor logs a panic
+			c.log.Error("panic serving request", zap.String("request_id", requestID(ctx)), zap.Any("panic", p), zap.StackSkip("stack", 1))
 		}
 	}()
 	var events []*llmgatewayv1.ChatStreamEvent
 	for {
 		events, err = st.Next(events[:0])
 		for _, ev := range events {
-			if serr := ss.Send(ev); serr != nil {
+			if serr := send(ev); serr != nil {
 				return serr // the client is gone; its context cancels the upstream call
 			}
 		}
@@ -64,7 +106,7 @@ func (c *chatServer) ChatStream(req *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 		}
 		if err != nil {
 			cl := answer(ctx, c.log, err)
-			_ = ss.Send(errorEvent(cl))
+			_ = send(errorEvent(cl))
 			return status.Error(cl.code, cl.message)
 		}
 	}
@@ -82,6 +124,9 @@ type GRPCOptions struct {
 	MaxMsgBytes int
 	// Base, when cancelled, cancels every call (the end of a drain); nil means never.
 	Base context.Context
+	// StreamWriteTimeout bounds one Send of ChatStream to a client that stopped reading;
+	// zero means 30 s.
+	StreamWriteTimeout time.Duration
 }
 
 // NewGRPCServer returns a gRPC server with ChatService, server reflection and
@@ -94,7 +139,10 @@ func NewGRPCServer(svc *Service, opts GRPCOptions, log *zap.Logger) (*grpc.Serve
 		grpc.ChainUnaryInterceptor(i.unary),
 		grpc.ChainStreamInterceptor(i.stream),
 	)
-	llmgatewayv1.RegisterChatServiceServer(s, &chatServer{svc: svc, log: log})
+	if opts.StreamWriteTimeout <= 0 {
+		opts.StreamWriteTimeout = 30 * time.Second
+	}
+	llmgatewayv1.RegisterChatServiceServer(s, &chatServer{svc: svc, log: log, writeTimeout: opts.StreamWriteTimeout})
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(llmgatewayv1.ChatService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)

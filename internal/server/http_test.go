@@ -96,6 +96,56 @@ func TestGRPCPanicIsInternal(t *testing.T) {
 	assert.Equal(t, 1, logs.FilterMessage("panic serving request").Len())
 }
 
+// panicsMidStream is an upstream whose stream has a bug: its body panics when read.
+type panicsMidStream struct{ panicking }
+
+type panickingBody struct{}
+
+func (panickingBody) Read([]byte) (int, error) { panic("secret detail of a bug") }
+func (panickingBody) Close() error             { return nil }
+
+func (panicsMidStream) ConverseStream(context.Context, string, *bedrock.ConverseRequest) (*bedrock.EventStream, error) {
+	return bedrock.NewEventStream(panickingBody{}, nil), nil
+}
+
+// A bug once a gRPC stream is relayed (on its own goroutine, see ChatStream) ends the call
+// with Internal after an error event, and the server survives it.
+func TestGRPCStreamPanicIsInternal(t *testing.T) {
+	t.Parallel()
+	core, logs := observer.New(zap.InfoLevel)
+	log := zap.New(core)
+	svc := NewService(panicsMidStream{}, newTestService(log).opts, log)
+	s, _ := NewGRPCServer(svc, GRPCOptions{Keys: &Keyring{}, MaxMsgBytes: 1 << 20}, log)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go s.Serve(lis) //nolint:errcheck // Stop ends it
+	defer s.Stop()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+
+	for range 2 { // the second call proves the process survived the first
+		st, err := llmgatewayv1.NewChatServiceClient(conn).ChatStream(t.Context(), &llmgatewayv1.ChatRequest{
+			Messages: []*llmgatewayv1.Message{{Role: "user", Content: "hi"}},
+		})
+		require.NoError(t, err)
+		var last *llmgatewayv1.ChatStreamEvent
+		for {
+			ev, err := st.Recv()
+			if err != nil {
+				assert.Equal(t, codes.Internal, status.Code(err))
+				assert.NotContains(t, status.Convert(err).Message(), "secret")
+				break
+			}
+			last = ev
+		}
+		require.NotNil(t, last)
+		assert.Equal(t, "error", last.GetType())
+		assert.NotContains(t, last.String(), "secret")
+	}
+	assert.Equal(t, 2, logs.FilterMessage("panic serving request").Len(), "the detail goes to the log")
+}
+
 func TestApplyQuery(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
