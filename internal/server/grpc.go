@@ -89,8 +89,7 @@ func (c *chatServer) relay(ctx context.Context, st *Stream, ss grpc.ServerStream
 	defer func() {
 		if p := recover(); p != nil {
 			_ = send(errorEvent(errClass{code: codes.Internal, message: "internal error"}))
-			err = status.Error(codes.Internal, "internal error") // logged as the interceptor logs a panic
-			c.log.Error("panic serving request", zap.String("request_id", requestID(ctx)), zap.Any("panic", p), zap.StackSkip("stack", 1))
+			err = recovered(ctx, c.log, p)
 		}
 	}()
 	var events []*llmgatewayv1.ChatStreamEvent
@@ -209,7 +208,7 @@ func (i *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServe
 	ctx, err = i.admit(ctx, info.FullMethod)
 	defer func() {
 		if p := recover(); p != nil {
-			err = i.recovered(ctx, p)
+			err = recovered(ctx, i.log, p)
 		}
 		i.logCall(ctx, info.FullMethod, req, start, err)
 	}()
@@ -227,7 +226,7 @@ func (i *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamSe
 	wrapped := &serverStream{ServerStream: ss, ctx: ctx}
 	defer func() {
 		if p := recover(); p != nil {
-			err = i.recovered(ctx, p)
+			err = recovered(ctx, i.log, p)
 		}
 		i.logCall(ctx, info.FullMethod, wrapped.req, start, err)
 	}()
@@ -237,9 +236,10 @@ func (i *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamSe
 	return err
 }
 
-// recovered turns a handler panic into Internal, keeping the detail in the log only.
-func (i *interceptors) recovered(ctx context.Context, p any) error {
-	i.log.Error("panic serving request", zap.String("request_id", requestID(ctx)), zap.Any("panic", p), zap.StackSkip("stack", 2))
+// recovered turns a panic into Internal, keeping the detail in the log only. Call it from
+// the deferred function that recovered p: the stack starts at the panic's caller.
+func recovered(ctx context.Context, log *zap.Logger, p any) error {
+	log.Error("panic serving request", zap.String("request_id", requestID(ctx)), zap.Any("panic", p), zap.StackSkip("stack", 2))
 	return status.Error(codes.Internal, "internal error")
 }
 

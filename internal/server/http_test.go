@@ -75,20 +75,25 @@ func TestRESTPanicIsA500(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
+// grpcClient serves svc over gRPC on a loopback port for the test's duration.
+func grpcClient(t *testing.T, svc *Service, log *zap.Logger) llmgatewayv1.ChatServiceClient {
+	t.Helper()
+	s, _ := NewGRPCServer(svc, GRPCOptions{Keys: &Keyring{}, MaxMsgBytes: 1 << 20}, log)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go s.Serve(lis) //nolint:errcheck // Stop ends it
+	t.Cleanup(s.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return llmgatewayv1.NewChatServiceClient(conn)
+}
+
 func TestGRPCPanicIsInternal(t *testing.T) {
 	t.Parallel()
 	core, logs := observer.New(zap.InfoLevel)
 	log := zap.New(core)
-	s, _ := NewGRPCServer(newTestService(log), GRPCOptions{Keys: &Keyring{}, MaxMsgBytes: 1 << 20}, log)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go s.Serve(lis) //nolint:errcheck // Stop ends it
-	defer s.Stop()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-
-	_, err = llmgatewayv1.NewChatServiceClient(conn).Chat(t.Context(), &llmgatewayv1.ChatRequest{
+	_, err := grpcClient(t, newTestService(log), log).Chat(t.Context(), &llmgatewayv1.ChatRequest{
 		Messages: []*llmgatewayv1.Message{{Role: "user", Content: "hi"}},
 	})
 	assert.Equal(t, codes.Internal, status.Code(err))
@@ -114,18 +119,9 @@ func TestGRPCStreamPanicIsInternal(t *testing.T) {
 	t.Parallel()
 	core, logs := observer.New(zap.InfoLevel)
 	log := zap.New(core)
-	svc := NewService(panicsMidStream{}, newTestService(log).opts, log)
-	s, _ := NewGRPCServer(svc, GRPCOptions{Keys: &Keyring{}, MaxMsgBytes: 1 << 20}, log)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go s.Serve(lis) //nolint:errcheck // Stop ends it
-	defer s.Stop()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-
+	client := grpcClient(t, NewService(panicsMidStream{}, newTestService(log).opts, log), log)
 	for range 2 { // the second call proves the process survived the first
-		st, err := llmgatewayv1.NewChatServiceClient(conn).ChatStream(t.Context(), &llmgatewayv1.ChatRequest{
+		st, err := client.ChatStream(t.Context(), &llmgatewayv1.ChatRequest{
 			Messages: []*llmgatewayv1.Message{{Role: "user", Content: "hi"}},
 		})
 		require.NoError(t, err)
