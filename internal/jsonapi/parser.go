@@ -584,6 +584,11 @@ func validate(body []byte) error {
 	if err := p.skipValue(); err != nil {
 		return err
 	}
+	return p.end()
+}
+
+// end checks that nothing but whitespace follows the top-level value.
+func (p *parser) end() error {
 	p.skipSpace()
 	if p.pos < len(p.data) {
 		return p.unexpected("after top-level value")

@@ -99,11 +99,7 @@ func (p *parser) request(req *llmgatewayv1.ChatRequest) error {
 			return err
 		}
 	}
-	p.skipSpace()
-	if p.pos < len(p.data) {
-		return p.unexpected("after top-level value")
-	}
-	return nil
+	return p.end()
 }
 
 // boolValue reads a boolean; null reads as false.
