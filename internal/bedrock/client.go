@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go/auth/bearer"
 	"github.com/aws/smithy-go/encoding/httpbinding"
@@ -25,6 +24,9 @@ import (
 
 // signingName is the SigV4 service name of Bedrock Runtime.
 const signingName = "bedrock"
+
+// jsonType is the Content-Type of every call's body.
+const jsonType = "application/json"
 
 // maxErrorBody bounds how much of an error answer is read.
 const maxErrorBody = 64 << 10
@@ -37,9 +39,11 @@ const maxAnswerPrealloc = 4 << 20
 type Client struct {
 	http     *http.Client
 	endpoint *url.URL // scheme://host[/base path], parsed once
+	basePath string   // the endpoint's escaped path
+	host     string   // the Host header, signed: the endpoint's host without a default port
 	region   string
 	creds    aws.CredentialsProvider
-	signer   *v4.Signer
+	signer   *sigv4
 	bearer   bearer.TokenProvider // set when AWS_BEARER_TOKEN_BEDROCK is configured
 	retryer  aws.Retryer
 	onRetry  func(modelID string, err error)
@@ -76,14 +80,19 @@ func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, e
 		return nil, fmt.Errorf("bedrock: resolve endpoint: %w", err)
 	}
 	endpoint := ep.URI
+	if endpoint.RawQuery != "" || endpoint.Fragment != "" {
+		return nil, fmt.Errorf("bedrock: endpoint %q: a query or fragment is not allowed", endpoint.Redacted())
+	}
 	endpoint.Path = strings.TrimSuffix(endpoint.Path, "/")
 	endpoint.RawPath = ""
 	c := &Client{
 		http:     o.HTTPClient,
 		endpoint: &endpoint,
+		basePath: endpoint.EscapedPath(),
+		host:     hostHeader(&endpoint),
 		region:   opts.Region,
 		creds:    opts.Credentials,
-		signer:   v4.NewSigner(),
+		signer:   newSigV4(opts.Region),
 		retryer:  opts.Retryer,
 		onRetry:  o.OnRetry,
 	}
@@ -97,6 +106,16 @@ func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, e
 		c.http = NewHTTPClient()
 	}
 	return c, nil
+}
+
+// hostHeader is u's host as the SDK's signer sends and signs it: without the scheme's
+// default port.
+func hostHeader(u *url.URL) string {
+	switch p := u.Port(); {
+	case p == "443" && strings.EqualFold(u.Scheme, "https"), p == "80" && strings.EqualFold(u.Scheme, "http"):
+		return strings.TrimSuffix(u.Host, ":"+p)
+	}
+	return u.Host
 }
 
 // NewHTTPClient returns an HTTP client for one upstream host carrying many concurrent
@@ -121,7 +140,7 @@ func (c *Client) Endpoint() string { return c.endpoint.String() }
 
 // Converse calls Converse and decodes the answer.
 func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequest) (*ConverseResponse, error) {
-	resp, err := c.call(ctx, modelID, "converse", "application/json", req)
+	resp, err := c.call(ctx, modelID, "converse", jsonType, req)
 	if err != nil {
 		return nil, err
 	}
@@ -166,12 +185,17 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 	// ARNs), and signs the escaped path; do the same so signatures match what AWS checks.
 	u := *c.endpoint
 	u.Path += "/model/" + modelID + "/" + op
-	u.RawPath = c.endpoint.EscapedPath() + "/model/" + httpbinding.EscapePath(modelID, true) + "/" + op
+	u.RawPath = c.basePath + "/model/" + httpbinding.EscapePath(modelID, true) + "/" + op
 	target := u.String()
-	payloadHash := ""
+	var sig *signing
 	if c.bearer == nil {
 		sum := sha256.Sum256(b)
-		payloadHash = hex.EncodeToString(sum[:])
+		sig = &signing{
+			// SigV4 escapes the escaped path once more (every service but S3).
+			canonicalURI: httpbinding.EscapePath(u.RawPath, false),
+			payloadHash:  hex.EncodeToString(sum[:]),
+			length:       int64(len(b)),
+		}
 	}
 
 	// Tokens go back to the retryer's bucket after each attempt, as the SDK's own retry
@@ -179,7 +203,7 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 	// a few throttles and never retry again.
 	release := c.retryer.GetInitialToken()
 	for attempt := 1; ; attempt++ {
-		resp, err := c.send(ctx, target, accept, body, payloadHash)
+		resp, err := c.send(ctx, target, accept, body, sig)
 		_ = release(err)
 		if err == nil {
 			body.b = nil // no attempt can need it again; see requestBody
@@ -216,7 +240,14 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 // and through its Body, which forgets them once written (see send).
 type requestBody struct{ b []byte }
 
-func (c *Client) send(ctx context.Context, target, accept string, body *requestBody, payloadHash string) (*http.Response, error) {
+// signing is what SigV4 signs of a call besides the headers and the time; nil for calls
+// that carry a Bedrock API key.
+type signing struct {
+	canonicalURI, payloadHash string
+	length                    int64
+}
+
+func (c *Client) send(ctx context.Context, target, accept string, body *requestBody, sig *signing) (*http.Response, error) {
 	// The body stays a *bytes.Reader, which the transport writes together with the headers
 	// (for a reader it does not know to be in memory it writes the headers first: one more
 	// write per call). WroteRequest runs on the goroutine that read the body, once it has
@@ -229,9 +260,10 @@ func (c *Client) send(ctx context.Context, target, accept string, body *requestB
 		return nil, fmt.Errorf("bedrock: build request: %w", err)
 	}
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body.b)), nil }
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", accept)
-	if err := c.authorize(ctx, req, payloadHash); err != nil {
+	req.Host = c.host
+	req.Header["Content-Type"] = []string{jsonType}
+	req.Header["Accept"] = []string{accept}
+	if err := c.authorize(ctx, req.Header, sig); err != nil {
 		return nil, err
 	}
 	resp, err := c.http.Do(req)
@@ -248,23 +280,22 @@ func (c *Client) send(ctx context.Context, target, accept string, body *requestB
 	return nil, readAPIError(resp)
 }
 
-func (c *Client) authorize(ctx context.Context, req *http.Request, payloadHash string) error {
-	if c.bearer != nil {
+// authorize sets the headers that authenticate a call: a Bedrock API key, or a SigV4
+// signature.
+func (c *Client) authorize(ctx context.Context, h http.Header, sig *signing) error {
+	if sig == nil {
 		tok, err := c.bearer.RetrieveBearerToken(ctx)
 		if err != nil {
 			return fmt.Errorf("%w: bearer token: %w", ErrTransport, err)
 		}
-		req.Header.Set("Authorization", "Bearer "+tok.Value)
+		h["Authorization"] = []string{"Bearer " + tok.Value}
 		return nil
 	}
 	creds, err := c.creds.Retrieve(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: AWS credentials: %w", ErrTransport, err)
 	}
-	req.Header.Set("X-Amz-Content-Sha256", payloadHash)
-	if err := c.signer.SignHTTP(ctx, creds, req, payloadHash, signingName, c.region, time.Now()); err != nil {
-		return fmt.Errorf("%w: sign: %w", ErrTransport, err)
-	}
+	c.signer.sign(h, c.host, sig.canonicalURI, sig.length, sig.payloadHash, creds, time.Now())
 	return nil
 }
 

@@ -1,8 +1,9 @@
 // Package bedrock is the gateway's upstream: Converse and ConverseStream wire structs that
-// mirror Bedrock Runtime's REST JSON, and a lean client that signs with aws-sdk-go-v2's
-// SigV4 signer (or a Bedrock API key), retries with the SDK's retry policy, and decodes
-// streams with its own event stream framing, held equal to aws/protocol/eventstream's
-// decoder by a differential fuzz target.
+// mirror Bedrock Runtime's REST JSON, and a lean client that signs with SigV4 (or a
+// Bedrock API key), retries with the SDK's retry policy, and decodes streams. Its SigV4
+// signer and event stream framing are its own, for the one request and stream shape it
+// has: the signer is held equal to aws-sdk-go-v2's v4.Signer byte for byte by tests, the
+// framing to aws/protocol/eventstream's decoder by a differential fuzz target.
 //
 // The generated bedrockruntime client is not used on the hot path: per call it costs about
 // twice the CPU of this client. It remains the reference for the wire structs, and the tests
