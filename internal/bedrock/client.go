@@ -81,7 +81,8 @@ func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, e
 	}
 	endpoint := ep.URI
 	if endpoint.RawQuery != "" || endpoint.Fragment != "" {
-		return nil, fmt.Errorf("bedrock: endpoint %q: a query or fragment is not allowed", endpoint.Redacted())
+		// Not the query itself in the message: it may carry a secret.
+		return nil, fmt.Errorf("bedrock: endpoint %s://%s%s: a query or fragment is not allowed", endpoint.Scheme, endpoint.Host, endpoint.Path)
 	}
 	endpoint.Path = strings.TrimSuffix(endpoint.Path, "/")
 	endpoint.RawPath = ""

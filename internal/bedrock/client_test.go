@@ -121,6 +121,15 @@ func TestEndpointFromEnvironment(t *testing.T) {
 	assert.Equal(t, "https://bedrock-runtime.us-west-2.amazonaws.com", c.Endpoint())
 }
 
+// An endpoint with a query would be called with it, unsigned: refused at startup instead.
+func TestEndpointWithAQueryIsRefused(t *testing.T) {
+	t.Parallel()
+	_, err := NewClient(t.Context(), testConfig("http://127.0.0.1:4566/?token=x", 1), ClientOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a query or fragment is not allowed")
+	assert.NotContains(t, err.Error(), "token=x")
+}
+
 func TestErrorsAndRetries(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
