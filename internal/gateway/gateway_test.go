@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -402,4 +403,37 @@ func TestRESTCapabilitiesAndErrors(t *testing.T) {
 		assert.NotContains(t, line, testKey)
 		assert.NotContains(t, line, `"hi"`)
 	}
+}
+
+// TestRESTLargeAnswersConcurrently: answers past net/http's 2 KiB buffer carry their
+// Content-Length rather than being chunked, and concurrent calls, whose bodies and answers
+// share pooled buffers, each get their own answer: the simulator quotes each call's tool
+// result back.
+func TestRESTLargeAnswersConcurrently(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim = true
+	g := start(t, cfg)
+	url := "http://" + g.HTTP + "/llm-apps/chat?model=" + testModel
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 5 {
+				mark := fmt.Sprintf("call-%d-%d-", i, j)
+				result := strings.Repeat(mark, 8000/len(mark)*(1+(i+j)%3)) // 8–24 KB
+				body := strings.Replace(turn2("call_1", `{"filename":"p.yaml"}`),
+					`"content": "{\"saved\":true,\"path\":\"policies/p.yaml\"}"`, `"content": "`+result+`"`, 1)
+				resp, b := post(t, url, "NIRMATA-API "+testKey, body)
+				if !assert.Equal(t, http.StatusOK, resp.StatusCode, string(b)) {
+					return
+				}
+				assert.Equal(t, int64(len(b)), resp.ContentLength, "Content-Length set")
+				assert.Empty(t, resp.TransferEncoding, "not chunked")
+				var r chatResponse
+				require.NoError(t, json.Unmarshal(b, &r))
+				require.NotNil(t, r.Message)
+				assert.Contains(t, *r.Message, result, "the answer quotes this call's result")
+			}
+		})
+	}
+	wg.Wait()
 }

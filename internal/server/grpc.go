@@ -131,7 +131,7 @@ type GRPCOptions struct {
 // NewGRPCServer returns a gRPC server with ChatService, server reflection and
 // grpc.health.v1 registered.
 func NewGRPCServer(svc *Service, opts GRPCOptions, log *zap.Logger) (*grpc.Server, *health.Server) {
-	i := &interceptors{keys: opts.Keys, base: opts.Base, log: log, metrics: svc.opts.Metrics}
+	i := &interceptors{keys: opts.Keys, base: opts.Base, log: log, access: accessLog(log), metrics: svc.opts.Metrics}
 	maxMsgBytes := opts.MaxMsgBytes
 	s := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMsgBytes),
@@ -155,6 +155,7 @@ type interceptors struct {
 	keys    *Keyring
 	base    context.Context
 	log     *zap.Logger
+	access  *zap.Logger // see accessLog
 	metrics *metrics.Metrics
 }
 
@@ -236,6 +237,10 @@ func (i *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamSe
 	return err
 }
 
+// accessLog is log for the access log's lines, without the caller: it would name the same
+// line every time, and finding it walks the stack on every request.
+func accessLog(log *zap.Logger) *zap.Logger { return log.WithOptions(zap.WithCaller(false)) }
+
 // recovered turns a panic into Internal, keeping the detail in the log only. Call it from
 // the deferred function that recovered p: the stack starts at the panic's caller.
 func recovered(ctx context.Context, log *zap.Logger, p any) error {
@@ -255,7 +260,7 @@ func (i *interceptors) logCall(ctx context.Context, method string, req any, star
 		info.code = codeName(status.Code(err))
 	}
 	info.finish(i.metrics)
-	i.log.Info("grpc",
+	i.access.Info("grpc",
 		zap.String("request_id", requestID(ctx)),
 		zap.String("method", method),
 		zap.String("code", codeName(status.Code(err))),

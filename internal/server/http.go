@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -39,7 +40,7 @@ func NewHTTPHandler(ctx context.Context, svc *Service, opts HTTPOptions, log *za
 	if opts.StreamWriteTimeout <= 0 {
 		opts.StreamWriteTimeout = 30 * time.Second
 	}
-	h := &restHandler{svc: svc, opts: opts, log: log}
+	h := &restHandler{svc: svc, opts: opts, log: log, access: accessLog(log)}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &jsonapi.Marshaler{}),
 		runtime.WithErrorHandler(func(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
@@ -94,9 +95,10 @@ func (h *restHandler) chatFirst(mux http.Handler) http.HandlerFunc {
 }
 
 type restHandler struct {
-	svc  *Service
-	opts HTTPOptions
-	log  *zap.Logger
+	svc    *Service
+	opts   HTTPOptions
+	log    *zap.Logger
+	access *zap.Logger // see accessLog
 }
 
 // routeOf names a REST path for metrics; unknown paths share one name, so a scan of
@@ -145,7 +147,7 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 				return // probes and scrapes would drown the log
 			}
 			info.finish(h.svc.opts.Metrics)
-			h.log.Info("http",
+			h.access.Info("http",
 				zap.String("request_id", id),
 				zap.String("method", r.Method),
 				zap.String("route", r.URL.Path),
@@ -181,9 +183,11 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 		h.writeError(w, r, err)
 		return
 	}
-	if err := applyQuery(req, r.URL.Query()); err != nil {
-		h.writeError(w, r, err)
-		return
+	if r.URL.RawQuery != "" {
+		if err := applyQuery(req, r.URL.Query()); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
 	}
 	if req.Stream || req.Chunked {
 		callInfoFrom(r.Context()).route = metrics.RouteChatStream
@@ -203,9 +207,25 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 		h.writeError(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(jsonapi.AppendChatResponse(nil, resp))
+	bp := answerBufs.Get().(*[]byte)
+	b := jsonapi.AppendChatResponse((*bp)[:0], resp)
+	hdr := w.Header()
+	hdr["Content-Type"] = []string{"application/json"}
+	// Not left to net/http, which counts only answers that fit its 2 KiB buffer and
+	// chunks the rest.
+	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
+	_, _ = w.Write(b) // copied into the connection's buffer or written: b is free after
+	if cap(b) <= maxPooledAnswer {
+		*bp = b
+		answerBufs.Put(bp)
+	}
 }
+
+// answerBufs are the buffers unary answers are encoded in; an answer larger than
+// maxPooledAnswer gets a buffer of its own, so one large answer does not stay pinned.
+var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+const maxPooledAnswer = 64 << 10
 
 // bodyReadTimeout bounds reading a request body, so a client trickling bytes cannot hold a
 // buffer forever. It is set per request, not as the server's ReadTimeout: a connection read
