@@ -44,7 +44,7 @@ const maxPooledAnswer = 64 << 10
 // Client calls Converse and ConverseStream. It is safe for concurrent use; build one at
 // startup and share it.
 type Client struct {
-	http     *http.Client
+	http     http.RoundTripper
 	endpoint *url.URL // scheme://host[/base path], parsed once
 	basePath string   // the endpoint's escaped path
 	host     string   // the Host header, signed: the endpoint's host without a default port
@@ -58,8 +58,10 @@ type Client struct {
 
 // ClientOptions adjusts a Client.
 type ClientOptions struct {
-	// HTTPClient sends the calls; nil means NewHTTPClient().
-	HTTPClient *http.Client
+	// Transport sends the calls; nil means NewTransport(). Calls go to it directly, not
+	// through an http.Client: Bedrock does not redirect or set cookies, calls are bounded by
+	// their context, and the client's redirect bookkeeping copies every request's headers.
+	Transport http.RoundTripper
 	// SigV4Only ignores AWS_BEARER_TOKEN_BEDROCK, so a real Bedrock API key in the
 	// environment never reaches the simulator.
 	SigV4Only bool
@@ -94,7 +96,7 @@ func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, e
 	endpoint.Path = strings.TrimSuffix(endpoint.Path, "/")
 	endpoint.RawPath = ""
 	c := &Client{
-		http:     o.HTTPClient,
+		http:     o.Transport,
 		endpoint: &endpoint,
 		basePath: endpoint.EscapedPath(),
 		host:     hostHeader(&endpoint),
@@ -111,7 +113,7 @@ func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, e
 		return nil, errors.New("bedrock: no AWS credentials configured")
 	}
 	if c.http == nil {
-		c.http = NewHTTPClient()
+		c.http = NewTransport()
 	}
 	return c, nil
 }
@@ -126,11 +128,11 @@ func hostHeader(u *url.URL) string {
 	return u.Host
 }
 
-// NewHTTPClient returns an HTTP client for one upstream host carrying many concurrent
+// NewTransport returns an HTTP transport for one upstream host carrying many concurrent
 // streams: a deep idle pool, no response timeout (a model may think for minutes; callers
 // bound calls with their context), no transparent gzip (event streams are not compressed).
-func NewHTTPClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
+func NewTransport() *http.Transport {
+	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
@@ -140,7 +142,7 @@ func NewHTTPClient() *http.Client {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
-	}}
+	}
 }
 
 // Endpoint is the resolved base URL, for the startup log.
@@ -284,7 +286,7 @@ func (c *Client) send(ctx context.Context, target, accept string, body *requestB
 	if err := c.authorize(ctx, req.Header, sig); err != nil {
 		return nil, err
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.http.RoundTrip(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

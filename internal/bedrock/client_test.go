@@ -47,7 +47,7 @@ func newTestClient(t *testing.T, h http.Handler, attempts int) *Client {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	c, err := NewClient(t.Context(), testConfig(srv.URL, attempts), ClientOptions{HTTPClient: srv.Client()})
+	c, err := NewClient(t.Context(), testConfig(srv.URL, attempts), ClientOptions{Transport: srv.Client().Transport})
 	require.NoError(t, err)
 	return c
 }

@@ -215,7 +215,7 @@ func TestClientRequestsVerify(t *testing.T) {
 		cfg := testConfig(srv.URL, 1)
 		cfg.Region = "eu-west-3"
 		cfg.Credentials = credentials.NewStaticCredentialsProvider(creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken)
-		c, err := NewClient(t.Context(), cfg, ClientOptions{HTTPClient: srv.Client()})
+		c, err := NewClient(t.Context(), cfg, ClientOptions{Transport: srv.Client().Transport})
 		require.NoError(t, err)
 		for _, model := range []string{
 			"anthropic.claude-3-5-haiku-20241022-v1:0",
