@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -54,6 +55,8 @@ type Client struct {
 	bearer   bearer.TokenProvider // set when AWS_BEARER_TOKEN_BEDROCK is configured
 	retryer  aws.Retryer
 	onRetry  func(modelID string, err error)
+
+	lastModel atomic.Pointer[modelPath] // see modelPaths
 }
 
 // ClientOptions adjusts a Client.
@@ -201,18 +204,16 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 		return nil, fmt.Errorf("bedrock: marshal request: %w", err)
 	}
 	body := &requestBody{b: b}
-	// The SDK escapes every reserved character of a path label (":" in model ids, "/" in
-	// ARNs), and signs the escaped path; do the same so signatures match what AWS checks.
+	paths := c.modelPaths(modelID)
 	u := *c.endpoint
 	u.Path += "/model/" + modelID + "/" + op
-	u.RawPath = c.basePath + "/model/" + httpbinding.EscapePath(modelID, true) + "/" + op
+	u.RawPath = paths.escaped + "/" + op
 	target := u.String()
 	var sig *signing
 	if c.bearer == nil {
 		sum := sha256.Sum256(b)
 		sig = &signing{
-			// SigV4 escapes the escaped path once more (every service but S3).
-			canonicalURI: httpbinding.EscapePath(u.RawPath, false),
+			canonicalURI: paths.canonical + "/" + op,
 			payloadHash:  hex.EncodeToString(sum[:]),
 			length:       int64(len(b)),
 		}
@@ -251,6 +252,29 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 			c.onRetry(modelID, err)
 		}
 	}
+}
+
+// modelPath is the path of a model's operations, without the operation.
+type modelPath struct {
+	model string
+	// escaped is the path as sent. The SDK escapes every reserved character of a path
+	// label (":" in model ids, "/" in ARNs) and signs the escaped path; so does the client,
+	// so signatures match what AWS checks.
+	escaped string
+	// canonical is escaped as SigV4 signs it: escaped once more (every service but S3).
+	canonical string
+}
+
+// modelPaths returns modelID's paths. A gateway mostly calls one model, so the last one is
+// kept: escaping costs more than the rest of building a request.
+func (c *Client) modelPaths(modelID string) *modelPath {
+	if p := c.lastModel.Load(); p != nil && p.model == modelID {
+		return p
+	}
+	escaped := c.basePath + "/model/" + httpbinding.EscapePath(modelID, true)
+	p := &modelPath{model: modelID, escaped: escaped, canonical: httpbinding.EscapePath(escaped, false)}
+	c.lastModel.Store(p)
+	return p
 }
 
 // requestBody is a call's encoded request, shared by its attempts. The HTTP transport keeps

@@ -201,8 +201,12 @@ func TestClientRequestsVerify(t *testing.T) {
 	} {
 		var mu sync.Mutex
 		var failures []error
+		var paths []string
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			paths = append(paths, r.URL.Path)
+			mu.Unlock()
 			if err := verifySigV4(r, body, creds, "eu-west-3"); err != nil {
 				mu.Lock()
 				failures = append(failures, fmt.Errorf("%s: %w", r.URL.RawPath, err))
@@ -217,15 +221,25 @@ func TestClientRequestsVerify(t *testing.T) {
 		cfg.Credentials = credentials.NewStaticCredentialsProvider(creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken)
 		c, err := NewClient(t.Context(), cfg, ClientOptions{Transport: srv.Client().Transport})
 		require.NoError(t, err)
+		// Alternating models: the client keeps the last model's paths.
+		var want []string
 		for _, model := range []string{
 			"anthropic.claude-3-5-haiku-20241022-v1:0",
 			"arn:aws:bedrock:eu-west-3:123456789012:inference-profile/eu.anthropic.claude-sonnet-4-20250514-v1:0",
+			"anthropic.claude-3-5-haiku-20241022-v1:0",
+			"anthropic.claude-3-5-haiku-20241022-v1:0",
 		} {
 			_, err := c.Converse(t.Context(), model, simpleRequest)
 			assert.NoError(t, err, model)
+			stream, err := c.ConverseStream(t.Context(), model, simpleRequest)
+			if assert.NoError(t, err, model) {
+				_ = stream.Close()
+			}
+			want = append(want, "/model/"+model+"/converse", "/model/"+model+"/converse-stream")
 		}
 		srv.Close()
 		assert.Empty(t, failures)
+		assert.Equal(t, want, paths)
 	}
 }
 
