@@ -7,9 +7,10 @@
 //
 // # Decoding (DecodeChatRequest)
 //
-// A small single-pass parser reads the body in document order, so a misfit field is
-// named by its exact JSON path ("messages[2].tool_calls[0].function.name: want a string,
-// got number"). Every error wraps ErrInvalidJSON. Where the contract is silent:
+// A single-pass parser, built on jsontext.Reader, reads the body in document order, so a
+// misfit field is named by its exact JSON path ("messages[2].tool_calls[0].function.name:
+// want a string, got number"). Every error wraps ErrInvalidJSON. Where the contract is
+// silent:
 //
 //   - Unknown keys are skipped at every level (but must be well-formed JSON). A key that
 //     appears twice keeps its last value, as in encoding/json.

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
 // ErrInvalidJSON is the sentinel of every error DecodeChatRequest returns. It is wrapped
@@ -28,7 +29,8 @@ func (e *requestError) Unwrap() error { return ErrInvalidJSON }
 // limits) are the translator's to check.
 func DecodeChatRequest(body []byte) (*llmgatewayv1.ChatRequest, error) {
 	req := &llmgatewayv1.ChatRequest{}
-	p := parser{data: body}
+	var p parser
+	p.Reset(body)
 	err := p.request(req)
 	if err == nil {
 		return req, nil
@@ -36,28 +38,28 @@ func DecodeChatRequest(body []byte) (*llmgatewayv1.ChatRequest, error) {
 	if _, ok := err.(*fieldError); ok {
 		// The parser stops at the first misfit field, before it has seen the rest of the
 		// body. A body that is not JSON at all must say so rather than blame a field.
-		if serr := validate(body); serr != nil {
+		if serr := jsontext.Validate(body); serr != nil {
 			err = serr
 		}
 	}
-	return nil, &requestError{detail: err}
+	return nil, &requestError{detail: bodyError(err)}
 }
 
 func (p *parser) request(req *llmgatewayv1.ChatRequest) error {
-	switch k := p.peek(); k {
-	case kindObject:
-	case kindEOF:
-		return &syntaxError{msg: "body is empty", off: -1}
-	case kindBad:
-		return p.unexpected("looking for beginning of value")
+	switch k := p.Peek(); k {
+	case jsontext.KindObject:
+	case jsontext.KindEOF:
+		return errEmptyBody
+	case jsontext.KindInvalid:
+		return p.ValueError()
 	default:
 		return &fieldError{msg: "body must be a JSON object, got " + k.String()}
 	}
-	if err := p.enter(); err != nil {
+	if err := p.Enter(); err != nil {
 		return err
 	}
 	for first := true; ; first = false {
-		key, more, err := p.nextKey(first)
+		key, more, err := p.NextKey(first)
 		if err != nil {
 			return err
 		}
@@ -93,22 +95,22 @@ func (p *parser) request(req *llmgatewayv1.ChatRequest) error {
 			req.Stop, err = p.stop()
 			err = inField(err, "stop")
 		default:
-			err = p.skipValue()
+			err = p.SkipValue()
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return p.end()
+	return p.End()
 }
 
 // boolValue reads a boolean; null reads as false.
 func (p *parser) boolValue() (bool, error) {
-	switch k := p.peek(); k {
-	case kindBool:
-		return p.readBool()
-	case kindNull:
-		return false, p.literal("null")
+	switch k := p.Peek(); k {
+	case jsontext.KindBool:
+		return p.ReadBool()
+	case jsontext.KindNull:
+		return false, p.ReadNull()
 	default:
 		return false, p.wantErr("a boolean", k)
 	}
@@ -118,9 +120,9 @@ func (p *parser) boolValue() (bool, error) {
 // fraction or exponent is accepted when its value is whole (1024.0, 1e3), as JSON
 // does not distinguish them; 1.5 is not.
 func (p *parser) int32Value() (*int32, error) {
-	switch k := p.peek(); k {
-	case kindNumber:
-		raw, err := p.readNumber()
+	switch k := p.Peek(); k {
+	case jsontext.KindNumber:
+		raw, err := p.ReadNumber()
 		if err != nil {
 			return nil, err
 		}
@@ -138,8 +140,8 @@ func (p *parser) int32Value() (*int32, error) {
 		}
 		v := int32(f)
 		return &v, nil
-	case kindNull:
-		return nil, p.literal("null")
+	case jsontext.KindNull:
+		return nil, p.ReadNull()
 	default:
 		return nil, p.wantErr("an integer", k)
 	}
@@ -147,9 +149,9 @@ func (p *parser) int32Value() (*int32, error) {
 
 // floatValue reads a number; null reads as absent (nil).
 func (p *parser) floatValue() (*float64, error) {
-	switch k := p.peek(); k {
-	case kindNumber:
-		raw, err := p.readNumber()
+	switch k := p.Peek(); k {
+	case jsontext.KindNumber:
+		raw, err := p.ReadNumber()
 		if err != nil {
 			return nil, err
 		}
@@ -158,8 +160,8 @@ func (p *parser) floatValue() (*float64, error) {
 			return nil, &fieldError{msg: "number " + string(raw) + " is out of range"}
 		}
 		return &f, nil
-	case kindNull:
-		return nil, p.literal("null")
+	case jsontext.KindNull:
+		return nil, p.ReadNull()
 	default:
 		return nil, p.wantErr("a number", k)
 	}
@@ -167,32 +169,32 @@ func (p *parser) floatValue() (*float64, error) {
 
 // stop reads a string (one stop sequence), an array of strings, or null (none).
 func (p *parser) stop() ([]string, error) {
-	switch k := p.peek(); k {
-	case kindString:
-		b, err := p.readString()
+	switch k := p.Peek(); k {
+	case jsontext.KindString:
+		b, err := p.ReadString()
 		if err != nil {
 			return nil, err
 		}
 		return []string{string(b)}, nil
-	case kindNull:
-		return nil, p.literal("null")
-	case kindArray:
-		if err := p.enter(); err != nil {
+	case jsontext.KindNull:
+		return nil, p.ReadNull()
+	case jsontext.KindArray:
+		if err := p.Enter(); err != nil {
 			return nil, err
 		}
 		var out []string
 		for i := 0; ; i++ {
-			more, err := p.nextElem(i == 0)
+			more, err := p.NextElem(i == 0)
 			if err != nil {
 				return nil, err
 			}
 			if !more {
 				return out, nil
 			}
-			if k := p.peek(); k != kindString {
+			if k := p.Peek(); k != jsontext.KindString {
 				return nil, inIndex(p.wantErr("a string", k), i)
 			}
-			b, err := p.readString()
+			b, err := p.ReadString()
 			if err != nil {
 				return nil, err
 			}
@@ -206,21 +208,21 @@ func (p *parser) stop() ([]string, error) {
 // toolChoice reads "auto"-style strings and {"type":"function",...} objects as a
 // structpb.Value; null reads as absent (nil).
 func (p *parser) toolChoice() (*structpb.Value, error) {
-	switch k := p.peek(); k {
-	case kindString:
-		b, err := p.readString()
+	switch k := p.Peek(); k {
+	case jsontext.KindString:
+		b, err := p.ReadString()
 		if err != nil {
 			return nil, err
 		}
 		return structpb.NewStringValue(string(b)), nil
-	case kindObject:
+	case jsontext.KindObject:
 		s, err := p.readStruct()
 		if err != nil {
 			return nil, err
 		}
 		return structpb.NewStructValue(s), nil
-	case kindNull:
-		return nil, p.literal("null")
+	case jsontext.KindNull:
+		return nil, p.ReadNull()
 	default:
 		return nil, p.wantErr("a string or an object", k)
 	}
@@ -234,15 +236,11 @@ func (p *parser) toolChoice() (*structpb.Value, error) {
 // keys and round the numbers through float64.
 // null reads as absent ("").
 func (p *parser) parametersJSON() (string, error) {
-	switch k := p.peek(); k {
-	case kindObject:
-		start := p.pos
-		if err := p.skipValue(); err != nil {
-			return "", err
-		}
-		return p.compactText(p.data[start:p.pos]), nil
-	case kindNull:
-		return "", p.literal("null")
+	switch k := p.Peek(); k {
+	case jsontext.KindObject:
+		return p.CompactValue()
+	case jsontext.KindNull:
+		return "", p.ReadNull()
 	default:
 		return "", p.wantErr("an object", k)
 	}
@@ -251,18 +249,18 @@ func (p *parser) parametersJSON() (string, error) {
 // array reads null (no elements) or an array, calling elem for each element with the
 // parser positioned before it. Errors from elem get the element's index in their path.
 func (p *parser) array(elem func(i int) error) error {
-	switch k := p.peek(); k {
-	case kindNull:
-		return p.literal("null")
-	case kindArray:
+	switch k := p.Peek(); k {
+	case jsontext.KindNull:
+		return p.ReadNull()
+	case jsontext.KindArray:
 	default:
 		return p.wantErr("an array", k)
 	}
-	if err := p.enter(); err != nil {
+	if err := p.Enter(); err != nil {
 		return err
 	}
 	for i := 0; ; i++ {
-		more, err := p.nextElem(i == 0)
+		more, err := p.NextElem(i == 0)
 		if err != nil || !more {
 			return err
 		}
@@ -276,14 +274,14 @@ func (p *parser) array(elem func(i int) error) error {
 // calling member for each key with the parser positioned before the value. member
 // returns the error of reading the value; the key is added to its path.
 func (p *parser) object(member func(key []byte) error) error {
-	if k := p.peek(); k != kindObject {
+	if k := p.Peek(); k != jsontext.KindObject {
 		return p.wantErr("an object", k)
 	}
-	if err := p.enter(); err != nil {
+	if err := p.Enter(); err != nil {
 		return err
 	}
 	for first := true; ; first = false {
-		key, more, err := p.nextKey(first)
+		key, more, err := p.NextKey(first)
 		if err != nil || !more {
 			return err
 		}
@@ -295,8 +293,8 @@ func (p *parser) object(member func(key []byte) error) error {
 
 // optObject is object, with null meaning absent: it reports whether an object was read.
 func (p *parser) optObject(member func(key []byte) error) (bool, error) {
-	if p.peek() == kindNull {
-		return false, p.literal("null")
+	if p.Peek() == jsontext.KindNull {
+		return false, p.ReadNull()
 	}
 	return true, p.object(member)
 }
@@ -333,7 +331,7 @@ func (p *parser) message() (*llmgatewayv1.Message, error) {
 			m.Name, err = p.readStringValue()
 			return inField(err, "name")
 		default:
-			return p.skipValue()
+			return p.SkipValue()
 		}
 	})
 	return m, err
@@ -341,15 +339,15 @@ func (p *parser) message() (*llmgatewayv1.Message, error) {
 
 // content reads a message's content: a string, null, or an array of parts.
 func (p *parser) content(m *llmgatewayv1.Message) error {
-	switch k := p.peek(); k {
-	case kindString:
-		b, err := p.readString()
+	switch k := p.Peek(); k {
+	case jsontext.KindString:
+		b, err := p.ReadString()
 		m.Content, m.Parts = string(b), nil
 		return err
-	case kindNull:
+	case jsontext.KindNull:
 		m.Content, m.Parts = "", nil
-		return p.literal("null")
-	case kindArray:
+		return p.ReadNull()
+	case jsontext.KindArray:
 		m.Content, m.Parts = "", nil
 		return p.array(func(int) error {
 			part, err := p.part()
@@ -375,7 +373,7 @@ func (p *parser) part() (*llmgatewayv1.ContentPart, error) {
 			part.ImageUrl, err = p.imageURL()
 			return inField(err, "image_url")
 		default:
-			return p.skipValue()
+			return p.SkipValue()
 		}
 	})
 	return part, err
@@ -384,13 +382,13 @@ func (p *parser) part() (*llmgatewayv1.ContentPart, error) {
 // imageURL reads {"url":…,"detail":…}, or a bare URL string (sent by some clients);
 // null reads as absent.
 func (p *parser) imageURL() (*llmgatewayv1.ImageURL, error) {
-	switch k := p.peek(); k {
-	case kindString:
-		b, err := p.readString()
+	switch k := p.Peek(); k {
+	case jsontext.KindString:
+		b, err := p.ReadString()
 		return &llmgatewayv1.ImageURL{Url: string(b)}, err
-	case kindNull:
-		return nil, p.literal("null")
-	case kindObject:
+	case jsontext.KindNull:
+		return nil, p.ReadNull()
+	case jsontext.KindObject:
 	default:
 		return nil, p.wantErr("an object or a string", k)
 	}
@@ -404,7 +402,7 @@ func (p *parser) imageURL() (*llmgatewayv1.ImageURL, error) {
 			img.Detail, err = p.readStringValue()
 			return inField(err, "detail")
 		default:
-			return p.skipValue()
+			return p.SkipValue()
 		}
 	})
 	if err != nil {
@@ -430,7 +428,7 @@ func (p *parser) toolCalls() ([]*llmgatewayv1.ToolCall, error) {
 				tc.Function, err = p.functionCall()
 				return inField(err, "function")
 			default:
-				return p.skipValue()
+				return p.SkipValue()
 			}
 		})
 	})
@@ -451,7 +449,7 @@ func (p *parser) functionCall() (*llmgatewayv1.FunctionCall, error) {
 			fn.Arguments, err = p.arguments()
 			return inField(err, "arguments")
 		default:
-			return p.skipValue()
+			return p.SkipValue()
 		}
 	})
 	if err != nil || !ok {
@@ -464,14 +462,14 @@ func (p *parser) functionCall() (*llmgatewayv1.FunctionCall, error) {
 // the object itself, which some clients send; then its text is kept exactly as written,
 // so numbers such as 12345678901234567890 survive unrounded.
 func (p *parser) arguments() (string, error) {
-	switch k := p.peek(); k {
-	case kindString:
-		b, err := p.readString()
+	switch k := p.Peek(); k {
+	case jsontext.KindString:
+		b, err := p.ReadString()
 		return string(b), err
-	case kindObject:
-		return p.rawValue()
-	case kindNull:
-		return "", p.literal("null")
+	case jsontext.KindObject:
+		return p.RawValue()
+	case jsontext.KindNull:
+		return "", p.ReadNull()
 	default:
 		return "", p.wantErr("a string or an object", k)
 	}
@@ -514,7 +512,7 @@ func (p *parser) tool() (*llmgatewayv1.Tool, error) {
 			t.ParametersJson, err = p.parametersJSON()
 			return inField(err, "parameters")
 		default:
-			return p.skipValue()
+			return p.SkipValue()
 		}
 	})
 	return t, err
@@ -534,7 +532,7 @@ func (p *parser) functionDefinition() (*llmgatewayv1.FunctionDefinition, error) 
 			fd.ParametersJson, err = p.parametersJSON()
 			return inField(err, "parameters")
 		default:
-			return p.skipValue()
+			return p.SkipValue()
 		}
 	})
 	if err != nil || !ok {

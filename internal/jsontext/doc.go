@@ -1,0 +1,16 @@
+// Package jsontext reads JSON text (RFC 8259) without encoding/json's reflection or its
+// scanner's function call per byte. Reader reads the values of a document in order, so a
+// decoder decides per key what to expect and can name the exact path of a mismatch (the
+// REST request decoder in package jsonapi is built on it); it allocates only for the
+// strings it returns. Validate checks a whole text.
+//
+// They accept exactly what encoding/json's Valid accepts, with one exception: arrays and
+// objects may nest at most MaxDepth levels (encoding/json allows 10000), so that no input
+// can exhaust the stack. Deeper text is refused with a *DepthError; RFC 8259 section 9
+// lets a parser set such a limit. Like encoding/json, bytes that are not valid UTF-8 are
+// accepted inside strings (ReadString replaces them) and refused outside.
+//
+// Errors are a *SyntaxError or a *DepthError, both naming a byte offset from the start of
+// the input: "invalid character 'x' looking for beginning of value at byte 3",
+// "unexpected end of input at byte 12", "nests deeper than 1000 levels at byte 1000".
+package jsontext
