@@ -414,6 +414,27 @@ func TestDecodeChatRequestDoesNotAliasBody(t *testing.T) {
 	require.Equal(t, "m", req.GetModel())
 	require.Equal(t, "hello", req.GetMessages()[0].GetContent())
 	require.Equal(t, `{"a":1}`, req.GetMessages()[0].GetToolCalls()[0].GetFunction().GetArguments())
+
+	// The server reads bodies into pooled buffers and reuses them once decoded: neither a
+	// whole agent turn (tools, schemas, structs) nor an error may keep a byte of the body.
+	body = agentTurnBody(t)
+	req, err = DecodeChatRequest(body)
+	require.NoError(t, err)
+	want := proto.Clone(req)
+	for i := range body {
+		body[i] = 'X'
+	}
+	require.True(t, proto.Equal(want, req), "the request changed with the body")
+	for _, bad := range []string{`{"tools":[{"function":{"name":1}}]}`, `{"messages":[{"role":"user","content":"a\x"}]}`, `{"unknown_field":[1,}`} {
+		body := []byte(bad)
+		_, err := DecodeChatRequest(body)
+		require.Error(t, err)
+		msg := err.Error()
+		for i := range body {
+			body[i] = 'X'
+		}
+		require.Equal(t, msg, err.Error(), "the error changed with the body")
+	}
 }
 
 func TestErrInvalidJSONIsSentinel(t *testing.T) {

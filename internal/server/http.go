@@ -170,7 +170,8 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 
 // chat serves POST /llm-apps/chat.
 func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-	body, err := readBody(w, r, h.opts.MaxBodyBytes)
+	bp := bufs.Get().(*[]byte)
+	body, err := readBody(w, r, h.opts.MaxBodyBytes, (*bp)[:0])
 	if err != nil {
 		if errors.Is(err, errBodyTooLarge) {
 			h.svc.opts.Metrics.Rejected(metrics.RejectTooLarge)
@@ -179,6 +180,7 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 		return
 	}
 	req, err := jsonapi.DecodeChatRequest(body)
+	putBuf(bp, body) // the request copies what it keeps of the body
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -207,7 +209,7 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 		h.writeError(w, r, err)
 		return
 	}
-	bp := answerBufs.Get().(*[]byte)
+	bp = bufs.Get().(*[]byte)
 	b := jsonapi.AppendChatResponse((*bp)[:0], resp)
 	hdr := w.Header()
 	hdr["Content-Type"] = []string{"application/json"}
@@ -215,25 +217,30 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 	// chunks the rest.
 	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
 	_, _ = w.Write(b) // copied into the connection's buffer or written: b is free after
-	if cap(b) <= maxPooledAnswer {
-		*bp = b
-		answerBufs.Put(bp)
-	}
+	putBuf(bp, b)
 }
 
-// answerBufs are the buffers unary answers are encoded in; an answer larger than
-// maxPooledAnswer gets a buffer of its own, so one large answer does not stay pinned.
-var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+// bufs are the buffers request bodies are read into and unary answers encoded in: both
+// are dead within the handler.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
-const maxPooledAnswer = 64 << 10
+// putBuf returns b, grown from *bp, to bufs; one that grew past 1 MiB is left to the GC,
+// so one huge body does not stay pinned.
+func putBuf(bp *[]byte, b []byte) {
+	if cap(b) <= 1<<20 {
+		*bp = b[:0]
+		bufs.Put(bp)
+	}
+}
 
 // bodyReadTimeout bounds reading a request body, so a client trickling bytes cannot hold a
 // buffer forever. It is set per request, not as the server's ReadTimeout: a connection read
 // deadline that passes during a long stream would cancel the stream's context.
 const bodyReadTimeout = time.Minute
 
-// readBody reads a request body of at most limit bytes, sized from Content-Length.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+// readBody appends a request body of at most limit bytes to dst, sized from
+// Content-Length.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, dst []byte) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, errBodyTooLarge
 	}
@@ -241,7 +248,8 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	defer rc.SetReadDeadline(time.Time{}) //nolint:errcheck // best effort, as above
 	// Sized from Content-Length, but not trusting it beyond 64 KiB before the bytes arrive.
-	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 512), 64<<10)+1))
+	buf := bytes.NewBuffer(dst)
+	buf.Grow(int(min(max(r.ContentLength, 512), 64<<10)) + 1)
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
