@@ -31,9 +31,10 @@ generate: ## Regenerate gen/ from proto/
 checkgenerate: generate ## Fail when gen/ is not what proto/ generates
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then git status --short -- gen; echo "gen/ is stale: run 'make generate' and commit"; exit 1; fi
 
-fuzz: ## Fuzz the translator, the REST decoder, the stream machine and the validator (FUZZTIME=30s each)
+fuzz: ## Fuzz the translator, the JSON scanner, the REST decoder, the stream machine and the validator (FUZZTIME=30s each)
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzJSONSchema$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/jsontext -run '^$$' -fuzz '^FuzzCompact$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/jsonapi -run '^$$' -fuzz '^FuzzDecodeChatRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/stream -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzValidateJSON$$' -fuzztime $${FUZZTIME:-30s}

@@ -1,14 +1,20 @@
 // Package jsontext reads JSON text (RFC 8259) without encoding/json's reflection or its
-// scanner's function call per byte. Reader reads the values of a document in order, so a
-// decoder decides per key what to expect and can name the exact path of a mismatch (the
-// REST request decoder in package jsonapi is built on it); it allocates only for the
-// strings it returns. Validate checks a whole text.
+// scanner's function call per byte. It is the one JSON scanner of the gateway's request
+// path, in two shapes:
+//
+//   - Reader reads the values of a document in order, so a decoder decides per key what
+//     to expect and can name the exact path of a mismatch (the REST request decoder in
+//     package jsonapi is built on it). It allocates only for the strings it returns.
+//   - Compact and Validate check a whole text in one pass; Compact also appends it
+//     without insignificant whitespace, strings copied byte for byte (the translator
+//     uses it for tool schemas, tool-call arguments and tool results).
 //
 // They accept exactly what encoding/json's Valid accepts, with one exception: arrays and
 // objects may nest at most MaxDepth levels (encoding/json allows 10000), so that no input
 // can exhaust the stack. Deeper text is refused with a *DepthError; RFC 8259 section 9
 // lets a parser set such a limit. Like encoding/json, bytes that are not valid UTF-8 are
-// accepted inside strings (ReadString replaces them) and refused outside.
+// accepted inside strings (Compact and Validate keep them, ReadString replaces them) and
+// refused outside.
 //
 // Errors are a *SyntaxError or a *DepthError, both naming a byte offset from the start of
 // the input: "invalid character 'x' looking for beginning of value at byte 3",

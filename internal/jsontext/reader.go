@@ -79,6 +79,12 @@ type Reader struct {
 	pos   int
 	depth int
 	buf   []byte // scratch for strings that need unescaping, and for CompactValue
+
+	// While compacting (see appendCompact), the text before kept has been appended to
+	// out without its whitespace.
+	compacting bool
+	out        []byte
+	kept       int
 }
 
 // Reset makes r read data from its beginning. It keeps r's scratch buffer.
@@ -88,9 +94,16 @@ func (r *Reader) Reset(data []byte) {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }
 
+// skipSpace moves past whitespace. While compacting, it first copies the text before the
+// whitespace to out. It is small enough to inline.
 func (r *Reader) skipSpace() {
+	start := r.pos
 	for r.pos < len(r.data) && isSpace(r.data[r.pos]) {
 		r.pos++
+	}
+	if r.pos > start && r.compacting {
+		r.out = append(r.out, r.data[r.kept:start]...)
+		r.kept = r.pos
 	}
 }
 
@@ -537,40 +550,28 @@ func (r *Reader) RawValue() (string, error) {
 // its tokens; strings are copied as written, escapes included. Invalid UTF-8 is replaced
 // as in RawValue. The result does not alias the input.
 func (r *Reader) CompactValue() (string, error) {
-	r.skipSpace()
-	start := r.pos
-	if err := r.SkipValue(); err != nil {
+	b, err := r.appendCompact(r.buf[:0])
+	if err != nil {
 		return "", err
 	}
-	raw := r.data[start:r.pos]
-	if !utf8.Valid(raw) {
-		raw = toValidUTF8(raw)
+	r.buf = b
+	if !utf8.Valid(b) {
+		return string(toValidUTF8(b)), nil
 	}
-	r.buf = appendCompact(r.buf[:0], raw)
-	return string(r.buf), nil
+	return string(b), nil
 }
 
-// appendCompact appends raw, valid JSON, to dst without the whitespace outside strings.
-func appendCompact(dst, raw []byte) []byte {
-	inString := false
-	start := 0
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch {
-		case inString:
-			if c == '\\' {
-				i++ // the escaped byte cannot end the string
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case isSpace(c):
-			dst = append(dst, raw[start:i]...)
-			start = i + 1
-		}
-	}
-	return append(dst, raw[start:]...)
+// appendCompact consumes one value, appending its text without insignificant whitespace
+// to dst. dst may share memory with the input from its current position on: every byte
+// is written at or behind the byte it was read from. SkipValue must not touch r.buf, which
+// may be dst.
+func (r *Reader) appendCompact(dst []byte) ([]byte, error) {
+	r.skipSpace()
+	r.compacting, r.out, r.kept = true, dst, r.pos
+	err := r.SkipValue()
+	dst = append(r.out, r.data[r.kept:r.pos]...)
+	r.compacting, r.out = false, nil
+	return dst, err
 }
 
 // toValidUTF8 replaces each byte that is not part of valid UTF-8 by U+FFFD, byte by byte

@@ -3,12 +3,12 @@ package stream
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"slices"
 	"strconv"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
+	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
 // Line types of the Nirmata chunked stream (PROTOCOL.md 3.3).
@@ -36,7 +36,8 @@ const (
 // Nothing is written after Done or Error. See the package documentation for why ToolStart
 // waits for tool_call_end rather than guessing from the next event.
 //
-// A call whose arguments are not valid JSON at its end marker is held back until done.
+// A call whose arguments are not valid JSON at its end marker (jsontext.Validate: nesting
+// deeper than jsontext.MaxDepth counts as not valid) is held back until done.
 // That is what malformed_tool_use looks like: Bedrock stops the block, then the message
 // with that stop reason, and the stream ends in Error, so the client never gets a
 // ToolStart it cannot use. The check costs one scan of each call's arguments, which the
@@ -94,7 +95,7 @@ func (c *Chunker) Append(dst []byte, ev *llmgatewayv1.ChatStreamEvent) []byte {
 	case TypeToolCallEnd:
 		for i := range c.calls {
 			if p := &c.calls[i]; p.index == ev.GetIndex() {
-				if json.Valid(p.args) {
+				if jsontext.Validate(p.args) == nil {
 					dst = c.toolStart(dst, p)
 				}
 				break

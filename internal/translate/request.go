@@ -1,9 +1,9 @@
 package translate
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,6 +13,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
 // Texts the translator writes where Bedrock needs a block the client did not send. None is
@@ -536,12 +537,12 @@ func jsonObject(s string) (json.RawMessage, bool) {
 	if !strings.HasPrefix(trimmed, "{") || !utf8.ValidString(trimmed) {
 		return nil, false
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(trimmed))
-	if json.Compact(&buf, []byte(trimmed)) != nil {
+	b := []byte(trimmed)
+	b, err := jsontext.Compact(b[:0], b)
+	if err != nil {
 		return nil, false
 	}
-	return buf.Bytes(), true
+	return b, true
 }
 
 // toolInput turns a call's arguments into the toolUse input: "" is {}, anything else must
@@ -554,15 +555,25 @@ func toolInput(args string) (json.RawMessage, error) {
 	if !utf8.ValidString(args) {
 		return nil, fmt.Errorf("is not valid UTF-8")
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(args))
-	if err := json.Compact(&buf, []byte(args)); err != nil {
-		return nil, fmt.Errorf("is not valid JSON: %v", err)
+	b := []byte(args)
+	b, err := jsontext.Compact(b[:0], b)
+	if err != nil {
+		return nil, errors.New(notJSON(err))
 	}
-	if buf.Bytes()[0] != '{' {
-		return nil, fmt.Errorf("must be a JSON object, not %s", jsonKind(buf.Bytes()[0]))
+	if b[0] != '{' {
+		return nil, fmt.Errorf("must be a JSON object, not %s", jsonKind(b[0]))
 	}
-	return buf.Bytes(), nil
+	return b, nil
+}
+
+// notJSON words an error of jsontext.Compact as the end of a message about a field:
+// "is not valid JSON: unexpected end of input at byte 12", or "nests deeper than 1000
+// levels at byte 1000" for text that is JSON but nests too deeply.
+func notJSON(err error) string {
+	if _, tooDeep := err.(*jsontext.DepthError); tooDeep {
+		return err.Error()
+	}
+	return "is not valid JSON: " + err.Error()
 }
 
 func jsonKind(first byte) string {

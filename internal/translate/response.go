@@ -7,6 +7,7 @@ import (
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
 // Response translates a Converse answer (BEDROCK.md D). It fills message, tool_calls,
@@ -59,15 +60,14 @@ func Arguments(input json.RawMessage) (string, error) {
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return "{}", nil
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(trimmed))
-	if err := json.Compact(&buf, trimmed); err != nil {
-		return "", upstreamf("Bedrock sent a tool call whose input is not valid JSON: %v", err)
+	b, err := jsontext.Compact(make([]byte, 0, len(trimmed)), trimmed)
+	if err != nil {
+		return "", upstreamf("Bedrock sent a tool call whose input %s", notJSON(err))
 	}
-	if buf.Bytes()[0] != '{' {
-		return "", upstreamf("Bedrock sent a tool call whose input is %s, not a JSON object", jsonKind(buf.Bytes()[0]))
+	if b[0] != '{' {
+		return "", upstreamf("Bedrock sent a tool call whose input is %s, not a JSON object", jsonKind(b[0]))
 	}
-	return buf.String(), nil
+	return string(b), nil
 }
 
 // Usage maps Bedrock's token counts. Cached prompt tokens (read and written) are prompt

@@ -18,6 +18,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/jsonenc"
+	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
 // maxNameLen is Bedrock's limit for toolSpec.name and toolUseId (rules 9 and 14).
@@ -263,12 +264,10 @@ func jsonSchema(s string) (json.RawMessage, error) {
 	// One allocation: the text, compacted in place, with room to insert the type member.
 	b := make([]byte, len(s), len(s)+len(typeObject)+1)
 	copy(b, s)
-	if !json.Valid(b) {
-		var buf bytes.Buffer
-		err := json.Compact(&buf, b) // for the message: json.Valid gives none
-		return nil, schemaError(fmt.Sprintf("is not valid JSON: %v", err))
+	b, err := jsontext.Compact(b[:0], b)
+	if err != nil {
+		return nil, schemaError(notJSON(err))
 	}
-	b = compactInPlace(b)
 	if b[0] != '{' {
 		return nil, schemaError("must be a JSON object, not " + jsonKind(b[0]))
 	}
@@ -306,34 +305,6 @@ func jsonSchema(s string) (json.RawMessage, error) {
 		b[1+len(typeObject)] = ','
 	}
 	return b, nil
-}
-
-// compactInPlace removes the whitespace outside strings from b, which is valid JSON. It
-// writes behind where it reads, so it needs no second buffer.
-func compactInPlace(b []byte) []byte {
-	w := 0
-	inString := false
-	for r := 0; r < len(b); r++ {
-		c := b[r]
-		switch {
-		case inString:
-			if c == '\\' {
-				b[w] = c
-				w++
-				r++
-				c = b[r] // the escaped byte cannot end the string
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			continue
-		}
-		b[w] = c
-		w++
-	}
-	return b[:w]
 }
 
 // stringEnd returns the index just past the JSON string that starts at b[i] (a '"') in
