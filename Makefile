@@ -44,7 +44,7 @@ fuzz: ## Fuzz the translator, the JSON scanner, the REST decoder, the stream mac
 .PHONY: soak bench bench-e2e
 
 bench: ## Go benchmarks of the hot paths, then the end-to-end run against a plain proxy and Portkey (bench-e2e)
-	go test -run '^$$' -bench . -benchmem ./internal/jsonapi ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
+	go test -run '^$$' -bench . -benchmem ./internal/jsontext ./internal/jsonapi ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
 	scripts/bench-e2e.sh
 
 soak: ## 1,000 concurrent streams for 60 s against a slow simulator; fails on any error (SOAK_DURATION, SOAK_CONCURRENCY)
