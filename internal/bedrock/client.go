@@ -14,7 +14,6 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go/auth/bearer"
 	"github.com/aws/smithy-go/encoding/httpbinding"
+
+	"github.com/nirmata/llm-gateway/internal/bufpool"
 )
 
 // signingName is the SigV4 service name of Bedrock Runtime.
@@ -35,12 +36,6 @@ const maxErrorBody = 64 << 10
 
 // maxAnswerPrealloc bounds the buffer reserved from an answer's Content-Length.
 const maxAnswerPrealloc = 4 << 20
-
-// answerBufs are the buffers Converse answers are read into; one that grew past
-// maxPooledAnswer is left to the GC, so one large answer does not stay pinned.
-var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
-
-const maxPooledAnswer = 64 << 10
 
 // Client calls Converse and ConverseStream. It is safe for concurrent use; build one at
 // startup and share it.
@@ -161,16 +156,11 @@ func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequ
 	// Read whole, sized from Content-Length, then decode: cheaper than a json.Decoder, which
 	// scans the value once to find its end and again to decode it. The decoded answer
 	// copies what it keeps, so the buffer goes back to the pool.
-	bp := answerBufs.Get().(*[]byte)
-	buf := bytes.NewBuffer((*bp)[:0])
+	bp := bufpool.Get()
+	buf := bytes.NewBuffer(*bp)
 	buf.Grow(int(min(max(resp.ContentLength, 0), maxAnswerPrealloc)) + 1)
 	_, err = buf.ReadFrom(resp.Body)
-	defer func() {
-		if b := buf.Bytes(); cap(b) <= maxPooledAnswer {
-			*bp = b[:0]
-			answerBufs.Put(bp)
-		}
-	}()
+	defer func() { bufpool.Put(bp, buf.Bytes()) }()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err // the call was ended on purpose, not by Bedrock

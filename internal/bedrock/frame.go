@@ -7,10 +7,11 @@ import (
 	"hash/crc32"
 	"io"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+
+	"github.com/nirmata/llm-gateway/internal/bufpool"
 )
 
 // An event stream message (application/vnd.amazon.eventstream) is a prelude (total length,
@@ -40,13 +41,10 @@ type frameHeaders struct {
 	messageType, eventType, exceptionType, errorCode, errorMessage string
 }
 
-// frameBuf holds a frame from the end of its prelude to its CRC. It is taken once a
-// prelude has arrived and given back once the frame is decoded, so a stream waiting for
-// Bedrock's next event holds none.
-var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<10); return &b }}
-
 // readFrame reads one message from r into the headers the gateway reads and the payload,
-// which is valid until buf is given to putFrameBuf. It returns io.EOF if r ends before the
+// which is valid until buf is given to putFrameBuf. buf holds the frame from the end of its
+// prelude to its CRC: it is taken once a prelude has arrived and given back once the frame
+// is decoded, so a stream waiting for Bedrock's next event holds none. It returns io.EOF if r ends before the
 // message's first byte and io.ErrUnexpectedEOF if it ends within it.
 func readFrame(r io.Reader, prelude *[preludeLen]byte, h *frameHeaders) (payload []byte, buf *[]byte, err error) {
 	if _, err := io.ReadFull(r, prelude[:]); err != nil {
@@ -61,7 +59,7 @@ func readFrame(r io.Reader, prelude *[preludeLen]byte, h *frameHeaders) (payload
 		// The SDK decoder reads on to the end of the body before it fails.
 		return nil, nil, fmt.Errorf("%w: %d bytes, %d of headers", errFrameLength, total, headersLen)
 	}
-	buf = frameBufs.Get().(*[]byte)
+	buf = bufpool.Get()
 	b, err := readN(r, (*buf)[:0], int(total)-preludeLen)
 	*buf = b[:0]
 	if err != nil {
@@ -84,12 +82,8 @@ func readFrame(r io.Reader, prelude *[preludeLen]byte, h *frameHeaders) (payload
 	return body[headersLen:], buf, nil
 }
 
-// putFrameBuf gives a frame's buffer back, unless a large frame grew it.
-func putFrameBuf(buf *[]byte) {
-	if cap(*buf) <= growStep {
-		frameBufs.Put(buf)
-	}
-}
+// putFrameBuf gives a frame's buffer back.
+func putFrameBuf(buf *[]byte) { bufpool.Put(buf, *buf) }
 
 // readN reads n bytes into buf[:0], growing it growStep at a time (append's growth keeps
 // that linear).

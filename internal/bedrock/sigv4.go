@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/nirmata/llm-gateway/internal/bufpool"
 )
 
 // sigv4 signs Converse calls with AWS Signature Version 4, as the SDK's v4.Signer does, for
@@ -48,9 +50,6 @@ const (
 	signedHeadersSession = signedHeaders + ";x-amz-security-token"
 )
 
-// canonicalBufs holds the buffers a canonical request is built in.
-var canonicalBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
 // sign sets X-Amz-Date, X-Amz-Content-Sha256, X-Amz-Security-Token (for temporary
 // credentials) and Authorization on h, for a POST to host at canonicalURI (the request's
 // escaped path, escaped once more, as SigV4 wants for every service but S3) with a JSON
@@ -61,9 +60,8 @@ func (s *sigv4) sign(h http.Header, host, canonicalURI string, contentLength int
 	day := amzDate[:8]
 	session := creds.SessionToken != ""
 
-	bp := canonicalBufs.Get().(*[]byte)
-	defer canonicalBufs.Put(bp)
-	b := (*bp)[:0]
+	bp := bufpool.Get()
+	b := *bp
 	b = append(b, "POST\n"...)
 	b = append(b, canonicalURI...)
 	b = append(b, "\n\ncontent-length:"...)
@@ -113,14 +111,15 @@ func (s *sigv4) sign(h http.Header, host, canonicalURI string, contentLength int
 		b = append(b, ", SignedHeaders="+signedHeaders+", Signature="...)
 	}
 	b = hex.AppendEncode(b, signature)
-	*bp = b
+	auth := string(b)
+	bufpool.Put(bp, b)
 
 	h["X-Amz-Date"] = []string{string(amzDate)}
 	h["X-Amz-Content-Sha256"] = []string{payloadHash}
 	if session {
 		h["X-Amz-Security-Token"] = []string{creds.SessionToken}
 	}
-	h["Authorization"] = []string{string(b)}
+	h["Authorization"] = []string{auth}
 }
 
 // signingKey returns the key for day and creds, deriving it only when either changed.

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -17,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/stream"
@@ -170,8 +170,8 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 
 // chat serves POST /llm-apps/chat.
 func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-	bp := bufs.Get().(*[]byte)
-	body, err := readBody(w, r, h.opts.MaxBodyBytes, (*bp)[:0])
+	bp := bufpool.Get()
+	body, err := readBody(w, r, h.opts.MaxBodyBytes, *bp)
 	if err != nil {
 		if errors.Is(err, errBodyTooLarge) {
 			h.svc.opts.Metrics.Rejected(metrics.RejectTooLarge)
@@ -180,7 +180,7 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 		return
 	}
 	req, err := jsonapi.DecodeChatRequest(body)
-	putBuf(bp, body) // the request copies what it keeps of the body
+	bufpool.Put(bp, body) // the request copies what it keeps of the body
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -209,28 +209,15 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 		h.writeError(w, r, err)
 		return
 	}
-	bp = bufs.Get().(*[]byte)
-	b := jsonapi.AppendChatResponse((*bp)[:0], resp)
+	bp = bufpool.Get()
+	b := jsonapi.AppendChatResponse(*bp, resp)
 	hdr := w.Header()
 	hdr["Content-Type"] = []string{"application/json"}
 	// Not left to net/http, which counts only answers that fit its 2 KiB buffer and
 	// chunks the rest.
 	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
 	_, _ = w.Write(b) // copied into the connection's buffer or written: b is free after
-	putBuf(bp, b)
-}
-
-// bufs are the buffers request bodies are read into and unary answers encoded in: both
-// are dead within the handler.
-var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
-
-// putBuf returns b, grown from *bp, to bufs; one that grew past 1 MiB is left to the GC,
-// so one huge body does not stay pinned.
-func putBuf(bp *[]byte, b []byte) {
-	if cap(b) <= 1<<20 {
-		*bp = b[:0]
-		bufs.Put(bp)
-	}
+	bufpool.Put(bp, b)
 }
 
 // bodyReadTimeout bounds reading a request body, so a client trickling bytes cannot hold a
