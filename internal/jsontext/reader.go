@@ -113,23 +113,21 @@ func (r *Reader) Peek() Kind {
 	if r.pos >= len(r.data) {
 		return KindEOF
 	}
-	switch c := r.data[r.pos]; {
-	case c == '{':
-		return KindObject
-	case c == '[':
-		return KindArray
-	case c == '"':
-		return KindString
-	case c == 't' || c == 'f':
-		return KindBool
-	case c == 'n':
-		return KindNull
-	case c == '-' || (c >= '0' && c <= '9'):
-		return KindNumber
-	default:
-		return KindInvalid
-	}
+	return kinds[r.data[r.pos]]
 }
+
+// kinds is the kind of the value each byte starts.
+var kinds = func() (t [256]Kind) {
+	for c := range t {
+		t[c] = KindInvalid
+	}
+	for _, c := range "-0123456789" {
+		t[c] = KindNumber
+	}
+	t['{'], t['['], t['"'], t['n'] = KindObject, KindArray, KindString, KindNull
+	t['t'], t['f'] = KindBool, KindBool
+	return t
+}()
 
 // unexpected is the syntax error for the byte at r.pos, or for the end of input.
 func (r *Reader) unexpected(context string) error {
@@ -239,6 +237,10 @@ func (r *Reader) scanString() (end int, rewrite bool, err error) {
 	ascii := true
 	for i < len(d) {
 		c := d[i]
+		if plain[c] {
+			i++
+			continue
+		}
 		switch {
 		case c == '"':
 			if !ascii && !rewrite && !utf8.Valid(d[r.pos+1:i]) {
@@ -282,6 +284,24 @@ func (r *Reader) scanString() (end int, rewrite bool, err error) {
 	return 0, false, r.unexpected("")
 }
 
+// plain marks the bytes a string holds as they are: printable ASCII other than '"' and
+// '\\'. Most strings and keys are made of them alone, and ReadString and NextKey read
+// those without scanString.
+var plain = func() (t [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// plainEnd returns the index of the first byte of d from i on that is not plain.
+func plainEnd(d []byte, i int) int {
+	for i < len(d) && plain[d[i]] {
+		i++
+	}
+	return i
+}
+
 // skipString consumes the string at r.pos without decoding it.
 func (r *Reader) skipString() error {
 	end, _, err := r.scanString()
@@ -312,6 +332,12 @@ func hexVal(c byte) rune {
 // until the next ReadString or CompactValue. Invalid UTF-8 and lone surrogates become
 // U+FFFD, as in encoding/json, so the result is always valid UTF-8.
 func (r *Reader) ReadString() ([]byte, error) {
+	// Most strings are plain ASCII, and returned as they are without scanString's call.
+	if i := plainEnd(r.data, r.pos+1); i < len(r.data) && r.data[i] == '"' {
+		raw := r.data[r.pos+1 : i]
+		r.pos = i + 1
+		return raw, nil
+	}
 	end, rewrite, err := r.scanString()
 	if err != nil {
 		return nil, err
@@ -391,17 +417,33 @@ func (r *Reader) Enter() error {
 }
 
 // NextKey advances to the next member of the object being read and returns its key
-// (decoded as by ReadString), or ok=false once it has consumed the closing '}'. first is
+// (decoded as by ReadString), or ok=false once it has consumed the closing '}' or on an
+// error. first is
 // true for the first call after Enter. The key is valid until the next ReadString or
 // CompactValue.
 func (r *Reader) NextKey(first bool) (key []byte, ok bool, err error) {
+	// The common case, compact text and a plain ASCII key (`"key":` after the '{', or
+	// `,"key":`), is read here in one go.
+	d, open := r.data, r.pos
+	if !first && open < len(d) && d[open] == ',' {
+		open++
+	}
+	if (first || open > r.pos) && open < len(d) && d[open] == '"' {
+		if end := plainEnd(d, open+1); end+1 < len(d) && d[end] == '"' && d[end+1] == ':' {
+			r.pos = end + 2
+			return d[open+1 : end], true, nil
+		}
+	}
 	if ok, err = r.nextMember(first); !ok || err != nil {
 		return nil, false, err
 	}
 	if key, err = r.ReadString(); err != nil {
 		return nil, false, err
 	}
-	return key, true, r.colon()
+	if err = r.colon(); err != nil {
+		return nil, false, err
+	}
+	return key, true, nil
 }
 
 // skipKey is NextKey without decoding the key.
@@ -530,16 +572,25 @@ func (r *Reader) SkipValue() error {
 	}
 }
 
-// RawValue consumes one value and returns its text exactly as written (no surrounding
-// whitespace), with invalid UTF-8 replaced by U+FFFD as in ReadString, so the text can
-// live in a proto string.
-func (r *Reader) RawValue() (string, error) {
+// ReadValue consumes one value of any type and returns its text exactly as written,
+// without the whitespace around it, bytes that are not valid UTF-8 included: what
+// encoding/json stores in a json.RawMessage. The result aliases the input.
+func (r *Reader) ReadValue() ([]byte, error) {
 	r.skipSpace()
 	start := r.pos
 	if err := r.SkipValue(); err != nil {
+		return nil, err
+	}
+	return r.data[start:r.pos], nil
+}
+
+// RawValue is ReadValue as a string, with invalid UTF-8 replaced by U+FFFD as in
+// ReadString, so the text can live in a proto string.
+func (r *Reader) RawValue() (string, error) {
+	raw, err := r.ReadValue()
+	if err != nil {
 		return "", err
 	}
-	raw := r.data[start:r.pos]
 	if !utf8.Valid(raw) {
 		return string(toValidUTF8(raw)), nil
 	}
