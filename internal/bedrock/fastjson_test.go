@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
 var eventSeeds = []struct{ typ, payload string }{
@@ -35,19 +37,34 @@ var eventSeeds = []struct{ typ, payload string }{
 	{EventMetadata, `{"usage":null,"metrics":{"latencyMs":1.5}}`},
 	{EventMetadata, `{"usage":{"inputTokens":2147483648}}`},
 	{"someNewEvent", `{"x":1}`},
+	// Escaped keys, invalid UTF-8 and surrogates decode as in encoding/json; keys that
+	// match a field only ignoring case (ASCII or Unicode folding) are left to it.
+	{EventContentBlockDelta, `{"\u0063ontentBlockIndex":4,"delta":{"te\u0078t":"esc"},"\u0070":1}`},
+	{EventContentBlockDelta, "{\"contentBlockIndex\":0,\"delta\":{\"text\":\"bad \xff\xfe \xed\xa0\x80 \\udc00\\ud800 end\"},\"p\":\"\xc3\"}"},
+	{EventContentBlockStart, `{"contentBlockIndex":1,"ſtart":{"toolUse":{"toolUseId":"t","name":"n"}}}`},
+	{EventMetadata, `{"usage":{"inputToKens":5}}`},
+	{EventMetadata, `{"usage":{"inputTo\u212Aens":5}}`},
+	{EventContentBlockDelta, `{""{}}`},
+	{EventContentBlockDelta, `{"contentBlockIndex" 1}`},
+	// Repeated keys: the last one wins, in the same structs.
+	{EventContentBlockDelta, `{"contentBlockIndex":1,"contentBlockIndex":2,"delta":{"text":"a"},"delta":{"toolUse":{"input":"x"}},"delta":{"toolUse":{"input":"y"}}}`},
 }
 
-// Nesting past encoding/json's limit is left to it (which refuses it), and a payload of a
-// million brackets does not overflow the stack.
+// Nesting past jsontext.MaxDepth is left to encoding/json, which accepts up to 10000
+// levels and refuses more; a payload of a million brackets does not overflow the stack.
 func TestDecodeEventFastDepth(t *testing.T) {
 	t.Parallel()
-	for _, n := range []int{10001, 1 << 20} {
-		payload := `{"contentBlockIndex":1,"p":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`
-		var ev StreamEvent
-		assert.False(t, decodeEventFast(EventContentBlockStop, []byte(payload), &ev), "depth %d", n)
+	nested := func(n int) []byte {
+		return []byte(`{"contentBlockIndex":1,"p":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)
 	}
-	ok := `{"contentBlockIndex":1,"p":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`
-	assert.True(t, checkAgainstReference(t, EventContentBlockStop, []byte(ok)))
+	for _, n := range []int{jsontext.MaxDepth, 10001, 1 << 20} {
+		var ev StreamEvent
+		assert.False(t, decodeEventFast(EventContentBlockStop, nested(n), &ev), "depth %d", n+1)
+	}
+	ev, err := decodeEvent(EventContentBlockStop, nested(jsontext.MaxDepth))
+	require.NoError(t, err)
+	assert.Equal(t, 1, ev.ContentBlockStop.ContentBlockIndex)
+	assert.True(t, checkAgainstReference(t, EventContentBlockStop, nested(jsontext.MaxDepth-1)))
 }
 
 func TestDecodeEventFastMatchesEncodingJSON(t *testing.T) {
@@ -120,6 +137,13 @@ var answerSeeds = []string{
 	`{"usage":{"inputTokens":-1}}`,
 	`{"metrics":{"latencyMs":1.5}}`,
 	`{"output":{"message":{"content":[{"text":"a"}],"content":[{"toolUse":{"toolUseId":"t","name":"n","input":{}}}]}}}`,
+	// Tool inputs keep invalid UTF-8 and whitespace as they came; escaped keys decode.
+	"{\"output\":{\"message\":{\"content\":[{\"toolUse\":{\"toolUseId\":\"t\",\"name\":\"n\",\"input\":{ \"s\" : \"\xff\\ud800\" } }}]}}}",
+	`{"\u006futput":{"message":{"role":"assistant","content":[{"text":"x"}]}},"stop\u0052eason":"end_turn"}`,
+	`{"usage":{"inputTo\u212Aens":5}}`,
+	`{""""}`,
+	`{"stopReason","end_turn"}`,
+	`{"usage":{"inputTokens":1},"usage":{"outputTokens":2},"metrics":{"latencyMs":1},"metrics":{"latencyMs":2}}`,
 }
 
 func checkAnswerAgainstReference(t *testing.T, body []byte) bool {
