@@ -120,11 +120,11 @@ func httpStatusOf(c codes.Code) int {
 // codeName is the snake-case name of a gRPC code, as error bodies and stream error events
 // carry it ("resource_exhausted").
 func codeName(c codes.Code) string {
-	s := c.String() // "ResourceExhausted"
+	s := c.String() // "ResourceExhausted", "OK"
 	var b strings.Builder
 	for i, r := range s {
 		if r >= 'A' && r <= 'Z' {
-			if i > 0 {
+			if i > 0 && s[i-1] >= 'a' && s[i-1] <= 'z' { // a word starts: "OK" is one word
 				b.WriteByte('_')
 			}
 			r += 'a' - 'A'

@@ -73,13 +73,15 @@ func TestClassify(t *testing.T) {
 func TestCodeName(t *testing.T) {
 	t.Parallel()
 	for c, want := range map[codes.Code]string{
-		codes.ResourceExhausted: "resource_exhausted",
-		codes.InvalidArgument:   "invalid_argument",
-		codes.Unavailable:       "unavailable",
-		codes.DeadlineExceeded:  "deadline_exceeded",
-		codes.NotFound:          "not_found",
-		codes.Internal:          "internal",
-		codes.Unauthenticated:   "unauthenticated",
+		codes.ResourceExhausted:  "resource_exhausted",
+		codes.InvalidArgument:    "invalid_argument",
+		codes.Unavailable:        "unavailable",
+		codes.DeadlineExceeded:   "deadline_exceeded",
+		codes.NotFound:           "not_found",
+		codes.Internal:           "internal",
+		codes.Unauthenticated:    "unauthenticated",
+		codes.OK:                 "ok", // the gRPC access log's code of a call that succeeded
+		codes.FailedPrecondition: "failed_precondition",
 	} {
 		assert.Equal(t, want, codeName(c))
 	}
