@@ -31,15 +31,20 @@ generate: ## Regenerate gen/ from proto/
 checkgenerate: generate ## Fail when gen/ is not what proto/ generates
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then git status --short -- gen; echo "gen/ is stale: run 'make generate' and commit"; exit 1; fi
 
-fuzz: ## Fuzz the translator, the JSON scanner, the REST decoder, the stream machine and the validator (FUZZTIME=30s each)
+fuzz: ## Fuzz every target: translator, JSON scanner and encoders, REST decoder, stream machine, frames, signer, simulator (FUZZTIME=30s each)
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzJSONSchema$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/jsontext -run '^$$' -fuzz '^FuzzCompact$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/jsontext -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/jsonenc -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/jsonapi -run '^$$' -fuzz '^FuzzDecodeChatRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/stream -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzValidateJSON$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzServe$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrock -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrock -run '^$$' -fuzz '^FuzzDecodeConverse$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/bedrock -run '^$$' -fuzz '^FuzzReadFrame$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/bedrock -run '^$$' -fuzz '^FuzzSigV4$$' -fuzztime $${FUZZTIME:-30s}
 
 .PHONY: soak bench bench-e2e
 

@@ -54,6 +54,8 @@ const (
 // credentials) and Authorization on h, for a POST to host at canonicalURI (the request's
 // escaped path, escaped once more, as SigV4 wants for every service but S3) with a JSON
 // body (Content-Type jsonType) of contentLength bytes whose SHA-256 is payloadHash (hex).
+// contentLength is never 0 (a Converse body is at least {"messages":[]}), so
+// content-length is always signed; the SDK leaves it out for an empty body.
 func (s *sigv4) sign(h http.Header, host, canonicalURI string, contentLength int64, payloadHash string, creds aws.Credentials, now time.Time) {
 	var date [16]byte
 	amzDate := now.UTC().AppendFormat(date[:0], "20060102T150405Z")
