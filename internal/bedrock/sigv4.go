@@ -7,9 +7,12 @@ import (
 	"hash"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -61,6 +64,7 @@ func (s *sigv4) sign(h http.Header, host, canonicalURI string, contentLength int
 	amzDate := now.UTC().AppendFormat(date[:0], "20060102T150405Z")
 	day := amzDate[:8]
 	session := creds.SessionToken != ""
+	token := canonicalValue(creds.SessionToken)
 
 	bp := bufpool.Get()
 	b := *bp
@@ -76,7 +80,7 @@ func (s *sigv4) sign(h http.Header, host, canonicalURI string, contentLength int
 	b = append(b, amzDate...)
 	if session {
 		b = append(b, "\nx-amz-security-token:"...)
-		b = append(b, creds.SessionToken...)
+		b = append(b, token...)
 		b = append(b, "\n\n"+signedHeadersSession+"\n"...)
 	} else {
 		b = append(b, "\n\n"+signedHeaders+"\n"...)
@@ -122,6 +126,21 @@ func (s *sigv4) sign(h http.Header, host, canonicalURI string, contentLength int
 		h["X-Amz-Security-Token"] = []string{creds.SessionToken}
 	}
 	h["Authorization"] = []string{auth}
+}
+
+// canonicalValue is v as SigV4 signs a header value: without surrounding whitespace, runs of
+// spaces inside made one. Only a session token can need it (the other values are the
+// client's own), and one from a file or variable may end in a newline.
+func canonicalValue(v string) string {
+	if v == "" || (v[0] < utf8.RuneSelf && !unicode.IsSpace(rune(v[0])) &&
+		v[len(v)-1] < utf8.RuneSelf && !unicode.IsSpace(rune(v[len(v)-1])) && !strings.Contains(v, "  ")) {
+		return v // the common case, without a copy
+	}
+	v = strings.TrimSpace(v)
+	for strings.Contains(v, "  ") {
+		v = strings.ReplaceAll(v, "  ", " ")
+	}
+	return v
 }
 
 // signingKey returns the key for day and creds, deriving it only when either changed.

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -283,14 +282,12 @@ func FuzzSigV4(f *testing.F) {
 	f.Add("us.anthropic.claude-sonnet-4-20250514-v1:0", "AKIDEXAMPLE", "secret", "", int64(1795300000), []byte(`{}`))
 	f.Add("arn:aws:bedrock:us-west-2:123456789012:inference-profile/x:0", "ASIA", "s/+=", "tok en/+=", int64(0), []byte("\x00\xff"))
 	f.Add("a b%2F%zz\u00e9\xff", "", "", "", int64(-62135596800), []byte("x"))
+	f.Add("m", "AKID", "s", " \ttoken  with   spaces\n\u00a0", int64(1795300000), []byte("{}"))
 	f.Fuzz(func(t *testing.T, model, akid, secret, token string, unix int64, body []byte) {
 		now := time.Unix(unix%(1<<34), 0) // years 1425–2514: within what both format alike
 		c := aws.Credentials{AccessKeyID: akid, SecretAccessKey: secret, SessionToken: token}
-		if strings.ContainsFunc(akid+token, unicode.IsSpace) || len(body) == 0 {
-			// The SDK trims and collapses spaces in header values (the token) and keeps them
-			// in the credential scope (the key id); real credentials have none. A Converse
-			// body is never empty (see sign).
-			t.Skip()
+		if len(body) == 0 {
+			t.Skip() // a Converse body is never empty (see sign)
 		}
 		const ep = "https://bedrock-runtime.us-east-1.amazonaws.com"
 		rawPath := "/model/" + httpbinding.EscapePath(model, true) + "/converse"
