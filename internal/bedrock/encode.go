@@ -15,43 +15,10 @@ import (
 // translator writes them. A test holds the two encoders equal.
 func AppendConverseRequest(dst []byte, req *ConverseRequest) ([]byte, error) {
 	dst = append(dst, `{"messages":`...)
-	if req.Messages == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '[')
-		for i := range req.Messages {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			m := &req.Messages[i]
-			dst = append(dst, `{"role":`...)
-			dst = jsonenc.AppendString(dst, m.Role)
-			dst = append(dst, `,"content":`...)
-			dst = appendContent(dst, m.Content)
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
-	}
+	dst = appendArray(dst, req.Messages, appendMessage)
 	if len(req.System) > 0 {
-		dst = append(dst, `,"system":[`...)
-		for i, s := range req.System {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, '{')
-			sep := false
-			if s.Text != "" {
-				dst = append(dst, `"text":`...)
-				dst = jsonenc.AppendString(dst, s.Text)
-				sep = true
-			}
-			if s.CachePoint != nil {
-				dst = appendKey(dst, &sep, "cachePoint")
-				dst = appendCachePoint(dst, s.CachePoint)
-			}
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
+		dst = append(dst, `,"system":`...)
+		dst = appendArray(dst, req.System, appendSystemBlock)
 	}
 	if ic := req.InferenceConfig; ic != nil {
 		var err error
@@ -67,6 +34,44 @@ func AppendConverseRequest(dst []byte, req *ConverseRequest) ([]byte, error) {
 		dst = append(dst, req.AdditionalModelRequestFields...)
 	}
 	return append(dst, '}'), nil
+}
+
+// appendArray writes items as encoding/json writes a slice: null when nil, else each
+// item written by each, between brackets and commas.
+func appendArray[T any](dst []byte, items []T, each func([]byte, *T) []byte) []byte {
+	if items == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i := range items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = each(dst, &items[i])
+	}
+	return append(dst, ']')
+}
+
+func appendMessage(dst []byte, m *Message) []byte {
+	dst = append(dst, `{"role":`...)
+	dst = jsonenc.AppendString(dst, m.Role)
+	dst = append(dst, `,"content":`...)
+	dst = appendArray(dst, m.Content, appendContentBlock)
+	return append(dst, '}')
+}
+
+func appendSystemBlock(dst []byte, s *SystemBlock) []byte {
+	dst = append(dst, '{')
+	sep := false
+	if s.Text != "" {
+		dst = appendKey(dst, &sep, "text")
+		dst = jsonenc.AppendString(dst, s.Text)
+	}
+	if s.CachePoint != nil {
+		dst = appendKey(dst, &sep, "cachePoint")
+		dst = appendCachePoint(dst, s.CachePoint)
+	}
+	return append(dst, '}')
 }
 
 // appendKey writes a member's key, after a comma unless it is the object's first.
@@ -88,87 +93,68 @@ func appendRaw(dst, raw []byte) []byte {
 	return append(dst, raw...)
 }
 
-func appendContent(dst []byte, blocks []ContentBlock) []byte {
-	if blocks == nil {
-		return append(dst, "null"...)
+func appendContentBlock(dst []byte, b *ContentBlock) []byte {
+	dst = append(dst, '{')
+	sep := false
+	if b.Text != nil {
+		dst = appendKey(dst, &sep, "text")
+		dst = jsonenc.AppendString(dst, *b.Text)
 	}
-	dst = append(dst, '[')
-	for i := range blocks {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		b := &blocks[i]
-		dst = append(dst, '{')
-		sep := false
-		if b.Text != nil {
-			dst = appendKey(dst, &sep, "text")
-			dst = jsonenc.AppendString(dst, *b.Text)
-		}
-		if b.Image != nil {
-			dst = appendKey(dst, &sep, "image")
-			dst = appendImage(dst, b.Image)
-		}
-		if u := b.ToolUse; u != nil {
-			dst = appendKey(dst, &sep, "toolUse")
-			dst = append(dst, `{"toolUseId":`...)
-			dst = jsonenc.AppendString(dst, u.ToolUseID)
-			dst = append(dst, `,"name":`...)
-			dst = jsonenc.AppendString(dst, u.Name)
-			dst = append(dst, `,"input":`...)
-			dst = appendRaw(dst, u.Input)
-			dst = append(dst, '}')
-		}
-		if r := b.ToolResult; r != nil {
-			dst = appendKey(dst, &sep, "toolResult")
-			dst = appendToolResult(dst, r)
-		}
-		if b.CachePoint != nil {
-			dst = appendKey(dst, &sep, "cachePoint")
-			dst = appendCachePoint(dst, b.CachePoint)
-		}
-		if len(b.ReasoningContent) > 0 {
-			dst = appendKey(dst, &sep, "reasoningContent")
-			dst = append(dst, b.ReasoningContent...)
-		}
+	if b.Image != nil {
+		dst = appendKey(dst, &sep, "image")
+		dst = appendImage(dst, b.Image)
+	}
+	if u := b.ToolUse; u != nil {
+		dst = appendKey(dst, &sep, "toolUse")
+		dst = append(dst, `{"toolUseId":`...)
+		dst = jsonenc.AppendString(dst, u.ToolUseID)
+		dst = append(dst, `,"name":`...)
+		dst = jsonenc.AppendString(dst, u.Name)
+		dst = append(dst, `,"input":`...)
+		dst = appendRaw(dst, u.Input)
 		dst = append(dst, '}')
 	}
-	return append(dst, ']')
+	if r := b.ToolResult; r != nil {
+		dst = appendKey(dst, &sep, "toolResult")
+		dst = appendToolResult(dst, r)
+	}
+	if b.CachePoint != nil {
+		dst = appendKey(dst, &sep, "cachePoint")
+		dst = appendCachePoint(dst, b.CachePoint)
+	}
+	if len(b.ReasoningContent) > 0 {
+		dst = appendKey(dst, &sep, "reasoningContent")
+		dst = append(dst, b.ReasoningContent...)
+	}
+	return append(dst, '}')
 }
 
 func appendToolResult(dst []byte, r *ToolResultBlock) []byte {
 	dst = append(dst, `{"toolUseId":`...)
 	dst = jsonenc.AppendString(dst, r.ToolUseID)
 	dst = append(dst, `,"content":`...)
-	if r.Content == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '[')
-		for i := range r.Content {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			c := &r.Content[i]
-			dst = append(dst, '{')
-			sep := false
-			if c.Text != nil {
-				dst = appendKey(dst, &sep, "text")
-				dst = jsonenc.AppendString(dst, *c.Text)
-			}
-			if len(c.JSON) > 0 {
-				dst = appendKey(dst, &sep, "json")
-				dst = append(dst, c.JSON...)
-			}
-			if c.Image != nil {
-				dst = appendKey(dst, &sep, "image")
-				dst = appendImage(dst, c.Image)
-			}
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
-	}
+	dst = appendArray(dst, r.Content, appendToolResultContent)
 	if r.Status != "" {
 		dst = append(dst, `,"status":`...)
 		dst = jsonenc.AppendString(dst, r.Status)
+	}
+	return append(dst, '}')
+}
+
+func appendToolResultContent(dst []byte, c *ToolResultContentBlock) []byte {
+	dst = append(dst, '{')
+	sep := false
+	if c.Text != nil {
+		dst = appendKey(dst, &sep, "text")
+		dst = jsonenc.AppendString(dst, *c.Text)
+	}
+	if len(c.JSON) > 0 {
+		dst = appendKey(dst, &sep, "json")
+		dst = append(dst, c.JSON...)
+	}
+	if c.Image != nil {
+		dst = appendKey(dst, &sep, "image")
+		dst = appendImage(dst, c.Image)
 	}
 	return append(dst, '}')
 }
@@ -250,37 +236,7 @@ func appendFloat(dst []byte, f float64) ([]byte, error) {
 
 func appendToolConfig(dst []byte, tc *ToolConfig) []byte {
 	dst = append(dst, `,"toolConfig":{"tools":`...)
-	if tc.Tools == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '[')
-		for i := range tc.Tools {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			t := &tc.Tools[i]
-			dst = append(dst, '{')
-			sep := false
-			if s := t.ToolSpec; s != nil {
-				dst = appendKey(dst, &sep, "toolSpec")
-				dst = append(dst, `{"name":`...)
-				dst = jsonenc.AppendString(dst, s.Name)
-				if s.Description != "" {
-					dst = append(dst, `,"description":`...)
-					dst = jsonenc.AppendString(dst, s.Description)
-				}
-				dst = append(dst, `,"inputSchema":{"json":`...)
-				dst = appendRaw(dst, s.InputSchema.JSON)
-				dst = append(dst, "}}"...)
-			}
-			if t.CachePoint != nil {
-				dst = appendKey(dst, &sep, "cachePoint")
-				dst = appendCachePoint(dst, t.CachePoint)
-			}
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
-	}
+	dst = appendArray(dst, tc.Tools, appendTool)
 	if c := tc.ToolChoice; c != nil {
 		dst = append(dst, `,"toolChoice":{`...)
 		sep := false
@@ -299,6 +255,28 @@ func appendToolConfig(dst []byte, tc *ToolConfig) []byte {
 			dst = append(dst, '}')
 		}
 		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+func appendTool(dst []byte, t *Tool) []byte {
+	dst = append(dst, '{')
+	sep := false
+	if s := t.ToolSpec; s != nil {
+		dst = appendKey(dst, &sep, "toolSpec")
+		dst = append(dst, `{"name":`...)
+		dst = jsonenc.AppendString(dst, s.Name)
+		if s.Description != "" {
+			dst = append(dst, `,"description":`...)
+			dst = jsonenc.AppendString(dst, s.Description)
+		}
+		dst = append(dst, `,"inputSchema":{"json":`...)
+		dst = appendRaw(dst, s.InputSchema.JSON)
+		dst = append(dst, "}}"...)
+	}
+	if t.CachePoint != nil {
+		dst = appendKey(dst, &sep, "cachePoint")
+		dst = appendCachePoint(dst, t.CachePoint)
 	}
 	return append(dst, '}')
 }
