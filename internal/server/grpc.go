@@ -124,7 +124,7 @@ type GRPCOptions struct {
 	// Base, when cancelled, cancels every call (the end of a drain); nil means never.
 	Base context.Context
 	// StreamWriteTimeout bounds one Send of ChatStream to a client that stopped reading;
-	// zero means 30 s.
+	// zero means defaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
 }
 
@@ -139,7 +139,7 @@ func NewGRPCServer(svc *Service, opts GRPCOptions, log *zap.Logger) (*grpc.Serve
 		grpc.ChainStreamInterceptor(i.stream),
 	)
 	if opts.StreamWriteTimeout <= 0 {
-		opts.StreamWriteTimeout = 30 * time.Second
+		opts.StreamWriteTimeout = defaultStreamWriteTimeout
 	}
 	llmgatewayv1.RegisterChatServiceServer(s, &chatServer{svc: svc, log: log, writeTimeout: opts.StreamWriteTimeout})
 	hs := health.NewServer()

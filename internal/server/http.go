@@ -30,15 +30,19 @@ type HTTPOptions struct {
 	// Upstream describes the upstream on /readyz ("bedrock" or "bedrock-simulator").
 	Upstream string
 	// StreamWriteTimeout bounds one write of a stream to a client that stopped reading;
-	// zero means 30 s.
+	// zero means defaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
 }
+
+// defaultStreamWriteTimeout is the stream write bound of REST and gRPC when none is given,
+// the configuration's default.
+const defaultStreamWriteTimeout = 30 * time.Second
 
 // NewHTTPHandler returns the REST API: a grpc-gateway mux serving the generated
 // capabilities routes, with POST /llm-apps/chat and the health endpoints added to it.
 func NewHTTPHandler(ctx context.Context, svc *Service, opts HTTPOptions, log *zap.Logger) (http.Handler, error) {
 	if opts.StreamWriteTimeout <= 0 {
-		opts.StreamWriteTimeout = 30 * time.Second
+		opts.StreamWriteTimeout = defaultStreamWriteTimeout
 	}
 	h := &restHandler{svc: svc, opts: opts, log: log, access: accessLog(log)}
 	mux := runtime.NewServeMux(
