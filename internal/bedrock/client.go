@@ -42,7 +42,6 @@ const maxAnswerPrealloc = 4 << 20
 type Client struct {
 	http     http.RoundTripper
 	endpoint *url.URL // scheme://host[/base path], parsed once
-	basePath string   // the endpoint's escaped path
 	host     string   // the Host header, signed: the endpoint's host without a default port
 	region   string
 	creds    aws.CredentialsProvider
@@ -96,7 +95,6 @@ func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, e
 	c := &Client{
 		http:     o.Transport,
 		endpoint: &endpoint,
-		basePath: endpoint.EscapedPath(),
 		host:     hostHeader(&endpoint),
 		region:   opts.Region,
 		creds:    opts.Credentials,
@@ -195,10 +193,7 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 	}
 	body := &requestBody{b: b}
 	paths := c.modelPaths(modelID)
-	u := *c.endpoint
-	u.Path += "/model/" + modelID + "/" + op
-	u.RawPath = paths.escaped + "/" + op
-	target := u.String()
+	target := paths.url + "/" + op
 	var sig *signing
 	if c.bearer == nil {
 		sum := sha256.Sum256(b)
@@ -247,11 +242,12 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 // modelPath is the path of a model's operations, without the operation.
 type modelPath struct {
 	model string
-	// escaped is the path as sent. The SDK escapes every reserved character of a path
-	// label (":" in model ids, "/" in ARNs) and signs the escaped path; so does the client,
-	// so signatures match what AWS checks.
-	escaped string
-	// canonical is escaped as SigV4 signs it: escaped once more (every service but S3).
+	// url is the endpoint with the model's path. The SDK escapes every reserved character
+	// of a path label (":" in model ids, "/" in ARNs) and signs the escaped path; so does
+	// the client, so signatures match what AWS checks.
+	url string
+	// canonical is the escaped path as SigV4 signs it: escaped once more (every service
+	// but S3).
 	canonical string
 }
 
@@ -261,8 +257,10 @@ func (c *Client) modelPaths(modelID string) *modelPath {
 	if p := c.lastModel.Load(); p != nil && p.model == modelID {
 		return p
 	}
-	escaped := c.basePath + "/model/" + httpbinding.EscapePath(modelID, true)
-	p := &modelPath{model: modelID, escaped: escaped, canonical: httpbinding.EscapePath(escaped, false)}
+	u := *c.endpoint
+	u.Path += "/model/" + modelID
+	u.RawPath = c.endpoint.EscapedPath() + "/model/" + httpbinding.EscapePath(modelID, true)
+	p := &modelPath{model: modelID, url: u.String(), canonical: httpbinding.EscapePath(u.RawPath, false)}
 	c.lastModel.Store(p)
 	return p
 }
