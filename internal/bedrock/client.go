@@ -318,14 +318,14 @@ func (c *Client) authorize(ctx context.Context, h http.Header, sig *signing) err
 	if sig == nil {
 		tok, err := c.bearer.RetrieveBearerToken(ctx)
 		if err != nil {
-			return fmt.Errorf("%w: bearer token: %w", ErrTransport, err)
+			return fmt.Errorf("%w: bearer token: %w", ErrCredentials, err)
 		}
 		h["Authorization"] = []string{"Bearer " + tok.Value}
 		return nil
 	}
 	creds, err := c.creds.Retrieve(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: AWS credentials: %w", ErrTransport, err)
+		return fmt.Errorf("%w: AWS credentials: %w", ErrCredentials, err)
 	}
 	c.signer.sign(h, c.host, sig.canonicalURI, sig.length, sig.payloadHash, creds, time.Now())
 	return nil

@@ -23,12 +23,24 @@ const (
 	CodeModelStreamError     = "ModelStreamErrorException"
 	CodeInternalServer       = "InternalServerException"
 	CodeServiceUnavailable   = "ServiceUnavailableException"
+
+	// Codes AWS answers when it refuses the caller's credentials or signature before
+	// Bedrock looks at the request.
+	CodeUnrecognizedClient         = "UnrecognizedClientException"
+	CodeInvalidSignature           = "InvalidSignatureException"
+	CodeExpiredToken               = "ExpiredTokenException"
+	CodeIncompleteSignature        = "IncompleteSignatureException"
+	CodeMissingAuthenticationToken = "MissingAuthenticationTokenException"
 )
 
 // ErrTransport marks failures to reach Bedrock or to read its answer (connection errors,
 // credentials that cannot be had, cut or malformed frames), as opposed to errors Bedrock
 // answered with.
 var ErrTransport = errors.New("bedrock transport error")
+
+// ErrCredentials marks a call that could not be signed because the gateway's own AWS
+// credentials (or Bedrock API key) could not be had. It is also an ErrTransport.
+var ErrCredentials = fmt.Errorf("%w: no usable AWS credentials", ErrTransport)
 
 // StatusCode is the HTTP status Bedrock answers each error code with.
 func StatusCode(code string) int {

@@ -49,6 +49,9 @@ type Config struct {
 	// StreamWriteTimeout cuts a stream whose client has not taken a write for this long, so
 	// it cannot hold its upstream call and slot.
 	StreamWriteTimeout Duration `json:"stream_write_timeout"`
+	// BodyReadTimeout bounds the time from a request's headers to the end of its body; a
+	// body that has not arrived by then is answered 408 and its connection closed.
+	BodyReadTimeout Duration `json:"body_read_timeout"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
 	// SimFirstTokenDelay and SimDeltaDelay slow the simulator down, for demos and load tests.
@@ -85,6 +88,7 @@ func defaults() Config {
 		MaxConcurrent:      4096,
 		DrainTimeout:       Duration(20 * time.Second), // + 5 s to close: inside Kubernetes' 30 s grace
 		StreamWriteTimeout: Duration(30 * time.Second),
+		BodyReadTimeout:    Duration(30 * time.Second),
 		LogLevel:           "info",
 	}
 }
@@ -218,6 +222,8 @@ func (c Config) validate() error {
 		return errors.New("drain_timeout must not be negative")
 	case c.StreamWriteTimeout <= 0:
 		return errors.New("stream_write_timeout must be positive")
+	case c.BodyReadTimeout <= 0:
+		return errors.New("body_read_timeout must be positive")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -31,6 +31,11 @@ type Addrs struct {
 	Sim string
 }
 
+// maxHeaderBytes bounds a REST request's line and headers. The gateway's clients send a
+// few short headers; net/http's default, 1 MiB, would let each connection hold a megabyte
+// for ReadHeaderTimeout.
+const maxHeaderBytes = 64 << 10
+
 // shutdownTimeout bounds closing the servers once the drain is over: by then every call
 // has ended or been cancelled, so this only waits for handlers to return.
 const shutdownTimeout = 5 * time.Second
@@ -116,6 +121,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		MaxBodyBytes:       cfg.MaxBodyBytes,
 		Upstream:           upstreamName,
 		StreamWriteTimeout: time.Duration(cfg.StreamWriteTimeout),
+		BodyReadTimeout:    time.Duration(cfg.BodyReadTimeout),
 	}, log)
 	if err != nil {
 		return err
@@ -123,6 +129,8 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	httpServer := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
+		// The request line and headers together; beyond it net/http answers 431 itself.
+		MaxHeaderBytes: maxHeaderBytes,
 		// No WriteTimeout: it would cut long streams. Calls are bounded by upstream_timeout,
 		// and a stream whose client stops reading by stream_write_timeout.
 		IdleTimeout: 120 * time.Second,

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
@@ -114,7 +115,7 @@ func (p *parser) readStructValue() (*structpb.Value, error) {
 		if err != nil {
 			// The syntax is already checked, so this is a range error: protojson could
 			// not write ±Inf back out, so refuse it here.
-			return nil, &fieldError{msg: "number " + string(raw) + " is out of range"}
+			return nil, &fieldError{msg: "number " + clip.String(string(raw), clip.QuoteMax) + " is out of range"}
 		}
 		return structpb.NewNumberValue(f), nil
 	case jsontext.KindString:

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
@@ -133,10 +134,10 @@ func (p *parser) int32Value() (*int32, error) {
 		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err == nil && f != math.Trunc(f) {
-			return nil, &fieldError{msg: "want an integer, got " + s}
+			return nil, &fieldError{msg: "want an integer, got " + clip.String(s, clip.QuoteMax)}
 		}
 		if err != nil || f < math.MinInt32 || f > math.MaxInt32 {
-			return nil, &fieldError{msg: "integer " + s + " is out of range"}
+			return nil, &fieldError{msg: "integer " + clip.String(s, clip.QuoteMax) + " is out of range"}
 		}
 		v := int32(f)
 		return &v, nil
@@ -157,7 +158,7 @@ func (p *parser) floatValue() (*float64, error) {
 		}
 		f, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil {
-			return nil, &fieldError{msg: "number " + string(raw) + " is out of range"}
+			return nil, &fieldError{msg: "number " + clip.String(string(raw), clip.QuoteMax) + " is out of range"}
 		}
 		return &f, nil
 	case jsontext.KindNull:

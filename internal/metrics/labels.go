@@ -54,8 +54,14 @@ func newLabelSet(max, maxLen int) *labelSet {
 	return &labelSet{max: max, maxLen: maxLen}
 }
 
-// value returns the label value to record for v.
-func (s *labelSet) value(v string) string {
+// value returns the label value to record for v, admitting v while the set has room.
+func (s *labelSet) value(v string) string { return s.get(v, true) }
+
+// lookup returns the label value to record for v without admitting it: "other" unless v
+// was admitted already.
+func (s *labelSet) lookup(v string) string { return s.get(v, false) }
+
+func (s *labelSet) get(v string, admit bool) string {
 	if v == "" {
 		return LabelNone
 	}
@@ -71,7 +77,7 @@ func (s *labelSet) value(v string) string {
 			return got.(string)
 		}
 	}
-	if s.full.Load() {
+	if !admit || s.full.Load() {
 		return LabelOther
 	}
 
@@ -88,6 +94,14 @@ func (s *labelSet) value(v string) string {
 	s.n++
 	s.full.Store(s.n >= s.max)
 	return c
+}
+
+// reserve admits v whatever the cap: for values the operator configured.
+func (s *labelSet) reserve(v string) {
+	if c := clean(v, s.maxLen); c != "" && c != LabelNone && c != LabelOther {
+		c = strings.Clone(c)
+		s.admitted.Store(c, c)
+	}
 }
 
 // clean makes v a valid Prometheus label value of at most maxLen bytes.

@@ -134,6 +134,17 @@ func New() *Metrics {
 	return m
 }
 
+// ConfiguredModels gives each model the operator configured (the default model, alias
+// targets) its own series from the start, outside the cap on models.
+func (m *Metrics) ConfiguredModels(ids ...string) {
+	if m == nil {
+		return
+	}
+	for _, id := range ids {
+		m.models.reserve(id)
+	}
+}
+
 // Handler serves the registry in the Prometheus exposition formats, for GET /metrics. A
 // collector that fails does not fail the scrape: the rest is still served. On a nil
 // Metrics it answers 404.
@@ -158,18 +169,26 @@ func (m *Metrics) Gatherer() prometheus.Gatherer {
 // Request records one finished request: it counts it in gateway_requests_total under
 // code, the snake-case gRPC code name the client got ("ok", "invalid_argument"), and
 // observes d, the total latency (to the end of the stream for streams), in
-// gateway_request_duration_seconds.
+// gateway_request_duration_seconds. A model gets a series of its own once a request for it
+// succeeded (or when configured): failed requests naming models that do not exist cannot
+// use up the cap.
 func (m *Metrics) Request(route, code, model, clientType string, d time.Duration) {
 	if m == nil {
 		return
 	}
-	route, model, clientType = fixed(route), m.models.value(model), m.clientTypes.value(clientType)
+	if code == "ok" {
+		model = m.models.value(model)
+	} else {
+		model = m.models.lookup(model)
+	}
+	route, clientType = fixed(route), m.clientTypes.value(clientType)
 	m.requests.WithLabelValues(route, fixed(code), model, clientType).Inc()
 	m.requestDuration.WithLabelValues(route, model, clientType).Observe(d.Seconds())
 }
 
 // FirstEvent observes d, the time from the request's arrival to the first event written
-// to a stream, in gateway_stream_first_event_seconds.
+// to a stream, in gateway_stream_first_event_seconds. The model answered, so it gets a
+// series of its own.
 func (m *Metrics) FirstEvent(model, clientType string, d time.Duration) {
 	if m == nil {
 		return
@@ -184,7 +203,7 @@ func (m *Metrics) UpstreamError(model, code string) {
 	if m == nil {
 		return
 	}
-	m.upstreamErrors.WithLabelValues(m.models.value(model), m.errorCodes.value(code)).Inc()
+	m.upstreamErrors.WithLabelValues(m.models.lookup(model), m.errorCodes.value(code)).Inc()
 }
 
 // Tokens adds a response's token usage to gateway_tokens_total: in under direction
@@ -219,7 +238,7 @@ func (m *Metrics) Repairs(model string, synthesized, orphans int) {
 	if m == nil || (synthesized <= 0 && orphans <= 0) {
 		return
 	}
-	model = m.models.value(model)
+	model = m.models.lookup(model)
 	if synthesized > 0 {
 		m.synthesized.WithLabelValues(model).Add(float64(synthesized))
 	}
@@ -244,7 +263,7 @@ func (m *Metrics) Retry(model string) {
 	if m == nil {
 		return
 	}
-	m.retries.WithLabelValues(m.models.value(model)).Inc()
+	m.retries.WithLabelValues(m.models.lookup(model)).Inc()
 }
 
 // Inflight counts a request in gateway_inflight_requests until done is called. done may be

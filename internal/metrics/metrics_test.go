@@ -62,6 +62,7 @@ func TestMethods(t *testing.T) {
 		{
 			name: "UpstreamError",
 			record: func(m *Metrics) {
+				m.ConfiguredModels(model1)
 				m.UpstreamError(model1, "ThrottlingException")
 				m.UpstreamError(model1, UpstreamTransport)
 				m.UpstreamError(model1, UpstreamTransport)
@@ -98,6 +99,7 @@ func TestMethods(t *testing.T) {
 		{
 			name: "Repairs",
 			record: func(m *Metrics) {
+				m.ConfiguredModels(model1)
 				m.Repairs(model1, 2, 0)
 				m.Repairs(model1, 1, 4)
 			},
@@ -120,7 +122,7 @@ func TestMethods(t *testing.T) {
 		},
 		{
 			name:   "Retry",
-			record: func(m *Metrics) { m.Retry(model1); m.Retry(model1) },
+			record: func(m *Metrics) { m.ConfiguredModels(model1); m.Retry(model1); m.Retry(model1) },
 			check: func(t *testing.T, m *Metrics) {
 				assert.Equal(t, 2.0, testutil.ToFloat64(m.retries.WithLabelValues(model1)))
 			},
@@ -195,7 +197,7 @@ func TestCardinalityCap(t *testing.T) {
 		m.ToolCalls(model1, fmt.Sprintf("client-%d", i), 1)
 	}
 	for i := range MaxModels + extra {
-		m.Retry(fmt.Sprintf("model-%d", i))
+		m.Request(RouteChat, "ok", fmt.Sprintf("model-%d", i), "client-0", time.Millisecond)
 	}
 	m.ToolCalls(model1, "client-0", 1) // admitted earlier: still its own series
 
@@ -204,12 +206,38 @@ func TestCardinalityCap(t *testing.T) {
 	assert.Equal(t, 2.0, testutil.ToFloat64(m.toolCalls.WithLabelValues(model1, "client-0")))
 
 	// model1 took a model slot first, so MaxModels-1 model-N got in, plus "other".
-	assert.Equal(t, MaxModels, testutil.CollectAndCount(m.retries))
-	assert.Equal(t, float64(extra+1), testutil.ToFloat64(m.retries.WithLabelValues(LabelOther)))
+	assert.Equal(t, MaxModels, testutil.CollectAndCount(m.requests))
+	assert.Equal(t, float64(extra+1), testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "ok", LabelOther, "client-0")))
 
 	// Models and client types have independent caps.
 	m.Tokens("model-0", "client-1", 1, 1)
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.tokens.WithLabelValues("model-0", "client-1", "input")))
+}
+
+// TestFailedRequestsCannotUseUpTheModelCap: requests naming models that do not exist (all
+// 404) are counted as "other" and take no slot, so a real model that answers later still
+// gets its own series; configured models have theirs from the start.
+func TestFailedRequestsCannotUseUpTheModelCap(t *testing.T) {
+	t.Parallel()
+	m := New()
+	const configured = "us.anthropic.claude-sonnet-4-20250514-v1:0"
+	m.ConfiguredModels(configured)
+	for i := range MaxModels + 10 {
+		bogus := fmt.Sprintf("bogus-%d", i)
+		m.UpstreamError(bogus, "ResourceNotFoundException")
+		m.Request(RouteChat, "not_found", bogus, client, time.Millisecond)
+	}
+	assert.Equal(t, float64(MaxModels+10), testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "not_found", LabelOther, client)))
+	assert.Equal(t, 1, testutil.CollectAndCount(m.requests), "no bogus model got a series")
+
+	const real = "mistral.mistral-large-2407-v1:0"
+	m.Request(RouteChat, "ok", real, client, time.Millisecond)
+	m.Request(RouteChat, "invalid_argument", real, client, time.Millisecond)
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "ok", real, client)))
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "invalid_argument", real, client)),
+		"once it answered, its failures are its own too")
+	m.Request(RouteChat, "unavailable", configured, client, time.Millisecond)
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "unavailable", configured, client)))
 }
 
 func TestLabelHygiene(t *testing.T) {
@@ -218,7 +246,11 @@ func TestLabelHygiene(t *testing.T) {
 	long := strings.Repeat("x", 200)
 	m.Request("", "", "bad\xffmodel", long, time.Millisecond) // must not panic
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(
-		LabelNone, LabelNone, "bad\uFFFDmodel", strings.Repeat("x", MaxClientTypeLen))))
+		LabelNone, LabelNone, LabelOther, strings.Repeat("x", MaxClientTypeLen))))
+	m.Request("", "ok", "bad\xffmodel", long, time.Millisecond)
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(
+		LabelNone, "ok", "bad\uFFFDmodel", strings.Repeat("x", MaxClientTypeLen))))
+	m.ConfiguredModels(model1)
 	m.UpstreamError(model1, long)
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.upstreamErrors.WithLabelValues(model1, strings.Repeat("x", MaxErrorCodeLen))))
 }

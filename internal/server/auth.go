@@ -39,6 +39,15 @@ func NewKeyring(keys []string) (*Keyring, error) {
 // enabled reports whether keys are configured; with none, auth is off.
 func (k *Keyring) enabled() bool { return k != nil && len(k.digests) > 0 }
 
+// checkOne verifies the Authorization values of one request: exactly one is allowed, so a
+// caller cannot try many keys in one request.
+func (k *Keyring) checkOne(values []string) (keyID string, ok bool) {
+	if len(values) != 1 {
+		return "", false
+	}
+	return k.check(values[0])
+}
+
 // check verifies an Authorization value, "NIRMATA-API <key>" or "Bearer <key>", comparing
 // every configured key without an early exit. On success it returns the key's identity:
 // the first 8 hex digits of its SHA-256, safe to log.

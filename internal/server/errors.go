@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -20,6 +21,10 @@ import (
 var (
 	errUnauthenticated = errors.New("missing or invalid API key: send Authorization: NIRMATA-API <key> or Bearer <key>")
 	errBodyTooLarge    = errors.New("request body too large")
+	errBodyTimeout     = errors.New("the request body did not arrive in time")
+	// errCredentialsRefused stands in for Bedrock's text when Bedrock refuses the gateway's
+	// own AWS credentials.
+	errCredentialsRefused = errors.New("Bedrock refused the gateway's AWS credentials; the gateway log has the cause under this request id")
 )
 
 // errClass is how one failure is answered: the gRPC code, the HTTP status, and the message
@@ -33,9 +38,16 @@ type errClass struct {
 }
 
 // classify is the one place that decides how an error is answered (PROTOCOL.md section 5).
-// Order matters: context errors, the gateway's own errors, then Bedrock's by error code
-// string, never by Go type (the SDK's typed set changes between versions).
+// Its message is bounded: some quote input, and Bedrock's may too.
 func classify(err error) errClass {
+	c := classifyErr(err)
+	c.message = clip.Message(c.message)
+	return c
+}
+
+// classifyErr checks in order: context errors, the gateway's own errors, then Bedrock's by
+// error code string, never by Go type (the SDK's typed set changes between versions).
+func classifyErr(err error) errClass {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return errClass{code: codes.DeadlineExceeded, httpStatus: http.StatusGatewayTimeout, message: "the upstream model did not answer in time"}
@@ -45,6 +57,8 @@ func classify(err error) errClass {
 		return errClass{code: codes.Unauthenticated, httpStatus: http.StatusUnauthorized, message: err.Error()}
 	case errors.Is(err, errOverloaded), errors.Is(err, ErrDraining):
 		return errClass{code: codes.Unavailable, httpStatus: http.StatusServiceUnavailable, message: err.Error(), retryAfter: true}
+	case errors.Is(err, errBodyTimeout):
+		return errClass{code: codes.DeadlineExceeded, httpStatus: http.StatusRequestTimeout, message: err.Error()}
 	case errors.Is(err, errBodyTooLarge):
 		return errClass{code: codes.ResourceExhausted, httpStatus: http.StatusRequestEntityTooLarge, message: err.Error()}
 	case errors.Is(err, translate.ErrInvalidRequest), errors.Is(err, translate.ErrUnsupported), errors.Is(err, jsonapi.ErrInvalidJSON):
@@ -59,6 +73,9 @@ func classify(err error) errClass {
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
 		return classifyBedrock(apiErr.ErrorCode(), apiErr.ErrorMessage())
+	}
+	if errors.Is(err, bedrock.ErrCredentials) {
+		return errClass{code: codes.Internal, httpStatus: http.StatusBadGateway, message: errCredentialsRefused.Error(), internal: true}
 	}
 	if errors.Is(err, bedrock.ErrTransport) {
 		return errClass{code: codes.Unavailable, httpStatus: http.StatusBadGateway, message: "the upstream model service failed", internal: true}
@@ -79,9 +96,13 @@ func classifyBedrock(code, message string) errClass {
 		c.code, c.httpStatus = codes.DeadlineExceeded, http.StatusGatewayTimeout
 	case bedrock.CodeServiceUnavailable:
 		c.code, c.httpStatus, c.retryAfter = codes.Unavailable, http.StatusServiceUnavailable, true
-	case bedrock.CodeAccessDenied:
-		// The gateway's own AWS identity lacks access: the client cannot fix that.
-		c.code, c.httpStatus = codes.Internal, http.StatusBadGateway
+	case bedrock.CodeAccessDenied, bedrock.CodeUnrecognizedClient, bedrock.CodeInvalidSignature,
+		bedrock.CodeExpiredToken, bedrock.CodeIncompleteSignature, bedrock.CodeMissingAuthenticationToken:
+		// The gateway's own AWS identity was refused: the client cannot fix that, and
+		// Bedrock's text can name the gateway's IAM role and account, so it goes to the
+		// log only (PROTOCOL.md 14.7).
+		c.code, c.httpStatus, c.internal = codes.Internal, http.StatusBadGateway, true
+		c.message = errCredentialsRefused.Error()
 	default: // InternalServer, ModelError, ModelStreamError, and codes not known yet
 		c.code, c.httpStatus = codes.Unavailable, http.StatusBadGateway
 	}

@@ -7,15 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -47,7 +50,12 @@ func TestClassify(t *testing.T) {
 		{"model timeout", apiErr(bedrock.CodeModelTimeout), 504, codes.DeadlineExceeded, false, "upstream says"},
 		{"gateway deadline", fmt.Errorf("call: %w", context.DeadlineExceeded), 504, codes.DeadlineExceeded, false, "did not answer in time"},
 		{"service unavailable", apiErr(bedrock.CodeServiceUnavailable), 503, codes.Unavailable, true, "upstream says"},
-		{"access denied", apiErr(bedrock.CodeAccessDenied), 502, codes.Internal, false, "upstream says"},
+		{"access denied", apiErr(bedrock.CodeAccessDenied), 502, codes.Internal, false, "refused the gateway's AWS credentials"},
+		{"unrecognized client", apiErr(bedrock.CodeUnrecognizedClient), 502, codes.Internal, false, "refused the gateway's AWS credentials"},
+		{"invalid signature", apiErr(bedrock.CodeInvalidSignature), 502, codes.Internal, false, "refused the gateway's AWS credentials"},
+		{"expired token", apiErr(bedrock.CodeExpiredToken), 502, codes.Internal, false, "refused the gateway's AWS credentials"},
+		{"no credentials", fmt.Errorf("%w: AWS credentials: no EC2 IMDS role found", bedrock.ErrCredentials), 502, codes.Internal, false, "refused the gateway's AWS credentials"},
+		{"body read timeout", errBodyTimeout, 408, codes.DeadlineExceeded, false, "did not arrive in time"},
 		{"internal server", apiErr(bedrock.CodeInternalServer), 502, codes.Unavailable, false, "upstream says"},
 		{"model error", apiErr(bedrock.CodeModelError), 502, codes.Unavailable, false, "upstream says"},
 		{"model stream error", apiErr(bedrock.CodeModelStreamError), 502, codes.Unavailable, false, "upstream says"},
@@ -68,6 +76,33 @@ func TestClassify(t *testing.T) {
 		})
 	}
 	assert.NotContains(t, classify(errors.New("secret detail")).message, "secret", "internal details stay in the log")
+}
+
+// TestClassifyHidesTheGatewaysAWSIdentity: Bedrock's refusal of the gateway's credentials
+// names its role ARN and account; the client sees neither, the log has both.
+func TestClassifyHidesTheGatewaysAWSIdentity(t *testing.T) {
+	t.Parallel()
+	const text = "User: arn:aws:sts::123456789012:assumed-role/gateway-role/i-0abc is not authorized to perform: bedrock:InvokeModel"
+	for _, code := range []string{bedrock.CodeAccessDenied, bedrock.CodeUnrecognizedClient, bedrock.CodeInvalidSignature, bedrock.CodeExpiredToken} {
+		err := &bedrock.APIError{Code: code, Message: text, StatusCode: bedrock.StatusCode(code)}
+		core, logs := observer.New(zap.DebugLevel)
+		c := answer(withRequestID(t.Context(), "rid-1"), zap.New(core), err)
+		assert.NotContains(t, c.message, "123456789012", code)
+		assert.NotContains(t, c.message, "arn:aws", code)
+		require.Equal(t, 1, logs.Len(), code)
+		assert.Contains(t, fmt.Sprint(logs.All()[0].ContextMap()), "123456789012", "the log keeps the cause")
+	}
+}
+
+// TestClassifyBoundsMessages: a message that quotes input (Bedrock's can) reaches the
+// client cut to clip.MessageMax, without control characters.
+func TestClassifyBoundsMessages(t *testing.T) {
+	t.Parallel()
+	huge := &bedrock.APIError{Code: bedrock.CodeValidation, Message: "Value '" + strings.Repeat("9\n", 1<<20) + "' is invalid", StatusCode: 400}
+	c := classify(huge)
+	assert.LessOrEqual(t, len(c.message), clip.MessageMax+len("…"))
+	body := jsonapi.AppendError(nil, c.message, codeName(c.code), "0123456789abcdef")
+	assert.Less(t, len(body), 4<<10)
 }
 
 func TestCodeName(t *testing.T) {

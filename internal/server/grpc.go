@@ -15,8 +15,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 )
 
@@ -131,10 +133,11 @@ type GRPCOptions struct {
 // NewGRPCServer returns a gRPC server with ChatService, server reflection and
 // grpc.health.v1 registered.
 func NewGRPCServer(svc *Service, opts GRPCOptions, log *zap.Logger) (*grpc.Server, *health.Server) {
-	i := &interceptors{keys: opts.Keys, base: opts.Base, log: log, access: accessLog(log), metrics: svc.opts.Metrics}
-	maxMsgBytes := opts.MaxMsgBytes
+	i := &interceptors{base: opts.Base, log: log, access: accessLog(log), metrics: svc.opts.Metrics}
+	gate := &keyGate{keys: opts.Keys, access: accessLog(log), metrics: svc.opts.Metrics, open: make(chan struct{}, maxKeylessCalls)}
 	s := grpc.NewServer(
-		grpc.MaxRecvMsgSize(maxMsgBytes),
+		grpc.MaxRecvMsgSize(opts.MaxMsgBytes),
+		grpc.InTapHandle(gate.tap),
 		grpc.ChainUnaryInterceptor(i.unary),
 		grpc.ChainStreamInterceptor(i.stream),
 	)
@@ -150,9 +153,65 @@ func NewGRPCServer(svc *Service, opts GRPCOptions, log *zap.Logger) (*grpc.Serve
 	return s, hs
 }
 
-// interceptors add a request id, check keys on ChatService calls, and log each call.
-type interceptors struct {
+// maxKeylessCalls bounds the calls in flight that carry no valid key, to the methods that
+// need none (capabilities, health, reflection). Their messages are read before any handler
+// runs, up to MaxMsgBytes each, so the bound is what caps the memory strangers can take.
+const maxKeylessCalls = 8
+
+// keyGate checks keys in the transport, before a call's message is read or decoded (an
+// interceptor runs after both): a ChatService call without exactly one valid
+// authorization value is refused for the cost of its headers, and what it sends after is
+// discarded unread.
+type keyGate struct {
 	keys    *Keyring
+	access  *zap.Logger
+	metrics *metrics.Metrics
+	// open holds one token per keyless call in flight (maxKeylessCalls).
+	open chan struct{}
+}
+
+type keyIDKey struct{}
+
+// tap implements [tap.ServerInHandle]. It runs on the connection's reader goroutine, so it
+// only hashes and compares.
+func (g *keyGate) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if !g.keys.enabled() {
+		return ctx, nil
+	}
+	if keyID, ok := g.keys.checkOne(info.Header.Get("authorization")); ok {
+		return context.WithValue(ctx, keyIDKey{}, keyID), nil
+	}
+	if !openMethod(info.FullMethodName) {
+		return nil, g.refuse(info.FullMethodName, codes.Unauthenticated, metrics.RejectUnauthenticated, errUnauthenticated.Error())
+	}
+	select {
+	case g.open <- struct{}{}:
+		// The stream's context ends with the call, however it ends.
+		context.AfterFunc(ctx, func() { <-g.open })
+		return ctx, nil
+	default:
+		return nil, g.refuse(info.FullMethodName, codes.ResourceExhausted, metrics.RejectOverloaded,
+			"too many calls without an API key in flight; retry shortly, or send your key")
+	}
+}
+
+// refuse counts and logs a call the gate turns away.
+func (g *keyGate) refuse(method string, code codes.Code, reason, msg string) error {
+	g.metrics.Rejected(reason)
+	route := grpcRoutes[method]
+	if route == "" {
+		route = "grpc_other"
+	}
+	g.metrics.Request(route, codeName(code), "", "", 0)
+	g.access.Info("grpc",
+		zap.String("request_id", newRequestID()),
+		zap.String("method", clip.String(method, clip.LogMax)),
+		zap.String("code", codeName(code)))
+	return status.Error(code, msg)
+}
+
+// interceptors add a request id and log each call; keys were checked by keyGate.
+type interceptors struct {
 	base    context.Context
 	log     *zap.Logger
 	access  *zap.Logger // see accessLog
@@ -172,24 +231,12 @@ func openMethod(method string) bool {
 		!strings.HasPrefix(method, "/"+llmgatewayv1.ChatService_ServiceDesc.ServiceName+"/")
 }
 
-func (i *interceptors) admit(ctx context.Context, method string) (context.Context, error) {
+func (i *interceptors) admit(ctx context.Context, method string) context.Context {
 	id := newRequestID()
 	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", id))
 	info := &callInfo{start: time.Now(), route: grpcRoutes[method]}
-	ctx = withCallInfo(withRequestID(ctx, id), info)
-	if openMethod(method) || !i.keys.enabled() {
-		return ctx, nil
-	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("authorization") {
-		if keyID, ok := i.keys.check(v); ok {
-			info.keyID = keyID
-			return ctx, nil
-		}
-	}
-	i.metrics.Rejected(metrics.RejectUnauthenticated)
-	info.code = codeName(codes.Unauthenticated)
-	return ctx, status.Error(codes.Unauthenticated, errUnauthenticated.Error())
+	info.keyID, _ = ctx.Value(keyIDKey{}).(string)
+	return withCallInfo(withRequestID(ctx, id), info)
 }
 
 // withBase makes ctx end when the server's base context does, with its cause.
@@ -206,35 +253,28 @@ func (i *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServe
 	start := time.Now()
 	ctx, release := i.withBase(ctx)
 	defer release()
-	ctx, err = i.admit(ctx, info.FullMethod)
+	ctx = i.admit(ctx, info.FullMethod)
 	defer func() {
 		if p := recover(); p != nil {
 			err = recovered(ctx, i.log, p)
 		}
-		i.logCall(ctx, info.FullMethod, req, start, err)
+		i.logCall(ctx, info.FullMethod, start, err)
 	}()
-	if err == nil {
-		resp, err = handler(ctx, req)
-	}
-	return resp, err
+	return handler(ctx, req)
 }
 
 func (i *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	start := time.Now()
 	ctx, release := i.withBase(ss.Context())
 	defer release()
-	ctx, err = i.admit(ctx, info.FullMethod)
-	wrapped := &serverStream{ServerStream: ss, ctx: ctx}
+	ctx = i.admit(ctx, info.FullMethod)
 	defer func() {
 		if p := recover(); p != nil {
 			err = recovered(ctx, i.log, p)
 		}
-		i.logCall(ctx, info.FullMethod, wrapped.req, start, err)
+		i.logCall(ctx, info.FullMethod, start, err)
 	}()
-	if err == nil {
-		err = handler(srv, wrapped)
-	}
-	return err
+	return handler(srv, &serverStream{ServerStream: ss, ctx: ctx})
 }
 
 // accessLog is log for the access log's lines, without the caller: it would name the same
@@ -248,14 +288,11 @@ func recovered(ctx context.Context, log *zap.Logger, p any) error {
 	return status.Error(codes.Internal, "internal error")
 }
 
-func (i *interceptors) logCall(ctx context.Context, method string, req any, start time.Time, err error) {
+func (i *interceptors) logCall(ctx context.Context, method string, start time.Time, err error) {
 	if !strings.HasPrefix(method, "/"+llmgatewayv1.ChatService_ServiceDesc.ServiceName+"/") {
 		return // health probes and reflection would drown the log
 	}
 	info := callInfoFrom(ctx)
-	if chat, ok := req.(*llmgatewayv1.ChatRequest); ok && info.clientType == "" {
-		info.clientType = chat.GetClientType()
-	}
 	if info.code == "" && err != nil {
 		info.code = codeName(status.Code(err))
 	}
@@ -268,22 +305,11 @@ func (i *interceptors) logCall(ctx context.Context, method string, req any, star
 		info.fields())
 }
 
-// serverStream carries the request id in the stream's context, and keeps the request for
-// the call log.
+// serverStream carries the request id in the stream's context.
 type serverStream struct {
 	grpc.ServerStream
 	ctx context.Context
-	req any
 }
 
 // Context implements [grpc.ServerStream].
 func (s *serverStream) Context() context.Context { return s.ctx }
-
-// RecvMsg implements [grpc.ServerStream].
-func (s *serverStream) RecvMsg(m any) error {
-	err := s.ServerStream.RecvMsg(m)
-	if err == nil && s.req == nil {
-		s.req = m
-	}
-	return err
-}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bufpool"
+	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/stream"
@@ -32,6 +34,9 @@ type HTTPOptions struct {
 	// StreamWriteTimeout bounds one write of a stream to a client that stopped reading;
 	// zero means defaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
+	// BodyReadTimeout bounds the time from a request's headers to the end of its body;
+	// zero means defaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
 }
 
 // defaultStreamWriteTimeout is the stream write bound of REST and gRPC when none is given,
@@ -44,6 +49,9 @@ func NewHTTPHandler(ctx context.Context, svc *Service, opts HTTPOptions, log *za
 	if opts.StreamWriteTimeout <= 0 {
 		opts.StreamWriteTimeout = defaultStreamWriteTimeout
 	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = defaultBodyReadTimeout
+	}
 	h := &restHandler{svc: svc, opts: opts, log: log, access: accessLog(log)}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &jsonapi.Marshaler{}),
@@ -52,10 +60,10 @@ func NewHTTPHandler(ctx context.Context, svc *Service, opts HTTPOptions, log *za
 		}),
 		runtime.WithRoutingErrorHandler(func(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, code int) {
 			if code == http.StatusMethodNotAllowed {
-				h.writeJSONError(w, r, code, codes.Unimplemented, "method "+r.Method+" is not allowed on "+r.URL.Path)
+				h.writeJSONError(w, r, code, codes.Unimplemented, "method "+clip.String(r.Method, clip.QuoteMax)+" is not allowed on "+clip.String(r.URL.Path, clip.QuoteMax))
 				return
 			}
-			h.writeJSONError(w, r, code, codes.NotFound, "no route for "+r.Method+" "+r.URL.Path)
+			h.writeJSONError(w, r, code, codes.NotFound, "no route for "+clip.String(r.Method, clip.QuoteMax)+" "+clip.String(r.URL.Path, clip.QuoteMax))
 		}),
 	)
 	if err := llmgatewayv1.RegisterChatServiceHandlerServer(ctx, mux, &chatServer{svc: svc, log: log}); err != nil {
@@ -136,6 +144,10 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 		info := &callInfo{start: start, route: routeOf(r.URL.Path)}
 		r = r.WithContext(withCallInfo(withRequestID(r.Context(), id), info))
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		// The body must arrive within body_read_timeout, whoever reads it: a handler, or
+		// net/http draining what a handler left. A handler that read its body lifts the
+		// deadline (readBody), so a long call is not cut by it.
+		_ = http.NewResponseController(w).SetReadDeadline(start.Add(h.opts.BodyReadTimeout))
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -153,16 +165,17 @@ func (h *restHandler) middleware(next http.Handler) http.Handler {
 			info.finish(h.svc.opts.Metrics)
 			h.access.Info("http",
 				zap.String("request_id", id),
-				zap.String("method", r.Method),
-				zap.String("route", r.URL.Path),
+				zap.String("method", clip.String(r.Method, clip.QuoteMax)),
+				zap.String("route", clip.String(r.URL.Path, clip.LogMax)),
 				zap.Int("status", rec.status),
 				zap.Duration("latency", time.Since(start)),
 				info.fields())
 		}()
 		if keys := h.opts.Keys; keys.enabled() && !openPath(r.URL.Path) {
-			keyID, ok := keys.check(r.Header.Get("Authorization"))
+			keyID, ok := keys.checkOne(r.Header.Values("Authorization"))
 			if !ok {
 				h.svc.opts.Metrics.Rejected(metrics.RejectUnauthenticated)
+				skipBody(rec)
 				h.writeError(rec, r, errUnauthenticated)
 				return
 			}
@@ -180,6 +193,7 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 		if errors.Is(err, errBodyTooLarge) {
 			h.svc.opts.Metrics.Rejected(metrics.RejectTooLarge)
 		}
+		skipBody(w)
 		h.writeError(w, r, err)
 		return
 	}
@@ -224,31 +238,43 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 	bufpool.Put(bp, b)
 }
 
-// bodyReadTimeout bounds reading a request body, so a client trickling bytes cannot hold a
-// buffer forever. It is set per request, not as the server's ReadTimeout: a connection read
-// deadline that passes during a long stream would cancel the stream's context.
-const bodyReadTimeout = time.Minute
+// skipBody is for an answer given without reading the request's body: the connection
+// closes after the answer, and nothing more is read from it, where net/http would read up
+// to 256 KiB of the body first (before the answer, and again after it) to keep the
+// connection. A stalled body then delays neither the answer nor the close.
+func skipBody(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
+// defaultBodyReadTimeout is the body_read_timeout when none is given, the configuration's
+// default.
+const defaultBodyReadTimeout = 30 * time.Second
 
 // readBody appends a request body of at most limit bytes to dst, sized from
-// Content-Length.
+// Content-Length. It reads under the deadline the middleware set, and lifts it once the
+// body is in: it is a connection deadline, and one that passed during a long call would
+// cancel the call's context. The server has no ReadTimeout for the same reason.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64, dst []byte) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, errBodyTooLarge
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
-	defer rc.SetReadDeadline(time.Time{}) //nolint:errcheck // best effort, as above
 	// Sized from Content-Length, but not trusting it beyond 64 KiB before the bytes arrive.
 	buf := bytes.NewBuffer(dst)
 	buf.Grow(int(min(max(r.ContentLength, 512), 64<<10)) + 1)
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		var netErr net.Error
+		switch {
+		case errors.As(err, &tooLarge):
 			return nil, errBodyTooLarge
+		case errors.As(err, &netErr) && netErr.Timeout():
+			return nil, errBodyTimeout
 		}
 		return nil, fmt.Errorf("%w: reading the body failed: %v", jsonapi.ErrInvalidJSON, err)
 	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	return buf.Bytes(), nil
 }
 
@@ -270,7 +296,7 @@ func applyQuery(req *llmgatewayv1.ChatRequest, q url.Values) error {
 		}
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return fmt.Errorf("%w: query parameter %s=%q: want true or false", translate.ErrInvalidRequest, f.name, v)
+			return fmt.Errorf("%w: query parameter %s=%s: want true or false", translate.ErrInvalidRequest, f.name, clip.Quote(v))
 		}
 		*f.dst = *f.dst || b
 	}

@@ -15,6 +15,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
@@ -63,7 +64,9 @@ type Service struct {
 
 // NewService returns a Service calling upstream.
 func NewService(upstream Upstream, opts Options, log *zap.Logger) *Service {
-	return &Service{upstream: upstream, opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrent)}
+	s := &Service{upstream: upstream, opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrent)}
+	opts.Metrics.ConfiguredModels(s.listedModels(s.resolveModel(""))...)
+	return s
 }
 
 // admit reserves a slot for one Bedrock call. Call release when the call has ended.
@@ -142,9 +145,15 @@ type prepared struct {
 // prepare checks what only the gateway knows (provider, limits, model) and translates.
 func (s *Service) prepare(ctx context.Context, req *llmgatewayv1.ChatRequest) (*prepared, error) {
 	info := callInfoFrom(ctx)
+	if n := len(req.GetClientType()); n > maxClientTypeBytes {
+		return nil, fmt.Errorf("%w: client_type: %d bytes, at most %d are allowed", translate.ErrInvalidRequest, n, maxClientTypeBytes)
+	}
 	info.clientType = req.GetClientType()
+	if n := len(req.GetModel()); n > maxModelIDBytes {
+		return nil, fmt.Errorf("%w: model: %d bytes, at most %d are allowed (Bedrock's limit for a model id)", translate.ErrInvalidRequest, n, maxModelIDBytes)
+	}
 	if p := req.GetProvider(); p != "" && !strings.EqualFold(p, "bedrock") {
-		return nil, fmt.Errorf("%w: provider %q is not supported; this gateway serves \"bedrock\"", translate.ErrInvalidRequest, p)
+		return nil, fmt.Errorf("%w: provider %s is not supported; this gateway serves \"bedrock\"", translate.ErrInvalidRequest, clip.Quote(p))
 	}
 	if err := s.checkLimits(req); err != nil {
 		return nil, err
@@ -159,6 +168,14 @@ func (s *Service) prepare(ctx context.Context, req *llmgatewayv1.ChatRequest) (*
 	s.opts.Metrics.Repairs(model.ID, names.Stats.SynthesizedResults, names.Stats.OrphanResults)
 	return &prepared{model: model, converse: converse, names: names}, nil
 }
+
+// Bounds on the free strings of a request that reach logs, labels or Bedrock.
+const (
+	// maxModelIDBytes is the longest modelId Converse accepts.
+	maxModelIDBytes = 2048
+	// maxClientTypeBytes bounds the caller label.
+	maxClientTypeBytes = 256
+)
 
 func (s *Service) checkLimits(req *llmgatewayv1.ChatRequest) error {
 	if n := len(req.GetTools()); n > s.opts.MaxTools {

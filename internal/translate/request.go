@@ -13,6 +13,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
@@ -165,7 +166,7 @@ func (t *translator) scanToolCalls(msgs []*llmgatewayv1.Message) error {
 			case tc == nil:
 				return invalidf("messages[%d].tool_calls[%d] is empty", i, j)
 			case tc.GetType() != "" && tc.GetType() != "function":
-				return invalidf("messages[%d].tool_calls[%d].type %q is not supported; the only tool call type is \"function\"", i, j, tc.GetType())
+				return invalidf("messages[%d].tool_calls[%d].type %s is not supported; the only tool call type is \"function\"", i, j, clip.Quote(tc.GetType()))
 			case tc.GetId() == "":
 				return invalidf("messages[%d].tool_calls[%d].id is empty", i, j)
 			case tc.GetFunction() == nil:
@@ -263,7 +264,7 @@ func (t *translator) message(i int, m *llmgatewayv1.Message) error {
 	case "":
 		return invalidf("messages[%d].role is missing", i)
 	default:
-		return invalidf("messages[%d].role %q is not one of system, developer, user, assistant, tool", i, role)
+		return invalidf("messages[%d].role %s is not one of system, developer, user, assistant, tool", i, clip.Quote(role))
 	}
 	return nil
 }
@@ -602,7 +603,7 @@ func partKind(i, j int, p *llmgatewayv1.ContentPart) (isText bool, err error) {
 	case p.GetType() == "image_url", p.GetType() == "":
 		return false, nil
 	default:
-		return false, invalidf("messages[%d].content[%d].type %q is not one of \"text\", \"image_url\"", i, j, p.GetType())
+		return false, invalidf("messages[%d].content[%d].type %s is not one of \"text\", \"image_url\"", i, j, clip.Quote(p.GetType()))
 	}
 }
 
@@ -633,7 +634,7 @@ func imageBlock(i, j int, p *llmgatewayv1.ContentPart) (*bedrock.ImageBlock, err
 	params := strings.Split(meta, ";")
 	format, ok := imageFormats[strings.ToLower(strings.TrimSpace(params[0]))]
 	if !ok {
-		return nil, invalidf("%s: media type %q is not supported; use image/png, image/jpeg, image/gif or image/webp", path, params[0])
+		return nil, invalidf("%s: media type %s is not supported; use image/png, image/jpeg, image/gif or image/webp", path, clip.Quote(params[0]))
 	}
 	isBase64 := false
 	for _, prm := range params[1:] {

@@ -17,6 +17,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/jsonenc"
 	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
@@ -198,7 +199,7 @@ func readTools(tools []*llmgatewayv1.Tool) ([]toolDef, error) {
 			return nil, invalidf("tools[%d] is empty", i)
 		}
 		if t.GetType() != "" && t.GetType() != "function" {
-			return nil, invalidf("tools[%d].type %q is not supported; the only tool type is \"function\"", i, t.GetType())
+			return nil, invalidf("tools[%d].type %s is not supported; the only tool type is \"function\"", i, clip.Quote(t.GetType()))
 		}
 		d := toolDef{name: t.GetName(), description: t.GetDescription(), parametersJSON: t.GetParametersJson(),
 			parameters: t.GetParameters(), path: "tools[" + strconv.Itoa(i) + "]"}
@@ -210,7 +211,7 @@ func readTools(tools []*llmgatewayv1.Tool) ([]toolDef, error) {
 			return nil, invalidf("%s.name is empty", d.path)
 		}
 		if j, dup := seen[d.name]; dup {
-			return nil, invalidf("%s.name %q is a duplicate of tools[%d]", d.path, d.name, j)
+			return nil, invalidf("%s.name %s is a duplicate of tools[%d]", d.path, clip.Quote(d.name), j)
 		}
 		seen[d.name] = i
 		defs = append(defs, d)
@@ -289,7 +290,7 @@ func jsonSchema(s string) (json.RawMessage, error) {
 			if !isJSONString(val, "object") {
 				var got string
 				_ = json.Unmarshal(val, &got)
-				return nil, schemaError(fmt.Sprintf(`must be a JSON Schema whose root "type" is "object", not %q`, got))
+				return nil, schemaError(fmt.Sprintf(`must be a JSON Schema whose root "type" is "object", not %s`, clip.Quote(got)))
 			}
 		}
 		i = valEnd
@@ -379,7 +380,7 @@ func structSchema(s *structpb.Struct) (json.RawMessage, error) {
 	} else if got, isString := t.GetKind().(*structpb.Value_StringValue); !isString {
 		return nil, schemaError(`must be a JSON Schema whose root "type" is "object"`)
 	} else if got.StringValue != "object" {
-		return nil, schemaError(fmt.Sprintf(`must be a JSON Schema whose root "type" is "object", not %q`, got.StringValue))
+		return nil, schemaError(fmt.Sprintf(`must be a JSON Schema whose root "type" is "object", not %s`, clip.Quote(got.StringValue)))
 	}
 	out, err := appendFields(make([]byte, 0, 256), fields, 0)
 	if err != nil {
@@ -479,7 +480,7 @@ func readToolChoice(v *structpb.Value) (kind, name string, err error) {
 	case *structpb.Value_StringValue:
 		kind, ok := simpleChoice(k.StringValue)
 		if !ok {
-			return "", "", invalidf(`tool_choice %q is not one of "auto", "none", "required", "any" or a function object`, k.StringValue)
+			return "", "", invalidf(`tool_choice %s is not one of "auto", "none", "required", "any" or a function object`, clip.Quote(k.StringValue))
 		}
 		return kind, "", nil
 	case *structpb.Value_StructValue:
@@ -500,7 +501,7 @@ func readToolChoice(v *structpb.Value) (kind, name string, err error) {
 			if kind, ok := simpleChoice(typ.StringValue); ok {
 				return kind, "", nil
 			}
-			return "", "", invalidf(`tool_choice.type %q is not one of "auto", "none", "required", "any", "function"`, typ.StringValue)
+			return "", "", invalidf(`tool_choice.type %s is not one of "auto", "none", "required", "any", "function"`, clip.Quote(typ.StringValue))
 		default:
 			return "", "", invalidf(`tool_choice.type is required`)
 		}
@@ -553,7 +554,7 @@ func bedrockToolChoice(kind, bedrockName string, model capabilities.Model, stats
 func (t *translator) toolConfig(defs []toolDef, choice, choiceName string) (*bedrock.ToolConfig, error) {
 	switch {
 	case choice == choiceFunction && !hasTool(defs, choiceName):
-		return nil, invalidf("tool_choice.function.name %q names no tool in tools", choiceName)
+		return nil, invalidf("tool_choice.function.name %s names no tool in tools", clip.Quote(choiceName))
 	case choice == choiceRequired && len(defs) == 0:
 		return nil, invalidf(`tool_choice "required" needs at least one tool in tools`)
 	}
@@ -565,7 +566,7 @@ func (t *translator) toolConfig(defs []toolDef, choice, choiceName string) (*bed
 		return nil, nil
 	}
 	if !t.model.Tools {
-		return nil, fmt.Errorf("%w: model %s does not support tool use; remove the tools and tool calls or choose a model that supports them", ErrUnsupported, t.model.ID)
+		return nil, fmt.Errorf("%w: model %s does not support tool use; remove the tools and tool calls or choose a model that supports them", ErrUnsupported, clip.String(t.model.ID, clip.LogMax))
 	}
 	cfg := &bedrock.ToolConfig{Tools: make([]bedrock.Tool, 0, max(len(defs), 1))}
 	for _, d := range defs {
