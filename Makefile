@@ -12,8 +12,8 @@ BUF := go tool -modfile=tools/go.mod buf
 help: ## Show the targets
 	@grep -hE '^[a-z][a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-run: ## Run the gateway on the embedded Bedrock simulator (REST :8080, gRPC :9090)
-	go run ./cmd/gateway --sim
+run: ## Run the gateway on the embedded Bedrock simulator (REST localhost:8080, gRPC localhost:9090; no keys, so loopback only)
+	go run ./cmd/gateway --sim --http-addr 127.0.0.1:8080 --grpc-addr 127.0.0.1:9090
 
 test: ## Run every test (race detector on)
 	go test -race -count=1 ./...

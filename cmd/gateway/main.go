@@ -7,9 +7,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,25 +25,147 @@ import (
 	"github.com/nirmata/llm-gateway/internal/gateway"
 )
 
+const usage = `gateway: OpenAI-style chat with tools, over gRPC and REST, answered by AWS Bedrock.
+
+Usage:
+  gateway [flags]          serve (REST on --http-addr, gRPC on --grpc-addr)
+  gateway sim [flags]      run the Bedrock simulator alone (gateway sim --help)
+  gateway version          print the version (also --version)
+  gateway help [sim]       print this help, or the simulator's
+
+Flags (each also an environment variable; a --config YAML file takes every setting,
+see README.md "Configuration"):
+`
+
+const simUsage = `gateway sim: a Bedrock Runtime look-alike (Converse and ConverseStream over HTTP), for
+tests and demos. Point any Bedrock client at it:
+  AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://127.0.0.1:4566 AWS_REGION=us-east-1 \
+  AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test gateway
+
+Usage:
+  gateway sim [flags]
+
+Flags:
+`
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3"; otherwise the
+// module version or VCS revision the binary was built from is shown.
+var version = ""
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole command: it returns the exit code (0; 1 when serving failed; 2 for bad
+// usage). Help goes to stdout, errors to stderr, each once.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmd := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
 	var err error
-	if len(os.Args) > 1 && os.Args[1] == "sim" {
-		err = runSim(ctx, os.Args[2:])
-	} else {
-		err = runGateway(ctx, os.Args[1:])
+	switch cmd {
+	case "":
+		if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+			fmt.Fprintln(stdout, versionString())
+			return 0
+		}
+		err = runGateway(ctx, args)
+	case "sim":
+		err = runSim(ctx, args)
+	case "version":
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	case "help":
+		if len(args) > 0 && args[0] == "sim" {
+			printSimUsage(stdout)
+		} else {
+			printUsage(stdout)
+		}
+		return 0
+	default:
+		fmt.Fprintf(stderr, "gateway: unknown command %q; run 'gateway --help'\n", cmd)
+		return 2
 	}
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "gateway:", err)
-		os.Exit(1)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		if cmd == "sim" {
+			printSimUsage(stdout)
+		} else {
+			printUsage(stdout)
+		}
+		return 0
+	case errors.As(err, new(usageError)):
+		help := "gateway --help"
+		if cmd == "sim" {
+			help = "gateway sim --help"
+		}
+		fmt.Fprintf(stderr, "gateway: %v\nRun '%s' for usage.\n", err, help)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "gateway:", err)
+		return 1
 	}
+}
+
+// usageError is a mistake on the command line, answered with exit code 2 and a pointer to
+// the help.
+type usageError struct{ error }
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, usage)
+	config.PrintFlags(w)
+	fmt.Fprint(w, "\nStart with 'gateway --sim' (no AWS account needed), then README.md \"Try it\".\n")
+}
+
+func printSimUsage(w io.Writer) {
+	fmt.Fprint(w, simUsage)
+	fs, _ := simFlags()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprintf(w, "\nFault syntax (--fault, repeatable): %s\n", bedrocksim.FaultHelp)
+}
+
+func versionString() string {
+	v, rev, modified := version, "", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	if v == "" {
+		v = "devel"
+	}
+	out := "gateway " + v
+	if rev != "" {
+		out += " (" + rev[:min(12, len(rev))]
+		if modified {
+			out += ", modified"
+		}
+		out += ")"
+	}
+	return out + " " + runtime.Version()
 }
 
 func runGateway(ctx context.Context, args []string) error {
 	cfg, err := config.Load(args, os.Getenv)
 	if err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
 	}
 	log, flush, err := newLogger(cfg.LogLevel)
 	if err != nil {
@@ -49,26 +175,45 @@ func runGateway(ctx context.Context, args []string) error {
 	return gateway.Run(ctx, cfg, log, nil)
 }
 
-// runSim serves the Bedrock simulator alone, so a gateway (or any Bedrock client) can reach
-// it through AWS_ENDPOINT_URL_BEDROCK_RUNTIME.
-func runSim(ctx context.Context, args []string) error {
+// simOptions are the settings of gateway sim.
+type simOptions struct {
+	addr              string
+	firstToken, delta time.Duration
+	sim               bedrocksim.Options
+}
+
+func simFlags() (*flag.FlagSet, *simOptions) {
+	o := &simOptions{}
 	fs := flag.NewFlagSet("gateway sim", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:4566", "listen address")
-	firstToken := fs.Duration("first-token-delay", 0, "delay before the first event")
-	delta := fs.Duration("delta-delay", 0, "delay between stream deltas")
-	opts := bedrocksim.Options{}
-	fs.Func("fault", `inject a fault, repeatable: "throttle,times=2", "stream_exception,exception=modelStreamErrorException,after=5", "truncate", "hang,mode=unary"`, func(spec string) error {
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:4566", "listen address")
+	fs.DurationVar(&o.firstToken, "first-token-delay", 0, "delay before the first event")
+	fs.DurationVar(&o.delta, "delta-delay", 0, "delay between stream deltas")
+	fs.Func("fault", "inject a fault, repeatable, e.g. \"throttle,times=2\" (syntax below)", func(spec string) error {
 		f, err := bedrocksim.ParseFault(spec)
 		if err == nil {
-			opts.Faults = append(opts.Faults, f)
+			o.sim.Faults = append(o.sim.Faults, f)
 		}
 		return err
 	})
+	return fs, o
+}
+
+// runSim serves the Bedrock simulator alone, so a gateway (or any Bedrock client) can reach
+// it through AWS_ENDPOINT_URL_BEDROCK_RUNTIME.
+func runSim(ctx context.Context, args []string) error {
+	fs, o := simFlags()
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
 	}
-	opts.FirstTokenDelay, opts.DeltaDelay = *firstToken, *delta
-	sim := bedrocksim.New(opts)
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	o.sim.FirstTokenDelay, o.sim.DeltaDelay = o.firstToken, o.delta
+	sim := bedrocksim.New(o.sim)
 	defer sim.Close()
 	log, flush, err := newLogger("info")
 	if err != nil {
@@ -76,7 +221,7 @@ func runSim(ctx context.Context, args []string) error {
 	}
 	defer flush()
 	srv := &http.Server{
-		Addr:              *addr,
+		Addr:              o.addr,
 		Handler:           sim,
 		ReadHeaderTimeout: 10 * time.Second,
 	}
@@ -87,7 +232,7 @@ func runSim(ctx context.Context, args []string) error {
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	log.Info("bedrock simulator listening", zap.String("addr", *addr))
+	log.Info("bedrock simulator listening", zap.String("addr", o.addr))
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

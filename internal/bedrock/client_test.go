@@ -338,13 +338,18 @@ func TestNormalizeCode(t *testing.T) {
 func TestFinishedStreamsReuseTheConnection(t *testing.T) {
 	t.Parallel()
 	raw := sampleStream(t)
+	lastRead := make(chan struct{})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
 		_, _ = w.Write(raw)
 		w.(http.Flusher).Flush() // chunked, as Bedrock streams
-		// The body's end comes a moment after the last event, in its own segment, as from
-		// a real upstream: a client that closes at the last event has not seen it yet.
-		time.Sleep(20 * time.Millisecond)
+		// The body's end comes after the client has read the last event, in its own
+		// segment, as from a real upstream: a client that closes at the last event has not
+		// seen it yet.
+		select {
+		case <-lastRead:
+		case <-r.Context().Done():
+		}
 	}))
 	var conns atomic.Int32
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -366,6 +371,7 @@ func TestFinishedStreamsReuseTheConnection(t *testing.T) {
 				break // stop reading at the last event, as the gateway does
 			}
 		}
+		lastRead <- struct{}{}
 		require.NoError(t, s.Close())
 	}
 	assert.EqualValues(t, 1, conns.Load(), "one connection for five streams")
@@ -435,15 +441,8 @@ func TestOpenStreamsDropTheirRequests(t *testing.T) {
 	}
 	// The transport writes the request and then lets its body go a moment later, on its own
 	// goroutine.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		perStream := (heap() - before) / streams
-		if perStream < prompt/2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("each open stream holds %d bytes", perStream)
-		}
-	}
+	require.Eventually(t, func() bool { return (heap()-before)/streams < prompt/2 }, 10*time.Second, 20*time.Millisecond,
+		"each open stream holds its request")
 	for _, s := range open {
 		_ = s.Close()
 	}

@@ -2,6 +2,7 @@ package bedrocksim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,19 @@ const (
 	FaultStreamException FaultKind = "stream_exception" // 200, events, then an exception frame
 	FaultTruncate        FaultKind = "truncate"         // 200, events, then the body ends
 )
+
+// FaultKinds lists every kind, in the order help texts show them.
+var FaultKinds = []FaultKind{FaultThrottle, FaultUnavailable, FaultInternal, FaultModelNotReady, FaultHang, FaultStreamException, FaultTruncate}
+
+// FaultHelp describes the fault syntax, for help texts and errors.
+const FaultHelp = `KIND[,OPTION=VALUE...]
+  kinds: throttle, unavailable, internal, model_not_ready (an error before any byte),
+         hang (no answer until the request ends),
+         stream_exception, truncate (streams only: a few events, then the failure)
+  options: times=N (only the first N requests), mode=stream|unary,
+           exception=<Bedrock exception, e.g. modelStreamErrorException> (stream_exception),
+           after=N (events before a stream_exception or truncate; default 3)
+  e.g. "throttle,times=2", "stream_exception,exception=modelStreamErrorException,after=5"`
 
 // defaultAfterEvents is how many stream events precede an in-stream fault: messageStart and
 // two text deltas, so the client has already forwarded something when the stream breaks.
@@ -143,11 +157,12 @@ func (c *faultCounter) take(stream bool) (Fault, bool) {
 func ParseFault(spec string) (Fault, error) {
 	parts := strings.Split(strings.TrimSpace(spec), ",")
 	f := Fault{Kind: FaultKind(strings.TrimSpace(parts[0]))}
-	switch f.Kind {
-	case FaultThrottle, FaultUnavailable, FaultInternal, FaultModelNotReady, FaultHang,
-		FaultStreamException, FaultTruncate:
-	default:
-		return Fault{}, fmt.Errorf("bedrocksim: unknown fault kind %q", f.Kind)
+	if !slices.Contains(FaultKinds, f.Kind) {
+		kinds := make([]string, len(FaultKinds))
+		for i, k := range FaultKinds {
+			kinds[i] = string(k)
+		}
+		return Fault{}, fmt.Errorf("unknown fault kind %q; want one of %s", f.Kind, strings.Join(kinds, ", "))
 	}
 	for _, p := range parts[1:] {
 		key, value, _ := strings.Cut(strings.TrimSpace(p), "=")
@@ -168,10 +183,10 @@ func ParseFault(spec string) (Fault, error) {
 				err = fmt.Errorf("mode must be stream or unary")
 			}
 		default:
-			err = fmt.Errorf("unknown option")
+			err = fmt.Errorf("unknown option; want times, mode, exception or after")
 		}
 		if err != nil {
-			return Fault{}, fmt.Errorf("bedrocksim: fault %q: %s: %w", spec, key, err)
+			return Fault{}, fmt.Errorf("fault %q: %s: %w", spec, key, err)
 		}
 	}
 	return f, nil

@@ -93,26 +93,44 @@ func defaults() Config {
 	}
 }
 
-// Load builds the configuration from command-line args (without the program name) and the
-// environment given by getenv.
-func Load(args []string, getenv func(string) string) (Config, error) {
+// flagValues are the command-line flags, before the environment and the file fill in
+// what they leave unset.
+type flagValues struct {
+	httpAddr, grpcAddr, apiKeys, apiKeysFile, defaultModel, file, logLevel *string
+	sim                                                                    *bool
+}
+
+func newFlagSet() (*flag.FlagSet, flagValues) {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
-	httpAddr := fs.String("http-addr", "", "REST, streaming, health and metrics address (env GATEWAY_HTTP_ADDR, default :8080)")
-	grpcAddr := fs.String("grpc-addr", "", "gRPC address (env GATEWAY_GRPC_ADDR, default :9090)")
-	apiKeys := fs.String("api-keys", "", "comma-separated client keys; empty turns auth off (env GATEWAY_API_KEYS)")
-	apiKeysFile := fs.String("api-keys-file", "", "file of client keys, one per line, plaintext or sha256:<hex> (env GATEWAY_API_KEYS_FILE)")
-	defaultModel := fs.String("default-model", "", "model used when a request names none (env GATEWAY_DEFAULT_MODEL, default "+DefaultModel+")")
-	sim := fs.Bool("sim", false, "serve from the embedded Bedrock simulator instead of AWS (env GATEWAY_SIM=1)")
-	file := fs.String("config", "", "optional YAML configuration file (env GATEWAY_CONFIG)")
-	logLevel := fs.String("log-level", "", "debug, info, warn or error (env GATEWAY_LOG_LEVEL, default info)")
 	fs.SetOutput(io.Discard)
+	return fs, flagValues{
+		httpAddr:     fs.String("http-addr", "", "REST, streaming, health and metrics address (env GATEWAY_HTTP_ADDR, default :8080)"),
+		grpcAddr:     fs.String("grpc-addr", "", "gRPC address (env GATEWAY_GRPC_ADDR, default :9090)"),
+		apiKeys:      fs.String("api-keys", "", "comma-separated client keys; empty turns auth off (env GATEWAY_API_KEYS)"),
+		apiKeysFile:  fs.String("api-keys-file", "", "file of client keys, one per line, plaintext or sha256:<hex> (env GATEWAY_API_KEYS_FILE)"),
+		defaultModel: fs.String("default-model", "", "model used when a request names none (env GATEWAY_DEFAULT_MODEL, default "+DefaultModel+")"),
+		sim:          fs.Bool("sim", false, "serve from the embedded Bedrock simulator instead of AWS (env GATEWAY_SIM=1)"),
+		file:         fs.String("config", "", "optional YAML configuration file (env GATEWAY_CONFIG)"),
+		logLevel:     fs.String("log-level", "", "debug, info, warn or error (env GATEWAY_LOG_LEVEL, default info)"),
+	}
+}
+
+// PrintFlags writes the flags Load takes, with their help, for a usage text.
+func PrintFlags(w io.Writer) {
+	fs, _ := newFlagSet()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// Load builds the configuration from command-line args (without the program name) and the
+// environment given by getenv. -h and --help return flag.ErrHelp, printing nothing.
+func Load(args []string, getenv func(string) string) (Config, error) {
+	fs, f := newFlagSet()
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(os.Stderr)
-			fs.PrintDefaults()
-		}
 		return Config{}, err
 	}
+	httpAddr, grpcAddr, apiKeys, apiKeysFile, defaultModel := f.httpAddr, f.grpcAddr, f.apiKeys, f.apiKeysFile, f.defaultModel
+	sim, file, logLevel := f.sim, f.file, f.logLevel
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}

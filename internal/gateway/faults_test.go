@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,41 +173,72 @@ func TestOverloadIs503(t *testing.T) {
 	}, 5*time.Second, 20*time.Millisecond, "the slot is released when the client leaves")
 }
 
+// endlessUpstream is a Bedrock whose streams never end: content deltas until the gateway
+// hangs up, which closes cut. A unary call gets a short answer. A client that stops
+// reading such a stream is sure to stall, whatever the socket buffers hold.
+func endlessUpstream(t *testing.T, cfg config.Config) (started, <-chan struct{}) {
+	cut := make(chan struct{})
+	var once sync.Once
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/converse-stream") {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},"stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+		writeFrame(t, w, "messageStart", `{"role":"assistant"}`)
+		delta := `{"contentBlockIndex":0,"delta":{"text":"` + strings.Repeat("x", 4096) + `"}}`
+		for r.Context().Err() == nil {
+			if !tryFrame(w, "contentBlockDelta", delta) {
+				break
+			}
+		}
+		once.Do(func() { close(cut) })
+	}))
+	t.Cleanup(upstream.Close)
+	pointAWSAt(t, upstream.URL)
+	return start(t, cfg), cut
+}
+
+// waitCut waits for the gateway to hang up on the endless upstream.
+func waitCut(t *testing.T, cut <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-cut:
+	case <-time.After(60 * time.Second): // a bound for the test, not a synchronisation
+		t.Fatal("the stalled stream was never cut")
+	}
+}
+
 // TestStalledReaderIsCut: a client that stops reading its stream loses it (and with it the
 // upstream call and the only max_concurrent slot) once a write has waited too long.
 func TestStalledReaderIsCut(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
 	cfg.MaxConcurrent = 1
-	cfg.StreamWriteTimeout = config.Duration(2 * time.Second) // a window to see the slot held
-	g := start(t, cfg)
+	cfg.StreamWriteTimeout = config.Duration(2 * time.Second)
+	g, cut := endlessUpstream(t, cfg)
 
-	// The simulator quotes the tool result back, in small deltas: megabytes of stream.
-	body := `{"stream":true,"messages":[{"role":"user","content":"go"},
-		{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"a","arguments":"{}"}}]},
-		{"role":"tool","tool_call_id":"c1","content":"` + strings.Repeat("x", 3<<20) + `"}],
-		"tools":[{"name":"a"}]}`
-	conn, err := net.Dial("tcp", g.HTTP)
+	// A small receive buffer: the client's side of the connection fills fast.
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	conn, err := d.DialContext(t.Context(), "tcp", g.HTTP)
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = fmt.Fprintf(conn, "POST /llm-apps/chat HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", testKey, len(body), body)
+	_, err = fmt.Fprintf(conn, "POST /llm-apps/chat?stream=true HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", testKey, len(hello), hello)
 	require.NoError(t, err)
-	// The stream has its slot once its status line came (a probe below sent earlier could
-	// have held the only slot and had it refused).
 	statusLine, err := bufio.NewReader(conn).ReadString('\n')
 	require.NoError(t, err)
 	require.Equal(t, "HTTP/1.1 200 OK\r\n", statusLine)
-	// Never read again. While the stream holds the slot, other calls are refused…
+	// Never read again. The stream holds the only slot until it is cut…
+	assert.EqualValues(t, 1, metricValue(t, g, "gateway_open_streams", nil))
+	waitCut(t, cut)
+	// …and then gives it back.
 	require.Eventually(t, func() bool {
-		resp, _, _ := chatOnce(t, g, "")
-		return resp.StatusCode == http.StatusServiceUnavailable
-	}, 15*time.Second, 10*time.Millisecond)
-	// …until the stalled write times out and the slot comes back.
-	require.Eventually(t, func() bool {
-		resp, _, _ := chatOnce(t, g, "")
-		return resp.StatusCode == http.StatusOK
-	}, 20*time.Second, 50*time.Millisecond)
-	assert.Zero(t, metricValue(t, g, "gateway_open_streams", nil))
+		return metricValue(t, g, "gateway_open_streams", nil) == 0
+	}, 10*time.Second, 10*time.Millisecond)
+	resp, _, body := chatOnce(t, g, "")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 }
 
 // TestGRPCStalledReaderIsCut: the same over gRPC, where a client that stops reading fills
@@ -214,39 +246,29 @@ func TestStalledReaderIsCut(t *testing.T) {
 // DeadlineExceeded once a Send has waited stream_write_timeout, and the slot comes back.
 func TestGRPCStalledReaderIsCut(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
 	cfg.MaxConcurrent = 1
 	cfg.StreamWriteTimeout = config.Duration(2 * time.Second)
-	g := start(t, cfg)
+	g, cut := endlessUpstream(t, cfg)
 
 	// Fixed windows (no BDP growth), so the client's buffer stays at 64 KiB.
 	conn, err := grpc.NewClient(g.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
 	require.NoError(t, err)
 	defer conn.Close()
-	req := &llmgatewayv1.ChatRequest{
-		Messages: []*llmgatewayv1.Message{
-			{Role: "user", Content: "go"},
-			{Role: "assistant", ToolCalls: []*llmgatewayv1.ToolCall{{Id: "c1", Type: "function", Function: &llmgatewayv1.FunctionCall{Name: "a", Arguments: "{}"}}}},
-			{Role: "tool", ToolCallId: "c1", Content: strings.Repeat("x", 3<<20)},
-		},
-		Tools: []*llmgatewayv1.Tool{{Name: "a"}},
-	}
+	req := &llmgatewayv1.ChatRequest{Messages: []*llmgatewayv1.Message{{Role: "user", Content: "go"}}}
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
 	stream, err := llmgatewayv1.NewChatServiceClient(conn).ChatStream(ctx, req)
 	require.NoError(t, err)
 	_, err = stream.Recv() // the stream is open; now never read again
 	require.NoError(t, err)
+	assert.EqualValues(t, 1, metricValue(t, g, "gateway_open_streams", nil))
 
+	waitCut(t, cut)
 	require.Eventually(t, func() bool {
-		resp, _, _ := chatOnce(t, g, "")
-		return resp.StatusCode == http.StatusServiceUnavailable
-	}, 15*time.Second, 10*time.Millisecond, "the stalled stream holds the only slot")
-	require.Eventually(t, func() bool {
-		resp, _, _ := chatOnce(t, g, "")
-		return resp.StatusCode == http.StatusOK
-	}, 20*time.Second, 50*time.Millisecond, "the slot comes back once a Send has waited too long")
-	assert.Zero(t, metricValue(t, g, "gateway_open_streams", nil))
+		return metricValue(t, g, "gateway_open_streams", nil) == 0
+	}, 10*time.Second, 10*time.Millisecond)
+	resp, _, body := chatOnce(t, g, "")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the slot came back: %s", body)
 
 	// What the client had buffered, then the call's status.
 	for {
@@ -344,7 +366,7 @@ func TestDrainLetsStreamsFinish(t *testing.T) {
 // TestDrainTimeoutCancelsWithA503 holds a call past the drain timeout: it is cancelled,
 // and its client is told the gateway is shutting down.
 func TestDrainTimeoutCancelsWithA503(t *testing.T) {
-	simUpstream(t, bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, "hang")}})
+	sim := simUpstream(t, bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, "hang")}})
 	t.Setenv("AWS_MAX_ATTEMPTS", "1")
 	cfg := defaultConfig(t)
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
@@ -367,12 +389,15 @@ func TestDrainTimeoutCancelsWithA503(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	time.Sleep(100 * time.Millisecond) // let the call reach the hanging upstream
+	// The call was admitted and reached the hanging upstream: its 503 can only come from
+	// the drain cancelling it, not from admission refusing it.
+	require.Eventually(t, func() bool { return sim.Requests() == 1 }, 10*time.Second, 5*time.Millisecond)
 	stop()
 	wg.Wait()
 	assert.Equal(t, http.StatusServiceUnavailable, status, string(body))
 	assert.Contains(t, string(body), "shutting down")
 	assert.NoError(t, <-done)
+	assert.EqualValues(t, 1, sim.Requests())
 }
 
 type stoppable struct {

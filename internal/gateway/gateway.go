@@ -91,9 +91,6 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	if err != nil {
 		return err
 	}
-	if len(keyList) == 0 {
-		log.Warn("no API keys configured: authentication is off (set GATEWAY_API_KEYS)")
-	}
 
 	svc := server.NewService(upstream, server.Options{
 		DefaultModel:    cfg.DefaultModel,
@@ -148,7 +145,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return fmt.Errorf("http listen: %w", err)
 	}
 	addrs.HTTP, addrs.GRPC = httpLis.Addr().String(), grpcLis.Addr().String()
-	log.Info("gateway listening", zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC))
+	logStarted(log, addrs, upstreamName, len(keyList) > 0)
 	if started != nil {
 		started(addrs)
 	}
@@ -186,6 +183,50 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return nil
 	})
 	return g.Wait()
+}
+
+// logStarted says where the gateway listens and what to try first, and warns when anyone
+// who can reach those addresses may call it.
+func logStarted(log *zap.Logger, addrs Addrs, upstream string, auth bool) {
+	tryAuth := ""
+	if auth {
+		tryAuth = " -H 'Authorization: Bearer <key>'"
+	}
+	log.Info("gateway listening",
+		zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), zap.String("upstream", upstream),
+		zap.String("try", "curl -s http://"+dialable(addrs.HTTP)+"/llm-apps/chat"+tryAuth+` -d '{"messages":[{"role":"user","content":"hi"}]}'`+
+			"; grpcurl -plaintext "+dialable(addrs.GRPC)+" list; README.md \"Try it\" has more"))
+	if !auth {
+		where := "on loopback only"
+		if !loopback(addrs.HTTP) || !loopback(addrs.GRPC) {
+			where = "ON EVERY INTERFACE: anyone who can reach this host can use its AWS credentials"
+		}
+		log.Warn("authentication is off: no API keys configured; set GATEWAY_API_KEYS (or --api-keys-file) to require them",
+			zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), zap.String("listening", where))
+	}
+}
+
+// dialable turns a listen address such as "[::]:8080" into one a client on this host can
+// dial.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// loopback reports whether a listen address accepts connections from this host only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 // startSim serves the simulator on a loopback port: the gateway reaches it over HTTP

@@ -156,7 +156,7 @@ func TestStalledBodyWithKeyIsCut(t *testing.T) {
 	cfg := defaultConfig(t)
 	cfg.Sim = true
 	cfg.BodyReadTimeout = config.Duration(300 * time.Millisecond)
-	cfg.SimFirstTokenDelay = config.Duration(time.Second) // longer than the body timeout
+	cfg.SimFirstTokenDelay = config.Duration(600 * time.Millisecond) // longer than the body timeout
 	g := start(t, cfg)
 
 	conn := rawRequest(t, g.HTTP, "POST /llm-apps/chat HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+testKey+"\r\nContent-Length: 1000\r\n", `{"messages":`)

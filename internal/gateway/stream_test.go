@@ -377,6 +377,23 @@ func fakeBedrock(t *testing.T, h http.HandlerFunc) started {
 	return start(t, defaultConfig(t))
 }
 
+// tryFrame writes and flushes one event-stream frame, and reports whether the write
+// succeeded.
+func tryFrame(w http.ResponseWriter, eventType, payload string) bool {
+	msg := eventstream.Message{Payload: []byte(payload)}
+	msg.Headers.Set(":message-type", eventstream.StringValue("event"))
+	msg.Headers.Set(":event-type", eventstream.StringValue(eventType))
+	msg.Headers.Set(":content-type", eventstream.StringValue("application/json"))
+	var buf bytes.Buffer
+	if err := eventstream.NewEncoder().Encode(&buf, msg); err != nil {
+		return false
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return false
+	}
+	return http.NewResponseController(w).Flush() == nil
+}
+
 func writeFrame(t *testing.T, w http.ResponseWriter, eventType, payload string) {
 	msg := eventstream.Message{Payload: []byte(payload)}
 	msg.Headers.Set(":message-type", eventstream.StringValue("event"))

@@ -222,8 +222,11 @@ func TestBedrockScenariosAgainstSimulator(t *testing.T) {
 func TestRunCountsAndDuration(t *testing.T) {
 	t.Parallel()
 	var served, inFlight, maxInFlight atomic.Int64
+	// The first request is answered only once a second one has arrived: requests overlap
+	// whenever the runner runs them concurrently.
+	second := make(chan struct{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		served.Add(1)
+		nth := served.Add(1)
 		n := inFlight.Add(1)
 		for {
 			m := maxInFlight.Load()
@@ -231,7 +234,15 @@ func TestRunCountsAndDuration(t *testing.T) {
 				break
 			}
 		}
-		time.Sleep(2 * time.Millisecond)
+		switch nth {
+		case 1:
+			select {
+			case <-second:
+			case <-r.Context().Done():
+			}
+		case 2:
+			close(second)
+		}
 		inFlight.Add(-1)
 		fmt.Fprint(w, "ok")
 	})
@@ -268,7 +279,11 @@ func TestOpenLoop(t *testing.T) {
 	// One worker, a request every 10 ms, each taking 30 ms: the schedule falls behind by
 	// 20 ms a request, so the last of 8 waited about 140 ms before it could start.
 	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(30 * time.Millisecond)
+		select { // 30 ms of work: the scenario's service time, not a synchronisation
+		case <-time.After(30 * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
 		fmt.Fprint(w, "ok")
 	})
 	srv2 := httptest.NewServer(slow)
