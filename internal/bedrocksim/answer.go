@@ -54,7 +54,7 @@ func usageFor(body []byte, a answer) *bedrock.TokenUsage {
 	return &bedrock.TokenUsage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
 }
 
-// buildAnswer is the deterministic model (PROTOCOL.md section 9), applied to a request that
+// buildAnswer is the deterministic model (docs/PROTOCOL.md section 9), applied to a request that
 // passed validation. It looks at the last user turn: tool results are quoted back in text;
 // otherwise tools named there (or forced by toolChoice) are called with arguments built from
 // their schemas; otherwise the answer is a short text. body seeds the tool-call ids, so the

@@ -1,11 +1,11 @@
-// Package bedrocksim is an embedded Bedrock Runtime look-alike (PROTOCOL.md section 9): an
+// Package bedrocksim is an embedded Bedrock Runtime look-alike (docs/PROTOCOL.md section 9): an
 // http.Handler that answers POST /model/{modelId}/converse and /converse-stream the way the
 // real service does on the wire, so the real aws-sdk-go-v2 bedrockruntime client and the
 // gateway's own upstream client can talk to it unchanged.
 //
 // It exists for two reasons: a newcomer can run the gateway with no AWS account (--sim), and
 // tests exercise the whole translation against a strict upstream. Strict matters more than
-// clever: every request is checked against the rules of BEDROCK.md section A and refused with
+// clever: every request is checked against the rules of docs/BEDROCK.md section A and refused with
 // Bedrock's own ValidationException text, so a translation bug fails here the way it would
 // fail in production.
 //

@@ -480,7 +480,7 @@ func TestStreamException(t *testing.T) {
 	}
 }
 
-// TestStreamTruncate asserts what BEDROCK.md B says the SDK does with a stream that ends
+// TestStreamTruncate asserts what docs/BEDROCK.md B says the SDK does with a stream that ends
 // before messageStop: Events() closes and Err() is nil, so the consumer must notice the
 // missing messageStop itself.
 func TestStreamTruncate(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 // bedrockruntime Options.HTTPClient) that talk to a fast local upstream such as this
 // simulator. Tests and benchmarks of any package may use it.
 //
-// Why it exists (BEDROCK.md B): with the SDK's default client, some ConverseStream calls
+// Why it exists (docs/BEDROCK.md B): with the SDK's default client, some ConverseStream calls
 // against an upstream that answers within microseconds die with "decode event: read tcp …:
-// use of closed network connection" (about 1% where BEDROCK.md measured it; 1 in 8,000 in
+// use of closed network connection" (about 1% where docs/BEDROCK.md measured it; 1 in 8,000 in
 // this package's runs). smithy-go hands net/http a request body wrapped in a closer with a
 // WriteTo method, and closes it as soon as the response headers arrive. net/http, not
 // knowing the body is in memory, sends the headers first, copies the body, then reads it once

@@ -15,7 +15,7 @@ import (
 
 // TestStreamStress runs thousands of ConverseStream calls through the generated SDK client
 // against the simulator, which answers within microseconds: the setting in which the SDK's
-// default HTTP client loses some streams to "use of closed network connection" (BEDROCK.md
+// default HTTP client loses some streams to "use of closed network connection" (docs/BEDROCK.md
 // B; about 1 in 8,000 here, more on other machines). With NewSDKHTTPClient none may fail.
 func TestStreamStress(t *testing.T) {
 	const (

@@ -13,14 +13,14 @@ import (
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 )
 
-// namePattern is the service model's pattern for tool names and toolUse ids (BEDROCK.md A9,
+// namePattern is the service model's pattern for tool names and toolUse ids (docs/BEDROCK.md A9,
 // A14). The newer model also allows "." and ":" in ids; the stricter set is enforced.
 var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 // maxCachePoints is Bedrock's (Anthropic's) limit on cachePoint blocks per request (A22).
 const maxCachePoints = 4
 
-// ValidateJSON checks a Converse request body for modelID against the rules of BEDROCK.md
+// ValidateJSON checks a Converse request body for modelID against the rules of docs/BEDROCK.md
 // section A, including those only the raw JSON shows (extraneous keys, unions with more or
 // fewer than one member, empty descriptions). It returns nil or a *bedrock.APIError with
 // code ValidationException, status 400 and Bedrock's own message.

@@ -8,7 +8,7 @@ import (
 
 // Keys each JSON object of a Converse request may carry, from the service model
 // (aws-sdk-go-v2 bedrockruntime schemas). Bedrock's schema validator refuses any other key
-// (BEDROCK.md A6), which is how an OpenAI-shaped {"type":"text","text":…} block fails.
+// (docs/BEDROCK.md A6), which is how an OpenAI-shaped {"type":"text","text":…} block fails.
 var (
 	requestKeys = []string{"messages", "system", "inferenceConfig", "toolConfig", "guardrailConfig",
 		"additionalModelRequestFields", "promptVariables", "additionalModelResponseFieldPaths",

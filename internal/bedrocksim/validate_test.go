@@ -119,7 +119,7 @@ func TestValidateJSON(t *testing.T) {
 		{"A7 prefill on Opus 4.6", opus46, req(hi, hello), "This model does not support assistant message prefill. The conversation must end with a user message."},
 		// A8
 		{"A8 no tools", sonnet4, reqWith(`"toolConfig":{"tools":[]}`, hi), "1 validation error detected: Value '[]' at 'toolConfig.tools' failed to satisfy constraint: Member must have length greater than or equal to 1"},
-		// A9: the first is BEDROCK.md's verbatim example, the second LiteLLM #24668's.
+		// A9: the first is docs/BEDROCK.md's verbatim example, the second LiteLLM #24668's.
 		{"A9 name with a space", sonnet4, reqWith(manyTools(21, spec("Complete Session")), hi), "1 validation error detected: Value 'Complete Session' at 'toolConfig.tools.22.member.toolSpec.name' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+"},
 		{"A9 empty name and description", nova, reqWith(`"toolConfig":{"tools":[{"toolSpec":{"inputSchema":{"json":{"type":"object","properties":{},"required":[]}},"name":"","description":""}}]}`, hi),
 			"3 validation errors detected: Value '' at 'toolConfig.tools.1.member.toolSpec.name' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+; Value '' at 'toolConfig.tools.1.member.toolSpec.name' failed to satisfy constraint: Member must have length greater than or equal to 1; Value '' at 'toolConfig.tools.1.member.toolSpec.description' failed to satisfy constraint: Member must have length greater than or equal to 1"},

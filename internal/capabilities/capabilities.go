@@ -1,5 +1,5 @@
 // Package capabilities knows what each Bedrock model family supports for tool use
-// (BEDROCK.md section F), so the translator can gate tool_choice and streaming, and the
+// (docs/BEDROCK.md section F), so the translator can gate tool_choice and streaming, and the
 // capabilities endpoint can tell clients before they call.
 package capabilities
 
@@ -62,7 +62,7 @@ type family struct {
 	toolChoice     []string
 }
 
-// families is BEDROCK.md section F. Longer prefixes come before shorter ones they share a
+// families is docs/BEDROCK.md section F. Longer prefixes come before shorter ones they share a
 // start with, because the first match wins.
 var families = []family{
 	{"anthropic.claude", true, true, allChoices},

@@ -191,7 +191,7 @@ func TestHistoriesOverGRPC(t *testing.T) {
 			continue // REST-only spellings (stop as a string, null content); protojson refuses them
 		}
 		t.Run(tc.name, func(t *testing.T) {
-			// gRPC carries content arrays in parts (PROTOCOL.md section 6).
+			// gRPC carries content arrays in parts (docs/PROTOCOL.md section 6).
 			body := strings.ReplaceAll(tc.body, `"content":[`, `"parts":[`)
 			var req llmgatewayv1.ChatRequest
 			require.NoError(t, protojson.Unmarshal([]byte(body), &req))
@@ -223,7 +223,7 @@ func TestStreamedNamesAreMappedBack(t *testing.T) {
 	assert.Equal(t, mcpName, chunked.calls[0].Function.Name)
 }
 
-// Bad input names the offending field (PROTOCOL.md section 5).
+// Bad input names the offending field (docs/PROTOCOL.md section 5).
 func TestBadHistoriesNameTheField(t *testing.T) {
 	g := simGateway(t)
 	tests := []struct{ body, field string }{

@@ -34,7 +34,7 @@ const twoTools = `{
   "tool_choice": "auto"
 }`
 
-// jsonlLine is one line of PROTOCOL.md 3.2, decoded strictly enough to check it.
+// jsonlLine is one line of docs/PROTOCOL.md 3.2, decoded strictly enough to check it.
 type jsonlLine struct {
 	Type         string          `json:"type"`
 	Delta        json.RawMessage `json:"delta"`
@@ -58,7 +58,7 @@ type jsonlResult struct {
 
 type call struct{ id, name, args string }
 
-// readJSONL parses a JSONL stream as a PROTOCOL.md 3.2 client does, asserting the rules on
+// readJSONL parses a JSONL stream as a docs/PROTOCOL.md 3.2 client does, asserting the rules on
 // the way: dense indices, a header (id, type, name, no arguments) first for each index,
 // nothing after done or error.
 func readJSONL(t *testing.T, r io.Reader) jsonlResult {

@@ -1,4 +1,4 @@
-// Package jsonapi converts between the REST JSON of the wire contract (PROTOCOL.md
+// Package jsonapi converts between the REST JSON of the wire contract (docs/PROTOCOL.md
 // sections 3, 4 and 5) and the llmgateway.v1 proto messages. It is written by hand rather
 // than with protojson because protojson is slow, its output is deliberately not
 // byte-stable, and it cannot express the contract's polymorphic fields (content as

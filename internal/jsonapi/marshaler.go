@@ -17,7 +17,7 @@ var fallback = &runtime.JSONPb{
 }
 
 // Marshaler is the grpc-gateway marshaler of the REST API's generated routes, which serve
-// the capabilities (PROTOCOL.md 4): it writes Capabilities in the contract's shape and
+// the capabilities (docs/PROTOCOL.md 4): it writes Capabilities in the contract's shape and
 // leaves everything else to protojson (proto field names, unpopulated fields emitted,
 // unknown fields discarded). Chat has its own handler, which uses DecodeChatRequest and
 // the Append functions directly. The zero value is ready to use and safe for concurrent use.

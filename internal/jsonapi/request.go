@@ -24,7 +24,7 @@ type requestError struct{ detail error }
 func (e *requestError) Error() string { return ErrInvalidJSON.Error() + ": " + e.detail.Error() }
 func (e *requestError) Unwrap() error { return ErrInvalidJSON }
 
-// DecodeChatRequest parses a POST /llm-apps/chat body (PROTOCOL.md section 3) into a new
+// DecodeChatRequest parses a POST /llm-apps/chat body (docs/PROTOCOL.md section 3) into a new
 // ChatRequest. Unknown fields are ignored at every level. It checks JSON syntax and the
 // type of every known field; the values themselves (roles, tool names, argument JSON,
 // limits) are the translator's to check.

@@ -23,7 +23,7 @@ func mustValue(t *testing.T, v any) *structpb.Value {
 	return s
 }
 
-// protocolExample is the request of PROTOCOL.md section 3, verbatim.
+// protocolExample is the request of docs/PROTOCOL.md section 3, verbatim.
 const protocolExample = `{
   "model": "us.anthropic.claude-sonnet-4-20250514-v1:0",
   "messages": [

@@ -7,7 +7,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/jsonenc"
 )
 
-// Stream event types (PROTOCOL.md 3.2).
+// Stream event types (docs/PROTOCOL.md 3.2).
 const (
 	eventContent  = "content"
 	eventToolCall = "tool_call"
@@ -15,7 +15,7 @@ const (
 	eventError    = "error"
 )
 
-// AppendChatResponse appends the unary response of PROTOCOL.md 3.1. "message" and
+// AppendChatResponse appends the unary response of docs/PROTOCOL.md 3.1. "message" and
 // "finish_reason" are always present; "tool_calls" is left out when there are none,
 // "usage" and "metadata" when they are nil. A nil r encodes as an empty response.
 func AppendChatResponse(dst []byte, r *llmgatewayv1.ChatResponse) []byte {
@@ -82,7 +82,7 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// AppendStreamEvent appends one line of the JSONL delta stream of PROTOCOL.md 3.2,
+// AppendStreamEvent appends one line of the JSONL delta stream of docs/PROTOCOL.md 3.2,
 // including its trailing '\n':
 //
 //	{"type":"content","delta":"…"}
@@ -183,7 +183,7 @@ func appendStreamError(dst []byte, se *llmgatewayv1.StreamError) []byte {
 	return append(dst, '}')
 }
 
-// AppendChunkedEvent appends one line of the Nirmata chunked stream of PROTOCOL.md 3.3,
+// AppendChunkedEvent appends one line of the Nirmata chunked stream of docs/PROTOCOL.md 3.3,
 // {"id":…,"type":…,"data":…}, including its trailing '\n'.
 func AppendChunkedEvent(dst []byte, id, typ, data string) []byte {
 	dst = append(dst, `{"id":`...)
@@ -196,7 +196,7 @@ func AppendChunkedEvent(dst []byte, id, typ, data string) []byte {
 }
 
 // AppendToolStartData appends the JSON text that a chunked ToolStart event carries in its
-// data string (PROTOCOL.md 3.3): {"tool_call":{"id","type","function":{"name","arguments"}}},
+// data string (docs/PROTOCOL.md 3.3): {"tool_call":{"id","type","function":{"name","arguments"}}},
 // with the complete arguments ("{}" when there are none).
 func AppendToolStartData(dst []byte, tc *llmgatewayv1.ToolCall) []byte {
 	dst = append(dst, `{"tool_call":`...)
@@ -204,7 +204,7 @@ func AppendToolStartData(dst []byte, tc *llmgatewayv1.ToolCall) []byte {
 	return append(dst, '}')
 }
 
-// AppendError appends the body of a non-2xx REST answer (PROTOCOL.md 5):
+// AppendError appends the body of a non-2xx REST answer (docs/PROTOCOL.md 5):
 // {"error":…,"code":…,"request_id":…}, every key present, no trailing newline.
 func AppendError(dst []byte, message, code, requestID string) []byte {
 	dst = append(dst, `{"error":`...)
@@ -216,7 +216,7 @@ func AppendError(dst []byte, message, code, requestID string) []byte {
 	return append(dst, '}')
 }
 
-// AppendCapabilities appends the capabilities answer of PROTOCOL.md 4. Every key is
+// AppendCapabilities appends the capabilities answer of docs/PROTOCOL.md 4. Every key is
 // present; lists are [] rather than null when empty.
 func AppendCapabilities(dst []byte, c *llmgatewayv1.Capabilities) []byte {
 	dst = append(dst, `{"tools_supported":`...)

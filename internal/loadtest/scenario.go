@@ -18,7 +18,7 @@ type Format string
 const (
 	// FormatUnary is one body read whole.
 	FormatUnary Format = "unary"
-	// FormatJSONL is the gateway's delta stream (PROTOCOL.md 3.2): complete when the last
+	// FormatJSONL is the gateway's delta stream (docs/PROTOCOL.md 3.2): complete when the last
 	// line is {"type":"done",…}.
 	FormatJSONL Format = "jsonl"
 	// FormatEventStream is Bedrock's ConverseStream: complete when a messageStop event came
@@ -70,7 +70,7 @@ var benchTools = []benchTool{
 		`{"type":"object","properties":{"filename":{"type":"string"},"content":{"type":"string"}},"required":["filename","content"]}`},
 }
 
-// The simulator calls every tool the last user turn names (PROTOCOL.md section 9).
+// The simulator calls every tool the last user turn names (docs/PROTOCOL.md section 9).
 const (
 	unaryText  = "What is the weather in Paris? Use get_weather."
 	streamText = "Check the weather in Paris with get_weather, then find the flood runbook with search_docs."
@@ -107,7 +107,7 @@ func modelPath(model string) string {
 	return "/model/" + strings.ReplaceAll(url.PathEscape(model), ":", "%3A")
 }
 
-// chatBody is the gateway's REST request (PROTOCOL.md section 3) in the wrapped tool form
+// chatBody is the gateway's REST request (docs/PROTOCOL.md section 3) in the wrapped tool form
 // the gollm client sends, which is also an OpenAI chat-completions request.
 func chatBody(model, text string, stream bool) []byte {
 	type function struct {

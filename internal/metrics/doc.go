@@ -1,4 +1,4 @@
-// Package metrics owns the gateway's Prometheus metrics (PROTOCOL.md section 7): every
+// Package metrics owns the gateway's Prometheus metrics (docs/PROTOCOL.md section 7): every
 // series is named gateway_*, and callers record through small typed methods so no label
 // string is spelled outside this package.
 //

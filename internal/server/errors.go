@@ -37,7 +37,7 @@ type errClass struct {
 	internal   bool
 }
 
-// classify is the one place that decides how an error is answered (PROTOCOL.md section 5).
+// classify is the one place that decides how an error is answered (docs/PROTOCOL.md section 5).
 // Its message is bounded: some quote input, and Bedrock's may too.
 func classify(err error) errClass {
 	c := classifyErr(err)
@@ -100,7 +100,7 @@ func classifyBedrock(code, message string) errClass {
 		bedrock.CodeExpiredToken, bedrock.CodeIncompleteSignature, bedrock.CodeMissingAuthenticationToken:
 		// The gateway's own AWS identity was refused: the client cannot fix that, and
 		// Bedrock's text can name the gateway's IAM role and account, so it goes to the
-		// log only (PROTOCOL.md 14.7).
+		// log only (docs/PROTOCOL.md 14.7).
 		c.code, c.httpStatus, c.internal = codes.Internal, http.StatusBadGateway, true
 		c.message = errCredentialsRefused.Error()
 	default: // InternalServer, ModelError, ModelStreamError, and codes not known yet

@@ -23,7 +23,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
-// TestClassify walks the error table of PROTOCOL.md section 5.
+// TestClassify walks the error table of docs/PROTOCOL.md section 5.
 func TestClassify(t *testing.T) {
 	t.Parallel()
 	apiErr := func(code string) error {

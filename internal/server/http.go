@@ -126,7 +126,7 @@ func routeOf(path string) string {
 	}
 }
 
-// openPaths need no key (PROTOCOL.md section 2).
+// openPaths need no key (docs/PROTOCOL.md section 2).
 func openPath(path string) bool {
 	switch path {
 	case "/healthz", "/readyz", "/metrics", "/llm-apps/capabilities", "/capabilities":
@@ -303,7 +303,7 @@ func applyQuery(req *llmgatewayv1.ChatRequest, q url.Values) error {
 	return nil
 }
 
-// stream answers with the JSONL delta stream (PROTOCOL.md 3.2) or, with chunked, the
+// stream answers with the JSONL delta stream (docs/PROTOCOL.md 3.2) or, with chunked, the
 // Nirmata chunked events (3.3): each upstream event's lines are written and flushed as it
 // arrives. The client going away cancels the request context, which cancels the upstream
 // call.
@@ -379,7 +379,7 @@ func (h *restHandler) readyz(w http.ResponseWriter, _ *http.Request, _ map[strin
 	_, _ = io.WriteString(w, `{"status":"`+state+`","upstream":"`+h.opts.Upstream+`"}`)
 }
 
-// writeError answers with the JSON error body of PROTOCOL.md section 5.
+// writeError answers with the JSON error body of docs/PROTOCOL.md section 5.
 func (h *restHandler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	c := answer(r.Context(), h.log, err)
 	if c.retryAfter {

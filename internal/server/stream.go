@@ -37,7 +37,7 @@ func (s *Service) OpenStream(ctx context.Context, req *llmgatewayv1.ChatRequest,
 		return nil, err
 	}
 	if p.converse.ToolConfig != nil && !p.model.StreamingTools {
-		// BEDROCK.md E: ConverseStream refuses tools on this model; answer unary, replay.
+		// docs/BEDROCK.md E: ConverseStream refuses tools on this model; answer unary, replay.
 		resp, err := s.converse(ctx, p)
 		if err != nil {
 			return nil, err

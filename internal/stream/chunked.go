@@ -11,7 +11,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
-// Line types of the Nirmata chunked stream (PROTOCOL.md 3.3).
+// Line types of the Nirmata chunked stream (docs/PROTOCOL.md 3.3).
 const (
 	ChunkText      = "Text"
 	ChunkToolStart = "ToolStart"
@@ -23,7 +23,7 @@ const (
 	ChunkDone = "Done"
 )
 
-// Chunker writes a stream's events in the Nirmata chunked format (PROTOCOL.md 3.3):
+// Chunker writes a stream's events in the Nirmata chunked format (docs/PROTOCOL.md 3.3):
 //
 //	content        → Text, data = the fragment
 //	tool_call      → nothing yet: the call's id, name and arguments are gathered by index

@@ -1,7 +1,7 @@
 // Package stream turns a Bedrock ConverseStream into the gateway's own stream of deltas
-// (PROTOCOL.md 3.2, BEDROCK.md E) and helps write it in the three client formats: JSONL
+// (docs/PROTOCOL.md 3.2, docs/BEDROCK.md E) and helps write it in the three client formats: JSONL
 // (jsonapi.AppendStreamEvent, one line per event), gRPC (send each event as is) and the
-// Nirmata chunked format (Chunker, PROTOCOL.md 3.3). It is pure: no HTTP, no goroutines, no
+// Nirmata chunked format (Chunker, docs/PROTOCOL.md 3.3). It is pure: no HTTP, no goroutines, no
 // logging. The server reads the upstream and writes to the client.
 //
 // A Machine holds the state of one stream, keyed on Bedrock's contentBlockIndex and never

@@ -2,7 +2,7 @@ package stream
 
 import llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 
-// Event types of the gateway's stream (PROTOCOL.md 3.2), and one internal type.
+// Event types of the gateway's stream (docs/PROTOCOL.md 3.2), and one internal type.
 const (
 	TypeContent  = "content"
 	TypeToolCall = "tool_call"
@@ -15,7 +15,7 @@ const (
 	TypeToolCallEnd = "tool_call_end"
 )
 
-// toolFunction is the type of every tool call (PROTOCOL.md 3.1).
+// toolFunction is the type of every tool call (docs/PROTOCOL.md 3.1).
 const toolFunction = "function"
 
 // ErrorEvent returns the last event of a failed stream: code is the snake-case gRPC code

@@ -140,7 +140,7 @@ func run(t testing.TB, m *Machine, src Events) ([]*llmgatewayv1.ChatStreamEvent,
 }
 
 // errorEvent builds the error line for err with a test-local copy of the server's code
-// mapping (PROTOCOL.md 5), so goldens show what a client would read.
+// mapping (docs/PROTOCOL.md 5), so goldens show what a client would read.
 func errorEvent(t testing.TB, err error) *llmgatewayv1.ChatStreamEvent {
 	t.Helper()
 	var apiErr *bedrock.APIError

@@ -11,7 +11,7 @@ import (
 )
 
 // ErrTruncated: the upstream stream ended without messageStop, so the answer may be
-// incomplete (BEDROCK.md B: a stream cut before messageStop ends without an error). It
+// incomplete (docs/BEDROCK.md B: a stream cut before messageStop ends without an error). It
 // wraps translate.ErrUpstream: 502 / Unavailable.
 var ErrTruncated = fmt.Errorf("%w: the model's stream ended before it was complete; retry the request", translate.ErrUpstream)
 

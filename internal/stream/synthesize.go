@@ -3,7 +3,7 @@ package stream
 import llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 
 // Synthesize turns a unary answer into the events a stream of it would produce, for models
-// without streaming tool use (BEDROCK.md E: the gateway calls Converse and streams the
+// without streaming tool use (docs/BEDROCK.md E: the gateway calls Converse and streams the
 // answer): the text as one content event (none when empty), then per tool call a header
 // and one fragment with the complete arguments ("{}" when empty), then done. resp is the
 // output of translate.Response, so names and ids are already the client's. It produces no

@@ -3,7 +3,7 @@
 // network, no goroutines, no logging; what it repairs it reports in [Stats] for the caller
 // to log and count.
 //
-// Request applies BEDROCK.md section C: it turns any history a client may send (system
+// Request applies docs/BEDROCK.md section C: it turns any history a client may send (system
 // messages mid-way, parallel tool calls split over several assistant or tool messages,
 // unanswered calls (also at the very end of the history), orphan results, empty content, tool names with dots, foreign tool-call
 // ids, a leading assistant turn) into a conversation Bedrock accepts, or refuses it with an

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Sentinels the server maps to statuses (PROTOCOL.md section 5). Every error this package
+// Sentinels the server maps to statuses (docs/PROTOCOL.md section 5). Every error this package
 // returns wraps exactly one of them; the text after the sentinel is meant for the client and
 // names the offending field by its 0-based JSON path, e.g.
 // "invalid request: messages[3].tool_calls[0].function.arguments is not valid JSON: …".

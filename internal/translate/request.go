@@ -29,7 +29,7 @@ const (
 	emptyResultText = "(empty)"
 )
 
-// Client roles (PROTOCOL.md 3).
+// Client roles (docs/PROTOCOL.md 3).
 const (
 	roleSystem    = "system"
 	roleDeveloper = "developer"
@@ -39,7 +39,7 @@ const (
 )
 
 // Request translates a chat request into a Converse request for the model (resolved by the
-// caller with capabilities.Lookup). It repairs every history shape BEDROCK.md section C
+// caller with capabilities.Lookup). It repairs every history shape docs/BEDROCK.md section C
 // lists and refuses, with an error wrapping ErrInvalidRequest or ErrUnsupported that names
 // the field, what it cannot repair. The returned Names maps Bedrock's tool names and
 // tool-use ids back to the client's; hand it to Response and to the stream translator. Its
@@ -617,7 +617,7 @@ var imageFormats = map[string]string{
 }
 
 // imageBlock decodes an image_url part. Only data URLs are accepted: the gateway does not
-// fetch remote URLs on a client's behalf (BEDROCK.md C).
+// fetch remote URLs on a client's behalf (docs/BEDROCK.md C).
 func imageBlock(i, j int, p *llmgatewayv1.ContentPart) (*bedrock.ImageBlock, error) {
 	url := p.GetImageUrl().GetUrl()
 	path := "messages[" + strconv.Itoa(i) + "].content[" + strconv.Itoa(j) + "].image_url.url"

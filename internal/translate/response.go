@@ -10,7 +10,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
-// Response translates a Converse answer (BEDROCK.md D). It fills message, tool_calls,
+// Response translates a Converse answer (docs/BEDROCK.md D). It fills message, tool_calls,
 // finish_reason, usage and metadata.stop_reason; the caller fills metadata.model,
 // latency_ms and request_id. Tool names and ids go back through names (nil: unchanged). A
 // 200 without output, a malformed_* stop reason, or a tool input that is not a JSON object

@@ -2,7 +2,7 @@ package translate
 
 import "github.com/nirmata/llm-gateway/internal/bedrock"
 
-// Finish reasons of the normalized protocol (PROTOCOL.md 3.1).
+// Finish reasons of the normalized protocol (docs/PROTOCOL.md 3.1).
 const (
 	FinishStop          = "stop"
 	FinishToolCalls     = "tool_calls"
@@ -10,7 +10,7 @@ const (
 	FinishContentFilter = "content_filter"
 )
 
-// finishReasons is BEDROCK.md D's table; the malformed_* reasons are errors, not finishes.
+// finishReasons is docs/BEDROCK.md D's table; the malformed_* reasons are errors, not finishes.
 var finishReasons = map[string]string{
 	bedrock.StopEndTurn:                    FinishStop,
 	bedrock.StopStopSequence:               FinishStop,

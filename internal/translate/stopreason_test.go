@@ -9,7 +9,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 )
 
-// TestFinishReason is BEDROCK.md D's table, one row per stop reason Bedrock reports.
+// TestFinishReason is docs/BEDROCK.md D's table, one row per stop reason Bedrock reports.
 func TestFinishReason(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -25,7 +25,7 @@ import (
 // maxNameLen is Bedrock's limit for toolSpec.name and toolUseId (rules 9 and 14).
 const maxNameLen = 64
 
-// emptyObjectSchema is the schema of a tool that declares no parameters (PROTOCOL.md 3:
+// emptyObjectSchema is the schema of a tool that declares no parameters (docs/PROTOCOL.md 3:
 // missing parameters means an object with no properties).
 var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
@@ -34,7 +34,7 @@ var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 var historyToolSchema = json.RawMessage(`{"type":"object"}`)
 
 // Names maps the Bedrock-safe tool names and tool-use ids of one translated request back to
-// the client's own (BEDROCK.md C: names like "fs.read_file", 80-character names and foreign
+// the client's own (docs/BEDROCK.md C: names like "fs.read_file", 80-character names and foreign
 // 90-character ids are replaced for Bedrock and restored in every response and stream
 // event). Request builds it; after Request returns it is only read, so one Names may be
 // shared by the goroutines serving that request. A nil *Names maps everything to itself.
@@ -47,7 +47,7 @@ type Names struct {
 }
 
 // Stats says what Request repaired or changed, so the caller can log and count it
-// (BEDROCK.md C: synthesized and orphan results are "logged and counted").
+// (docs/BEDROCK.md C: synthesized and orphan results are "logged and counted").
 type Stats struct {
 	// SynthesizedResults: toolUse blocks with no answer in the next user turn, given an
 	// error toolResult so the conversation stays valid (rule 15) and the model can call again.
@@ -190,7 +190,7 @@ type toolDef struct {
 }
 
 // readTools resolves the wrapped ({type, function}) and flat ({name, description,
-// parameters}) forms; the wrapped form wins (PROTOCOL.md 3).
+// parameters}) forms; the wrapped form wins (docs/PROTOCOL.md 3).
 func readTools(tools []*llmgatewayv1.Tool) ([]toolDef, error) {
 	defs := make([]toolDef, 0, len(tools))
 	seen := make(map[string]int, len(tools))
@@ -239,7 +239,7 @@ type schemaError string
 func (e schemaError) Error() string { return string(e) }
 
 // inputSchema is the inputSchema.json of a tool: its parameters_json when set, else its
-// parameters Struct, else an object with no properties (PROTOCOL.md 3). Rule 11: the root
+// parameters Struct, else an object with no properties (docs/PROTOCOL.md 3). Rule 11: the root
 // type must be "object"; a missing type is set.
 func inputSchema(d toolDef) (json.RawMessage, error) {
 	if d.parametersJSON != "" {

@@ -23,7 +23,7 @@ func validateBody(modelID string, body []byte) error {
 	return checkConverse(modelID, body)
 }
 
-// checkConverse is a structural check of BEDROCK.md section A's rules, written from the
+// checkConverse is a structural check of docs/BEDROCK.md section A's rules, written from the
 // rules themselves, independent of the translator's code.
 func checkConverse(modelID string, body []byte) error {
 	model := capabilities.Lookup(modelID)

@@ -7,7 +7,7 @@
 // Package llmgateway.v1 is the normalized, OpenAI-style chat protocol that the gateway
 // serves over gRPC and REST and translates to AWS Bedrock Converse.
 //
-// The messages mirror the JSON of the wire contract (PROTOCOL.md sections 3 and 4) with
+// The messages mirror the JSON of the wire contract (docs/PROTOCOL.md sections 3 and 4) with
 // snake_case field names. Where one JSON field takes two shapes, the proto carries both:
 // message content is `content` (text) plus `parts`; a tool is either the wrapped
 // `{type, function}` form or the flat `{name, description, parameters}` form; tool_choice is
