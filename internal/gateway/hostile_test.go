@@ -71,8 +71,9 @@ func TestGRPCKeyIsCheckedBeforeTheMessage(t *testing.T) {
 }
 
 // TestGRPCKeylessCallsAreBounded: methods that need no key (health, reflection,
-// capabilities) are served to callers without one, but only maxKeylessCalls at a time, so
-// strangers cannot make the gateway hold many large messages at once.
+// capabilities) are served to callers without one, but only maxKeylessReceives of their
+// messages are received at once, so strangers cannot make the gateway hold many large
+// messages; long-lived keyless streams hold no place once their message is in.
 func TestGRPCKeylessCallsAreBounded(t *testing.T) {
 	cfg := defaultConfig(t)
 	cfg.Sim = true
@@ -80,17 +81,28 @@ func TestGRPCKeylessCallsAreBounded(t *testing.T) {
 	conn := grpcConn(t, g.GRPC)
 	health := healthpb.NewHealthClient(conn)
 
-	var cancels []context.CancelFunc
-	for i := range 8 { // maxKeylessCalls
-		ctx, cancel := context.WithCancel(t.Context())
-		cancels = append(cancels, cancel)
-		w, err := health.Watch(ctx, &healthpb.HealthCheckRequest{})
+	// Watches that stay open take no place: a keyless Check still goes through.
+	for range 5 {
+		w, err := health.Watch(t.Context(), &healthpb.HealthCheckRequest{})
 		require.NoError(t, err)
-		_, err = w.Recv() // the watch is open and holds its place
-		require.NoError(t, err, "watch %d", i)
+		_, err = w.Recv()
+		require.NoError(t, err)
 	}
 	_, err := health.Check(t.Context(), &healthpb.HealthCheckRequest{})
-	assert.Equal(t, codes.ResourceExhausted, status.Code(err), "a ninth keyless call waits its turn: %v", err)
+	require.NoError(t, err)
+
+	// Calls whose message never comes each hold a place while it is awaited.
+	var cancels []context.CancelFunc
+	for range 2 { // maxKeylessReceives
+		ctx, cancel := context.WithCancel(t.Context())
+		cancels = append(cancels, cancel)
+		_, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, healthpb.Health_Check_FullMethodName)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		_, err := health.Check(t.Context(), &healthpb.HealthCheckRequest{})
+		return status.Code(err) == codes.ResourceExhausted
+	}, 10*time.Second, 5*time.Millisecond, "a third keyless message waits its turn")
 
 	// A caller with a key is not counted against strangers.
 	withKey := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
@@ -101,10 +113,15 @@ func TestGRPCKeylessCallsAreBounded(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, err := health.Check(t.Context(), &healthpb.HealthCheckRequest{})
 		return err == nil
-	}, 10*time.Second, 10*time.Millisecond, "an ended call gives its place back")
-	for _, c := range cancels {
-		c()
-	}
+	}, 10*time.Second, 5*time.Millisecond, "an ended call gives its place back")
+	cancels[1]()
+
+	// Metadata is bounded like REST headers, and so is the model capabilities echo.
+	big := metadata.AppendToOutgoingContext(t.Context(), "x-pad", strings.Repeat("p", 100<<10))
+	_, err = health.Check(big, &healthpb.HealthCheckRequest{})
+	assert.Error(t, err, "100 KiB of metadata is refused")
+	_, err = llmgatewayv1.NewChatServiceClient(conn).GetCapabilities(t.Context(), &llmgatewayv1.GetCapabilitiesRequest{Model: strings.Repeat("m", 3000)})
+	assert.Equal(t, codes.InvalidArgument, status.Code(err))
 }
 
 // rawRequest writes head and a partial body on a fresh connection and returns the
@@ -261,14 +278,14 @@ func TestBogusModelsDoNotPoisonLabels(t *testing.T) {
 	cfg.Sim = true
 	g := start(t, cfg)
 	for i := range 110 {
-		resp, _ := post(t, fmt.Sprintf("http://%s/llm-apps/chat?model=anthropic.bogus-%d", g.HTTP, i), "Bearer "+testKey, hello)
+		resp, _ := post(t, fmt.Sprintf("http://%s/llm-apps/chat?model=anthropic.bogus-%d&client_type=junk-%d", g.HTTP, i, i), "Bearer "+testKey, hello)
 		require.Equal(t, http.StatusNotFound, resp.StatusCode)
 	}
 	const real = "mistral.mistral-large-2407-v1:0"
-	resp, body := post(t, "http://"+g.HTTP+"/llm-apps/chat?model="+real, "Bearer "+testKey, hello)
+	resp, body := post(t, "http://"+g.HTTP+"/llm-apps/chat?client_type=kubectl-ai&model="+real, "Bearer "+testKey, hello)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
-	assert.Equal(t, 1.0, metricValue(t, g, "gateway_requests_total", map[string]string{"model": real, "code": "ok"}))
-	assert.Equal(t, 110.0, metricValue(t, g, "gateway_requests_total", map[string]string{"model": "other", "code": "not_found"}))
+	assert.Equal(t, 1.0, metricValue(t, g, "gateway_requests_total", map[string]string{"model": real, "client_type": "kubectl-ai", "code": "ok"}))
+	assert.Equal(t, 110.0, metricValue(t, g, "gateway_requests_total", map[string]string{"model": "other", "client_type": "other", "code": "not_found"}))
 }
 
 // TestAccessDeniedHidesTheAccount: Bedrock's AccessDenied text names the gateway's role

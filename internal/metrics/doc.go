@@ -23,9 +23,9 @@
 //     [MaxErrorCodeLen]);
 //   - admits the first N distinct values for the life of the process ([MaxModels],
 //     [MaxClientTypes], [MaxErrorCodes]) and reports every later newcomer as "other".
-//     A model is admitted only once a request for it succeeded (or it is configured:
-//     [Metrics.ConfiguredModels]); until then it is "other", so requests naming models that
-//     do not exist cannot use up the cap.
+//     A model or client type is admitted only once a request with it succeeded (a model
+//     also when configured: [Metrics.ConfiguredModels]); until then it is "other", so
+//     failed requests naming random values cannot use up the cap.
 //
 // A value that a client sends literally as "none" or "other" is counted in that bucket
 // and does not use up a slot. Admission is first come, first served and never forgets:

@@ -169,19 +169,19 @@ func (m *Metrics) Gatherer() prometheus.Gatherer {
 // Request records one finished request: it counts it in gateway_requests_total under
 // code, the snake-case gRPC code name the client got ("ok", "invalid_argument"), and
 // observes d, the total latency (to the end of the stream for streams), in
-// gateway_request_duration_seconds. A model gets a series of its own once a request for it
-// succeeded (or when configured): failed requests naming models that do not exist cannot
-// use up the cap.
+// gateway_request_duration_seconds. A model or client type gets a series of its own once a
+// request with it succeeded (or, for a model, when configured): failed requests naming
+// models or client types at random cannot use up the caps.
 func (m *Metrics) Request(route, code, model, clientType string, d time.Duration) {
 	if m == nil {
 		return
 	}
 	if code == "ok" {
-		model = m.models.value(model)
+		model, clientType = m.models.value(model), m.clientTypes.value(clientType)
 	} else {
-		model = m.models.lookup(model)
+		model, clientType = m.models.lookup(model), m.clientTypes.lookup(clientType)
 	}
-	route, clientType = fixed(route), m.clientTypes.value(clientType)
+	route = fixed(route)
 	m.requests.WithLabelValues(route, fixed(code), model, clientType).Inc()
 	m.requestDuration.WithLabelValues(route, model, clientType).Observe(d.Seconds())
 }

@@ -222,13 +222,17 @@ func TestFailedRequestsCannotUseUpTheModelCap(t *testing.T) {
 	m := New()
 	const configured = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 	m.ConfiguredModels(configured)
+	m.Request(RouteChat, "ok", configured, client, time.Millisecond) // client answered once: its own series
 	for i := range MaxModels + 10 {
 		bogus := fmt.Sprintf("bogus-%d", i)
 		m.UpstreamError(bogus, "ResourceNotFoundException")
 		m.Request(RouteChat, "not_found", bogus, client, time.Millisecond)
 	}
 	assert.Equal(t, float64(MaxModels+10), testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "not_found", LabelOther, client)))
-	assert.Equal(t, 1, testutil.CollectAndCount(m.requests), "no bogus model got a series")
+	assert.Equal(t, 2, testutil.CollectAndCount(m.requests), "no bogus model got a series")
+	m.Request(RouteChat, "not_found", configured, "junk", time.Millisecond)
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "not_found", configured, LabelOther)),
+		"a client type that never succeeded has no series either")
 
 	const real = "mistral.mistral-large-2407-v1:0"
 	m.Request(RouteChat, "ok", real, client, time.Millisecond)
@@ -246,7 +250,7 @@ func TestLabelHygiene(t *testing.T) {
 	long := strings.Repeat("x", 200)
 	m.Request("", "", "bad\xffmodel", long, time.Millisecond) // must not panic
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(
-		LabelNone, LabelNone, LabelOther, strings.Repeat("x", MaxClientTypeLen))))
+		LabelNone, LabelNone, LabelOther, LabelOther)))
 	m.Request("", "ok", "bad\xffmodel", long, time.Millisecond)
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(
 		LabelNone, "ok", "bad\uFFFDmodel", strings.Repeat("x", MaxClientTypeLen))))

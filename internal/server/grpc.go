@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
@@ -114,8 +116,12 @@ func (c *chatServer) relay(ctx context.Context, st *Stream, ss grpc.ServerStream
 }
 
 // GetCapabilities implements [llmgatewayv1.ChatServiceServer].
-func (c *chatServer) GetCapabilities(_ context.Context, req *llmgatewayv1.GetCapabilitiesRequest) (*llmgatewayv1.Capabilities, error) {
-	return c.svc.Capabilities(req.GetModel()), nil
+func (c *chatServer) GetCapabilities(ctx context.Context, req *llmgatewayv1.GetCapabilitiesRequest) (*llmgatewayv1.Capabilities, error) {
+	caps, err := c.svc.Capabilities(req.GetModel())
+	if err != nil {
+		return nil, grpcError(ctx, c.log, err)
+	}
+	return caps, nil
 }
 
 // GRPCOptions configures the gRPC server.
@@ -134,9 +140,14 @@ type GRPCOptions struct {
 // grpc.health.v1 registered.
 func NewGRPCServer(svc *Service, opts GRPCOptions, log *zap.Logger) (*grpc.Server, *health.Server) {
 	i := &interceptors{base: opts.Base, log: log, access: accessLog(log), metrics: svc.opts.Metrics}
-	gate := &keyGate{keys: opts.Keys, access: accessLog(log), metrics: svc.opts.Metrics, open: make(chan struct{}, maxKeylessCalls)}
+	gate := &keyGate{keys: opts.Keys, access: accessLog(log), metrics: svc.opts.Metrics, slots: make(chan struct{}, maxKeylessReceives)}
 	s := grpc.NewServer(
 		grpc.MaxRecvMsgSize(opts.MaxMsgBytes),
+		// A call's metadata is read before anything else, keyless calls' included: grpc-go
+		// would take 16 MiB of it per call. REST bounds headers the same way.
+		grpc.MaxHeaderListSize(maxHeaderListBytes),
+		// Connections that carry no call for this long are closed, as REST's idle ones.
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: maxConnectionIdle}),
 		grpc.InTapHandle(gate.tap),
 		grpc.ChainUnaryInterceptor(i.unary),
 		grpc.ChainStreamInterceptor(i.stream),
@@ -153,10 +164,20 @@ func NewGRPCServer(svc *Service, opts GRPCOptions, log *zap.Logger) (*grpc.Serve
 	return s, hs
 }
 
-// maxKeylessCalls bounds the calls in flight that carry no valid key, to the methods that
-// need none (capabilities, health, reflection). Their messages are read before any handler
-// runs, up to MaxMsgBytes each, so the bound is what caps the memory strangers can take.
-const maxKeylessCalls = 8
+// Bounds on what a caller without a key can make the gRPC server hold.
+const (
+	// maxKeylessReceives bounds the messages being received at once by calls without a
+	// valid key, to the methods that need none (capabilities, health, reflection). A message
+	// is read whole before a handler sees it, up to MaxMsgBytes, so this bound is what caps
+	// the memory strangers can take: the legitimate ones are a few bytes and received in
+	// microseconds. A call holds its place only while a message arrives, so long-lived
+	// health watches and reflection streams do not lock others out.
+	maxKeylessReceives = 2
+	// maxHeaderListBytes bounds a call's metadata.
+	maxHeaderListBytes = 64 << 10
+	// maxConnectionIdle closes connections without calls.
+	maxConnectionIdle = 2 * time.Minute
+)
 
 // keyGate checks keys in the transport, before a call's message is read or decoded (an
 // interceptor runs after both): a ChatService call without exactly one valid
@@ -166,11 +187,47 @@ type keyGate struct {
 	keys    *Keyring
 	access  *zap.Logger
 	metrics *metrics.Metrics
-	// open holds one token per keyless call in flight (maxKeylessCalls).
-	open chan struct{}
+	// slots holds one token per keyless message being received (maxKeylessReceives).
+	slots chan struct{}
 }
 
 type keyIDKey struct{}
+
+// keyless is the place a keyless call took in keyGate.slots to receive its first message;
+// it is put in the call's context.
+type keyless struct {
+	slots chan struct{}
+	once  sync.Once
+}
+
+type keylessKey struct{}
+
+// release gives the place back; only the first call counts.
+func (k *keyless) release() { k.once.Do(func() { <-k.slots }) }
+
+// keylessStream receives a keyless stream's messages one place at a time: the first under
+// the place the tap took, each later one under a place of its own, waited for.
+type keylessStream struct {
+	grpc.ServerStream
+	k     *keyless
+	first bool
+}
+
+// RecvMsg implements [grpc.ServerStream].
+func (s *keylessStream) RecvMsg(m any) error {
+	if !s.first {
+		s.first = true
+		defer s.k.release()
+		return s.ServerStream.RecvMsg(m)
+	}
+	select {
+	case s.k.slots <- struct{}{}:
+	case <-s.Context().Done():
+		return status.FromContextError(s.Context().Err()).Err()
+	}
+	defer func() { <-s.k.slots }()
+	return s.ServerStream.RecvMsg(m)
+}
 
 // tap implements [tap.ServerInHandle]. It runs on the connection's reader goroutine, so it
 // only hashes and compares.
@@ -185,13 +242,15 @@ func (g *keyGate) tap(ctx context.Context, info *tap.Info) (context.Context, err
 		return nil, g.refuse(info.FullMethodName, codes.Unauthenticated, metrics.RejectUnauthenticated, errUnauthenticated.Error())
 	}
 	select {
-	case g.open <- struct{}{}:
-		// The stream's context ends with the call, however it ends.
-		context.AfterFunc(ctx, func() { <-g.open })
-		return ctx, nil
+	case g.slots <- struct{}{}:
+		k := &keyless{slots: g.slots}
+		// The interceptors give the place back once the message is in; the stream's
+		// context ends with the call however it ends, so the place never leaks.
+		context.AfterFunc(ctx, k.release)
+		return context.WithValue(ctx, keylessKey{}, k), nil
 	default:
 		return nil, g.refuse(info.FullMethodName, codes.ResourceExhausted, metrics.RejectOverloaded,
-			"too many calls without an API key in flight; retry shortly, or send your key")
+			"too many calls without an API key are sending at once; retry shortly, or send your key")
 	}
 }
 
@@ -253,6 +312,9 @@ func (i *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServe
 	start := time.Now()
 	ctx, release := i.withBase(ctx)
 	defer release()
+	if k, ok := ctx.Value(keylessKey{}).(*keyless); ok {
+		k.release() // the message is in
+	}
 	ctx = i.admit(ctx, info.FullMethod)
 	defer func() {
 		if p := recover(); p != nil {
@@ -274,6 +336,9 @@ func (i *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamSe
 		}
 		i.logCall(ctx, info.FullMethod, start, err)
 	}()
+	if k, ok := ctx.Value(keylessKey{}).(*keyless); ok {
+		ss = &keylessStream{ServerStream: ss, k: k}
+	}
 	return handler(srv, &serverStream{ServerStream: ss, ctx: ctx})
 }
 

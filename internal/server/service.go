@@ -149,8 +149,8 @@ func (s *Service) prepare(ctx context.Context, req *llmgatewayv1.ChatRequest) (*
 		return nil, fmt.Errorf("%w: client_type: %d bytes, at most %d are allowed", translate.ErrInvalidRequest, n, maxClientTypeBytes)
 	}
 	info.clientType = req.GetClientType()
-	if n := len(req.GetModel()); n > maxModelIDBytes {
-		return nil, fmt.Errorf("%w: model: %d bytes, at most %d are allowed (Bedrock's limit for a model id)", translate.ErrInvalidRequest, n, maxModelIDBytes)
+	if err := checkModelID(req.GetModel()); err != nil {
+		return nil, err
 	}
 	if p := req.GetProvider(); p != "" && !strings.EqualFold(p, "bedrock") {
 		return nil, fmt.Errorf("%w: provider %s is not supported; this gateway serves \"bedrock\"", translate.ErrInvalidRequest, clip.Quote(p))
@@ -176,6 +176,15 @@ const (
 	// maxClientTypeBytes bounds the caller label.
 	maxClientTypeBytes = 256
 )
+
+// checkModelID refuses a model id longer than Bedrock accepts before it reaches a log, a
+// label or Bedrock.
+func checkModelID(model string) error {
+	if n := len(model); n > maxModelIDBytes {
+		return fmt.Errorf("%w: model: %d bytes, at most %d are allowed (Bedrock's limit for a model id)", translate.ErrInvalidRequest, n, maxModelIDBytes)
+	}
+	return nil
+}
 
 func (s *Service) checkLimits(req *llmgatewayv1.ChatRequest) error {
 	if n := len(req.GetTools()); n > s.opts.MaxTools {
@@ -292,7 +301,10 @@ var clientChoiceOf = map[string]string{
 
 // Capabilities describes the gateway, and model (or the default model) in the top-level
 // flags. "none" is always offered: the gateway implements it by not sending tools.
-func (s *Service) Capabilities(model string) *llmgatewayv1.Capabilities {
+func (s *Service) Capabilities(model string) (*llmgatewayv1.Capabilities, error) {
+	if err := checkModelID(model); err != nil {
+		return nil, err
+	}
 	m := capabilities.Lookup(s.resolveModel(model))
 	choices := []string{}
 	toolTypes := []string{}
@@ -325,7 +337,7 @@ func (s *Service) Capabilities(model string) *llmgatewayv1.Capabilities {
 			Id: id, Tools: mc.Tools, StreamingTools: mc.Tools && mc.StreamingTools, ToolChoice: append([]string{}, mc.ToolChoice...),
 		})
 	}
-	return out
+	return out, nil
 }
 
 // listedModels are the models the capabilities answer lists: the default, the asked one,
