@@ -17,8 +17,6 @@ run: ## Run the gateway on the embedded Bedrock simulator (REST localhost:8080, 
 
 test: ## Run every test (race detector on)
 	go test -race -count=1 ./...
-	@# The stack budget of a stream holds for the gateway's frames, not the race detector's.
-	go test -count=1 -run '^TestStreamHandlerFitsAnEightKiBStack$$' ./internal/server
 
 lint: ## go vet, gofmt and buf lint
 	go vet ./...

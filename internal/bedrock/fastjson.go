@@ -12,7 +12,7 @@ import (
 // they are small, fixed in shape and come dozens per stream, and encoding/json spent more
 // on them than the rest of the gateway's per-event work. The once-a-stream events are here
 // too: encoding/json's recursion on metadata was a stream's deepest call, enough to grow
-// the handler's stack past 8 KiB (see the server's TestStreamHandlerFitsAnEightKiBStack).
+// the handler's stack past 8 KiB.
 // It reports false for anything it does not handle (reasoning content, unknown event
 // types, and what decoder leaves to encoding/json); the caller then decodes with
 // encoding/json, which stays the reference. Unknown keys are skipped, as encoding/json
