@@ -39,8 +39,6 @@ fuzz: ## Fuzz every target: translator, JSON scanner and encoders, REST decoder,
 	go test ./internal/stream -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzValidateJSON$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzServe$$' -fuzztime $${FUZZTIME:-30s}
-	go test ./internal/bedrock -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $${FUZZTIME:-30s}
-	go test ./internal/bedrock -run '^$$' -fuzz '^FuzzDecodeConverse$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrock -run '^$$' -fuzz '^FuzzReadFrame$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrock -run '^$$' -fuzz '^FuzzSigV4$$' -fuzztime $${FUZZTIME:-30s}
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go/auth/bearer"
 	"github.com/aws/smithy-go/encoding/httpbinding"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/nirmata/llm-gateway/internal/bufpool"
 )
@@ -386,23 +387,23 @@ func codeForStatus(status int) string {
 	}
 }
 
-// decodeConverse decodes a Converse answer: the fast path for the common shape,
-// encoding/json for the rest.
+// decodeConverse decodes a Converse answer.
 func decodeConverse(body []byte) (*ConverseResponse, error) {
 	out := &ConverseResponse{}
-	if decodeConverseFast(body, out) {
-		return out, nil
-	}
-	out = &ConverseResponse{}
 	if err := json.Unmarshal(body, out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// MarshalRequest encodes a Converse request without HTML escaping, so "<", ">" and "&" in
-// prompts and tool inputs reach the model as written. Raw JSON fields must be compact and
-// valid, as the translator writes them: they are copied, not re-validated.
+// MarshalRequest encodes a Converse request. json/v2 escapes no HTML, so "<", ">" and "&"
+// in prompts and tool inputs reach the model as written. Raw values (tool inputs, JSON tool
+// results, schemas) are checked and written as the client wrote them, string escapes
+// included (PreserveRawStrings): the same request always gives the same bytes, which
+// prompt caching keys on, and nothing is rewritten behind the client's back. Text that is
+// not valid UTF-8 becomes U+FFFD rather than an error.
 func MarshalRequest(req *ConverseRequest) ([]byte, error) {
-	return AppendConverseRequest(make([]byte, 0, 2048), req)
+	return json.Marshal(req, marshalOptions)
 }
+
+var marshalOptions = json.JoinOptions(jsontext.PreserveRawStrings(true), jsontext.AllowInvalidUTF8(true))

@@ -5,10 +5,9 @@
 // has: the signer is held equal to aws-sdk-go-v2's v4.Signer byte for byte by tests, the
 // framing to aws/protocol/eventstream's decoder by a differential fuzz target.
 //
-// Converse answers and stream event payloads are decoded without reflection, on the
-// gateway's one JSON scanner (jsontext.Reader), for the shapes Bedrock sends; anything
-// else, or anything where jsontext and encoding/json could differ, falls back to
-// encoding/json, the reference the fast decoders are fuzzed against.
+// Requests, answers and stream event payloads are the declared structs of wire.go, encoded
+// and decoded with json/v2 (github.com/go-json-experiment/json), the gateway's one JSON
+// library; no codec is written by hand.
 //
 // The generated bedrockruntime client is not used on the hot path: per call it costs about
 // twice the CPU of this client. It remains the reference for the wire structs, and the tests

@@ -2,11 +2,12 @@ package bedrock
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/go-json-experiment/json"
 )
 
 // EventStream reads ConverseStream events from an application/vnd.amazon.eventstream
@@ -89,16 +90,6 @@ func (s *EventStream) Close() error {
 // decodeEvent decodes one event payload by its :event-type. Unknown event types are
 // returned with only Type set, so newer Bedrock events pass by without failing a stream.
 func decodeEvent(typ string, payload []byte) (StreamEvent, error) {
-	ev := StreamEvent{Type: typ}
-	if decodeEventFast(typ, payload, &ev) {
-		return ev, nil
-	}
-	return decodeEventJSON(typ, payload)
-}
-
-// decodeEventJSON decodes with encoding/json: the reference, and the path for every shape
-// the fast decoder leaves to it.
-func decodeEventJSON(typ string, payload []byte) (StreamEvent, error) {
 	ev := StreamEvent{Type: typ}
 	var dst any
 	switch typ {

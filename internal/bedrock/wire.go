@@ -1,26 +1,27 @@
 package bedrock
 
-import "encoding/json"
+import "github.com/go-json-experiment/json/jsontext"
 
 // The structs in this file mirror the REST JSON of Bedrock Runtime's Converse and
 // ConverseStream operations (API version 2023-09-30). The generated aws-sdk-go-v2
 // bedrockruntime types are the reference for names and shapes:
 // https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html
 //
-// Values the gateway only carries through (tool inputs, JSON tool results, tool schemas,
-// additional model fields) are json.RawMessage: this package never decodes them, and
-// MarshalRequest only compacts them (no HTML escaping), so the client's digits and key
-// order reach Bedrock. (A schema a gRPC client sent only as a google.protobuf.Struct was
-// float64 before it arrived; parameters_json avoids that.)
+// They are encoded and decoded with json/v2 (github.com/go-json-experiment/json), which does
+// not HTML-escape, so "<", ">" and "&" in prompts reach the model as written. Optional
+// members are pointers tagged omitzero: json/v2's omitempty looks at the JSON value, so it
+// would also drop a present {} (toolChoice.auto) or "". Values the gateway only carries
+// through (tool inputs, JSON tool results, tool schemas, additional model fields) are
+// jsontext.Value: never decoded, so the client's digits and key order reach Bedrock.
 
 // ConverseRequest is the body of POST /model/{modelId}/converse and /converse-stream.
 // The model id travels in the path, not in the body.
 type ConverseRequest struct {
 	Messages                     []Message        `json:"messages"`
 	System                       []SystemBlock    `json:"system,omitempty"`
-	InferenceConfig              *InferenceConfig `json:"inferenceConfig,omitempty"`
-	ToolConfig                   *ToolConfig      `json:"toolConfig,omitempty"`
-	AdditionalModelRequestFields json.RawMessage  `json:"additionalModelRequestFields,omitempty"`
+	InferenceConfig              *InferenceConfig `json:"inferenceConfig,omitzero"`
+	ToolConfig                   *ToolConfig      `json:"toolConfig,omitzero"`
+	AdditionalModelRequestFields jsontext.Value   `json:"additionalModelRequestFields,omitzero"`
 }
 
 // Roles of a Converse message.
@@ -38,13 +39,13 @@ type Message struct {
 // ContentBlock is a union: exactly one member is set. Text is a pointer so that an empty
 // text block ({"text":""}) can be told apart from an absent one.
 type ContentBlock struct {
-	Text       *string          `json:"text,omitempty"`
-	Image      *ImageBlock      `json:"image,omitempty"`
-	ToolUse    *ToolUseBlock    `json:"toolUse,omitempty"`
-	ToolResult *ToolResultBlock `json:"toolResult,omitempty"`
-	CachePoint *CachePoint      `json:"cachePoint,omitempty"`
+	Text       *string          `json:"text,omitzero"`
+	Image      *ImageBlock      `json:"image,omitzero"`
+	ToolUse    *ToolUseBlock    `json:"toolUse,omitzero"`
+	ToolResult *ToolResultBlock `json:"toolResult,omitzero"`
+	CachePoint *CachePoint      `json:"cachePoint,omitzero"`
 	// ReasoningContent is carried through untouched (extended thinking).
-	ReasoningContent json.RawMessage `json:"reasoningContent,omitempty"`
+	ReasoningContent jsontext.Value `json:"reasoningContent,omitzero"`
 }
 
 // TextBlock returns a content block holding text.
@@ -53,7 +54,7 @@ func TextBlock(s string) ContentBlock { return ContentBlock{Text: &s} }
 // SystemBlock is a member of the top-level system array.
 type SystemBlock struct {
 	Text       string      `json:"text,omitempty"`
-	CachePoint *CachePoint `json:"cachePoint,omitempty"`
+	CachePoint *CachePoint `json:"cachePoint,omitzero"`
 }
 
 // CachePoint marks a prompt-caching checkpoint.
@@ -68,16 +69,16 @@ type ImageBlock struct {
 	Source ImageSource `json:"source"`
 }
 
-// ImageSource holds the image bytes; encoding/json writes them as base64, as Bedrock wants.
+// ImageSource holds the image bytes; json/v2 writes []byte as base64, as Bedrock wants.
 type ImageSource struct {
 	Bytes []byte `json:"bytes"`
 }
 
 // ToolUseBlock is a tool call made by the model.
 type ToolUseBlock struct {
-	ToolUseID string          `json:"toolUseId"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
+	ToolUseID string         `json:"toolUseId"`
+	Name      string         `json:"name"`
+	Input     jsontext.Value `json:"input"`
 }
 
 // ToolResultBlock answers a ToolUseBlock of the previous assistant turn.
@@ -96,29 +97,29 @@ const (
 
 // ToolResultContentBlock is a union: text, json (must be an object) or image.
 type ToolResultContentBlock struct {
-	Text  *string         `json:"text,omitempty"`
-	JSON  json.RawMessage `json:"json,omitempty"`
-	Image *ImageBlock     `json:"image,omitempty"`
+	Text  *string        `json:"text,omitzero"`
+	JSON  jsontext.Value `json:"json,omitzero"`
+	Image *ImageBlock    `json:"image,omitzero"`
 }
 
 // InferenceConfig holds the common inference parameters.
 type InferenceConfig struct {
-	MaxTokens     *int32   `json:"maxTokens,omitempty"`
-	Temperature   *float64 `json:"temperature,omitempty"`
-	TopP          *float64 `json:"topP,omitempty"`
+	MaxTokens     *int32   `json:"maxTokens,omitzero"`
+	Temperature   *float64 `json:"temperature,omitzero"`
+	TopP          *float64 `json:"topP,omitzero"`
 	StopSequences []string `json:"stopSequences,omitempty"`
 }
 
 // ToolConfig declares the tools the model may call.
 type ToolConfig struct {
 	Tools      []Tool      `json:"tools"`
-	ToolChoice *ToolChoice `json:"toolChoice,omitempty"`
+	ToolChoice *ToolChoice `json:"toolChoice,omitzero"`
 }
 
 // Tool is a union: a toolSpec or a cachePoint.
 type Tool struct {
-	ToolSpec   *ToolSpec   `json:"toolSpec,omitempty"`
-	CachePoint *CachePoint `json:"cachePoint,omitempty"`
+	ToolSpec   *ToolSpec   `json:"toolSpec,omitzero"`
+	CachePoint *CachePoint `json:"cachePoint,omitzero"`
 }
 
 // ToolSpec describes one tool.
@@ -130,14 +131,14 @@ type ToolSpec struct {
 
 // InputSchema holds the JSON Schema of a tool's input.
 type InputSchema struct {
-	JSON json.RawMessage `json:"json"`
+	JSON jsontext.Value `json:"json"`
 }
 
 // ToolChoice is a union: auto, any or tool. Bedrock has no "none".
 type ToolChoice struct {
-	Auto *struct{}           `json:"auto,omitempty"`
-	Any  *struct{}           `json:"any,omitempty"`
-	Tool *SpecificToolChoice `json:"tool,omitempty"`
+	Auto *struct{}           `json:"auto,omitzero"`
+	Any  *struct{}           `json:"any,omitzero"`
+	Tool *SpecificToolChoice `json:"tool,omitzero"`
 }
 
 // SpecificToolChoice forces one named tool.
@@ -147,15 +148,15 @@ type SpecificToolChoice struct {
 
 // ConverseResponse is the body of a successful Converse call.
 type ConverseResponse struct {
-	Output     *ConverseOutput `json:"output,omitempty"`
+	Output     *ConverseOutput `json:"output,omitzero"`
 	StopReason string          `json:"stopReason"`
-	Usage      *TokenUsage     `json:"usage,omitempty"`
-	Metrics    *Metrics        `json:"metrics,omitempty"`
+	Usage      *TokenUsage     `json:"usage,omitzero"`
+	Metrics    *Metrics        `json:"metrics,omitzero"`
 }
 
 // ConverseOutput is a union; Bedrock only sends message.
 type ConverseOutput struct {
-	Message *Message `json:"message,omitempty"`
+	Message *Message `json:"message,omitzero"`
 }
 
 // TokenUsage counts tokens. Cache counts are only sent when prompt caching is used.
@@ -163,8 +164,8 @@ type TokenUsage struct {
 	InputTokens           int32 `json:"inputTokens"`
 	OutputTokens          int32 `json:"outputTokens"`
 	TotalTokens           int32 `json:"totalTokens"`
-	CacheReadInputTokens  int32 `json:"cacheReadInputTokens,omitempty"`
-	CacheWriteInputTokens int32 `json:"cacheWriteInputTokens,omitempty"`
+	CacheReadInputTokens  int32 `json:"cacheReadInputTokens,omitzero"`
+	CacheWriteInputTokens int32 `json:"cacheWriteInputTokens,omitzero"`
 }
 
 // Metrics reports the upstream latency.
@@ -220,7 +221,7 @@ type ContentBlockStartEvent struct {
 
 // ContentBlockStart is a union; the gateway uses toolUse.
 type ContentBlockStart struct {
-	ToolUse *ToolUseBlockStart `json:"toolUse,omitempty"`
+	ToolUse *ToolUseBlockStart `json:"toolUse,omitzero"`
 }
 
 // ToolUseBlockStart names the tool call a block holds.
@@ -237,9 +238,9 @@ type ContentBlockDeltaEvent struct {
 
 // ContentBlockDelta is a union: text, toolUse input fragment, or reasoning.
 type ContentBlockDelta struct {
-	Text             *string         `json:"text,omitempty"`
-	ToolUse          *ToolUseDelta   `json:"toolUse,omitempty"`
-	ReasoningContent json.RawMessage `json:"reasoningContent,omitempty"`
+	Text             *string        `json:"text,omitzero"`
+	ToolUse          *ToolUseDelta  `json:"toolUse,omitzero"`
+	ReasoningContent jsontext.Value `json:"reasoningContent,omitzero"`
 }
 
 // ToolUseDelta is a fragment of a tool call's input JSON text.
@@ -254,14 +255,14 @@ type ContentBlockStopEvent struct {
 
 // MessageStopEvent closes the message and tells why.
 type MessageStopEvent struct {
-	StopReason                    string          `json:"stopReason"`
-	AdditionalModelResponseFields json.RawMessage `json:"additionalModelResponseFields,omitempty"`
+	StopReason                    string         `json:"stopReason"`
+	AdditionalModelResponseFields jsontext.Value `json:"additionalModelResponseFields,omitzero"`
 }
 
 // MetadataEvent is the last event: usage and metrics.
 type MetadataEvent struct {
-	Usage   *TokenUsage `json:"usage,omitempty"`
-	Metrics *Metrics    `json:"metrics,omitempty"`
+	Usage   *TokenUsage `json:"usage,omitzero"`
+	Metrics *Metrics    `json:"metrics,omitzero"`
 }
 
 // ErrorBody is the JSON body of an error answer and the payload of an in-stream exception.

@@ -87,7 +87,7 @@ const maxSchemaDepth = 32
 // written (plus required names that have no property), strings "example" (or the first
 // enum value, or a timestamp for format date-time), integers 42, numbers 1.5, booleans
 // true, arrays one item, objects recursively. The result is a compact JSON object.
-func exampleArgs(schema json.RawMessage) []byte {
+func exampleArgs(schema []byte) []byte {
 	var buf bytes.Buffer
 	members, ok := objectMembers(schema)
 	if !ok {

@@ -480,7 +480,7 @@ func checkTrailingToolUse(msgs []bedrock.Message) error {
 	return validation(fmt.Sprintf("Expected toolResult blocks at messages.%d.content for the following Ids: %s", last+1, strings.Join(ids, ", ")))
 }
 
-func isObject(raw json.RawMessage) bool {
+func isObject(raw []byte) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) > 0 && raw[0] == '{' && json.Valid(raw)
 }

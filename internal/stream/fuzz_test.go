@@ -119,7 +119,7 @@ func decodeProgram(data []byte) []bedrock.StreamEvent {
 		case opReasoning:
 			b, _ := r.block()
 			evs = append(evs, bedrock.StreamEvent{Type: bedrock.EventContentBlockDelta, ContentBlockDelta: &bedrock.ContentBlockDeltaEvent{
-				ContentBlockIndex: b, Delta: bedrock.ContentBlockDelta{ReasoningContent: json.RawMessage(`{"text":"hmm"}`)}}})
+				ContentBlockIndex: b, Delta: bedrock.ContentBlockDelta{ReasoningContent: []byte(`{"text":"hmm"}`)}}})
 		case opUnknown:
 			evs = append(evs, bedrock.StreamEvent{Type: "futureEvent"})
 		case opOtherStart:

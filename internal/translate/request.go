@@ -2,7 +2,6 @@ package translate
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -533,7 +532,7 @@ func resultContent(text string, images []bedrock.ToolResultContentBlock) []bedro
 }
 
 // jsonObject returns s compacted when it is one JSON object.
-func jsonObject(s string) (json.RawMessage, bool) {
+func jsonObject(s string) ([]byte, bool) {
 	trimmed := strings.TrimLeft(s, " \t\r\n")
 	if !strings.HasPrefix(trimmed, "{") || !utf8.ValidString(trimmed) {
 		return nil, false
@@ -549,9 +548,9 @@ func jsonObject(s string) (json.RawMessage, bool) {
 // toolInput turns a call's arguments into the toolUse input: "" is {}, anything else must
 // be one JSON object. It is validated and compacted, never decoded, so numbers keep every
 // digit and strings their exact UTF-8. The error text is completed by the caller's path.
-func toolInput(args string) (json.RawMessage, error) {
+func toolInput(args string) ([]byte, error) {
 	if strings.TrimLeft(args, " \t\r\n") == "" {
-		return json.RawMessage("{}"), nil
+		return []byte("{}"), nil
 	}
 	if !utf8.ValidString(args) {
 		return nil, fmt.Errorf("is not valid UTF-8")

@@ -2,7 +2,6 @@ package translate
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
@@ -55,7 +54,7 @@ func Response(resp *bedrock.ConverseResponse, names *Names) (*llmgatewayv1.ChatR
 
 // Arguments turns a toolUse input into the arguments text: the input's own bytes compacted
 // (never decoded and re-encoded, so numbers and UTF-8 survive exactly), "{}" when absent.
-func Arguments(input json.RawMessage) (string, error) {
+func Arguments(input []byte) (string, error) {
 	trimmed := bytes.TrimSpace(input)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return "{}", nil

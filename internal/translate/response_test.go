@@ -31,8 +31,8 @@ func TestResponse(t *testing.T) {
 	text := func(s string) bedrock.ContentBlock { return bedrock.TextBlock(s) }
 	upstream := &bedrock.ConverseResponse{
 		Output: &bedrock.ConverseOutput{Message: &bedrock.Message{Role: bedrock.RoleAssistant, Content: []bedrock.ContentBlock{
-			text("a"), {ReasoningContent: json.RawMessage(`{"reasoningText":{"text":"hm"}}`)}, text("b"),
-			{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "x_1", Name: "fs_read", Input: json.RawMessage(` { "p" : 1 } `)}},
+			text("a"), {ReasoningContent: []byte(`{"reasoningText":{"text":"hm"}}`)}, text("b"),
+			{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "x_1", Name: "fs_read", Input: []byte(` { "p" : 1 } `)}},
 		}}},
 		StopReason: bedrock.StopToolUse,
 		Usage:      &bedrock.TokenUsage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3},
@@ -62,9 +62,9 @@ func TestResponseUpstreamErrors(t *testing.T) {
 		"malformed_model_output": {Output: msg, StopReason: bedrock.StopMalformedModelOutput},
 		"malformed_tool_use":     {Output: msg, StopReason: bedrock.StopMalformedToolUse},
 		"input not JSON": {Output: &bedrock.ConverseOutput{Message: &bedrock.Message{Content: []bedrock.ContentBlock{
-			{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "a", Name: "b", Input: json.RawMessage(`{"a":`)}}}}}, StopReason: bedrock.StopToolUse},
+			{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "a", Name: "b", Input: []byte(`{"a":`)}}}}}, StopReason: bedrock.StopToolUse},
 		"input a string": {Output: &bedrock.ConverseOutput{Message: &bedrock.Message{Content: []bedrock.ContentBlock{
-			{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "a", Name: "b", Input: json.RawMessage(`"x"`)}}}}}, StopReason: bedrock.StopToolUse},
+			{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "a", Name: "b", Input: []byte(`"x"`)}}}}}, StopReason: bedrock.StopToolUse},
 	}
 	for name, upstream := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -27,11 +27,11 @@ const maxNameLen = 64
 
 // emptyObjectSchema is the schema of a tool that declares no parameters (docs/PROTOCOL.md 3:
 // missing parameters means an object with no properties).
-var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+var emptyObjectSchema = []byte(`{"type":"object","properties":{}}`)
 
 // historyToolSchema is the schema of a tool spec made up for a name found only in history:
 // rule 13 wants a toolConfig whenever toolUse/toolResult blocks are present.
-var historyToolSchema = json.RawMessage(`{"type":"object"}`)
+var historyToolSchema = []byte(`{"type":"object"}`)
 
 // Names maps the Bedrock-safe tool names and tool-use ids of one translated request back to
 // the client's own (docs/BEDROCK.md C: names like "fs.read_file", 80-character names and foreign
@@ -241,7 +241,7 @@ func (e schemaError) Error() string { return string(e) }
 // inputSchema is the inputSchema.json of a tool: its parameters_json when set, else its
 // parameters Struct, else an object with no properties (docs/PROTOCOL.md 3). Rule 11: the root
 // type must be "object"; a missing type is set.
-func inputSchema(d toolDef) (json.RawMessage, error) {
+func inputSchema(d toolDef) ([]byte, error) {
 	if d.parametersJSON != "" {
 		return jsonSchema(d.parametersJSON)
 	}
@@ -258,7 +258,7 @@ const typeObject = `"type":"object"`
 // same bytes every time. It is validated, never decoded. A missing root "type" is inserted
 // as the first member, so no other member is rewritten; {} becomes emptyObjectSchema, as
 // an empty Struct does.
-func jsonSchema(s string) (json.RawMessage, error) {
+func jsonSchema(s string) ([]byte, error) {
 	if !utf8.ValidString(s) {
 		return nil, schemaError("is not valid UTF-8")
 	}
@@ -366,7 +366,7 @@ func isJSONString(raw []byte, want string) bool {
 // writer of our own gives the same bytes for the same schema (stable request bodies, stable
 // prompt cache, stable goldens). A Struct has no key order and float64 numbers, so keys are
 // sorted and numbers written as encoding/json would.
-func structSchema(s *structpb.Struct) (json.RawMessage, error) {
+func structSchema(s *structpb.Struct) ([]byte, error) {
 	if s == nil {
 		return emptyObjectSchema, nil
 	}

@@ -242,7 +242,7 @@ func checkImage(img *bedrock.ImageBlock, path string, fail func(string, ...any))
 // rootTypeIsObject reports whether schema is an object with a root "type" and every root
 // "type" is "object". Keys are matched exactly: a struct field tag would also match "TYPE"
 // (encoding/json folds case), which JSON Schema does not.
-func rootTypeIsObject(schema json.RawMessage) bool {
+func rootTypeIsObject(schema []byte) bool {
 	dec := json.NewDecoder(bytes.NewReader(schema))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return false
@@ -268,7 +268,7 @@ func rootTypeIsObject(schema json.RawMessage) bool {
 	return found
 }
 
-func isObject(raw json.RawMessage) bool {
+func isObject(raw []byte) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal(raw, &m) == nil && m != nil
 }
