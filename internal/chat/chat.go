@@ -1,0 +1,184 @@
+// Package chat is the gateway's one model of a chat call: the request, the answer and the
+// stream events that every surface (the Nirmata REST API, gRPC, and OpenAI's API) decodes
+// its wire into and encodes its wire from. The translator reads a Request and the stream
+// machine writes Events; no transport's types reach either.
+//
+// Values are kept as the client sent them: validating roles, part and tool types, tool
+// names and argument JSON is the translator's work, so every surface gets the same checks
+// and the same error texts, naming fields by the path the REST body has
+// ("messages[1].tool_calls[0].function.arguments").
+package chat
+
+// Roles a message may have (docs/PROTOCOL.md 3). developer is the same as system.
+const (
+	RoleSystem    = "system"
+	RoleDeveloper = "developer"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Request is one chat call.
+type Request struct {
+	// ID identifies the call in logs and answers; the transport assigns it.
+	ID string
+	// Model is a Bedrock model id, inference-profile id, ARN or configured alias; empty
+	// means the gateway's default.
+	Model string
+	// Provider is "bedrock" or empty; anything else is refused.
+	Provider string
+	// ClientType labels the caller in logs and metrics.
+	ClientType string
+
+	Messages   []Message
+	Tools      []Tool
+	ToolChoice ToolChoice
+
+	MaxTokens   *int32
+	Temperature *float64
+	TopP        *float64
+	Stop        []string
+}
+
+// Message is one message of the history.
+type Message struct {
+	Role string
+	// Content is the text; when Parts is not empty it is ignored.
+	Content string
+	Parts   []Part
+	// ToolCalls are an assistant message's calls.
+	ToolCalls []ToolCall
+	// ToolCallID names the call a tool message answers.
+	ToolCallID string
+	// Name is an optional participant or tool name.
+	Name string
+}
+
+// Part types. A part without a type is an image when it has one, else text.
+const (
+	PartText     = "text"
+	PartImageURL = "image_url"
+)
+
+// Part is one content part.
+type Part struct {
+	Type string
+	Text string
+	// Image is the image_url member: present (even empty) makes a typeless part an image.
+	Image *ImageURL
+}
+
+// ImageURL is an image reference; the gateway accepts data URLs only.
+type ImageURL struct {
+	URL    string
+	Detail string
+}
+
+// ToolCall is a call the model made: in a request's history, or in an answer.
+type ToolCall struct {
+	ID string
+	// Type is "function" or empty in a request; answers always say "function".
+	Type string
+	Name string
+	// Arguments is the JSON object text of the call's arguments.
+	Arguments string
+}
+
+// Tool is a function the model may call.
+type Tool struct {
+	// Type is "function" or empty.
+	Type        string
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments as JSON text, as the client wrote it;
+	// nil means an object with no properties.
+	Parameters []byte
+	// Wrapped says the tool came in the {type, function} form, so errors name its fields
+	// under "function" (tools[2].function.parameters).
+	Wrapped bool
+}
+
+// Tool choice modes.
+const (
+	ChoiceAuto     = "auto"
+	ChoiceNone     = "none"
+	ChoiceRequired = "required"
+	// ChoiceFunction forces the tool named in ToolChoice.Function.
+	ChoiceFunction = "function"
+)
+
+// ToolChoice says whether and which tool the model must call. The zero value leaves it to
+// the model (Bedrock's default, auto).
+type ToolChoice struct {
+	// Mode is empty, or one of the Choice constants.
+	Mode string
+	// Function is the client's tool name for ChoiceFunction.
+	Function string
+}
+
+// FinishReason says why the model stopped (docs/PROTOCOL.md 3.1).
+type FinishReason string
+
+// Finish reasons.
+const (
+	FinishStop          FinishReason = "stop"
+	FinishToolCalls     FinishReason = "tool_calls"
+	FinishLength        FinishReason = "length"
+	FinishContentFilter FinishReason = "content_filter"
+)
+
+// Usage counts tokens. Prompt tokens include those read from and written to the prompt
+// cache (docs/BEDROCK.md D).
+type Usage struct {
+	PromptTokens     int32
+	CompletionTokens int32
+	TotalTokens      int32
+}
+
+// Response is a complete answer.
+type Response struct {
+	// Text is the model's text; empty when it wrote none.
+	Text      string
+	ToolCalls []ToolCall
+	Finish    FinishReason
+	Usage     Usage
+	// StopReason is Bedrock's own stopReason.
+	StopReason string
+	// Model is the Bedrock model id that answered.
+	Model string
+	// LatencyMs is the time from the request to the answer.
+	LatencyMs int64
+	// RequestID is the call's id.
+	RequestID string
+}
+
+// EventKind tells what an Event carries.
+type EventKind uint8
+
+// Event kinds, in the order a stream produces them.
+const (
+	// EventContent: Text is a fragment of the answer's text.
+	EventContent EventKind = iota + 1
+	// EventToolCall: a piece of the tool call at Index. The first one of an index has
+	// ToolCall.ID and ToolCall.Name and no arguments; later ones each carry a fragment of
+	// ToolCall.Arguments. Concatenated, the fragments are the complete JSON object text.
+	EventToolCall
+	// EventToolCallEnd: the tool call at Index has all its arguments.
+	EventToolCallEnd
+	// EventDone: the answer is complete; Finish and Usage are set. It is the last event.
+	EventDone
+)
+
+// Event is one step of a streamed answer. A stream that fails after it started ends with
+// an error instead of EventDone.
+type Event struct {
+	Kind EventKind
+	// Text is the content fragment of EventContent.
+	Text string
+	// Index is the tool call's ordinal in this answer (0, 1, 2 …), never Bedrock's block
+	// index.
+	Index    int
+	ToolCall ToolCall
+	Finish   FinishReason
+	Usage    Usage
+}
