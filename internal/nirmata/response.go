@@ -1,0 +1,177 @@
+package nirmata
+
+import (
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/nirmata/llm-gateway/internal/chat"
+)
+
+// The answers of docs/PROTOCOL.md 3.1, 3.2 and 5, in the key order of the contract's
+// examples. json/v2 writes them without HTML escaping, non-ASCII as raw UTF-8, and, with
+// EscapeForJS, U+2028 and U+2029 escaped: valid in JSON, but line terminators in
+// JavaScript source before ES2019, so escaping them is free safety for JS consumers.
+
+// encodeOptions: see above; invalid UTF-8 becomes U+FFFD rather than an error.
+var encodeOptions = json.JoinOptions(jsontext.EscapeForJS(true), jsontext.AllowInvalidUTF8(true))
+
+type response struct {
+	Message      string        `json:"message"`
+	ToolCalls    []toolCallOut `json:"tool_calls,omitempty"`
+	FinishReason string        `json:"finish_reason"`
+	Usage        usage         `json:"usage"`
+	Metadata     metadata      `json:"metadata"`
+}
+
+// toolCallOut is a complete tool call: every key present, arguments "{}" when empty.
+type toolCallOut struct {
+	ID       string      `json:"id"`
+	Type     string      `json:"type"`
+	Function functionOut `json:"function"`
+}
+
+type functionOut struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type usage struct {
+	PromptTokens     int32 `json:"prompt_tokens"`
+	CompletionTokens int32 `json:"completion_tokens"`
+	TotalTokens      int32 `json:"total_tokens"`
+}
+
+type metadata struct {
+	Model      string `json:"model"`
+	StopReason string `json:"stop_reason"`
+	LatencyMs  int64  `json:"latency_ms"`
+	RequestID  string `json:"request_id"`
+}
+
+// AppendResponse appends the unary answer of docs/PROTOCOL.md 3.1 to dst.
+func AppendResponse(dst []byte, r *chat.Response) []byte {
+	out := response{
+		Message:      r.Text,
+		FinishReason: string(r.Finish),
+		Usage:        usageOf(r.Usage),
+		Metadata:     metadata{Model: r.Model, StopReason: r.StopReason, LatencyMs: r.LatencyMs, RequestID: r.RequestID},
+	}
+	if len(r.ToolCalls) > 0 {
+		out.ToolCalls = make([]toolCallOut, len(r.ToolCalls))
+		for i, tc := range r.ToolCalls {
+			out.ToolCalls[i] = complete(tc)
+		}
+	}
+	return appendJSON(dst, &out)
+}
+
+func complete(tc chat.ToolCall) toolCallOut {
+	args := tc.Arguments
+	if args == "" {
+		args = "{}"
+	}
+	return toolCallOut{ID: tc.ID, Type: "function", Function: functionOut{Name: tc.Name, Arguments: args}}
+}
+
+func usageOf(u chat.Usage) usage {
+	return usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+}
+
+// Lines of the JSONL delta stream (docs/PROTOCOL.md 3.2).
+type (
+	contentLine struct {
+		Type  string `json:"type"`
+		Delta string `json:"delta"`
+	}
+	// A tool call's first line: id, type and name, and no arguments key.
+	toolHeaderLine struct {
+		Type  string     `json:"type"`
+		Index int        `json:"index"`
+		Delta toolHeader `json:"delta"`
+	}
+	toolHeader struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	// A later line of the call: one fragment of its arguments.
+	toolArgsLine struct {
+		Type  string   `json:"type"`
+		Index int      `json:"index"`
+		Delta toolArgs `json:"delta"`
+	}
+	toolArgs struct {
+		Function struct {
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	doneLine struct {
+		Type         string `json:"type"`
+		FinishReason string `json:"finish_reason"`
+		Usage        usage  `json:"usage"`
+	}
+	errorLine struct {
+		Type  string    `json:"type"`
+		Error errorBody `json:"error"`
+	}
+	errorBody struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+)
+
+// AppendLine appends the JSONL line of one stream event, with its '\n', to dst. An
+// EventToolCallEnd has no line of its own: JSONL clients see a call complete when the next
+// call or the done line comes.
+func AppendLine(dst []byte, ev *chat.Event) []byte {
+	var v any
+	switch ev.Kind {
+	case chat.EventContent:
+		v = &contentLine{Type: "content", Delta: ev.Text}
+	case chat.EventToolCall:
+		if ev.ToolCall.ID != "" {
+			l := &toolHeaderLine{Type: "tool_call", Index: ev.Index, Delta: toolHeader{ID: ev.ToolCall.ID, Type: "function"}}
+			l.Delta.Function.Name = ev.ToolCall.Name
+			v = l
+		} else {
+			l := &toolArgsLine{Type: "tool_call", Index: ev.Index}
+			l.Delta.Function.Arguments = ev.ToolCall.Arguments
+			v = l
+		}
+	case chat.EventDone:
+		v = &doneLine{Type: "done", FinishReason: string(ev.Finish), Usage: usageOf(ev.Usage)}
+	default:
+		return dst
+	}
+	return append(appendJSON(dst, v), '\n')
+}
+
+// AppendErrorLine appends the last line of a stream that failed after it started:
+// {"type":"error","error":{"code":…,"message":…}} and '\n'.
+func AppendErrorLine(dst []byte, code, message string) []byte {
+	return append(appendJSON(dst, &errorLine{Type: "error", Error: errorBody{Code: code, Message: message}}), '\n')
+}
+
+type errorAnswer struct {
+	Error     string `json:"error"`
+	Code      string `json:"code"`
+	RequestID string `json:"request_id"`
+}
+
+// AppendError appends the body of a non-2xx answer (docs/PROTOCOL.md 5): {"error":…,
+// "code":…,"request_id":…}, every key present, no trailing newline.
+func AppendError(dst []byte, message, code, requestID string) []byte {
+	return appendJSON(dst, &errorAnswer{Error: message, Code: code, RequestID: requestID})
+}
+
+// appendJSON appends v's JSON to dst. The values are the declared structs above, which
+// always encode.
+func appendJSON(dst []byte, v any) []byte {
+	b, err := json.Marshal(v, encodeOptions)
+	if err != nil {
+		panic("nirmata: encoding a declared answer: " + err.Error())
+	}
+	return append(dst, b...)
+}
