@@ -289,3 +289,60 @@ func TestHelpListsEverySetting(t *testing.T) {
 		assert.Equal(t, s.sim, at > simAt, "%s in the wrong group", s.key)
 	}
 }
+
+// TestDocsListEverySetting: README.md's configuration section and PROTOCOL.md section 1
+// hold a row for each setting (flag, variable, key, default), in its group, and none for a
+// setting that does not exist, so neither can drift from the table.
+func TestDocsListEverySetting(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []struct{ path, section string }{
+		{"../../README.md", "## Configuration"},
+		{"../../docs/PROTOCOL.md", "## 1. Processes and configuration"},
+	} {
+		t.Run(filepath.Base(doc.path), func(t *testing.T) {
+			raw, err := os.ReadFile(doc.path)
+			require.NoError(t, err)
+			_, section, ok := strings.Cut(string(raw), "\n"+doc.section+"\n")
+			require.True(t, ok, "no section %q", doc.section)
+			section, _, _ = strings.Cut(section, "\n## ")
+
+			type row struct {
+				cells []string // flag, variable, key, default
+				sim   bool
+			}
+			rows := map[string]row{}
+			sim := false // rows after a line naming "Simulator settings" are in that group
+			for _, line := range strings.Split(section, "\n") {
+				if !strings.HasPrefix(line, "| `--") {
+					sim = sim || strings.Contains(line, "Simulator settings")
+					continue
+				}
+				cells := strings.Split(strings.Trim(line, "|"), "|")
+				for i := range cells {
+					cells[i] = strings.TrimSpace(cells[i])
+				}
+				require.GreaterOrEqual(t, len(cells), 5, line)
+				rows[cells[0]] = row{cells[:4], sim}
+			}
+
+			for _, s := range table(new(Config)) {
+				flag := "`--" + s.flag() + "`"
+				r, ok := rows[flag]
+				if !assert.True(t, ok, "no row for %s", flag) {
+					continue
+				}
+				delete(rows, flag)
+				key, def := "`"+s.key+"`", "`"+s.def+"`"
+				if s.key == fileKey {
+					key = "none"
+				}
+				if s.def == "" {
+					def = "none"
+				}
+				assert.Equal(t, []string{flag, "`" + s.env() + "`", key, def}, r.cells)
+				assert.Equal(t, s.sim, r.sim, "%s in the wrong group", flag)
+			}
+			assert.Empty(t, rows, "rows for settings that do not exist")
+		})
+	}
+}
