@@ -33,8 +33,6 @@ Usage:
   gateway version          print the version (also --version)
   gateway help [sim]       print this help, or the simulator's
 
-Flags (each also an environment variable; a --config YAML file takes every setting,
-see README.md "Configuration"):
 `
 
 const simUsage = `gateway sim: a Bedrock Runtime look-alike (Converse and ConverseStream over HTTP), for

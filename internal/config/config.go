@@ -1,179 +1,387 @@
-// Package config assembles the gateway's settings from flags, environment variables and an
-// optional YAML file. Flags beat the environment, which beats the file, which beats the
-// defaults. AWS settings are not here: the AWS SDK's own configuration chain reads them.
+// Package config assembles the gateway's settings. Each setting is one row of one table
+// (see table): its YAML key, from which its environment variable (GATEWAY_ + upper case) and
+// flag (-- + kebab case) are derived, its default, its help and its check. Flags beat
+// environment variables, which beat the YAML file, which beats the default. AWS settings are
+// not here: the AWS SDK's own configuration chain reads them.
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"net"
 	"os"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 )
 
 // DefaultModel is used when neither the request nor the configuration names a model.
 const DefaultModel = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 
-// Config is the gateway's configuration. The YAML file uses the json tag names.
+// Config is the gateway's configuration. What each field means is its row's help in table.
 type Config struct {
-	HTTPAddr string   `json:"http_addr"`
-	GRPCAddr string   `json:"grpc_addr"`
-	APIKeys  []string `json:"api_keys"`
-	// APIKeysFile holds more keys, one per line: the key itself, or sha256:<hex> of it so
-	// no plaintext key sits on disk. Blank lines and lines starting with # are skipped.
-	APIKeysFile  string `json:"api_keys_file"`
-	DefaultModel string `json:"default_model"`
-	// Sim serves from the embedded Bedrock simulator instead of AWS.
-	Sim bool `json:"sim"`
-	// ModelAliases maps a name clients send to a Bedrock model id.
-	ModelAliases map[string]string `json:"model_aliases"`
-	// MaxBodyBytes bounds a REST request body (413 beyond).
-	MaxBodyBytes int64 `json:"max_body_bytes"`
-	// MaxTools bounds the tools of one request (400 beyond).
-	MaxTools int `json:"max_tools"`
-	// MaxMessages and MaxMessageBytes bound a request's history (400 beyond).
-	MaxMessages     int `json:"max_messages"`
-	MaxMessageBytes int `json:"max_message_bytes"`
-	// UpstreamTimeout bounds one Bedrock call, a whole stream included (504 beyond).
-	UpstreamTimeout Duration `json:"upstream_timeout"`
-	// MaxConcurrent bounds the Bedrock calls in flight; more are refused with 503.
-	MaxConcurrent int `json:"max_concurrent"`
-	// DrainTimeout bounds how long in-flight calls may finish after SIGTERM; /readyz is 503
-	// meanwhile, and what remains is cancelled after it.
-	DrainTimeout Duration `json:"drain_timeout"`
-	// StreamWriteTimeout cuts a stream whose client has not taken a write for this long, so
-	// it cannot hold its upstream call and slot.
-	StreamWriteTimeout Duration `json:"stream_write_timeout"`
-	// BodyReadTimeout bounds the time from a request's headers to the end of its body; a
-	// body that has not arrived by then is answered 408 and its connection closed.
-	BodyReadTimeout Duration `json:"body_read_timeout"`
-	// LogLevel is debug, info, warn or error.
-	LogLevel string `json:"log_level"`
-	// SimFirstTokenDelay and SimDeltaDelay slow the simulator down, for demos and load tests.
-	SimFirstTokenDelay Duration `json:"sim_first_token_delay"`
-	SimDeltaDelay      Duration `json:"sim_delta_delay"`
-	// SimFaults injects simulator faults, e.g. "throttle,times=2" (see bedrocksim.ParseFault).
-	SimFaults []string `json:"sim_faults"`
+	File               string // the YAML file read, "" for none
+	HTTPAddr           string
+	GRPCAddr           string
+	APIKeys            []string
+	APIKeysFile        string
+	DefaultModel       string
+	ModelAliases       map[string]string
+	LogLevel           string
+	MaxTools           int
+	MaxMessages        int
+	MaxMessageBytes    int
+	MaxBodyBytes       int
+	UpstreamTimeout    time.Duration
+	MaxConcurrent      int
+	DrainTimeout       time.Duration
+	StreamWriteTimeout time.Duration
+	BodyReadTimeout    time.Duration
+	Sim                Sim
 }
 
-// Duration is a time.Duration written as "250ms" in YAML.
-type Duration time.Duration
+// Sim holds the embedded simulator's settings, kept apart from production ones: none of
+// them matters unless Enabled.
+type Sim struct {
+	Enabled         bool
+	FirstTokenDelay time.Duration
+	DeltaDelay      time.Duration
+	Faults          []string // e.g. "throttle,times=2"; see bedrocksim.ParseFault
+}
 
-// UnmarshalJSON implements [json.Unmarshaler].
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	s, err := strconv.Unquote(string(b))
-	if err != nil {
-		return fmt.Errorf("duration must be a string like \"250ms\": %s", b)
+// fileKey is the setting naming the YAML file, the one setting the file cannot hold.
+const fileKey = "config"
+
+// setting is one row of the table.
+type setting struct {
+	key  string // YAML key; the environment variable and the flag are derived from it
+	def  string // the default, written as a flag value; "" for none
+	help string
+	sep  string // lists and maps: what separates items in a flag or variable
+	sim  bool   // a simulator setting, listed in its own group
+	v    value
+}
+
+// value ties a row to its Config field and to the check its final value must pass.
+type value struct {
+	ptr   any          // *string, *int, *bool, *time.Duration, *[]string or *map[string]string
+	check func() error // nil when every value that parses is fine
+}
+
+func bind[T any](p *T, check func(T) error) value {
+	v := value{ptr: p}
+	if check != nil {
+		v.check = func() error { return check(*p) }
 	}
-	v, err := time.ParseDuration(s)
-	*d = Duration(v)
-	return err
+	return v
 }
 
-func defaults() Config {
-	return Config{
-		HTTPAddr:           ":8080",
-		GRPCAddr:           ":9090",
-		DefaultModel:       DefaultModel,
-		MaxBodyBytes:       10 << 20,
-		MaxTools:           128,
-		MaxMessages:        1000,
-		MaxMessageBytes:    4 << 20,
-		UpstreamTimeout:    Duration(10 * time.Minute),
-		MaxConcurrent:      4096,
-		DrainTimeout:       Duration(20 * time.Second), // + 5 s to close: inside Kubernetes' 30 s grace
-		StreamWriteTimeout: Duration(30 * time.Second),
-		BodyReadTimeout:    Duration(30 * time.Second),
-		LogLevel:           "info",
-	}
-}
+// table declares every setting, in the order --help and the README list them.
+func table(c *Config) []setting {
+	return []setting{
+		{key: fileKey, help: "YAML file with any setting below, by its key; an unknown key stops startup", v: bind(&c.File, nil)},
+		{key: "http_addr", def: ":8080", help: "REST, streams, /healthz, /readyz and /metrics listen address", v: bind(&c.HTTPAddr, hostPort)},
+		{key: "grpc_addr", def: ":9090", help: "gRPC listen address, with server reflection and grpc.health.v1", v: bind(&c.GRPCAddr, hostPort)},
+		{key: "api_keys", sep: ",", help: "client keys; none from any source turns authentication off (a warning says so)", v: bind(&c.APIKeys, nil)},
+		{key: "api_keys_file", help: "file of more client keys, one per line: the key, or sha256:<hex> of it; blank and # lines skipped", v: bind(&c.APIKeysFile, nil)},
+		{key: "default_model", def: DefaultModel, help: "model of a request that names none", v: bind(&c.DefaultModel, notEmpty)},
+		{key: "model_aliases", sep: ",", help: "names clients may send, each mapped to a Bedrock model id", v: bind(&c.ModelAliases, aliases)},
+		{key: "log_level", def: "info", help: "debug, info, warn or error", v: bind(&c.LogLevel, oneOf("debug", "info", "warn", "error"))},
+		{key: "max_tools", def: "128", help: "more tools in one request: 400", v: bind(&c.MaxTools, atLeast(1))},
+		{key: "max_messages", def: "1000", help: "more messages in one request: 400", v: bind(&c.MaxMessages, atLeast(1))},
+		{key: "max_message_bytes", def: "4194304", help: "a larger message (text, parts, image URLs, ids, names, arguments): 400", v: bind(&c.MaxMessageBytes, atLeast(1))},
+		{key: "max_body_bytes", def: "10485760", help: "a larger REST body: 413; also the gRPC receive limit", v: bind(&c.MaxBodyBytes, atLeast(1))},
+		{key: "upstream_timeout", def: "10m", help: "one Bedrock call, a whole stream included; beyond it, 504", v: bind(&c.UpstreamTimeout, atLeast(time.Millisecond))},
+		{key: "max_concurrent", def: "4096", help: "Bedrock calls in flight; beyond it, 503 with Retry-After", v: bind(&c.MaxConcurrent, atLeast(1))},
+		// 20 s, plus 5 s to close the servers, fits in Kubernetes' default 30 s grace period.
+		{key: "drain_timeout", def: "20s", help: "after SIGTERM, how long calls in flight may finish (/readyz 503 meanwhile); then the rest are cancelled", v: bind(&c.DrainTimeout, atLeast(time.Duration(0)))},
+		{key: "stream_write_timeout", def: "30s", help: "a stream whose client takes no write for this long is cut, freeing its upstream call", v: bind(&c.StreamWriteTimeout, atLeast(time.Millisecond))},
+		{key: "body_read_timeout", def: "30s", help: "from a request's headers to the end of its body; beyond it, 408 and the connection is closed", v: bind(&c.BodyReadTimeout, atLeast(time.Millisecond))},
 
-// flagValues are the command-line flags, before the environment and the file fill in
-// what they leave unset.
-type flagValues struct {
-	httpAddr, grpcAddr, apiKeys, apiKeysFile, defaultModel, file, logLevel *string
-	sim                                                                    *bool
-}
-
-func newFlagSet() (*flag.FlagSet, flagValues) {
-	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs, flagValues{
-		httpAddr:     fs.String("http-addr", "", "REST, streaming, health and metrics address (env GATEWAY_HTTP_ADDR, default :8080)"),
-		grpcAddr:     fs.String("grpc-addr", "", "gRPC address (env GATEWAY_GRPC_ADDR, default :9090)"),
-		apiKeys:      fs.String("api-keys", "", "comma-separated client keys; empty turns auth off (env GATEWAY_API_KEYS)"),
-		apiKeysFile:  fs.String("api-keys-file", "", "file of client keys, one per line, plaintext or sha256:<hex> (env GATEWAY_API_KEYS_FILE)"),
-		defaultModel: fs.String("default-model", "", "model used when a request names none (env GATEWAY_DEFAULT_MODEL, default "+DefaultModel+")"),
-		sim:          fs.Bool("sim", false, "serve from the embedded Bedrock simulator instead of AWS (env GATEWAY_SIM=1)"),
-		file:         fs.String("config", "", "optional YAML configuration file (env GATEWAY_CONFIG)"),
-		logLevel:     fs.String("log-level", "", "debug, info, warn or error (env GATEWAY_LOG_LEVEL, default info)"),
+		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
+		{key: "sim_first_token_delay", sim: true, def: "0s", help: "the simulator's delay before its first event", v: bind(&c.Sim.FirstTokenDelay, atLeast(time.Duration(0)))},
+		{key: "sim_delta_delay", sim: true, def: "0s", help: "the simulator's delay between stream deltas", v: bind(&c.Sim.DeltaDelay, atLeast(time.Duration(0)))},
+		// ";" because a fault spec holds commas itself.
+		{key: "sim_faults", sim: true, sep: ";", help: "upstream faults the simulator injects, e.g. throttle,times=2 (syntax: gateway sim --help)", v: bind(&c.Sim.Faults, faults)},
 	}
 }
 
-// PrintFlags writes the flags Load takes, with their help, for a usage text.
-func PrintFlags(w io.Writer) {
-	fs, _ := newFlagSet()
-	fs.SetOutput(w)
-	fs.PrintDefaults()
+func (s setting) env() string  { return "GATEWAY_" + strings.ToUpper(s.key) }
+func (s setting) flag() string { return strings.ReplaceAll(s.key, "_", "-") }
+
+// kind shows the value's form in --help.
+func (s setting) kind() string {
+	switch s.v.ptr.(type) {
+	case *int:
+		return "int"
+	case *bool:
+		return "bool"
+	case *time.Duration:
+		return "duration"
+	case *[]string:
+		return "a" + s.sep + "b"
+	case *map[string]string:
+		return "name=id" + s.sep + "name=id"
+	}
+	return "string"
+}
+
+// set parses text, from a flag, an environment variable or the default, into the field.
+// add keeps the items a list or map already has: its flag may repeat.
+func (s setting) set(text string, add bool) error {
+	switch p := s.v.ptr.(type) {
+	case *string:
+		*p = text
+	case *int:
+		n, err := strconv.Atoi(text)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", text)
+		}
+		*p = n
+	case *bool:
+		b, err := strconv.ParseBool(text)
+		if err != nil {
+			return fmt.Errorf("%q is not 1, 0, true or false", text)
+		}
+		*p = b
+	case *time.Duration:
+		d, err := time.ParseDuration(text)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration like \"30s\"", text)
+		}
+		*p = d
+	case *[]string:
+		if !add {
+			*p = nil
+		}
+		*p = append(*p, split(text, s.sep)...)
+	case *map[string]string:
+		if !add {
+			*p = nil
+		}
+		for _, item := range split(text, s.sep) {
+			name, id, ok := strings.Cut(item, "=")
+			if !ok {
+				return fmt.Errorf("%q is not name=id", item)
+			}
+			if *p == nil {
+				*p = map[string]string{}
+			}
+			(*p)[strings.TrimSpace(name)] = strings.TrimSpace(id)
+		}
+	}
+	return nil
+}
+
+// decode sets the field from the file: raw is the key's value, turned into JSON by the
+// YAML reader.
+func (s setting) decode(raw json.RawMessage) error {
+	switch p := s.v.ptr.(type) {
+	case *[]string:
+		if err := json.Unmarshal(raw, p); err != nil {
+			return fmt.Errorf("want a list of strings, got %s", raw)
+		}
+	case *map[string]string:
+		*p = nil
+		if err := json.Unmarshal(raw, p); err != nil {
+			return fmt.Errorf("want a mapping of names to strings, got %s", raw)
+		}
+	default:
+		if raw[0] == '[' || raw[0] == '{' {
+			return fmt.Errorf("want a single value, got %s", raw)
+		}
+		// A scalar is parsed like the same text in a flag: one parser, one set of messages
+		// for every source.
+		var text string
+		if json.Unmarshal(raw, &text) != nil {
+			text = string(raw) // a number, true or false
+		}
+		return s.set(text, false)
+	}
+	return nil
+}
+
+// flagArg is a flag as given on the command line. Flags are parsed before the file is read
+// (--config is one of them) but applied after it and the environment, which they beat.
+type flagArg struct {
+	s    setting
+	text string
+}
+
+type flagValue struct {
+	s     setting
+	given *[]flagArg
+}
+
+func (f flagValue) String() string { return "" }
+func (f flagValue) IsBoolFlag() bool {
+	_, ok := f.s.v.ptr.(*bool)
+	return ok
+}
+func (f flagValue) Set(text string) error {
+	*f.given = append(*f.given, flagArg{f.s, text})
+	return nil
 }
 
 // Load builds the configuration from command-line args (without the program name) and the
-// environment given by getenv. -h and --help return flag.ErrHelp, printing nothing.
+// environment given by getenv; an empty variable counts as unset. Every bad value is
+// reported, each naming its key and where it came from, even one a higher source overrides:
+// it is still a mistake where it is written. -h and --help return flag.ErrHelp, printing
+// nothing.
 func Load(args []string, getenv func(string) string) (Config, error) {
-	fs, f := newFlagSet()
+	var c Config
+	rows := table(&c)
+	from := map[string]string{} // where each key's value came from
+	bad := map[string]bool{}    // keys whose value did not parse: not checked further
+	var errs []error
+	fail := func(key string, err error) {
+		bad[key] = true
+		errs = append(errs, fmt.Errorf("%s: %w (from %s)", key, err, from[key]))
+	}
+
+	for _, s := range rows {
+		from[s.key] = "the default"
+		if err := s.set(s.def, false); err != nil {
+			fail(s.key, err)
+		}
+	}
+
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var given []flagArg
+	for _, s := range rows {
+		fs.Var(flagValue{s, &given}, s.flag(), s.help)
+	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
-	httpAddr, grpcAddr, apiKeys, apiKeysFile, defaultModel := f.httpAddr, f.grpcAddr, f.apiKeys, f.apiKeysFile, f.defaultModel
-	sim, file, logLevel := f.sim, f.file, f.logLevel
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	cfg := defaults()
-	path := pick(set["config"], *file, getenv("GATEWAY_CONFIG"))
+	path, pathFrom := getenv("GATEWAY_CONFIG"), "GATEWAY_CONFIG"
+	for _, g := range given {
+		if g.s.key == fileKey {
+			path, pathFrom = g.text, "--"+fileKey
+		}
+	}
 	if path != "" {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return Config{}, fmt.Errorf("config file: %w", err)
-		}
-		if err := yaml.UnmarshalStrict(raw, &cfg); err != nil {
-			return Config{}, fmt.Errorf("config file %s: %w", path, err)
+		if err := readFile(rows, path, from, fail); err != nil {
+			from[fileKey] = pathFrom
+			fail(fileKey, err)
 		}
 	}
 
-	overlay := func(dst *string, flagName, flagValue, env string) {
-		if v := pick(set[flagName], flagValue, getenv(env)); v != "" {
-			*dst = v
+	for _, s := range rows {
+		if text := getenv(s.env()); text != "" {
+			from[s.key] = s.env()
+			if err := s.set(text, false); err != nil {
+				fail(s.key, err)
+			}
 		}
 	}
-	overlay(&cfg.HTTPAddr, "http-addr", *httpAddr, "GATEWAY_HTTP_ADDR")
-	overlay(&cfg.GRPCAddr, "grpc-addr", *grpcAddr, "GATEWAY_GRPC_ADDR")
-	overlay(&cfg.DefaultModel, "default-model", *defaultModel, "GATEWAY_DEFAULT_MODEL")
-	overlay(&cfg.LogLevel, "log-level", *logLevel, "GATEWAY_LOG_LEVEL")
-	overlay(&cfg.APIKeysFile, "api-keys-file", *apiKeysFile, "GATEWAY_API_KEYS_FILE")
-	if set["api-keys"] {
-		cfg.APIKeys = splitKeys(*apiKeys)
-	} else if v := getenv("GATEWAY_API_KEYS"); v != "" {
-		cfg.APIKeys = splitKeys(v)
-	}
-	if set["sim"] {
-		cfg.Sim = *sim
-	} else if v := getenv("GATEWAY_SIM"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return Config{}, fmt.Errorf("GATEWAY_SIM=%q: want 1, 0, true or false", v)
+
+	seen := map[string]bool{}
+	for _, g := range given {
+		from[g.s.key] = "--" + g.s.flag()
+		if err := g.s.set(g.text, seen[g.s.key]); err != nil {
+			fail(g.s.key, err)
 		}
-		cfg.Sim = b
+		seen[g.s.key] = true
 	}
-	return cfg, cfg.validate()
+
+	for _, s := range rows {
+		if s.v.check != nil && !bad[s.key] {
+			if err := s.v.check(); err != nil {
+				fail(s.key, err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return Config{}, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// readFile sets the keys the YAML file at path holds. It fails only when the file cannot be
+// read as a mapping; each bad key goes to fail, so every one is reported.
+func readFile(rows []setting, path string, from map[string]string, fail func(string, error)) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	js, err := yaml.YAMLToJSONStrict(raw) // strict: a key given twice is an error
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(js, &keys) != nil {
+		return fmt.Errorf("%s: want a mapping of settings (key: value)", path)
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names) // errors in a stable order
+	for _, k := range names {
+		from[k] = path
+		i := slices.IndexFunc(rows, func(s setting) bool { return s.key == k })
+		switch {
+		case k == fileKey:
+			fail(k, errors.New("a file cannot name another; use --config or GATEWAY_CONFIG"))
+		case i < 0:
+			fail(k, errors.New("unknown key; gateway --help lists them"))
+		default:
+			if err := rows[i].decode(keys[k]); err != nil {
+				fail(k, err)
+			}
+		}
+	}
+	return nil
+}
+
+// PrintFlags writes every setting for gateway --help: the production settings, then the
+// simulator's, each with its flag, environment variable, YAML key and default.
+func PrintFlags(w io.Writer) {
+	fmt.Fprint(w, `Settings: a flag beats its environment variable, which beats the --config file, which
+beats the default. The flag of a list or a map may repeat.
+
+`)
+	rows := table(new(Config))
+	for _, sim := range []bool{false, true} {
+		if sim {
+			fmt.Fprint(w, "\nSimulator settings (none matters without --sim):\n\n")
+		}
+		for _, s := range rows {
+			if s.sim != sim {
+				continue
+			}
+			kind := " " + s.kind()
+			if kind == " bool" {
+				kind = "" // a bool flag takes no value
+			}
+			where := "env " + s.env()
+			if s.key != fileKey {
+				where += ", yaml " + s.key
+			}
+			def := s.def
+			if def == "" {
+				def = "none"
+			}
+			where += ", default " + def
+			fmt.Fprintf(w, "  --%s%s  (%s)\n        %s\n", s.flag(), kind, where, s.help)
+		}
+	}
 }
 
 // LoadAPIKeys returns the configured keys and those of the keys file. Entries of the file
@@ -198,55 +406,65 @@ func (c Config) LoadAPIKeys() ([]string, error) {
 	return keys, nil
 }
 
-// pick returns the flag value when the flag was given, else the environment value.
-func pick(flagSet bool, flagValue, envValue string) string {
-	if flagSet {
-		return flagValue
-	}
-	return envValue
-}
-
-func splitKeys(s string) []string {
-	var keys []string
-	for _, k := range strings.Split(s, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			keys = append(keys, k)
+// split returns the items of s between seps, trimmed, empty ones dropped.
+func split(s, sep string) []string {
+	var items []string
+	for _, item := range strings.Split(s, sep) {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
 		}
 	}
-	return keys
+	return items
 }
 
-func (c Config) validate() error {
-	switch {
-	case c.HTTPAddr == "":
-		return errors.New("http address is empty")
-	case c.GRPCAddr == "":
-		return errors.New("grpc address is empty")
-	case c.DefaultModel == "":
-		return errors.New("default model is empty")
-	case c.MaxBodyBytes <= 0:
-		return errors.New("max_body_bytes must be positive")
-	case c.MaxTools <= 0:
-		return errors.New("max_tools must be positive")
-	case c.MaxMessages <= 0:
-		return errors.New("max_messages must be positive")
-	case c.MaxMessageBytes <= 0:
-		return errors.New("max_message_bytes must be positive")
-	case c.UpstreamTimeout <= 0:
-		return errors.New("upstream_timeout must be positive")
-	case c.MaxConcurrent <= 0:
-		return errors.New("max_concurrent must be positive")
-	case c.DrainTimeout < 0:
-		return errors.New("drain_timeout must not be negative")
-	case c.StreamWriteTimeout <= 0:
-		return errors.New("stream_write_timeout must be positive")
-	case c.BodyReadTimeout <= 0:
-		return errors.New("body_read_timeout must be positive")
+// The checks of the table.
+
+func atLeast[T int | time.Duration](least T) func(T) error {
+	return func(v T) error {
+		if v < least {
+			return fmt.Errorf("must be at least %v, got %v", least, v)
+		}
+		return nil
 	}
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		return fmt.Errorf("log level %q: want debug, info, warn or error", c.LogLevel)
+}
+
+func notEmpty(s string) error {
+	if s == "" {
+		return errors.New("must not be empty")
+	}
+	return nil
+}
+
+func oneOf(allowed ...string) func(string) error {
+	return func(s string) error {
+		if !slices.Contains(allowed, s) {
+			return fmt.Errorf("%q is not one of %s", s, strings.Join(allowed, ", "))
+		}
+		return nil
+	}
+}
+
+func hostPort(s string) error {
+	if _, _, err := net.SplitHostPort(s); err != nil {
+		return fmt.Errorf("%q is not host:port like \":8080\"", s)
+	}
+	return nil
+}
+
+func aliases(m map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(m)) { // the first bad one, always the same
+		if id := m[name]; name == "" || id == "" {
+			return fmt.Errorf("%q=%q: both the name and the model id must be set", name, id)
+		}
+	}
+	return nil
+}
+
+func faults(specs []string) error {
+	for _, spec := range specs {
+		if _, err := bedrocksim.ParseFault(spec); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,87 +16,333 @@ func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
+func writeFile(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "gateway.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
+	return path
+}
+
 func TestLoadDefaults(t *testing.T) {
 	t.Parallel()
 	cfg, err := Load(nil, env(nil))
 	require.NoError(t, err)
-	assert.Equal(t, ":8080", cfg.HTTPAddr)
-	assert.Equal(t, ":9090", cfg.GRPCAddr)
-	assert.Equal(t, DefaultModel, cfg.DefaultModel)
-	assert.Empty(t, cfg.APIKeys)
-	assert.False(t, cfg.Sim)
-	assert.EqualValues(t, 10<<20, cfg.MaxBodyBytes)
-	assert.Equal(t, 128, cfg.MaxTools)
+	assert.Equal(t, Config{
+		HTTPAddr:           ":8080",
+		GRPCAddr:           ":9090",
+		DefaultModel:       DefaultModel,
+		LogLevel:           "info",
+		MaxTools:           128,
+		MaxMessages:        1000,
+		MaxMessageBytes:    4 << 20,
+		MaxBodyBytes:       10 << 20,
+		UpstreamTimeout:    10 * time.Minute,
+		MaxConcurrent:      4096,
+		DrainTimeout:       20 * time.Second,
+		StreamWriteTimeout: 30 * time.Second,
+		BodyReadTimeout:    30 * time.Second,
+	}, cfg)
 }
 
-func TestLoadPrecedence(t *testing.T) {
+// TestPrecedence: for each kind of value, the default, then the file over it, the
+// environment over the file, and flags over the environment.
+func TestPrecedence(t *testing.T) {
 	t.Parallel()
-	file := filepath.Join(t.TempDir(), "gateway.yaml")
-	require.NoError(t, os.WriteFile(file, []byte(`
-http_addr: ":1111"
-grpc_addr: ":2222"
-default_model: file-model
-api_keys: [file-key]
-model_aliases:
-  sonnet: us.anthropic.claude-sonnet-4-20250514-v1:0
-max_tools: 64
-sim_delta_delay: 5ms
-`), 0o600))
-
-	// The file alone.
-	cfg, err := Load([]string{"--config", file}, env(nil))
-	require.NoError(t, err)
-	assert.Equal(t, ":1111", cfg.HTTPAddr)
-	assert.Equal(t, []string{"file-key"}, cfg.APIKeys)
-	assert.Equal(t, 64, cfg.MaxTools)
-	assert.Equal(t, Duration(5*time.Millisecond), cfg.SimDeltaDelay)
-	assert.Equal(t, "us.anthropic.claude-sonnet-4-20250514-v1:0", cfg.ModelAliases["sonnet"])
-
-	// The environment beats the file (named through GATEWAY_CONFIG this time).
-	cfg, err = Load(nil, env(map[string]string{
-		"GATEWAY_CONFIG":    file,
-		"GATEWAY_HTTP_ADDR": ":3333",
-		"GATEWAY_API_KEYS":  "a, b ,,c",
-		"GATEWAY_SIM":       "1",
-	}))
-	require.NoError(t, err)
-	assert.Equal(t, ":3333", cfg.HTTPAddr)
-	assert.Equal(t, ":2222", cfg.GRPCAddr)
-	assert.Equal(t, []string{"a", "b", "c"}, cfg.APIKeys)
-	assert.True(t, cfg.Sim)
-
-	// Flags beat both, including a flag set to empty.
-	cfg, err = Load([]string{"--config", file, "--http-addr", ":4444", "--api-keys", "", "--sim=false", "--default-model", "flag-model"},
-		env(map[string]string{"GATEWAY_HTTP_ADDR": ":3333", "GATEWAY_API_KEYS": "a", "GATEWAY_SIM": "true"}))
-	require.NoError(t, err)
-	assert.Equal(t, ":4444", cfg.HTTPAddr)
-	assert.Empty(t, cfg.APIKeys)
-	assert.False(t, cfg.Sim)
-	assert.Equal(t, "flag-model", cfg.DefaultModel)
+	type strs = []string
+	type aliases = map[string]string
+	tests := []struct {
+		name                     string
+		yaml                     string
+		env                      map[string]string
+		flags                    []string
+		get                      func(Config) any
+		def, file, fromEnv, flag any
+	}{
+		{
+			name: "string", yaml: "default_model: file-model",
+			env: map[string]string{"GATEWAY_DEFAULT_MODEL": "env-model"}, flags: strs{"--default-model", "flag-model"},
+			get: func(c Config) any { return c.DefaultModel }, def: DefaultModel, file: "file-model", fromEnv: "env-model", flag: "flag-model",
+		},
+		{
+			name: "int", yaml: "max_tools: 64",
+			env: map[string]string{"GATEWAY_MAX_TOOLS": "32"}, flags: strs{"--max-tools=16"},
+			get: func(c Config) any { return c.MaxTools }, def: 128, file: 64, fromEnv: 32, flag: 16,
+		},
+		{
+			name: "duration", yaml: "sim_delta_delay: 40ms",
+			env: map[string]string{"GATEWAY_SIM_DELTA_DELAY": "2s"}, flags: strs{"--sim-delta-delay", "3m"},
+			get: func(c Config) any { return c.Sim.DeltaDelay }, def: time.Duration(0), file: 40 * time.Millisecond, fromEnv: 2 * time.Second, flag: 3 * time.Minute,
+		},
+		{
+			name: "bool", yaml: "sim: true",
+			env: map[string]string{"GATEWAY_SIM": "0"}, flags: strs{"--sim"},
+			get: func(c Config) any { return c.Sim.Enabled }, def: false, file: true, fromEnv: false, flag: true,
+		},
+		{
+			name: "bool flag set to false", yaml: "sim: false",
+			env: map[string]string{"GATEWAY_SIM": "1"}, flags: strs{"--sim=false"},
+			get: func(c Config) any { return c.Sim.Enabled }, def: false, file: false, fromEnv: true, flag: false,
+		},
+		{
+			name: "list", yaml: "api_keys: [f1, f2]",
+			env: map[string]string{"GATEWAY_API_KEYS": "e1, e2 ,,"}, flags: strs{"--api-keys", "k1,k2", "--api-keys", "k3"},
+			get: func(c Config) any { return c.APIKeys }, def: strs(nil), file: strs{"f1", "f2"}, fromEnv: strs{"e1", "e2"}, flag: strs{"k1", "k2", "k3"},
+		},
+		{
+			name: "list flag set to empty", yaml: "api_keys: [f1]",
+			env: map[string]string{"GATEWAY_API_KEYS": "e1"}, flags: strs{"--api-keys="},
+			get: func(c Config) any { return c.APIKeys }, def: strs(nil), file: strs{"f1"}, fromEnv: strs{"e1"}, flag: strs(nil),
+		},
+		{
+			name: "list separated by ;", yaml: `sim_faults: ["throttle,times=2"]`,
+			env:   map[string]string{"GATEWAY_SIM_FAULTS": "internal; truncate,after=2"},
+			flags: strs{"--sim-faults", "hang", "--sim-faults", "throttle,times=1;unavailable"},
+			get:   func(c Config) any { return c.Sim.Faults }, def: strs(nil), file: strs{"throttle,times=2"},
+			fromEnv: strs{"internal", "truncate,after=2"}, flag: strs{"hang", "throttle,times=1", "unavailable"},
+		},
+		{
+			name: "map", yaml: "model_aliases: {a: id-a, b: 'arn:aws:bedrock:us-east-1:1:x/y'}",
+			env:   map[string]string{"GATEWAY_MODEL_ALIASES": "c=id-c, d = id-d"},
+			flags: strs{"--model-aliases", "e=id-e", "--model-aliases=f=id-f"},
+			get:   func(c Config) any { return c.ModelAliases }, def: aliases(nil), file: aliases{"a": "id-a", "b": "arn:aws:bedrock:us-east-1:1:x/y"},
+			fromEnv: aliases{"c": "id-c", "d": "id-d"}, flag: aliases{"e": "id-e", "f": "id-f"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			file := writeFile(t, tt.yaml)
+			withFile := map[string]string{"GATEWAY_CONFIG": file}
+			for k, v := range tt.env {
+				withFile[k] = v
+			}
+			steps := []struct {
+				name string
+				args []string
+				env  map[string]string
+				want any
+			}{
+				{"default", nil, nil, tt.def},
+				{"file", []string{"--config", file}, nil, tt.file},
+				{"env over file", nil, withFile, tt.fromEnv},
+				{"flag over env", tt.flags, withFile, tt.flag},
+			}
+			for _, step := range steps {
+				cfg, err := Load(step.args, env(step.env))
+				require.NoError(t, err, step.name)
+				assert.Equal(t, step.want, tt.get(cfg), step.name)
+			}
+		})
+	}
 }
 
+// TestConfigFilePrecedence: --config beats GATEWAY_CONFIG, like every flag its variable.
+func TestConfigFilePrecedence(t *testing.T) {
+	t.Parallel()
+	fromFlag, fromEnv := writeFile(t, "max_tools: 1"), writeFile(t, "max_tools: 2")
+	cfg, err := Load([]string{"--config", fromFlag}, env(map[string]string{"GATEWAY_CONFIG": fromEnv}))
+	require.NoError(t, err)
+	assert.Equal(t, 1, cfg.MaxTools)
+	assert.Equal(t, fromFlag, cfg.File)
+}
+
+// TestLoadErrors: each error names the key and where its value came from. FILE in want
+// stands for the YAML file's path.
 func TestLoadErrors(t *testing.T) {
 	t.Parallel()
-	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	require.NoError(t, os.WriteFile(bad, []byte("http_adr: ':1'\n"), 0o600))
-	tests := map[string]struct {
+	type strs = []string
+	type vars = map[string]string
+	tests := []struct {
+		name string
 		args []string
 		env  map[string]string
+		yaml string // when set, written to a file given with --config
 		want string
 	}{
-		"unknown flag":        {args: []string{"--nope"}, want: "flag provided but not defined"},
-		"stray argument":      {args: []string{"serve"}, want: `unexpected argument "serve"`},
-		"bad GATEWAY_SIM":     {env: map[string]string{"GATEWAY_SIM": "yes please"}, want: "GATEWAY_SIM"},
-		"missing file":        {args: []string{"--config", "/nonexistent.yaml"}, want: "config file"},
-		"misspelled file key": {args: []string{"--config", bad}, want: "http_adr"},
-		"bad log level":       {args: []string{"--log-level", "loud"}, want: "log level"},
+		{name: "unknown flag", args: strs{"--nope"}, want: "flag provided but not defined: -nope"},
+		{name: "stray argument", args: strs{"serve"}, want: `unexpected argument "serve"`},
+
+		// Values that do not parse, each kind from each source.
+		{name: "int", env: vars{"GATEWAY_MAX_TOOLS": "ten"}, want: `max_tools: "ten" is not a whole number (from GATEWAY_MAX_TOOLS)`},
+		{name: "duration", args: strs{"--upstream-timeout", "10x"}, want: `upstream_timeout: "10x" is not a duration like "30s" (from --upstream-timeout)`},
+		{name: "bool", env: vars{"GATEWAY_SIM": "yes please"}, want: `sim: "yes please" is not 1, 0, true or false (from GATEWAY_SIM)`},
+		{name: "bool flag", args: strs{"--sim=maybe"}, want: `sim: "maybe" is not 1, 0, true or false (from --sim)`},
+		{name: "map item", args: strs{"--model-aliases", "sonnet"}, want: `model_aliases: "sonnet" is not name=id (from --model-aliases)`},
+		{name: "int in file", yaml: "max_messages: 1.5", want: `max_messages: "1.5" is not a whole number (from FILE)`},
+		{name: "duration in file", yaml: "upstream_timeout: 30", want: `upstream_timeout: "30" is not a duration like "30s" (from FILE)`},
+		{name: "list in file", yaml: "api_keys: k1", want: `api_keys: want a list of strings, got "k1" (from FILE)`},
+		{name: "map in file", yaml: "model_aliases: [a]", want: `model_aliases: want a mapping of names to strings, got ["a"] (from FILE)`},
+		{name: "scalar in file", yaml: "max_tools: [1]", want: `max_tools: want a single value, got [1] (from FILE)`},
+
+		// Values that parse but fail their check: every check of the table.
+		{name: "max_tools", env: vars{"GATEWAY_MAX_TOOLS": "0"}, want: `max_tools: must be at least 1, got 0 (from GATEWAY_MAX_TOOLS)`},
+		{name: "max_messages", yaml: "max_messages: 0", want: `max_messages: must be at least 1, got 0 (from FILE)`},
+		{name: "max_message_bytes", args: strs{"--max-message-bytes=-1"}, want: `max_message_bytes: must be at least 1, got -1 (from --max-message-bytes)`},
+		{name: "max_body_bytes", env: vars{"GATEWAY_MAX_BODY_BYTES": "0"}, want: `max_body_bytes: must be at least 1, got 0 (from GATEWAY_MAX_BODY_BYTES)`},
+		{name: "max_concurrent", args: strs{"--max-concurrent", "0"}, want: `max_concurrent: must be at least 1, got 0 (from --max-concurrent)`},
+		{name: "upstream_timeout", env: vars{"GATEWAY_UPSTREAM_TIMEOUT": "0s"}, want: `upstream_timeout: must be at least 1ms, got 0s (from GATEWAY_UPSTREAM_TIMEOUT)`},
+		{name: "drain_timeout", yaml: "drain_timeout: -1s", want: `drain_timeout: must be at least 0s, got -1s (from FILE)`},
+		{name: "stream_write_timeout", args: strs{"--stream-write-timeout=0s"}, want: `stream_write_timeout: must be at least 1ms, got 0s (from --stream-write-timeout)`},
+		{name: "body_read_timeout", env: vars{"GATEWAY_BODY_READ_TIMEOUT": "0s"}, want: `body_read_timeout: must be at least 1ms, got 0s (from GATEWAY_BODY_READ_TIMEOUT)`},
+		{name: "http_addr", args: strs{"--http-addr", "8080"}, want: `http_addr: "8080" is not host:port like ":8080" (from --http-addr)`},
+		{name: "grpc_addr", yaml: "grpc_addr: ''", want: `grpc_addr: "" is not host:port like ":8080" (from FILE)`},
+		{name: "default_model", args: strs{"--default-model="}, want: `default_model: must not be empty (from --default-model)`},
+		{name: "log_level", env: vars{"GATEWAY_LOG_LEVEL": "loud"}, want: `log_level: "loud" is not one of debug, info, warn, error (from GATEWAY_LOG_LEVEL)`},
+		{name: "model_aliases", env: vars{"GATEWAY_MODEL_ALIASES": "sonnet="}, want: `model_aliases: "sonnet"="": both the name and the model id must be set (from GATEWAY_MODEL_ALIASES)`},
+		{name: "sim_first_token_delay", args: strs{"--sim-first-token-delay", "-1ms"}, want: `sim_first_token_delay: must be at least 0s, got -1ms (from --sim-first-token-delay)`},
+		{name: "sim_delta_delay", yaml: "sim_delta_delay: -5ms", want: `sim_delta_delay: must be at least 0s, got -5ms (from FILE)`},
+		{
+			name: "sim_faults", env: vars{"GATEWAY_SIM_FAULTS": "throttle;bogus"},
+			want: `sim_faults: unknown fault kind "bogus"; want one of throttle, unavailable, internal, model_not_ready, hang, stream_exception, truncate (from GATEWAY_SIM_FAULTS)`,
+		},
+
+		// The file is read strictly.
+		{name: "unknown key", yaml: "http_adr: ':1'", want: `http_adr: unknown key; gateway --help lists them (from FILE)`},
+		{name: "config key", yaml: "config: other.yaml", want: `config: a file cannot name another; use --config or GATEWAY_CONFIG (from FILE)`},
+		{name: "key given twice", yaml: "max_tools: 1\nmax_tools: 2", want: "config: FILE: yaml: unmarshal errors:\n  line 2: key \"max_tools\" already set in map (from --config)"},
+		{name: "not a mapping", yaml: "- max_tools", want: `config: FILE: want a mapping of settings (key: value) (from --config)`},
+		{name: "missing file", env: vars{"GATEWAY_CONFIG": "/nonexistent.yaml"}, want: `config: open /nonexistent.yaml: no such file or directory (from GATEWAY_CONFIG)`},
+
+		// Every bad value is reported, not only the first; a flag over a bad value does not hide it.
+		{
+			name: "several", yaml: "max_tools: ten\nbogus: 1", args: strs{"--max-tools", "2", "--log-level", "loud"},
+			want: "bogus: unknown key; gateway --help lists them (from FILE)\n" +
+				`max_tools: "ten" is not a whole number (from FILE)` + "\n" +
+				`log_level: "loud" is not one of debug, info, warn, error (from --log-level)`,
+		},
 	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
+	checked := map[string]bool{}
+	for _, tt := range tests {
+		key, _, _ := strings.Cut(tt.want, ":")
+		checked[key] = true
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := Load(tt.args, env(tt.env))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
+			args, want := tt.args, tt.want
+			if tt.yaml != "" {
+				file := writeFile(t, tt.yaml)
+				args = append([]string{"--config", file}, args...)
+				want = strings.ReplaceAll(want, "FILE", file)
+			}
+			_, err := Load(args, env(tt.env))
+			assert.EqualError(t, err, want)
+		})
+	}
+	for _, s := range table(new(Config)) {
+		assert.True(t, s.v.check == nil || checked[s.key], "no test of the check of %s", s.key)
+	}
+}
+
+// TestNamesKept: deployments and scripts use these names; a row of the table may not
+// rename them.
+func TestNamesKept(t *testing.T) {
+	t.Parallel()
+	var got []string
+	for _, s := range table(new(Config)) {
+		got = append(got, s.key+" "+s.env()+" --"+s.flag())
+	}
+	for _, want := range []string{
+		"config GATEWAY_CONFIG --config",
+		"http_addr GATEWAY_HTTP_ADDR --http-addr",
+		"grpc_addr GATEWAY_GRPC_ADDR --grpc-addr",
+		"api_keys GATEWAY_API_KEYS --api-keys",
+		"api_keys_file GATEWAY_API_KEYS_FILE --api-keys-file",
+		"default_model GATEWAY_DEFAULT_MODEL --default-model",
+		"log_level GATEWAY_LOG_LEVEL --log-level",
+		"sim GATEWAY_SIM --sim",
+		"model_aliases GATEWAY_MODEL_ALIASES --model-aliases",
+		"max_tools GATEWAY_MAX_TOOLS --max-tools",
+		"max_messages GATEWAY_MAX_MESSAGES --max-messages",
+		"max_message_bytes GATEWAY_MAX_MESSAGE_BYTES --max-message-bytes",
+		"max_body_bytes GATEWAY_MAX_BODY_BYTES --max-body-bytes",
+		"upstream_timeout GATEWAY_UPSTREAM_TIMEOUT --upstream-timeout",
+		"max_concurrent GATEWAY_MAX_CONCURRENT --max-concurrent",
+		"drain_timeout GATEWAY_DRAIN_TIMEOUT --drain-timeout",
+		"stream_write_timeout GATEWAY_STREAM_WRITE_TIMEOUT --stream-write-timeout",
+		"body_read_timeout GATEWAY_BODY_READ_TIMEOUT --body-read-timeout",
+		"sim_first_token_delay GATEWAY_SIM_FIRST_TOKEN_DELAY --sim-first-token-delay",
+		"sim_delta_delay GATEWAY_SIM_DELTA_DELAY --sim-delta-delay",
+		"sim_faults GATEWAY_SIM_FAULTS --sim-faults",
+	} {
+		assert.Contains(t, got, want)
+	}
+}
+
+// TestHelpListsEverySetting: gateway --help shows each setting with its variable and
+// default, the simulator's after the production ones.
+func TestHelpListsEverySetting(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	PrintFlags(&buf)
+	help := buf.String()
+	simAt := strings.Index(help, "Simulator settings")
+	require.Positive(t, simAt)
+	for _, s := range table(new(Config)) {
+		at := strings.Index(help, "\n  --"+s.flag()+" ")
+		require.Positive(t, at, s.key)
+		line, _, _ := strings.Cut(help[at+1:], "\n")
+		def := s.def
+		if def == "" {
+			def = "none"
+		}
+		assert.Contains(t, line, "env "+s.env(), s.key)
+		assert.Contains(t, line, "default "+def+")", s.key)
+		assert.Equal(t, s.sim, at > simAt, "%s in the wrong group", s.key)
+	}
+}
+
+// TestDocsListEverySetting: README.md's configuration section and PROTOCOL.md section 1
+// hold a row for each setting (flag, variable, key, default), in its group, and none for a
+// setting that does not exist, so neither can drift from the table.
+func TestDocsListEverySetting(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []struct{ path, section string }{
+		{"../../README.md", "## Configuration"},
+		{"../../docs/PROTOCOL.md", "## 1. Processes and configuration"},
+	} {
+		t.Run(filepath.Base(doc.path), func(t *testing.T) {
+			raw, err := os.ReadFile(doc.path)
+			require.NoError(t, err)
+			_, section, ok := strings.Cut(string(raw), "\n"+doc.section+"\n")
+			require.True(t, ok, "no section %q", doc.section)
+			section, _, _ = strings.Cut(section, "\n## ")
+
+			type row struct {
+				cells []string // flag, variable, key, default
+				sim   bool
+			}
+			rows := map[string]row{}
+			sim := false // rows after a line naming "Simulator settings" are in that group
+			for _, line := range strings.Split(section, "\n") {
+				if !strings.HasPrefix(line, "| `--") {
+					sim = sim || strings.Contains(line, "Simulator settings")
+					continue
+				}
+				cells := strings.Split(strings.Trim(line, "|"), "|")
+				for i := range cells {
+					cells[i] = strings.TrimSpace(cells[i])
+				}
+				require.GreaterOrEqual(t, len(cells), 5, line)
+				rows[cells[0]] = row{cells[:4], sim}
+			}
+
+			for _, s := range table(new(Config)) {
+				flag := "`--" + s.flag() + "`"
+				r, ok := rows[flag]
+				if !assert.True(t, ok, "no row for %s", flag) {
+					continue
+				}
+				delete(rows, flag)
+				key, def := "`"+s.key+"`", "`"+s.def+"`"
+				if s.key == fileKey {
+					key = "none"
+				}
+				if s.def == "" {
+					def = "none"
+				}
+				assert.Equal(t, []string{flag, "`" + s.env() + "`", key, def}, r.cells)
+				assert.Equal(t, s.sim, r.sim, "%s in the wrong group", flag)
+			}
+			assert.Empty(t, rows, "rows for settings that do not exist")
 		})
 	}
 }

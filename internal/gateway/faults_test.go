@@ -125,7 +125,7 @@ func TestUpstreamHangIs504(t *testing.T) {
 	simUpstream(t, bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, "hang")}})
 	t.Setenv("AWS_MAX_ATTEMPTS", "1")
 	cfg := defaultConfig(t)
-	cfg.UpstreamTimeout = config.Duration(300 * time.Millisecond)
+	cfg.UpstreamTimeout = 300 * time.Millisecond
 	g := start(t, cfg)
 	begin := time.Now()
 	resp, e, _ := chatOnce(t, g, "")
@@ -215,7 +215,7 @@ func waitCut(t *testing.T, cut <-chan struct{}) {
 func TestStalledReaderIsCut(t *testing.T) {
 	cfg := defaultConfig(t)
 	cfg.MaxConcurrent = 1
-	cfg.StreamWriteTimeout = config.Duration(2 * time.Second)
+	cfg.StreamWriteTimeout = 2 * time.Second
 	g, cut := endlessUpstream(t, cfg)
 
 	// A small receive buffer: the client's side of the connection fills fast.
@@ -247,7 +247,7 @@ func TestStalledReaderIsCut(t *testing.T) {
 func TestGRPCStalledReaderIsCut(t *testing.T) {
 	cfg := defaultConfig(t)
 	cfg.MaxConcurrent = 1
-	cfg.StreamWriteTimeout = config.Duration(2 * time.Second)
+	cfg.StreamWriteTimeout = 2 * time.Second
 	g, cut := endlessUpstream(t, cfg)
 
 	// Fixed windows (no BDP growth), so the client's buffer stays at 64 KiB.
@@ -281,7 +281,7 @@ func TestGRPCStalledReaderIsCut(t *testing.T) {
 
 func TestRequestLimits(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	cfg.MaxMessages = 3
 	cfg.MaxMessageBytes = 1000
 	g := start(t, cfg)
@@ -303,7 +303,7 @@ func TestKeysFileWithDigests(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "keys")
 	require.NoError(t, os.WriteFile(file, []byte("# team A\nsha256:"+hex.EncodeToString(digest[:])+"\n\nplain-key\n"), 0o600))
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	cfg.APIKeysFile = file
 	g := start(t, cfg)
 	for key, want := range map[string]int{"file-key": 200, "plain-key": 200, testKey: 200, "sha256:" + hex.EncodeToString(digest[:]): 401, "nope": 401} {
@@ -326,11 +326,11 @@ func TestKeysFileWithDigests(t *testing.T) {
 // finishes with done, and Run returns nil.
 func TestDrainLetsStreamsFinish(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
-	cfg.SimDeltaDelay = config.Duration(30 * time.Millisecond)
+	cfg.Sim.Enabled = true
+	cfg.Sim.DeltaDelay = 30 * time.Millisecond
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.APIKeys = []string{testKey}
-	cfg.DrainTimeout = config.Duration(10 * time.Second)
+	cfg.DrainTimeout = 10 * time.Second
 	g, stop, done := startStoppable(t, cfg)
 
 	resp := streamPost(t, "http://"+g.HTTP+"/llm-apps/chat?stream=true", twoTools)
@@ -371,7 +371,7 @@ func TestDrainTimeoutCancelsWithA503(t *testing.T) {
 	cfg := defaultConfig(t)
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.APIKeys = []string{testKey}
-	cfg.DrainTimeout = config.Duration(200 * time.Millisecond)
+	cfg.DrainTimeout = 200 * time.Millisecond
 	g, stop, done := startStoppable(t, cfg)
 
 	var wg sync.WaitGroup

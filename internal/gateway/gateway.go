@@ -59,8 +59,8 @@ func drain(svc *server.Service, health interface{ Shutdown() }, timeout time.Dur
 func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(Addrs)) error {
 	var addrs Addrs
 	var awsCfg aws.Config
-	if cfg.Sim {
-		simURL, stopSim, err := startSim(cfg)
+	if cfg.Sim.Enabled {
+		simURL, stopSim, err := startSim(cfg.Sim)
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	}
 	m := metrics.New()
 	upstream, err := bedrock.NewClient(ctx, awsCfg, bedrock.ClientOptions{
-		SigV4Only: cfg.Sim,
+		SigV4Only: cfg.Sim.Enabled,
 		OnRetry:   func(model string, _ error) { m.Retry(model) },
 	})
 	if err != nil {
@@ -98,7 +98,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		MaxTools:        cfg.MaxTools,
 		MaxMessages:     cfg.MaxMessages,
 		MaxMessageBytes: cfg.MaxMessageBytes,
-		UpstreamTimeout: time.Duration(cfg.UpstreamTimeout),
+		UpstreamTimeout: cfg.UpstreamTimeout,
 		MaxConcurrent:   cfg.MaxConcurrent,
 		Metrics:         m,
 	}, log)
@@ -107,18 +107,18 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	base, cancelCalls := context.WithCancelCause(context.Background())
 	defer cancelCalls(nil)
 	grpcServer, health := server.NewGRPCServer(svc, server.GRPCOptions{
-		Keys: keys, MaxMsgBytes: int(cfg.MaxBodyBytes), Base: base, StreamWriteTimeout: time.Duration(cfg.StreamWriteTimeout),
+		Keys: keys, MaxMsgBytes: cfg.MaxBodyBytes, Base: base, StreamWriteTimeout: cfg.StreamWriteTimeout,
 	}, log)
 	upstreamName := "bedrock"
-	if cfg.Sim {
+	if cfg.Sim.Enabled {
 		upstreamName = "bedrock-simulator"
 	}
 	handler, err := server.NewHTTPHandler(ctx, svc, server.HTTPOptions{
 		Keys:               keys,
-		MaxBodyBytes:       cfg.MaxBodyBytes,
+		MaxBodyBytes:       int64(cfg.MaxBodyBytes),
 		Upstream:           upstreamName,
-		StreamWriteTimeout: time.Duration(cfg.StreamWriteTimeout),
-		BodyReadTimeout:    time.Duration(cfg.BodyReadTimeout),
+		StreamWriteTimeout: cfg.StreamWriteTimeout,
+		BodyReadTimeout:    cfg.BodyReadTimeout,
 	}, log)
 	if err != nil {
 		return err
@@ -166,7 +166,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	})
 	g.Go(func() error {
 		<-gctx.Done()
-		drain(svc, health, time.Duration(cfg.DrainTimeout), cancelCalls, log)
+		drain(svc, health, cfg.DrainTimeout, cancelCalls, log)
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
 		stopped := make(chan struct{})
@@ -231,12 +231,9 @@ func loopback(addr string) bool {
 
 // startSim serves the simulator on a loopback port: the gateway reaches it over HTTP
 // exactly as it reaches AWS.
-func startSim(cfg config.Config) (string, func(), error) {
-	opts := bedrocksim.Options{
-		FirstTokenDelay: time.Duration(cfg.SimFirstTokenDelay),
-		DeltaDelay:      time.Duration(cfg.SimDeltaDelay),
-	}
-	for _, spec := range cfg.SimFaults {
+func startSim(cfg config.Sim) (string, func(), error) {
+	opts := bedrocksim.Options{FirstTokenDelay: cfg.FirstTokenDelay, DeltaDelay: cfg.DeltaDelay}
+	for _, spec := range cfg.Faults {
 		f, err := bedrocksim.ParseFault(spec)
 		if err != nil {
 			return "", nil, fmt.Errorf("sim_faults: %w", err)

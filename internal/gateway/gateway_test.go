@@ -188,7 +188,7 @@ func restConversation(t *testing.T, g started) {
 
 func TestRESTToolConversationOnSim(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	g := start(t, cfg)
 	restConversation(t, g)
 
@@ -226,7 +226,7 @@ func TestRESTToolConversationOnSeparateUpstream(t *testing.T) {
 
 func TestGRPCToolConversation(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	g := start(t, cfg)
 	conn, err := grpc.NewClient(g.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
@@ -283,7 +283,7 @@ func TestGRPCToolConversation(t *testing.T) {
 
 func TestGRPCAuthHealthAndReflection(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	g := start(t, cfg)
 	conn, err := grpc.NewClient(g.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
@@ -330,7 +330,7 @@ func TestGRPCAuthHealthAndReflection(t *testing.T) {
 
 func TestRESTCapabilitiesAndErrors(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	g := start(t, cfg)
 	base := "http://" + g.HTTP
 
@@ -411,7 +411,7 @@ func TestRESTCapabilitiesAndErrors(t *testing.T) {
 // result back.
 func TestRESTLargeAnswersConcurrently(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	g := start(t, cfg)
 	url := "http://" + g.HTTP + "/llm-apps/chat?model=" + testModel
 	var wg sync.WaitGroup

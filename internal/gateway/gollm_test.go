@@ -93,7 +93,7 @@ func toolResult(t *testing.T, id string, result map[string]any) gollmMessage {
 
 func TestGollmNirmataClientConversation(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	g := start(t, cfg)
 	chat := &gollmChat{
 		t:       t,
@@ -159,7 +159,7 @@ func TestGollmNirmataClientConversation(t *testing.T) {
 // The same conversation start with the wrapped tool form the newer gollm client sends.
 func TestWrappedToolsAreAccepted(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	cfg.ModelAliases = map[string]string{"sonnet": testModel}
 	g := start(t, cfg)
 	resp, body := post(t, "http://"+g.HTTP+"/llm-apps/chat?model=sonnet&provider=bedrock", "NIRMATA-API "+testKey, turn1)

@@ -25,7 +25,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
-	"github.com/nirmata/llm-gateway/internal/config"
 )
 
 func grpcConn(t *testing.T, addr string) *grpc.ClientConn {
@@ -42,7 +41,7 @@ func grpcConn(t *testing.T, addr string) *grpc.ClientConn {
 // carrying 9 MB each would all be read into memory before being refused).
 func TestGRPCKeyIsCheckedBeforeTheMessage(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	g := start(t, cfg)
 	conn := grpcConn(t, g.GRPC)
 	before := metricValue(t, g, "gateway_rejected_total", map[string]string{"reason": "unauthenticated"})
@@ -76,7 +75,7 @@ func TestGRPCKeyIsCheckedBeforeTheMessage(t *testing.T) {
 // messages; long-lived keyless streams hold no place once their message is in.
 func TestGRPCKeylessCallsAreBounded(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	g := start(t, cfg)
 	conn := grpcConn(t, g.GRPC)
 	health := healthpb.NewHealthClient(conn)
@@ -156,7 +155,7 @@ func readResponse(t *testing.T, conn net.Conn) (*http.Response, string, bool) {
 // is answered 401 without waiting for the body, and its connection is closed.
 func TestStalledBodyWithoutKeyIs401AtOnce(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	g := start(t, cfg)
 	conn := rawRequest(t, g.HTTP, "POST /llm-apps/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n", `{"messages":`)
 	resp, body, closed := readResponse(t, conn)
@@ -171,9 +170,9 @@ func TestStalledBodyWithoutKeyIs401AtOnce(t *testing.T) {
 // bound by that deadline however long Bedrock takes.
 func TestStalledBodyWithKeyIsCut(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
-	cfg.BodyReadTimeout = config.Duration(300 * time.Millisecond)
-	cfg.SimFirstTokenDelay = config.Duration(600 * time.Millisecond) // longer than the body timeout
+	cfg.Sim.Enabled = true
+	cfg.BodyReadTimeout = 300 * time.Millisecond
+	cfg.Sim.FirstTokenDelay = 600 * time.Millisecond // longer than the body timeout
 	g := start(t, cfg)
 
 	conn := rawRequest(t, g.HTTP, "POST /llm-apps/chat HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+testKey+"\r\nContent-Length: 1000\r\n", `{"messages":`)
@@ -193,7 +192,7 @@ func TestStalledBodyWithKeyIsCut(t *testing.T) {
 // holds a right key.
 func TestRESTOneAuthorizationHeader(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	g := start(t, cfg)
 	req, err := http.NewRequest(http.MethodPost, "http://"+g.HTTP+"/llm-apps/chat", strings.NewReader(hello))
 	require.NoError(t, err)
@@ -209,7 +208,7 @@ func TestRESTOneAuthorizationHeader(t *testing.T) {
 // a bounded JSON error naming the field, and no log line exceeds 16 KiB.
 func TestClientStringsAreBounded(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	g := start(t, cfg)
 	base := "http://" + g.HTTP + "/llm-apps/chat"
 	huge := strings.Repeat("m", 1<<20)
@@ -275,7 +274,7 @@ func TestClientStringsAreBounded(t *testing.T) {
 // exist (all 404) leave a real model its own series in the metrics.
 func TestBogusModelsDoNotPoisonLabels(t *testing.T) {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
+	cfg.Sim.Enabled = true
 	g := start(t, cfg)
 	for i := range 110 {
 		resp, _ := post(t, fmt.Sprintf("http://%s/llm-apps/chat?model=anthropic.bogus-%d&client_type=junk-%d", g.HTTP, i, i), "Bearer "+testKey, hello)

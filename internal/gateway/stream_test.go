@@ -122,8 +122,8 @@ func streamPost(t *testing.T, url, body string) *http.Response {
 
 func simGateway(t *testing.T, faults ...string) started {
 	cfg := defaultConfig(t)
-	cfg.Sim = true
-	cfg.SimFaults = faults
+	cfg.Sim.Enabled = true
+	cfg.Sim.Faults = faults
 	return start(t, cfg)
 }
 
