@@ -92,8 +92,8 @@ func NewHTTPHandler(ctx context.Context, svc *Service, opts HTTPOptions, log *za
 // chatFirst sends POST /llm-apps/chat straight to chat, and everything else to mux (which
 // would send that route to chat too). A stream's handler goroutine keeps the largest stack
 // it grew to for as long as the stream is open; under the mux's frames, about 1.4 KiB, a
-// stream's deepest calls outgrew 8 KiB, so every open stream held 16 KiB of stack
-//. The mux matches r.URL.Path as it is (the legacy
+// stream's deepest calls outgrew 8 KiB, so every open stream held 16 KiB of stack. The
+// mux matches r.URL.Path as it is (the legacy
 // unescaping mode) and has no other POST route; it changes the method only when
 // X-HTTP-Method-Override is set, so such requests still go through it.
 func (h *restHandler) chatFirst(mux http.Handler) http.HandlerFunc {
