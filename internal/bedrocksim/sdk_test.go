@@ -573,6 +573,8 @@ func TestRawHTTP(t *testing.T) {
 		{"unknown operation", "/model/" + claude + "/invoke", "Bearer k", ok, 404, "UnknownOperationException", ""},
 		{"unknown model", "/model/acme.x/converse-stream", "Bearer k", ok, 404, "ResourceNotFoundException",
 			"Could not resolve the foundation model from the provided model identifier."},
+		{"unknown id of a known family", "/model/us.anthropic.claude-sonnet-9-20300101-v1:0/converse", "Bearer k", ok, 404, "ResourceNotFoundException",
+			"Could not resolve the foundation model from the provided model identifier."},
 		{"model without tools", "/model/amazon.titan-text-express-v1/converse", "Bearer k",
 			`{"messages":[{"role":"user","content":[{"text":"Hi"}]}],"toolConfig":{"tools":[{"toolSpec":{"name":"a","inputSchema":{"json":{"type":"object"}}}}]}}`,
 			400, "ValidationException", "This model doesn't support tool use."},
