@@ -30,7 +30,7 @@ func FuzzValidateJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		model, _ := lookupModel(sonnet4)
 		req, err := decodeRequest([]byte(body))
-		if err != nil || validate(model, req) != nil {
+		if err != nil || validate(model, req, false) != nil {
 			return
 		}
 		a := buildAnswer(req, []byte(body))

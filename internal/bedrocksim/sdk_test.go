@@ -720,6 +720,27 @@ func TestValidationThroughSDK(t *testing.T) {
 	}
 }
 
+// TestStreamingToolUse: a model whose tool use works through Converse only (docs/BEDROCK.md
+// F) refuses a toolConfig on ConverseStream, and streams without one.
+func TestStreamingToolUse(t *testing.T) {
+	t.Parallel()
+	client, _ := startSim(t, New(Options{}))
+	msgs := []types.Message{userText("Use get_weather.")}
+	tc := toolConfig(tool("get_weather", weatherSchema))
+	for _, model := range []string{llama, mistral, "cohere.command-r-plus-v1:0", "us.meta.llama4-maverick-17b-instruct-v1:0"} {
+		out := converse(t, client, &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs, ToolConfig: tc})
+		assert.Equal(t, types.StopReasonToolUse, out.StopReason, model)
+
+		_, err := client.ConverseStream(t.Context(), &bedrockruntime.ConverseStreamInput{ModelId: aws.String(model), Messages: msgs, ToolConfig: tc})
+		assert.Equal(t, "ValidationException", errorCode(t, err), model)
+		assert.Equal(t, "This model doesn't support tool use in streaming mode.", errorMessageOf(t, err), model)
+
+		stream, err := client.ConverseStream(t.Context(), &bedrockruntime.ConverseStreamInput{ModelId: aws.String(model), Messages: msgs})
+		require.NoError(t, err, model)
+		require.NoError(t, collect(t, stream).err, model)
+	}
+}
+
 // TestStreamFaultBeforeMessageStop: a fault asked for after more events than the answer has
 // still breaks the stream before messageStop.
 func TestStreamFaultBeforeMessageStop(t *testing.T) {

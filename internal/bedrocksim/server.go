@@ -95,7 +95,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 	}
 	req, apiErr := decodeRequest(body)
 	if apiErr == nil {
-		apiErr = validate(model, req)
+		apiErr = validate(model, req, stream)
 	}
 	if apiErr != nil {
 		writeError(w, apiErr)

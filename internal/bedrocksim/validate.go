@@ -24,7 +24,8 @@ const maxCachePoints = 4
 // docs/BEDROCK.md section A, including those only the raw JSON shows (extraneous keys,
 // unions with more or fewer than one member, empty descriptions). It returns nil, or an
 // error that reads "<code>: <message>" with Bedrock's code and message: ValidationException,
-// or ResourceNotFoundException for a model id the simulator's table lacks.
+// or ResourceNotFoundException for a model id the simulator's table lacks. The rules are
+// Converse's; ConverseStream adds one (tool use in streaming mode).
 func ValidateJSON(modelID string, body []byte) error {
 	model, found := lookupModel(modelID)
 	if !found {
@@ -32,7 +33,7 @@ func ValidateJSON(modelID string, body []byte) error {
 	}
 	req, err := decodeRequest(body)
 	if err == nil {
-		err = validate(model, req)
+		err = validate(model, req, false)
 	}
 	if err != nil {
 		return err
@@ -68,8 +69,8 @@ func malformedJSON(err error) *apiError {
 }
 
 // validate applies to a decoded request the rules of docs/BEDROCK.md section A, with model m's
-// variants of them.
-func validate(m ModelInfo, req *converseRequest) *apiError {
+// variants of them; stream is true for ConverseStream.
+func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
 	if err := checkConstraints(req); err != nil {
 		return err
 	}
@@ -95,6 +96,11 @@ func validate(m ModelInfo, req *converseRequest) *apiError {
 	}
 	if ic := req.InferenceConfig; ic != nil && ic.Temperature != nil && ic.TopP != nil && m.NoTemperatureWithTopP {
 		return validation("`temperature` and `top_p` cannot both be specified for this model. Please use only one.")
+	}
+	// Models whose tool use works only through Converse (docs/BEDROCK.md E, F) refuse a
+	// toolConfig on ConverseStream; the gateway calls Converse for them instead.
+	if stream && req.ToolConfig != nil && !m.StreamingTools {
+		return validation("This model doesn't support tool use in streaming mode.")
 	}
 	return nil
 }
