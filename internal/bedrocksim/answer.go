@@ -1,15 +1,13 @@
 package bedrocksim
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/nirmata/llm-gateway/internal/bedrock"
-	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // answer is what the simulated model says: a text block, then tool calls.
@@ -23,16 +21,16 @@ type answer struct {
 type toolCall struct {
 	ID    string
 	Name  string
-	Input []byte // a compact JSON object
+	Input jsontext.Value // a compact JSON object
 }
 
-func (a answer) message() *bedrock.Message {
-	m := &bedrock.Message{Role: bedrock.RoleAssistant}
+func (a answer) message() message {
+	m := message{Role: roleAssistant}
 	if a.Text != "" {
-		m.Content = append(m.Content, bedrock.TextBlock(a.Text))
+		m.Content = append(m.Content, contentBlock{Text: &a.Text})
 	}
 	for _, c := range a.Calls {
-		m.Content = append(m.Content, bedrock.ContentBlock{ToolUse: &bedrock.ToolUseBlock{ToolUseID: c.ID, Name: c.Name, Input: c.Input}})
+		m.Content = append(m.Content, contentBlock{ToolUse: &toolUseBlock{ToolUseID: c.ID, Name: c.Name, Input: c.Input}})
 	}
 	return m
 }
@@ -49,9 +47,9 @@ func (a answer) outputChars() int {
 // tokens estimates a token count the usual way: four bytes a token, at least one.
 func tokens(n int) int32 { return int32(max(1, n/4)) }
 
-func usageFor(body []byte, a answer) *bedrock.TokenUsage {
+func usageFor(body []byte, a answer) tokenUsage {
 	in, out := tokens(len(body)), tokens(a.outputChars())
-	return &bedrock.TokenUsage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
+	return tokenUsage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
 }
 
 // buildAnswer is the deterministic model (docs/PROTOCOL.md section 9), applied to a request that
@@ -59,17 +57,17 @@ func usageFor(body []byte, a answer) *bedrock.TokenUsage {
 // otherwise tools named there (or forced by toolChoice) are called with arguments built from
 // their schemas; otherwise the answer is a short text. body seeds the tool-call ids, so the
 // same request always gets the same answer.
-func buildAnswer(modelID string, req *bedrock.ConverseRequest, body []byte) answer {
-	var last *bedrock.Message
+func buildAnswer(req *converseRequest, body []byte) answer {
+	var last *message
 	lastIndex := -1
 	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == bedrock.RoleUser {
+		if req.Messages[i].Role == roleUser {
 			last, lastIndex = &req.Messages[i], i
 			break
 		}
 	}
 	var userText string
-	var results []*bedrock.ToolResultBlock
+	var results []*toolResultBlock
 	if last != nil {
 		var texts []string
 		for _, b := range last.Content {
@@ -86,10 +84,10 @@ func buildAnswer(modelID string, req *bedrock.ConverseRequest, body []byte) answ
 	var a answer
 	switch {
 	case len(results) > 0:
-		a = answer{Text: quoteResults(results, req.Messages, lastIndex), StopReason: bedrock.StopEndTurn}
+		a = answer{Text: quoteResults(results, req.Messages, lastIndex), StopReason: stopEndTurn}
 	default:
-		if specs := chosenTools(modelID, req.ToolConfig, userText); len(specs) > 0 {
-			a = answer{StopReason: bedrock.StopToolUse}
+		if specs := chosenTools(req.ToolConfig, userText); len(specs) > 0 {
+			a = answer{StopReason: stopToolUse}
 			names := make([]string, len(specs))
 			for i, spec := range specs {
 				names[i] = spec.Name
@@ -97,7 +95,7 @@ func buildAnswer(modelID string, req *bedrock.ConverseRequest, body []byte) answ
 			}
 			a.Text = "I'll call " + joinAnd(names) + "."
 		} else {
-			a = answer{Text: "Hello from the Bedrock simulator.", StopReason: bedrock.StopEndTurn}
+			a = answer{Text: "Hello from the Bedrock simulator.", StopReason: stopEndTurn}
 			if said := strings.TrimSpace(userText); said != "" {
 				a.Text += " You said: " + truncateRunes(said, 200)
 			}
@@ -114,17 +112,18 @@ func buildAnswer(modelID string, req *bedrock.ConverseRequest, body []byte) answ
 				text = text[:len(text)-1]
 			}
 		}
-		a = answer{Text: text, StopReason: bedrock.StopMaxTokens}
+		a = answer{Text: text, StopReason: stopMaxTokens}
 	}
 	return a
 }
 
 // chosenTools are the tools the simulated model calls, in the order of the tools list.
-func chosenTools(modelID string, tc *bedrock.ToolConfig, userText string) []*bedrock.ToolSpec {
-	if tc == nil || !capabilities.Lookup(modelID).Tools {
+// Validation has refused a toolConfig the model cannot take.
+func chosenTools(tc *toolConfiguration, userText string) []*toolSpecification {
+	if tc == nil {
 		return nil
 	}
-	var specs []*bedrock.ToolSpec
+	var specs []*toolSpecification
 	for _, t := range tc.Tools {
 		if t.ToolSpec != nil {
 			specs = append(specs, t.ToolSpec)
@@ -136,12 +135,12 @@ func chosenTools(modelID string, tc *bedrock.ToolConfig, userText string) []*bed
 	if ch := tc.ToolChoice; ch != nil && ch.Tool != nil {
 		for _, s := range specs {
 			if s.Name == ch.Tool.Name {
-				return []*bedrock.ToolSpec{s}
+				return []*toolSpecification{s}
 			}
 		}
 		return nil
 	}
-	var named []*bedrock.ToolSpec
+	var named []*toolSpecification
 	for _, s := range specs {
 		if mentions(userText, s.Name) {
 			named = append(named, s)
@@ -177,7 +176,7 @@ func isNameByte(c byte) bool {
 }
 
 // quoteResults renders tool results as "Tool results received: name → content; …".
-func quoteResults(results []*bedrock.ToolResultBlock, msgs []bedrock.Message, userIndex int) string {
+func quoteResults(results []*toolResultBlock, msgs []message, userIndex int) string {
 	names := map[string]string{}
 	if userIndex > 0 {
 		for _, b := range msgs[userIndex-1].Content {
@@ -198,9 +197,10 @@ func quoteResults(results []*bedrock.ToolResultBlock, msgs []bedrock.Message, us
 			case c.Text != nil:
 				content = append(content, *c.Text)
 			case c.JSON != nil:
-				var buf bytes.Buffer
-				if json.Compact(&buf, c.JSON) == nil {
-					content = append(content, buf.String())
+				// Compacted, not decoded: the result's digits come back as the client wrote them.
+				v := slices.Clone(c.JSON)
+				if v.Compact() == nil {
+					content = append(content, string(v))
 				}
 			case c.Image != nil:
 				content = append(content, "[image]")
@@ -210,7 +210,7 @@ func quoteResults(results []*bedrock.ToolResultBlock, msgs []bedrock.Message, us
 		if len(content) == 0 {
 			part = name + " → (empty)"
 		}
-		if r.Status == bedrock.StatusError {
+		if r.Status == statusError {
 			part += " (error)"
 		}
 		parts = append(parts, part)

@@ -1,15 +1,13 @@
 package bedrocksim
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/nirmata/llm-gateway/internal/bedrock"
 )
 
 func TestExampleArgs(t *testing.T) {
@@ -38,9 +36,9 @@ func TestExampleArgs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := exampleArgs(json.RawMessage(tc.schema))
+			got := exampleArgs(jsontext.Value(tc.schema))
 			assert.Equal(t, tc.want, string(got))
-			assert.True(t, json.Valid(got))
+			assert.True(t, jsontext.Value(got).IsValid())
 		})
 	}
 }
@@ -48,8 +46,8 @@ func TestExampleArgs(t *testing.T) {
 func TestExampleArgsDeep(t *testing.T) {
 	t.Parallel()
 	schema := strings.Repeat(`{"type":"object","properties":{"a":`, 100) + `{"type":"string"}` + strings.Repeat(`}}`, 100)
-	got := exampleArgs(json.RawMessage(schema))
-	assert.True(t, json.Valid(got), string(got))
+	got := exampleArgs(jsontext.Value(schema))
+	assert.True(t, jsontext.Value(got).IsValid(), string(got))
 }
 
 func TestSplitText(t *testing.T) {
@@ -102,13 +100,13 @@ func TestMentions(t *testing.T) {
 
 func TestBuildAnswerMaxTokensUTF8(t *testing.T) {
 	t.Parallel()
-	one := int32(1)
-	req := &bedrock.ConverseRequest{
-		Messages:        []bedrock.Message{{Role: "user", Content: []bedrock.ContentBlock{bedrock.TextBlock("ü")}}},
-		InferenceConfig: &bedrock.InferenceConfig{MaxTokens: &one},
+	one, text := int32(1), "ü"
+	req := &converseRequest{
+		Messages:        []message{{Role: "user", Content: []contentBlock{{Text: &text}}}},
+		InferenceConfig: &inferenceConfiguration{MaxTokens: &one},
 	}
-	a := buildAnswer(sonnet4, req, []byte("body"))
-	assert.Equal(t, bedrock.StopMaxTokens, a.StopReason)
+	a := buildAnswer(req, []byte("body"))
+	assert.Equal(t, stopMaxTokens, a.StopReason)
 	assert.Equal(t, "Hell", a.Text)
 	assert.True(t, utf8.ValidString(a.Text))
 }

@@ -7,7 +7,10 @@
 // tests exercise the whole translation against a strict upstream. Strict matters more than
 // clever: every request is checked against the rules of docs/BEDROCK.md section A and refused with
 // Bedrock's own ValidationException text, so a translation bug fails here the way it would
-// fail in production.
+// fail in production. The rules that differ by model come from the simulator's own model
+// table (models.go, written from docs/BEDROCK.md section F), and the request is read into its
+// own structs (wire.go): the package shares no code with the gateway it referees, so a mistake
+// in the gateway's capability table or wire structs cannot pass here by being shared.
 //
 // Answers are deterministic (the same request body gives the same bytes): a tool named in
 // the last user turn is called with arguments built from its JSON schema, tool results are

@@ -2,12 +2,11 @@ package bedrocksim
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/nirmata/llm-gateway/internal/bedrock"
 )
 
 // FaultKind names an injected failure.
@@ -94,33 +93,40 @@ func (f Fault) exceptionType() string {
 	return t
 }
 
+// exceptionCode is the exception's code as X-Amzn-ErrorType spells it (PascalCase).
+func (f Fault) exceptionCode() string {
+	t := f.exceptionType()
+	return strings.ToUpper(t[:1]) + t[1:]
+}
+
 // faultError is the answer a pre-body fault gives.
-func faultError(k FaultKind) *bedrock.APIError {
-	code := map[FaultKind]string{
-		FaultThrottle:      bedrock.CodeThrottling,
-		FaultUnavailable:   bedrock.CodeServiceUnavailable,
-		FaultInternal:      bedrock.CodeInternalServer,
-		FaultModelNotReady: bedrock.CodeModelNotReady,
+func faultError(k FaultKind) *apiError {
+	e := map[FaultKind]apiError{
+		FaultThrottle:      {Code: codeThrottling, Status: http.StatusTooManyRequests},
+		FaultUnavailable:   {Code: codeServiceUnavailable, Status: http.StatusServiceUnavailable},
+		FaultInternal:      {Code: codeInternalServer, Status: http.StatusInternalServerError},
+		FaultModelNotReady: {Code: codeModelNotReady, Status: http.StatusTooManyRequests},
 	}[k]
-	return &bedrock.APIError{Code: code, StatusCode: bedrock.StatusCode(code), Message: errorMessage(code)}
+	e.Message = errorMessage(e.Code)
+	return &e
 }
 
 // errorMessage is the text Bedrock sends with each error code (the common wording).
 func errorMessage(code string) string {
 	switch code {
-	case bedrock.CodeThrottling:
+	case codeThrottling:
 		return "Too many requests, please wait before trying again."
-	case bedrock.CodeServiceUnavailable:
+	case codeServiceUnavailable:
 		return "Bedrock is unable to process your request."
-	case bedrock.CodeInternalServer:
+	case codeInternalServer:
 		return "The system encountered an unexpected error during processing. Try your request again."
-	case bedrock.CodeModelNotReady:
+	case codeModelNotReady:
 		return "Model is not ready to serve inference requests. The model may be loading; try again later."
-	case bedrock.CodeModelStreamError:
+	case codeModelStreamError:
 		return "The model encountered an error while streaming the response. Try your request again."
-	case bedrock.CodeValidation:
+	case codeValidation:
 		return "The model returned the following errors: Input is too long for requested model."
-	case bedrock.CodeModelTimeout:
+	case codeModelTimeout:
 		return "Model has timed out in processing the request. Try your request again."
 	}
 	return "The simulator injected a " + code + "."

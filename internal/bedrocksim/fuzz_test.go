@@ -28,11 +28,12 @@ func FuzzValidateJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		req, err := validateJSON(sonnet4, []byte(body))
-		if err != nil {
+		model, _ := lookupModel(sonnet4)
+		req, err := decodeRequest([]byte(body))
+		if err != nil || validate(model, req, false) != nil {
 			return
 		}
-		a := buildAnswer(sonnet4, req, []byte(body))
+		a := buildAnswer(req, []byte(body))
 		if a.StopReason == "" {
 			t.Fatalf("answer without a stop reason for %q", body)
 		}

@@ -2,55 +2,64 @@ package bedrocksim
 
 import (
 	"bytes"
-	"encoding/json"
+	"slices"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // member is one key of a JSON object, in the order written.
 type member struct {
 	key   string
-	value json.RawMessage
+	value jsontext.Value
 }
 
 // objectMembers reads a JSON object keeping its key order, which a map would lose; answers
 // built from a schema must come out byte for byte the same every time. ok is false when raw
 // is not a JSON object.
-func objectMembers(raw []byte) (members []member, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+func objectMembers(raw jsontext.Value) (members []member, ok bool) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), lenient)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, false
 	}
-	for dec.More() {
-		tok, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
 		if err != nil {
 			return nil, false
 		}
-		key, _ := tok.(string)
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
+		key := name.String() // before ReadValue, which voids the token
+		value, err := dec.ReadValue()
+		if err != nil {
 			return nil, false
 		}
-		members = append(members, member{key, value})
+		members = append(members, member{key, value.Clone()})
 	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+	if _, err := dec.ReadToken(); err != nil {
 		return nil, false
 	}
 	return members, true
 }
 
 // arrayElements splits a JSON array; ok is false when raw is not one.
-func arrayElements(raw []byte) (elems []json.RawMessage, ok bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '[' {
+func arrayElements(raw jsontext.Value) (elems []jsontext.Value, ok bool) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), lenient)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
 		return nil, false
 	}
-	if err := json.Unmarshal(raw, &elems); err != nil {
+	for dec.PeekKind() != ']' {
+		value, err := dec.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		elems = append(elems, value.Clone())
+	}
+	if _, err := dec.ReadToken(); err != nil {
 		return nil, false
 	}
 	return elems, true
 }
 
-func lookup(members []member, key string) (json.RawMessage, bool) {
+func lookup(members []member, key string) (jsontext.Value, bool) {
 	for _, m := range members {
 		if m.key == key {
 			return m.value, true
@@ -60,12 +69,8 @@ func lookup(members []member, key string) (json.RawMessage, bool) {
 }
 
 // jsonKind names the type of a JSON value the way Bedrock's schema validator does.
-func jsonKind(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "null"
-	}
-	switch raw[0] {
+func jsonKind(raw jsontext.Value) string {
+	switch raw.Kind() {
 	case '{':
 		return "JSONObject"
 	case '[':
@@ -74,10 +79,10 @@ func jsonKind(raw []byte) string {
 		return "String"
 	case 't', 'f':
 		return "Boolean"
-	case 'n':
-		return "null"
+	case '0':
+		return "Number"
 	}
-	return "Number"
+	return "null"
 }
 
 // maxSchemaDepth stops the argument builder on absurdly deep schemas.
@@ -87,7 +92,7 @@ const maxSchemaDepth = 32
 // written (plus required names that have no property), strings "example" (or the first
 // enum value, or a timestamp for format date-time), integers 42, numbers 1.5, booleans
 // true, arrays one item, objects recursively. The result is a compact JSON object.
-func exampleArgs(schema []byte) []byte {
+func exampleArgs(schema jsontext.Value) []byte {
 	var buf bytes.Buffer
 	members, ok := objectMembers(schema)
 	if !ok {
@@ -97,7 +102,7 @@ func exampleArgs(schema []byte) []byte {
 	return buf.Bytes()
 }
 
-func writeExample(buf *bytes.Buffer, schema json.RawMessage, depth int) {
+func writeExample(buf *bytes.Buffer, schema jsontext.Value, depth int) {
 	members, ok := objectMembers(schema)
 	if !ok || depth > maxSchemaDepth {
 		buf.WriteString(`"example"`)
@@ -163,11 +168,11 @@ func schemaType(members []member) string {
 	v, ok := lookup(members, "type")
 	if ok {
 		var t string
-		if json.Unmarshal(v, &t) == nil {
+		if json.Unmarshal(v, &t, lenient) == nil {
 			return t
 		}
 		var ts []string
-		if json.Unmarshal(v, &ts) == nil {
+		if json.Unmarshal(v, &ts, lenient) == nil {
 			for _, t := range ts {
 				if t != "null" {
 					return t
@@ -203,10 +208,10 @@ func writeObject(buf *bytes.Buffer, schema []member, depth int) {
 		}
 	}
 	if raw, ok := lookup(schema, "required"); ok {
-		var required []string
-		_ = json.Unmarshal(raw, &required)
-		for _, name := range required {
-			if seen[name] {
+		elems, _ := arrayElements(raw)
+		for _, e := range elems {
+			var name string
+			if json.Unmarshal(e, &name, lenient) != nil || seen[name] {
 				continue
 			}
 			comma()
@@ -218,8 +223,13 @@ func writeObject(buf *bytes.Buffer, schema []member, depth int) {
 	buf.WriteByte('}')
 }
 
-func writeCompact(buf *bytes.Buffer, raw json.RawMessage) {
-	if json.Compact(buf, raw) != nil {
+// writeCompact copies a JSON value from a schema without its whitespace, digits and escapes
+// as written.
+func writeCompact(buf *bytes.Buffer, raw jsontext.Value) {
+	v := slices.Clone(raw)
+	if v.Compact() != nil {
 		buf.WriteString("null")
+		return
 	}
+	buf.Write(v)
 }

@@ -573,6 +573,8 @@ func TestRawHTTP(t *testing.T) {
 		{"unknown operation", "/model/" + claude + "/invoke", "Bearer k", ok, 404, "UnknownOperationException", ""},
 		{"unknown model", "/model/acme.x/converse-stream", "Bearer k", ok, 404, "ResourceNotFoundException",
 			"Could not resolve the foundation model from the provided model identifier."},
+		{"unknown id of a known family", "/model/us.anthropic.claude-sonnet-9-20300101-v1:0/converse", "Bearer k", ok, 404, "ResourceNotFoundException",
+			"Could not resolve the foundation model from the provided model identifier."},
 		{"model without tools", "/model/amazon.titan-text-express-v1/converse", "Bearer k",
 			`{"messages":[{"role":"user","content":[{"text":"Hi"}]}],"toolConfig":{"tools":[{"toolSpec":{"name":"a","inputSchema":{"json":{"type":"object"}}}}]}}`,
 			400, "ValidationException", "This model doesn't support tool use."},
@@ -715,6 +717,27 @@ func TestValidationThroughSDK(t *testing.T) {
 			assert.Equal(t, "ValidationException", errorCode(t, err))
 			assert.Equal(t, tc.want, errorMessageOf(t, err))
 		})
+	}
+}
+
+// TestStreamingToolUse: a model whose tool use works through Converse only (docs/BEDROCK.md
+// F) refuses a toolConfig on ConverseStream, and streams without one.
+func TestStreamingToolUse(t *testing.T) {
+	t.Parallel()
+	client, _ := startSim(t, New(Options{}))
+	msgs := []types.Message{userText("Use get_weather.")}
+	tc := toolConfig(tool("get_weather", weatherSchema))
+	for _, model := range []string{llama, mistral, "cohere.command-r-plus-v1:0", "us.meta.llama4-maverick-17b-instruct-v1:0"} {
+		out := converse(t, client, &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: msgs, ToolConfig: tc})
+		assert.Equal(t, types.StopReasonToolUse, out.StopReason, model)
+
+		_, err := client.ConverseStream(t.Context(), &bedrockruntime.ConverseStreamInput{ModelId: aws.String(model), Messages: msgs, ToolConfig: tc})
+		assert.Equal(t, "ValidationException", errorCode(t, err), model)
+		assert.Equal(t, "This model doesn't support tool use in streaming mode.", errorMessageOf(t, err), model)
+
+		stream, err := client.ConverseStream(t.Context(), &bedrockruntime.ConverseStreamInput{ModelId: aws.String(model), Messages: msgs})
+		require.NoError(t, err, model)
+		require.NoError(t, collect(t, stream).err, model)
 	}
 }
 

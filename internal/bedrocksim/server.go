@@ -1,10 +1,8 @@
 package bedrocksim
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/nirmata/llm-gateway/internal/bedrock"
-	"github.com/nirmata/llm-gateway/internal/capabilities"
 )
 
 // maxBodyBytes bounds a request body; the simulator reads it whole before answering.
@@ -58,7 +53,7 @@ func New(opts Options) *Server {
 	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		setRequestID(w)
-		writeError(w, &bedrock.APIError{Code: "UnknownOperationException", StatusCode: http.StatusNotFound,
+		writeError(w, &apiError{Code: codeUnknownOperation, Status: http.StatusNotFound,
 			Message: "The simulator serves only POST /model/{modelId}/converse and /converse-stream."})
 	})
 	return s
@@ -89,19 +84,21 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 		return // the client went away
 	}
 	if !authorized(r.Header.Get("Authorization")) {
-		writeError(w, &bedrock.APIError{Code: bedrock.CodeAccessDenied, StatusCode: http.StatusForbidden,
+		writeError(w, &apiError{Code: codeAccessDenied, Status: http.StatusForbidden,
 			Message: "Missing or malformed Authorization header: expected a SigV4 signature (AWS4-HMAC-SHA256) or a Bedrock API key (Bearer)."})
 		return
 	}
-	modelID := r.PathValue("modelId")
-	if m := capabilities.Lookup(modelID); modelID == "" || (!m.Known && m.Family != "") {
-		writeError(w, &bedrock.APIError{Code: bedrock.CodeResourceNotFound, StatusCode: http.StatusNotFound,
-			Message: "Could not resolve the foundation model from the provided model identifier."})
+	model, found := lookupModel(r.PathValue("modelId"))
+	if !found {
+		writeError(w, modelNotFound())
 		return
 	}
-	req, err := validateJSON(modelID, body)
-	if err != nil {
-		writeError(w, asAPIError(err))
+	req, apiErr := decodeRequest(body)
+	if apiErr == nil {
+		apiErr = validate(model, req, stream)
+	}
+	if apiErr != nil {
+		writeError(w, apiErr)
 		return
 	}
 
@@ -124,7 +121,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 		}
 	}
 
-	a := buildAnswer(modelID, req, body)
+	a := buildAnswer(req, body)
 	if stream {
 		s.writeStream(ctx, w, a, usageFor(body, a), streamFault)
 		return
@@ -132,11 +129,11 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 	if !sleep(ctx, s.opts.FirstTokenDelay) {
 		return
 	}
-	resp := bedrock.ConverseResponse{
-		Output:     &bedrock.ConverseOutput{Message: a.message()},
+	resp := converseResponse{
+		Output:     converseOutput{Message: a.message()},
 		StopReason: a.StopReason,
 		Usage:      usageFor(body, a),
-		Metrics:    &bedrock.Metrics{LatencyMs: s.latencyMs()},
+		Metrics:    metrics{LatencyMs: s.latencyMs()},
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
@@ -157,29 +154,10 @@ func authorized(h string) bool {
 	return false
 }
 
-func validation(msg string) *bedrock.APIError {
-	return &bedrock.APIError{Code: bedrock.CodeValidation, StatusCode: http.StatusBadRequest, Message: msg}
-}
-
-func asAPIError(err error) *bedrock.APIError {
-	var apiErr *bedrock.APIError
-	if errors.As(err, &apiErr) {
-		return apiErr
-	}
-	return &bedrock.APIError{Code: bedrock.CodeInternalServer, StatusCode: http.StatusInternalServerError, Message: err.Error()}
-}
-
-// writeError answers like Bedrock's REST JSON protocol: the code in X-Amzn-ErrorType, the
-// text in the body's message.
-func writeError(w http.ResponseWriter, e *bedrock.APIError) {
-	status := e.StatusCode
-	if status == 0 {
-		status = bedrock.StatusCode(e.Code)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Amzn-ErrorType", e.Code)
-	w.WriteHeader(status)
-	_, _ = w.Write(marshal(bedrock.ErrorBody{Message: e.Message}))
+// modelNotFound is Bedrock's answer to a model id it cannot resolve.
+func modelNotFound() *apiError {
+	return &apiError{Code: codeResourceNotFound, Status: http.StatusNotFound,
+		Message: "Could not resolve the foundation model from the provided model identifier."}
 }
 
 func setRequestID(w http.ResponseWriter) {
@@ -188,16 +166,6 @@ func setRequestID(w http.ResponseWriter) {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	w.Header().Set("x-amzn-RequestId", fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]))
-}
-
-// marshal encodes without HTML escaping, so text and tool input reach the client byte for
-// byte as built. The values marshalled here cannot fail to encode.
-func marshal(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // sleep waits d, or less if ctx ends first; it reports whether ctx is still live.

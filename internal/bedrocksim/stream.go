@@ -6,8 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
-
-	"github.com/nirmata/llm-gateway/internal/bedrock"
 )
 
 // event is one ConverseStream event before framing.
@@ -19,42 +17,42 @@ type event struct {
 // streamEvents lays an answer out in Bedrock's order: messageStart, the text block (deltas
 // only: Bedrock sends no contentBlockStart for text), one block per tool call (start, input
 // fragments, stop), messageStop with the stop reason, then metadata with the usage.
-func streamEvents(a answer, usage *bedrock.TokenUsage, latencyMs int64) []event {
-	evs := []event{{bedrock.EventMessageStart, bedrock.MessageStartEvent{Role: bedrock.RoleAssistant}}}
+func streamEvents(a answer, usage tokenUsage, latencyMs int64) []event {
+	evs := []event{{eventMessageStart, messageStartEvent{Role: roleAssistant}}}
 	index := 0
 	if a.Text != "" {
 		for _, frag := range splitText(a.Text) {
-			evs = append(evs, event{bedrock.EventContentBlockDelta, bedrock.ContentBlockDeltaEvent{
-				ContentBlockIndex: index, Delta: bedrock.ContentBlockDelta{Text: &frag}}})
+			evs = append(evs, event{eventContentBlockDelta, contentBlockDeltaEvent{
+				ContentBlockIndex: index, Delta: contentBlockDelta{Text: &frag}}})
 		}
-		evs = append(evs, event{bedrock.EventContentBlockStop, bedrock.ContentBlockStopEvent{ContentBlockIndex: index}})
+		evs = append(evs, event{eventContentBlockStop, contentBlockStopEvent{ContentBlockIndex: index}})
 		index++
 	}
 	for _, c := range a.Calls {
-		evs = append(evs, event{bedrock.EventContentBlockStart, bedrock.ContentBlockStartEvent{
+		evs = append(evs, event{eventContentBlockStart, contentBlockStartEvent{
 			ContentBlockIndex: index,
-			Start:             bedrock.ContentBlockStart{ToolUse: &bedrock.ToolUseBlockStart{ToolUseID: c.ID, Name: c.Name}}}})
+			Start:             contentBlockStart{ToolUse: toolUseStart{ToolUseID: c.ID, Name: c.Name}}}})
 		// A call without arguments sends no input fragment at all, as Bedrock may: clients
 		// must then supply "{}" themselves.
 		if string(c.Input) != "{}" {
 			for _, frag := range splitJSON(string(c.Input)) {
-				evs = append(evs, event{bedrock.EventContentBlockDelta, bedrock.ContentBlockDeltaEvent{
-					ContentBlockIndex: index, Delta: bedrock.ContentBlockDelta{ToolUse: &bedrock.ToolUseDelta{Input: frag}}}})
+				evs = append(evs, event{eventContentBlockDelta, contentBlockDeltaEvent{
+					ContentBlockIndex: index, Delta: contentBlockDelta{ToolUse: &toolUseDelta{Input: frag}}}})
 			}
 		}
-		evs = append(evs, event{bedrock.EventContentBlockStop, bedrock.ContentBlockStopEvent{ContentBlockIndex: index}})
+		evs = append(evs, event{eventContentBlockStop, contentBlockStopEvent{ContentBlockIndex: index}})
 		index++
 	}
 	evs = append(evs,
-		event{bedrock.EventMessageStop, bedrock.MessageStopEvent{StopReason: a.StopReason}},
-		event{bedrock.EventMetadata, bedrock.MetadataEvent{Usage: usage, Metrics: &bedrock.Metrics{LatencyMs: latencyMs}}},
+		event{eventMessageStop, messageStopEvent{StopReason: a.StopReason}},
+		event{eventMetadata, metadataEvent{Usage: usage, Metrics: metrics{LatencyMs: latencyMs}}},
 	)
 	return evs
 }
 
 // writeStream answers ConverseStream. A stream_exception or truncate fault cuts the stream
 // after fault.afterEvents() events.
-func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, a answer, usage *bedrock.TokenUsage, fault *Fault) {
+func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, a answer, usage tokenUsage, fault *Fault) {
 	fw := frameWriter{w: w, rc: http.NewResponseController(w), enc: eventstream.NewEncoder()}
 	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
 	w.WriteHeader(http.StatusOK)
@@ -69,7 +67,7 @@ func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, a answe
 	}
 	deltas := 0
 	for _, ev := range events[:cut] {
-		if ev.typ == bedrock.EventContentBlockDelta {
+		if ev.typ == eventContentBlockDelta {
 			if deltas > 0 && !sleep(ctx, s.opts.DeltaDelay) {
 				return
 			}
@@ -80,7 +78,7 @@ func (s *Server) writeStream(ctx context.Context, w http.ResponseWriter, a answe
 		}
 	}
 	if fault != nil && fault.Kind == FaultStreamException {
-		_ = fw.exception(fault.exceptionType(), errorMessage(bedrock.NormalizeCode(fault.exceptionType())))
+		_ = fw.exception(fault.exceptionType(), errorMessage(fault.exceptionCode()))
 	}
 	// truncate: the body simply ends, with no messageStop.
 }
@@ -107,7 +105,7 @@ func (fw frameWriter) exception(exceptionType, message string) error {
 	msg.Headers.Set(":exception-type", eventstream.StringValue(exceptionType))
 	msg.Headers.Set(":content-type", eventstream.StringValue("application/json"))
 	msg.Headers.Set(":message-type", eventstream.StringValue("exception"))
-	msg.Payload = marshal(bedrock.ErrorBody{Message: message})
+	msg.Payload = marshal(errorBody{Message: message})
 	return fw.write(msg)
 }
 

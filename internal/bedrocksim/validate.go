@@ -2,15 +2,15 @@ package bedrocksim
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/nirmata/llm-gateway/internal/bedrock"
-	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // namePattern is the service model's pattern for tool names and toolUse ids (docs/BEDROCK.md A9,
@@ -20,65 +20,59 @@ var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 // maxCachePoints is Bedrock's (Anthropic's) limit on cachePoint blocks per request (A22).
 const maxCachePoints = 4
 
-// ValidateJSON checks a Converse request body for modelID against the rules of docs/BEDROCK.md
-// section A, including those only the raw JSON shows (extraneous keys, unions with more or
-// fewer than one member, empty descriptions). It returns nil or a *bedrock.APIError with
-// code ValidationException, status 400 and Bedrock's own message.
+// ValidateJSON checks a Converse request body for modelID against the rules of
+// docs/BEDROCK.md section A, including those only the raw JSON shows (extraneous keys,
+// unions with more or fewer than one member, empty descriptions). It returns nil, or an
+// error that reads "<code>: <message>" with Bedrock's code and message: ValidationException,
+// or ResourceNotFoundException for a model id the simulator's table lacks. The rules are
+// Converse's; ConverseStream adds one (tool use in streaming mode).
 func ValidateJSON(modelID string, body []byte) error {
-	_, err := validateJSON(modelID, body)
-	return err
-}
-
-// Validate checks an already decoded request. The decoded form hides some violations (an
-// extraneous key, an empty description); only ValidateJSON finds those.
-func Validate(modelID string, req *bedrock.ConverseRequest) error {
-	if req == nil {
-		req = &bedrock.ConverseRequest{}
+	model, found := lookupModel(modelID)
+	if !found {
+		return modelNotFound()
 	}
-	return validate(modelID, req, nil)
-}
-
-func validateJSON(modelID string, body []byte) (*bedrock.ConverseRequest, error) {
-	if !json.Valid(body) {
-		var v any
-		err := json.Unmarshal(body, &v)
-		if err == nil { // json.Valid and Unmarshal disagree only on an empty body
-			err = fmt.Errorf("no content to map due to end-of-input")
-		}
-		return nil, validation("Malformed input request: " + strings.TrimPrefix(err.Error(), "json: ") + ", reformat your input and try again.")
+	req, err := decodeRequest(body)
+	if err == nil {
+		err = validate(model, req, false)
 	}
-	facts, err := checkRaw(body)
 	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// decodeRequest reads a request body: its JSON syntax, then its shape (checkRaw), then the
+// structs. Each step answers as Bedrock's schema validator does, "Malformed input request".
+func decodeRequest(body []byte) (*converseRequest, *apiError) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, validation("Malformed input request: no content to map due to end-of-input, reformat your input and try again.")
+	}
+	// Syntax first: checkRaw walks JSON it can trust to be well formed.
+	var whole jsontext.Value
+	if err := json.Unmarshal(body, &whole, lenient); err != nil {
+		return nil, malformedJSON(err)
+	}
+	if err := checkRaw(body); err != nil {
 		return nil, err
 	}
-	var req bedrock.ConverseRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, validation("Malformed input request: " + strings.TrimPrefix(err.Error(), "json: ") + ", reformat your input and try again.")
-	}
-	if err := validate(modelID, &req, facts); err != nil {
-		return nil, err
+	var req converseRequest
+	if err := json.Unmarshal(body, &req, lenient); err != nil {
+		return nil, malformedJSON(err)
 	}
 	return &req, nil
 }
 
-// rawFacts are what checkRaw saw that decoding loses.
-type rawFacts struct {
-	// emptyDescription holds the indices of tools whose toolSpec.description is "".
-	emptyDescription map[int]bool
-	// systemNonText holds the indices of system blocks that are not text (guardContent and
-	// the like, which decode to an empty SystemBlock).
-	systemNonText map[int]bool
+// malformedJSON reports a body that is not JSON, or JSON of the wrong type for a member.
+func malformedJSON(err error) *apiError {
+	msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "json: "), "jsontext: ")
+	return validation("Malformed input request: " + msg + ", reformat your input and try again.")
 }
 
-func validate(modelID string, req *bedrock.ConverseRequest, facts *rawFacts) error {
-	m := capabilities.Lookup(modelID)
-	if err := checkConstraints(req, facts); err != nil {
+// validate applies to a decoded request the rules of docs/BEDROCK.md section A, with model m's
+// variants of them; stream is true for ConverseStream.
+func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
+	if err := checkConstraints(req); err != nil {
 		return err
-	}
-	if facts == nil {
-		if err := checkShape(req); err != nil {
-			return err
-		}
 	}
 	if err := checkEnums(req); err != nil {
 		return err
@@ -87,7 +81,7 @@ func validate(modelID string, req *bedrock.ConverseRequest, facts *rawFacts) err
 		return validation("This model doesn't support tool use.")
 	}
 	for i, sb := range req.System {
-		if sb.CachePoint == nil && strings.TrimSpace(sb.Text) == "" && (facts == nil || !facts.systemNonText[i]) {
+		if sb.Text != nil && strings.TrimSpace(*sb.Text) == "" {
 			return validation(fmt.Sprintf("The text field in the SystemContentBlock object at system.%d is blank. Add text to the text field, and try again.", i))
 		}
 	}
@@ -102,6 +96,11 @@ func validate(modelID string, req *bedrock.ConverseRequest, facts *rawFacts) err
 	}
 	if ic := req.InferenceConfig; ic != nil && ic.Temperature != nil && ic.TopP != nil && m.NoTemperatureWithTopP {
 		return validation("`temperature` and `top_p` cannot both be specified for this model. Please use only one.")
+	}
+	// Models whose tool use works only through Converse (docs/BEDROCK.md E, F) refuse a
+	// toolConfig on ConverseStream; the gateway calls Converse for them instead.
+	if stream && req.ToolConfig != nil && !m.StreamingTools {
+		return validation("This model doesn't support tool use in streaming mode.")
 	}
 	return nil
 }
@@ -126,7 +125,7 @@ func (c *constraints) add(value *string, path, rule string) {
 	*c = append(*c, fmt.Sprintf("Value '%s' at '%s' failed to satisfy constraint: %s", *value, path, rule))
 }
 
-func (c constraints) err() error {
+func (c constraints) err() *apiError {
 	switch len(c) {
 	case 0:
 		return nil
@@ -165,7 +164,7 @@ func (c *constraints) name(s, path string, inMessages bool) {
 	}
 }
 
-func checkConstraints(req *bedrock.ConverseRequest, facts *rawFacts) error {
+func checkConstraints(req *converseRequest) *apiError {
 	var c constraints
 	for i, msg := range req.Messages {
 		for j, b := range msg.Content {
@@ -216,9 +215,8 @@ func checkConstraints(req *bedrock.ConverseRequest, facts *rawFacts) error {
 			}
 			path := fmt.Sprintf("toolConfig.tools.%d.member.toolSpec.", i+1)
 			c.name(t.ToolSpec.Name, path+"name", false)
-			if facts != nil && facts.emptyDescription[i] {
-				v := ""
-				c.add(&v, path+"description", ruleMinLen1)
+			if d := t.ToolSpec.Description; d != nil && *d == "" {
+				c.add(d, path+"description", ruleMinLen1)
 			}
 		}
 		if ch := tc.ToolChoice; ch != nil && ch.Tool != nil {
@@ -229,11 +227,11 @@ func checkConstraints(req *bedrock.ConverseRequest, facts *rawFacts) error {
 }
 
 // malformed is the schema validator's answer, which names the place with a JSON pointer.
-func malformed(pointer, problem string) error {
+func malformed(pointer, problem string) *apiError {
 	return validation(fmt.Sprintf("Malformed input request: %s: %s, reformat your input and try again.", pointer, problem))
 }
 
-func memberCount(pointer string, n int) error {
+func memberCount(pointer string, n int) *apiError {
 	switch {
 	case n < 1:
 		return malformed(pointer, fmt.Sprintf("expected minProperties: 1, actual: %d", n))
@@ -253,50 +251,12 @@ func count(set ...bool) int {
 	return n
 }
 
-// checkShape checks on a decoded request what checkRaw checks on JSON: every union has
-// exactly one member.
-func checkShape(req *bedrock.ConverseRequest) error {
-	for i, msg := range req.Messages {
-		for j, b := range msg.Content {
-			ptr := fmt.Sprintf("#/messages/%d/content/%d", i, j)
-			if err := memberCount(ptr, count(b.Text != nil, b.Image != nil, b.ToolUse != nil, b.ToolResult != nil, b.CachePoint != nil, b.ReasoningContent != nil)); err != nil {
-				return err
-			}
-			if b.ToolResult != nil {
-				for k, rc := range b.ToolResult.Content {
-					if err := memberCount(fmt.Sprintf("%s/toolResult/content/%d", ptr, k), count(rc.Text != nil, rc.JSON != nil, rc.Image != nil)); err != nil {
-						return err
-					}
-				}
-			}
-		}
-	}
-	for i, s := range req.System {
-		if s.Text != "" && s.CachePoint != nil {
-			return memberCount(fmt.Sprintf("#/system/%d", i), 2)
-		}
-	}
-	if tc := req.ToolConfig; tc != nil {
-		for i, t := range tc.Tools {
-			if err := memberCount(fmt.Sprintf("#/toolConfig/tools/%d", i), count(t.ToolSpec != nil, t.CachePoint != nil)); err != nil {
-				return err
-			}
-		}
-		if ch := tc.ToolChoice; ch != nil {
-			if err := memberCount("#/toolConfig/toolChoice", count(ch.Auto != nil, ch.Any != nil, ch.Tool != nil)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // checkEnums checks the enumerated strings: roles (A5: a system prompt in messages is
 // refused here), tool result statuses, image formats.
-func checkEnums(req *bedrock.ConverseRequest) error {
+func checkEnums(req *converseRequest) *apiError {
 	for i, msg := range req.Messages {
 		switch msg.Role {
-		case bedrock.RoleUser, bedrock.RoleAssistant:
+		case roleUser, roleAssistant:
 		case "":
 			return malformed(fmt.Sprintf("#/messages/%d", i), "required key [role] not found")
 		default:
@@ -306,7 +266,7 @@ func checkEnums(req *bedrock.ConverseRequest) error {
 			ptr := fmt.Sprintf("#/messages/%d/content/%d", i, j)
 			if b.ToolResult != nil {
 				switch b.ToolResult.Status {
-				case "", bedrock.StatusSuccess, bedrock.StatusError:
+				case "", statusSuccess, statusError:
 				default:
 					return malformed(ptr+"/toolResult/status", b.ToolResult.Status+" is not a valid enum value")
 				}
@@ -324,7 +284,7 @@ func checkEnums(req *bedrock.ConverseRequest) error {
 	return nil
 }
 
-func checkImage(ptr string, img *bedrock.ImageBlock) error {
+func checkImage(ptr string, img *imageBlock) *apiError {
 	if img == nil {
 		return nil
 	}
@@ -341,14 +301,11 @@ func checkImage(ptr string, img *bedrock.ImageBlock) error {
 
 // checkMessages enforces the conversation rules A1–A4, A7 and A13–A19 (A15 also for a
 // trailing assistant turn with toolUse blocks).
-func checkMessages(m capabilities.Model, req *bedrock.ConverseRequest) error {
+func checkMessages(m ModelInfo, req *converseRequest) *apiError {
 	msgs := req.Messages
-	if len(msgs) == 0 || msgs[0].Role != bedrock.RoleUser {
+	if len(msgs) == 0 || msgs[0].Role != roleUser {
 		return validation("A conversation must start with a user message. Try again with a conversation that starts with a user message.")
 	}
-	// Claude refuses text before tool results in one turn; an opaque application inference
-	// profile (no family) is taken to be Claude, the common case.
-	claude := m.Family == "" || strings.HasPrefix(m.Family, "anthropic.claude")
 	seenIDs := map[string]bool{}
 	for i, msg := range msgs {
 		if i > 0 && msg.Role == msgs[i-1].Role {
@@ -372,7 +329,7 @@ func checkMessages(m capabilities.Model, req *bedrock.ConverseRequest) error {
 				if req.ToolConfig == nil {
 					return validation("The toolConfig field must be defined when using toolUse and toolResult content blocks.")
 				}
-				if msg.Role != bedrock.RoleAssistant {
+				if msg.Role != roleAssistant {
 					return validation(at + ": toolUse blocks can only be in assistant messages.")
 				}
 				if !isObject(b.ToolUse.Input) {
@@ -386,14 +343,14 @@ func checkMessages(m capabilities.Model, req *bedrock.ConverseRequest) error {
 				if req.ToolConfig == nil {
 					return validation("The toolConfig field must be defined when using toolUse and toolResult content blocks.")
 				}
-				if msg.Role != bedrock.RoleUser {
+				if msg.Role != roleUser {
 					return validation(at + ": toolResult blocks can only be in user messages.")
 				}
-				if claude && conversation {
+				if m.ResultsFirst && conversation {
 					return validation(fmt.Sprintf("messages.%d.content: Conversation blocks and tool result blocks cannot be provided in the same turn.", i))
 				}
 				r := b.ToolResult
-				if r.Status == bedrock.StatusError && len(r.Content) == 0 {
+				if r.Status == statusError && len(r.Content) == 0 {
 					return validation(fmt.Sprintf("The content field at %s.toolResult cannot be empty when status value is error.", at))
 				}
 				for k, rc := range r.Content {
@@ -410,7 +367,7 @@ func checkMessages(m capabilities.Model, req *bedrock.ConverseRequest) error {
 	if err := checkTrailingToolUse(msgs); err != nil {
 		return err
 	}
-	if m.NoPrefill && msgs[len(msgs)-1].Role == bedrock.RoleAssistant {
+	if m.NoPrefill && msgs[len(msgs)-1].Role == roleAssistant {
 		return validation("This model does not support assistant message prefill. The conversation must end with a user message.")
 	}
 	return nil
@@ -418,9 +375,9 @@ func checkMessages(m capabilities.Model, req *bedrock.ConverseRequest) error {
 
 // checkPairing enforces A15 and A16 on user message i: its toolResult blocks answer exactly
 // the toolUse blocks of the assistant turn before it.
-func checkPairing(msgs []bedrock.Message, i int) error {
+func checkPairing(msgs []message, i int) *apiError {
 	msg := msgs[i]
-	if msg.Role != bedrock.RoleUser {
+	if msg.Role != roleUser {
 		return nil
 	}
 	var uses []string
@@ -463,9 +420,9 @@ func checkPairing(msgs []bedrock.Message, i int) error {
 // toolUse blocks: the user turn of results that must follow is missing, so the ids are
 // reported at the index that turn would have. It is checked before A7, on every model:
 // tool pairing is Converse's own rule, prefill the model's.
-func checkTrailingToolUse(msgs []bedrock.Message) error {
+func checkTrailingToolUse(msgs []message) *apiError {
 	last := len(msgs) - 1
-	if msgs[last].Role != bedrock.RoleAssistant {
+	if msgs[last].Role != roleAssistant {
 		return nil
 	}
 	var ids []string
@@ -480,13 +437,11 @@ func checkTrailingToolUse(msgs []bedrock.Message) error {
 	return validation(fmt.Sprintf("Expected toolResult blocks at messages.%d.content for the following Ids: %s", last+1, strings.Join(ids, ", ")))
 }
 
-func isObject(raw []byte) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) > 0 && raw[0] == '{' && json.Valid(raw)
-}
+// isObject reports whether raw, which decoding has already found to be valid JSON, is an object.
+func isObject(raw jsontext.Value) bool { return raw.Kind() == '{' }
 
 // checkTools enforces A9 (unique names), A11 and A12.
-func checkTools(m capabilities.Model, tc *bedrock.ToolConfig) error {
+func checkTools(m ModelInfo, tc *toolConfiguration) *apiError {
 	if tc == nil {
 		return nil
 	}
@@ -502,7 +457,7 @@ func checkTools(m capabilities.Model, tc *bedrock.ToolConfig) error {
 		names[spec.Name] = true
 		members, ok := objectMembers(spec.InputSchema.JSON)
 		typ, _ := lookup(members, "type")
-		if !ok || string(bytes.TrimSpace(typ)) != `"object"` {
+		if !ok || string(typ) != `"object"` {
 			return validation(fmt.Sprintf("The value at toolConfig.tools.%d.toolSpec.inputSchema.json.type must be one of the following: object.", i))
 		}
 	}
@@ -511,9 +466,9 @@ func checkTools(m capabilities.Model, tc *bedrock.ToolConfig) error {
 		return nil
 	}
 	switch {
-	case ch.Any != nil && !m.SupportsChoice(capabilities.ChoiceAny):
+	case ch.Any != nil && !slices.Contains(m.ToolChoice, ChoiceAny):
 		return validation("This model doesn't support the toolConfig.toolChoice.any field. Remove toolConfig.toolChoice.any and try again")
-	case ch.Tool != nil && !m.SupportsChoice(capabilities.ChoiceTool):
+	case ch.Tool != nil && !slices.Contains(m.ToolChoice, ChoiceTool):
 		return validation("This model doesn't support the toolConfig.toolChoice.tool field. Remove toolConfig.toolChoice.tool and try again")
 	case ch.Tool != nil && !names[ch.Tool.Name]:
 		return validation(fmt.Sprintf("The tool %s named in toolConfig.toolChoice.tool.name is not defined in toolConfig.tools.", ch.Tool.Name))
@@ -522,7 +477,7 @@ func checkTools(m capabilities.Model, tc *bedrock.ToolConfig) error {
 }
 
 // checkCachePoints enforces A22 over system, messages and tools together.
-func checkCachePoints(req *bedrock.ConverseRequest) error {
+func checkCachePoints(req *converseRequest) *apiError {
 	n := 0
 	for _, s := range req.System {
 		n += count(s.CachePoint != nil)

@@ -1,9 +1,10 @@
 package bedrocksim
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Keys each JSON object of a Converse request may carry, from the service model
@@ -30,33 +31,32 @@ var (
 )
 
 // checkRaw walks the JSON of a request (already known to be valid JSON) for what decoding
-// would hide: keys that are not part of the shape, unions with other than one member, and
-// empty descriptions.
-func checkRaw(body []byte) (*rawFacts, error) {
-	facts := &rawFacts{emptyDescription: map[int]bool{}, systemNonText: map[int]bool{}}
+// would hide: keys that are not part of the shape (A6), unions with other than one member,
+// and values of the wrong JSON type where an object or array is due.
+func checkRaw(body []byte) *apiError {
 	top, err := object("#", body, requestKeys)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if raw, ok := lookup(top, "messages"); ok {
 		msgs, err := array("#/messages", raw)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i, rawMsg := range msgs {
 			ptr := fmt.Sprintf("#/messages/%d", i)
 			msg, err := object(ptr, rawMsg, messageKeys)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			content, _ := lookup(msg, "content")
 			blocks, err := array(ptr+"/content", content)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			for j, rawBlock := range blocks {
 				if err := checkRawBlock(fmt.Sprintf("%s/content/%d", ptr, j), rawBlock); err != nil {
-					return nil, err
+					return err
 				}
 			}
 		}
@@ -64,33 +64,28 @@ func checkRaw(body []byte) (*rawFacts, error) {
 	if raw, ok := lookup(top, "system"); ok {
 		blocks, err := array("#/system", raw)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i, rawBlock := range blocks {
-			ptr := fmt.Sprintf("#/system/%d", i)
-			block, err := union(ptr, rawBlock, systemKeys)
-			if err != nil {
-				return nil, err
-			}
-			if _, ok := lookup(block, "text"); !ok {
-				facts.systemNonText[i] = true
+			if _, err := union(fmt.Sprintf("#/system/%d", i), rawBlock, systemKeys); err != nil {
+				return err
 			}
 		}
 	}
 	if raw, ok := lookup(top, "inferenceConfig"); ok && !isNull(raw) {
 		if _, err := object("#/inferenceConfig", raw, inferenceKeys); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if raw, ok := lookup(top, "toolConfig"); ok && !isNull(raw) {
-		if err := checkRawToolConfig(raw, facts); err != nil {
-			return nil, err
+		if err := checkRawToolConfig(raw); err != nil {
+			return err
 		}
 	}
-	return facts, nil
+	return nil
 }
 
-func checkRawBlock(ptr string, raw []byte) error {
+func checkRawBlock(ptr string, raw jsontext.Value) *apiError {
 	block, err := union(ptr, raw, blockKeys)
 	if err != nil {
 		return err
@@ -120,7 +115,7 @@ func checkRawBlock(ptr string, raw []byte) error {
 	return nil
 }
 
-func checkRawToolConfig(raw []byte, facts *rawFacts) error {
+func checkRawToolConfig(raw jsontext.Value) *apiError {
 	tc, err := object("#/toolConfig", raw, toolConfigKeys)
 	if err != nil {
 		return err
@@ -144,9 +139,6 @@ func checkRawToolConfig(raw []byte, facts *rawFacts) error {
 			if err != nil {
 				return err
 			}
-			if d, ok := lookup(spec, "description"); ok && string(bytes.TrimSpace(d)) == `""` {
-				facts.emptyDescription[i] = true
-			}
 			if s, ok := lookup(spec, "inputSchema"); ok {
 				if _, err := union(ptr+"/toolSpec/inputSchema", s, inputSchemaKeys); err != nil {
 					return err
@@ -163,7 +155,7 @@ func checkRawToolConfig(raw []byte, facts *rawFacts) error {
 }
 
 // object reads a JSON object whose keys must all be in allowed.
-func object(ptr string, raw []byte, allowed []string) ([]member, error) {
+func object(ptr string, raw jsontext.Value, allowed []string) ([]member, *apiError) {
 	members, ok := objectMembers(raw)
 	if !ok {
 		return nil, malformed(ptr, "expected type: JSONObject, found: "+jsonKind(raw))
@@ -177,7 +169,7 @@ func object(ptr string, raw []byte, allowed []string) ([]member, error) {
 }
 
 // union reads an object that must hold exactly one of the allowed keys.
-func union(ptr string, raw []byte, allowed []string) ([]member, error) {
+func union(ptr string, raw jsontext.Value, allowed []string) ([]member, *apiError) {
 	members, err := object(ptr, raw, allowed)
 	if err != nil {
 		return nil, err
@@ -192,7 +184,7 @@ func union(ptr string, raw []byte, allowed []string) ([]member, error) {
 
 // array reads a JSON array; null or absent counts as empty (the decoded form decides
 // whether empty is allowed).
-func array(ptr string, raw []byte) ([][]byte, error) {
+func array(ptr string, raw jsontext.Value) ([]jsontext.Value, *apiError) {
 	if len(raw) == 0 || isNull(raw) {
 		return nil, nil
 	}
@@ -200,11 +192,7 @@ func array(ptr string, raw []byte) ([][]byte, error) {
 	if !ok {
 		return nil, malformed(ptr, "expected type: JSONArray, found: "+jsonKind(raw))
 	}
-	out := make([][]byte, len(elems))
-	for i, e := range elems {
-		out[i] = e
-	}
-	return out, nil
+	return elems, nil
 }
 
-func isNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }
+func isNull(raw jsontext.Value) bool { return raw.Kind() == 'n' }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/nirmata/llm-gateway/internal/bedrock"
 )
 
 const (
@@ -198,10 +196,10 @@ func TestValidateJSON(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			var apiErr *bedrock.APIError
+			var apiErr *apiError
 			require.True(t, errors.As(err, &apiErr), "%T", err)
-			assert.Equal(t, bedrock.CodeValidation, apiErr.Code)
-			assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
+			assert.Equal(t, codeValidation, apiErr.Code)
+			assert.Equal(t, http.StatusBadRequest, apiErr.Status)
 			assert.Equal(t, tc.want, apiErr.Message)
 		})
 	}
@@ -215,44 +213,9 @@ func TestValidateJSONMalformed(t *testing.T) {
 		`{"inferenceConfig":{"temperature":1e400},"messages":[]}`, `{"messages":[{"role":"user","content":"Hi"}]}`,
 	} {
 		err := ValidateJSON(sonnet4, []byte(body))
-		var apiErr *bedrock.APIError
+		var apiErr *apiError
 		require.True(t, errors.As(err, &apiErr), "%q: %v", body, err)
-		assert.Equal(t, bedrock.CodeValidation, apiErr.Code, body)
+		assert.Equal(t, codeValidation, apiErr.Code, body)
 		assert.True(t, strings.HasPrefix(apiErr.Message, "Malformed input request: "), "%q: %s", body, apiErr.Message)
-	}
-}
-
-// TestValidateDecoded covers what only the decoded form can get wrong: unions built in Go
-// with no member or two.
-func TestValidateDecoded(t *testing.T) {
-	t.Parallel()
-	text := "Hi"
-	for _, tc := range []struct {
-		name string
-		req  *bedrock.ConverseRequest
-		want string
-	}{
-		{"nil", nil, "A conversation must start with a user message. Try again with a conversation that starts with a user message."},
-		{"valid", &bedrock.ConverseRequest{Messages: []bedrock.Message{{Role: "user", Content: []bedrock.ContentBlock{bedrock.TextBlock("Hi")}}}}, ""},
-		{"empty block", &bedrock.ConverseRequest{Messages: []bedrock.Message{{Role: "user", Content: []bedrock.ContentBlock{{}}}}},
-			"Malformed input request: #/messages/0/content/0: expected minProperties: 1, actual: 0, reformat your input and try again."},
-		{"two members", &bedrock.ConverseRequest{Messages: []bedrock.Message{{Role: "user", Content: []bedrock.ContentBlock{{Text: &text, CachePoint: &bedrock.CachePoint{Type: "default"}}}}}},
-			"Malformed input request: #/messages/0/content/0: expected maxProperties: 1, actual: 2, reformat your input and try again."},
-		{"empty tool choice", &bedrock.ConverseRequest{
-			Messages:   []bedrock.Message{{Role: "user", Content: []bedrock.ContentBlock{bedrock.TextBlock("Hi")}}},
-			ToolConfig: &bedrock.ToolConfig{Tools: []bedrock.Tool{{ToolSpec: &bedrock.ToolSpec{Name: "a", InputSchema: bedrock.InputSchema{JSON: []byte(`{"type":"object"}`)}}}}, ToolChoice: &bedrock.ToolChoice{}},
-		}, "Malformed input request: #/toolConfig/toolChoice: expected minProperties: 1, actual: 0, reformat your input and try again."},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			err := Validate(sonnet4, tc.req)
-			if tc.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			var apiErr *bedrock.APIError
-			require.True(t, errors.As(err, &apiErr), "%v", err)
-			assert.Equal(t, tc.want, apiErr.Message)
-		})
 	}
 }

@@ -1,0 +1,190 @@
+package bedrocksim
+
+import (
+	"slices"
+	"strings"
+)
+
+// The toolChoice kinds of Converse (docs/BEDROCK.md A12). There is no "none".
+const (
+	ChoiceAuto = "auto"
+	ChoiceAny  = "any"
+	ChoiceTool = "tool"
+)
+
+// ModelInfo is what the simulator knows of one foundation model: which of the rules of
+// docs/BEDROCK.md section A differ by model, as section F records them.
+//
+// The simulator keeps this table apart from the gateway's own (internal/capabilities) on
+// purpose: it is the referee. internal/gateway's TestSimulatorModelTable compares the two, so a
+// mistake in either shows up as a named disagreement instead of two wrong tables agreeing.
+type ModelInfo struct {
+	// ID is the foundation-model id, as in "anthropic.claude-sonnet-4-20250514-v1:0".
+	ID string
+	// Tools: a toolConfig is accepted; without it Bedrock answers "This model doesn't
+	// support tool use."
+	Tools bool
+	// StreamingTools: a toolConfig is accepted on ConverseStream too; without it Bedrock
+	// answers "This model doesn't support tool use in streaming mode."
+	StreamingTools bool
+	// ToolChoice lists the toolChoice kinds the model accepts (A12); empty without Tools.
+	ToolChoice []string
+	// NoPrefill: a conversation ending in an assistant turn is refused (A7).
+	NoPrefill bool
+	// NoTemperatureWithTopP: temperature and topP together are refused (A20).
+	NoTemperatureWithTopP bool
+	// ResultsFirst: a text or image block before a toolResult block in one turn is refused
+	// (A19). Claude's rule.
+	ResultsFirst bool
+}
+
+var (
+	allChoices = []string{ChoiceAuto, ChoiceAny, ChoiceTool}
+	autoOnly   = []string{ChoiceAuto}
+	autoAny    = []string{ChoiceAuto, ChoiceAny}
+)
+
+// modelRows is docs/BEDROCK.md section F written out per model id: each row is one set of
+// rules and the ids it applies to. Ids are Bedrock's own; a row lists every id F's family
+// covers, so an id missing here is one Bedrock would not resolve.
+var modelRows = []struct {
+	rules ModelInfo
+	ids   []string
+}{
+	// Claude 3, 3.5, 3.7 and 4: every tool feature, and tool results before any text (A19).
+	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, ResultsFirst: true}, []string{
+		"anthropic.claude-3-haiku-20240307-v1:0",
+		"anthropic.claude-3-sonnet-20240229-v1:0",
+		"anthropic.claude-3-opus-20240229-v1:0",
+		"anthropic.claude-3-5-haiku-20241022-v1:0",
+		"anthropic.claude-3-5-sonnet-20240620-v1:0",
+		"anthropic.claude-3-5-sonnet-20241022-v2:0",
+		"anthropic.claude-3-7-sonnet-20250219-v1:0",
+		"anthropic.claude-sonnet-4-20250514-v1:0",
+		"anthropic.claude-opus-4-20250514-v1:0",
+	}},
+	// Opus 4.1, Sonnet 4.5, Haiku 4.5 and later take temperature or topP, not both (A20).
+	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, ResultsFirst: true, NoTemperatureWithTopP: true}, []string{
+		"anthropic.claude-opus-4-1-20250805-v1:0",
+		"anthropic.claude-sonnet-4-5-20250929-v1:0",
+		"anthropic.claude-haiku-4-5-20251001-v1:0",
+		"anthropic.claude-opus-4-5-20251101-v1:0",
+	}},
+	// Claude 4.6 and later also refuse assistant prefill (A7).
+	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, ResultsFirst: true, NoTemperatureWithTopP: true, NoPrefill: true}, []string{
+		"anthropic.claude-opus-4-6-v1",
+		"anthropic.claude-sonnet-4-6",
+	}},
+	// Amazon Nova: every tool feature; text may precede tool results.
+	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices}, []string{
+		"amazon.nova-micro-v1:0",
+		"amazon.nova-lite-v1:0",
+		"amazon.nova-pro-v1:0",
+		"amazon.nova-premier-v1:0",
+		"amazon.nova-2-lite-v1:0",
+	}},
+	// AI21 Jamba 1.5: tools, streamed too, auto only.
+	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: autoOnly}, []string{
+		"ai21.jamba-1-5-mini-v1:0",
+		"ai21.jamba-1-5-large-v1:0",
+	}},
+	// Llama 3.1, 3.2 11B and 90B, 3.3 and 4, Cohere Command R: tools through Converse only, auto only.
+	{ModelInfo{Tools: true, ToolChoice: autoOnly}, []string{
+		"meta.llama3-1-8b-instruct-v1:0",
+		"meta.llama3-1-70b-instruct-v1:0",
+		"meta.llama3-1-405b-instruct-v1:0",
+		"meta.llama3-2-11b-instruct-v1:0",
+		"meta.llama3-2-90b-instruct-v1:0",
+		"meta.llama3-3-70b-instruct-v1:0",
+		"meta.llama4-scout-17b-instruct-v1:0",
+		"meta.llama4-maverick-17b-instruct-v1:0",
+		"cohere.command-r-v1:0",
+		"cohere.command-r-plus-v1:0",
+	}},
+	// Mistral Large: tools through Converse only, auto and any.
+	{ModelInfo{Tools: true, ToolChoice: autoAny}, []string{
+		"mistral.mistral-large-2402-v1:0",
+		"mistral.mistral-large-2407-v1:0",
+	}},
+	// No tool use: Titan Text, Llama 3.0, Llama 3.2 1B and 3B, Mistral 7B, Mixtral.
+	{ModelInfo{}, []string{
+		"amazon.titan-text-express-v1",
+		"amazon.titan-text-lite-v1",
+		"amazon.titan-text-premier-v1:0",
+		"meta.llama3-8b-instruct-v1:0",
+		"meta.llama3-70b-instruct-v1:0",
+		"meta.llama3-2-1b-instruct-v1:0",
+		"meta.llama3-2-3b-instruct-v1:0",
+		"mistral.mistral-7b-instruct-v0:2",
+		"mistral.mixtral-8x7b-instruct-v0:1",
+	}},
+}
+
+// models indexes modelRows by id.
+var models = func() map[string]ModelInfo {
+	byID := map[string]ModelInfo{}
+	for _, row := range modelRows {
+		for _, id := range row.ids {
+			m := row.rules
+			m.ID = id
+			byID[id] = m
+		}
+	}
+	return byID
+}()
+
+// Models returns the simulator's model table, one entry per foundation-model id, in the
+// order of docs/BEDROCK.md section F. The entries are copies; changing them changes nothing.
+func Models() []ModelInfo {
+	var out []ModelInfo
+	for _, row := range modelRows {
+		for _, id := range row.ids {
+			m := models[id]
+			m.ToolChoice = slices.Clone(m.ToolChoice)
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// regionPrefixes are the geographies of cross-region inference profiles: "us." followed by a
+// foundation-model id names the profile that serves that model from US regions.
+var regionPrefixes = []string{"us.", "eu.", "apac.", "global.", "us-gov.", "jp.", "au.", "ca."}
+
+// opaqueModel stands for a model the id does not name: an application inference profile, a
+// provisioned or a custom model. Bedrock serves them with the rules of the model behind them,
+// which the simulator cannot see, so it refuses only what no model accepts; such profiles
+// mostly front Claude, so Claude's A19 applies.
+var opaqueModel = ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, ResultsFirst: true}
+
+// lookupModel resolves a model id in the forms Bedrock accepts: a foundation-model id, a
+// cross-region inference profile (the id behind a region prefix), or the ARN of either.
+// Other Bedrock ARNs resolve to opaqueModel. found is false for anything else, which
+// Bedrock answers with ResourceNotFoundException.
+func lookupModel(id string) (m ModelInfo, found bool) {
+	if strings.HasPrefix(id, "arn:") {
+		// arn:partition:bedrock:region:account:resource-type/resource-id
+		parts := strings.SplitN(id, ":", 6)
+		if len(parts) < 6 {
+			return ModelInfo{}, false
+		}
+		kind, rest, ok := strings.Cut(parts[5], "/")
+		if !ok || rest == "" {
+			return ModelInfo{}, false
+		}
+		if kind != "foundation-model" && kind != "inference-profile" {
+			m = opaqueModel
+			m.ID = id
+			return m, true
+		}
+		id = rest
+	}
+	for _, p := range regionPrefixes {
+		if s, ok := strings.CutPrefix(id, p); ok {
+			id = s
+			break
+		}
+	}
+	m, found = models[id]
+	return m, found
+}

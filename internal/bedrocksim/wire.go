@@ -1,0 +1,237 @@
+package bedrocksim
+
+import (
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The structs in this file mirror the JSON of Bedrock Runtime's Converse and ConverseStream
+// (API version 2023-09-30; the names and shapes are the service model's, as aws-sdk-go-v2's
+// bedrockruntime types spell them). They hold only what the simulator reads or writes: the
+// other members a request may carry (document, video, guardContent, …) are accepted by
+// checkRaw (validate_raw.go) and ignored when decoding.
+//
+// Union members are pointers, so an absent member is nil; checkRaw has already made sure a
+// union holds exactly one. Tool inputs, JSON tool results and tool schemas are raw JSON
+// (jsontext.Value): the simulator never decodes them into Go numbers, so what it echoes back
+// keeps the client's digits.
+
+// converseRequest is the body of POST /model/{modelId}/converse and /converse-stream.
+type converseRequest struct {
+	Messages        []message               `json:"messages"`
+	System          []systemContentBlock    `json:"system"`
+	InferenceConfig *inferenceConfiguration `json:"inferenceConfig"`
+	ToolConfig      *toolConfiguration      `json:"toolConfig"`
+}
+
+// Roles of a message.
+const (
+	roleUser      = "user"
+	roleAssistant = "assistant"
+)
+
+// message is one turn, of the request's conversation or of the answer.
+type message struct {
+	Role    string         `json:"role"`
+	Content []contentBlock `json:"content"`
+}
+
+// contentBlock is a union. Text is a pointer so that {"text":""} is told from no text.
+type contentBlock struct {
+	Text       *string          `json:"text,omitzero"`
+	Image      *imageBlock      `json:"image,omitzero"`
+	ToolUse    *toolUseBlock    `json:"toolUse,omitzero"`
+	ToolResult *toolResultBlock `json:"toolResult,omitzero"`
+	CachePoint *cachePointBlock `json:"cachePoint,omitzero"`
+}
+
+// systemContentBlock is a union of text, guardContent and cachePoint.
+type systemContentBlock struct {
+	Text       *string          `json:"text"`
+	CachePoint *cachePointBlock `json:"cachePoint"`
+}
+
+type cachePointBlock struct {
+	Type string `json:"type"`
+}
+
+type imageBlock struct {
+	Format string      `json:"format"` // png, jpeg, gif or webp
+	Source imageSource `json:"source"`
+}
+
+// imageSource holds the image inline, as base64 in JSON.
+type imageSource struct {
+	Bytes []byte `json:"bytes"`
+}
+
+type toolUseBlock struct {
+	ToolUseID string         `json:"toolUseId"`
+	Name      string         `json:"name"`
+	Input     jsontext.Value `json:"input"`
+}
+
+type toolResultBlock struct {
+	ToolUseID string              `json:"toolUseId"`
+	Content   []toolResultContent `json:"content"`
+	Status    string              `json:"status"` // "success", "error" or absent
+}
+
+// Tool result statuses.
+const (
+	statusSuccess = "success"
+	statusError   = "error"
+)
+
+// toolResultContent is a union; JSON must be an object (A17).
+type toolResultContent struct {
+	Text  *string        `json:"text"`
+	JSON  jsontext.Value `json:"json"`
+	Image *imageBlock    `json:"image"`
+}
+
+type inferenceConfiguration struct {
+	MaxTokens     *int32   `json:"maxTokens"`
+	Temperature   *float64 `json:"temperature"`
+	TopP          *float64 `json:"topP"`
+	StopSequences []string `json:"stopSequences"`
+}
+
+type toolConfiguration struct {
+	Tools      []toolEntry `json:"tools"`
+	ToolChoice *toolChoice `json:"toolChoice"`
+}
+
+// toolEntry is a member of toolConfig.tools (the service model's Tool), a union: a toolSpec
+// or a cachePoint.
+type toolEntry struct {
+	ToolSpec   *toolSpecification `json:"toolSpec"`
+	CachePoint *cachePointBlock   `json:"cachePoint"`
+}
+
+// toolSpecification's Description is a pointer: present but empty is refused (A10), absent is fine.
+type toolSpecification struct {
+	Name        string          `json:"name"`
+	Description *string         `json:"description"`
+	InputSchema toolInputSchema `json:"inputSchema"`
+}
+
+type toolInputSchema struct {
+	JSON jsontext.Value `json:"json"`
+}
+
+// toolChoice is a union: auto, any or tool.
+type toolChoice struct {
+	Auto *struct{}           `json:"auto"`
+	Any  *struct{}           `json:"any"`
+	Tool *specificToolChoice `json:"tool"`
+}
+
+type specificToolChoice struct {
+	Name string `json:"name"`
+}
+
+// converseResponse is the body of a successful Converse call.
+type converseResponse struct {
+	Output     converseOutput `json:"output"`
+	StopReason string         `json:"stopReason"`
+	Usage      tokenUsage     `json:"usage"`
+	Metrics    metrics        `json:"metrics"`
+}
+
+// converseOutput is a union of which Bedrock only sends message.
+type converseOutput struct {
+	Message message `json:"message"`
+}
+
+type tokenUsage struct {
+	InputTokens  int32 `json:"inputTokens"`
+	OutputTokens int32 `json:"outputTokens"`
+	TotalTokens  int32 `json:"totalTokens"`
+}
+
+type metrics struct {
+	LatencyMs int64 `json:"latencyMs"`
+}
+
+// Stop reasons the simulator answers with.
+const (
+	stopEndTurn   = "end_turn"
+	stopToolUse   = "tool_use"
+	stopMaxTokens = "max_tokens"
+)
+
+// ConverseStream events, by their :event-type header.
+const (
+	eventMessageStart      = "messageStart"
+	eventContentBlockStart = "contentBlockStart"
+	eventContentBlockDelta = "contentBlockDelta"
+	eventContentBlockStop  = "contentBlockStop"
+	eventMessageStop       = "messageStop"
+	eventMetadata          = "metadata"
+)
+
+type messageStartEvent struct {
+	Role string `json:"role"`
+}
+
+// contentBlockStartEvent opens a block; Bedrock sends it for toolUse blocks only.
+type contentBlockStartEvent struct {
+	ContentBlockIndex int               `json:"contentBlockIndex"`
+	Start             contentBlockStart `json:"start"`
+}
+
+type contentBlockStart struct {
+	ToolUse toolUseStart `json:"toolUse"`
+}
+
+type toolUseStart struct {
+	ToolUseID string `json:"toolUseId"`
+	Name      string `json:"name"`
+}
+
+type contentBlockDeltaEvent struct {
+	ContentBlockIndex int               `json:"contentBlockIndex"`
+	Delta             contentBlockDelta `json:"delta"`
+}
+
+// contentBlockDelta is a union: a piece of text or a piece of a tool call's input JSON text.
+type contentBlockDelta struct {
+	Text    *string       `json:"text,omitzero"`
+	ToolUse *toolUseDelta `json:"toolUse,omitzero"`
+}
+
+type toolUseDelta struct {
+	Input string `json:"input"`
+}
+
+type contentBlockStopEvent struct {
+	ContentBlockIndex int `json:"contentBlockIndex"`
+}
+
+type messageStopEvent struct {
+	StopReason string `json:"stopReason"`
+}
+
+// metadataEvent comes last, after the stop reason.
+type metadataEvent struct {
+	Usage   tokenUsage `json:"usage"`
+	Metrics metrics    `json:"metrics"`
+}
+
+// errorBody is the body of an error answer and the payload of an in-stream exception.
+type errorBody struct {
+	Message string `json:"message"`
+}
+
+// lenient are the options every read and write of JSON uses. Duplicate keys and invalid
+// UTF-8 pass, as they did when the simulator used encoding/json (the last key wins, bad bytes
+// become U+FFFD): section A records no Bedrock answer to them, and refusing them would fail a
+// request on a rule of the simulator's own.
+var lenient = json.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+
+// marshal encodes v. The values marshalled here cannot fail to encode.
+func marshal(v any) []byte {
+	b, _ := json.Marshal(v, lenient)
+	return b
+}
