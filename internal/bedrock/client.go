@@ -52,6 +52,10 @@ type Client struct {
 	onRetry  func(modelID string, err error)
 
 	lastModel atomic.Pointer[modelPath] // see modelPaths
+	// skew is how far AWS's clock is ahead of this host's, in nanoseconds, as the last
+	// answer's Date header told; calls are signed at the local time plus skew (see
+	// observeSkew).
+	skew atomic.Int64
 }
 
 // ClientOptions adjusts a Client.
@@ -296,9 +300,11 @@ func (c *Client) send(ctx context.Context, target, accept string, body *requestB
 	req.Host = c.host
 	req.Header["Content-Type"] = []string{jsonType}
 	req.Header["Accept"] = []string{accept}
-	if err := c.authorize(ctx, req.Header, sig); err != nil {
+	skew := time.Duration(c.skew.Load())
+	if err := c.authorize(ctx, req.Header, sig, skew); err != nil {
 		return nil, err
 	}
+	sentAt := time.Now()
 	resp, err := c.http.RoundTrip(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -306,16 +312,74 @@ func (c *Client) send(ctx context.Context, target, accept string, body *requestB
 		}
 		return nil, fmt.Errorf("%w: %w", ErrTransport, err)
 	}
+	observed, hasSkew := c.observeSkew(resp, sentAt)
 	if resp.StatusCode == http.StatusOK {
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	return nil, readAPIError(resp)
+	apiErr := readAPIError(resp)
+	if hasSkew && clockSkewCodes[apiErr.Code] && absDuration(skew-observed) > skewThreshold {
+		return nil, &clockSkewError{apiErr} // signed with a clock too far off: signed again, it may pass
+	}
+	return nil, apiErr
 }
+
+// Clock skew correction, as the AWS SDKs do it (the Clock Skew Correction SEP): AWS refuses
+// a signature whose time is more than 5 minutes from its own, so a host whose clock drifts
+// would fail every call. Every answer's Date header tells how far AWS's clock is from
+// this host's; the next calls are signed at the local time plus that skew, and a call
+// refused for its signature while the skew was that far off is retried.
+const (
+	// skewThreshold is how far the signing time may be from AWS's before a refused
+	// signature is blamed on the clock.
+	skewThreshold = 4 * time.Minute
+	// maxTrustedRoundTrip: an answer slower than this says nothing reliable of the clock.
+	maxTrustedRoundTrip = 15 * time.Minute
+)
+
+// clockSkewCodes are the errors a skewed clock can cause.
+var clockSkewCodes = map[string]bool{
+	CodeInvalidSignature:    true,
+	"SignatureDoesNotMatch": true,
+	"AuthFailure":           true,
+	"RequestTimeTooSkewed":  true,
+	CodeAccessDenied:        true,
+}
+
+// observeSkew records the skew an answer shows and returns it. An answer without a Date
+// header, from a cache (Age), or after too long a round trip shows none.
+func (c *Client) observeSkew(resp *http.Response, sentAt time.Time) (time.Duration, bool) {
+	receivedAt := time.Now()
+	date := resp.Header.Get("Date")
+	if date == "" || resp.Header.Get("Age") != "" || receivedAt.Sub(sentAt) > maxTrustedRoundTrip {
+		return 0, false
+	}
+	serverTime, err := http.ParseTime(date)
+	if err != nil {
+		return 0, false
+	}
+	skew := serverTime.Sub(receivedAt)
+	c.skew.Store(int64(skew))
+	return skew, true
+}
+
+func absDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// clockSkewError is a refusal the SDK's retryer retries: the call is signed again at the
+// corrected time.
+type clockSkewError struct{ *APIError }
+
+func (e *clockSkewError) Unwrap() error        { return e.APIError }
+func (e *clockSkewError) RetryableError() bool { return true }
 
 // authorize sets the headers that authenticate a call: a Bedrock API key, or a SigV4
 // signature.
-func (c *Client) authorize(ctx context.Context, h http.Header, sig *signing) error {
+func (c *Client) authorize(ctx context.Context, h http.Header, sig *signing, skew time.Duration) error {
 	if sig == nil {
 		tok, err := c.bearer.RetrieveBearerToken(ctx)
 		if err != nil {
@@ -328,7 +392,7 @@ func (c *Client) authorize(ctx context.Context, h http.Header, sig *signing) err
 	if err != nil {
 		return fmt.Errorf("%w: AWS credentials: %w", ErrCredentials, err)
 	}
-	c.signer.sign(h, c.host, sig.canonicalURI, sig.length, sig.payloadHash, creds, time.Now())
+	c.signer.sign(h, c.host, sig.canonicalURI, sig.length, sig.payloadHash, creds, time.Now().Add(skew))
 	return nil
 }
 

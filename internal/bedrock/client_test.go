@@ -447,3 +447,58 @@ func TestOpenStreamsDropTheirRequests(t *testing.T) {
 		_ = s.Close()
 	}
 }
+
+// TestClockSkewIsCorrected: AWS refuses signatures more than 5 minutes from its clock. A
+// host whose clock is 10 minutes behind gets its first call refused, learns the skew from
+// the answer's Date header, and the retry, signed at the corrected time, passes; later
+// calls are signed right the first time.
+func TestClockSkewIsCorrected(t *testing.T) {
+	t.Parallel()
+	const ahead = 10 * time.Minute
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		now := time.Now().Add(ahead)
+		w.Header().Set("Date", now.UTC().Format(http.TimeFormat))
+		signed, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
+		require.NoError(t, err)
+		if d := now.Sub(signed); d > 5*time.Minute || d < -5*time.Minute {
+			w.Header().Set("X-Amzn-ErrorType", CodeInvalidSignature)
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = io.WriteString(w, `{"message":"Signature expired"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},"stopReason":"end_turn"}`)
+	}))
+	defer srv.Close()
+	c, err := NewClient(t.Context(), testConfig(srv.URL, 3), ClientOptions{})
+	require.NoError(t, err)
+
+	_, err = c.Converse(t.Context(), "m", simpleRequest)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, calls.Load(), "refused once, then signed at AWS's time")
+	_, err = c.Converse(t.Context(), "m", simpleRequest)
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, calls.Load(), "the next call is signed right at once")
+}
+
+// TestSignatureRefusalWithoutSkewIsNotRetried: a refused signature on a clock that is
+// right is the credentials' fault; signing again would not help.
+func TestSignatureRefusalWithoutSkewIsNotRetried(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("X-Amzn-ErrorType", CodeInvalidSignature)
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = io.WriteString(w, `{"message":"The request signature we calculated does not match"}`)
+	}))
+	defer srv.Close()
+	c, err := NewClient(t.Context(), testConfig(srv.URL, 3), ClientOptions{})
+	require.NoError(t, err)
+	_, err = c.Converse(t.Context(), "m", simpleRequest)
+	var apiErr *APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, CodeInvalidSignature, apiErr.Code)
+	assert.EqualValues(t, 1, calls.Load())
+}
