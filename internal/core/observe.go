@@ -1,0 +1,65 @@
+package core
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/nirmata/llm-gateway/internal/clip"
+)
+
+// Call is one call as its transport saw it, for the access log and the metrics. The
+// transport fills it as the call goes and hands it to Observe when the call has ended. It
+// is not safe for concurrent use.
+type Call struct {
+	Start time.Time
+	// Transport is the metrics' transport label: "rest", "grpc" (metrics.Transport*).
+	Transport string
+	// Route is the metrics' route label: "chat", "chat_stream", "capabilities".
+	Route string
+	// Method and Path name the call in the log: the HTTP method and path, or the gRPC
+	// method. Both are bounded before they are logged.
+	Method, Path string
+	RequestID    string
+	// KeyID is the caller's key identity: the first 8 hex digits of the key's SHA-256.
+	KeyID string
+	// Status is the HTTP status of a REST answer (0 for gRPC); Code the snake-case gRPC
+	// code of the outcome ("ok", "invalid_argument").
+	Status int
+	Code   string
+	Result Result
+}
+
+// Observe writes the call's access-log line and records it in the metrics. Prompt text,
+// arguments and keys are never logged: the key's identity is a digest prefix.
+func (s *Service) Observe(c *Call) {
+	d := time.Since(c.Start)
+	m := s.opts.Metrics
+	m.Request(c.Transport, c.Route, c.Code, c.Result.Model, c.Result.ClientType, d)
+	m.Tokens(c.Result.Model, c.Result.ClientType, int(c.Result.Usage.PromptTokens), int(c.Result.Usage.CompletionTokens))
+	m.ToolCalls(c.Result.Model, c.Result.ClientType, c.Result.ToolCalls)
+	s.access.Info(c.Transport, zap.Inline(c), zap.Duration("latency", d))
+}
+
+// MarshalLogObject implements [zapcore.ObjectMarshaler].
+func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("request_id", c.RequestID)
+	enc.AddString("method", clip.String(c.Method, clip.QuoteMax))
+	if c.Path != "" {
+		enc.AddString("route", clip.String(c.Path, clip.LogMax))
+	}
+	if c.Status != 0 {
+		enc.AddInt("status", c.Status)
+	}
+	enc.AddString("code", c.Code)
+	enc.AddString("model", c.Result.Model)
+	enc.AddString("client_type", c.Result.ClientType)
+	if c.KeyID != "" {
+		enc.AddString("key_id", c.KeyID)
+	}
+	enc.AddInt32("input_tokens", c.Result.Usage.PromptTokens)
+	enc.AddInt32("output_tokens", c.Result.Usage.CompletionTokens)
+	enc.AddInt("tool_calls", c.Result.ToolCalls)
+	return nil
+}

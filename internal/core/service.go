@@ -1,0 +1,390 @@
+// Package core is the gateway's chat core. It admits a call, resolves its model,
+// translates it, calls Bedrock, and returns the answer, or a stream of events, with a
+// Result that says what the call did. Transports (the Nirmata REST API, gRPC, OpenAI's
+// API) are thin adapters around it: they decode their wire into a chat.Request, call the
+// Service, and encode what it returns; errors they answer by the one classification in
+// Classify. Nothing here knows a transport, and nothing a call needs travels in its
+// context.
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/stream"
+	"github.com/nirmata/llm-gateway/internal/translate"
+)
+
+// Upstream is the part of Bedrock the core calls. *bedrock.Client implements it.
+type Upstream interface {
+	Converse(ctx context.Context, modelID string, req *bedrock.ConverseRequest) (*bedrock.ConverseResponse, error)
+	ConverseStream(ctx context.Context, modelID string, req *bedrock.ConverseRequest) (*bedrock.EventStream, error)
+}
+
+// Options configures a Service.
+type Options struct {
+	DefaultModel string
+	// Aliases maps model names clients send to Bedrock model ids.
+	Aliases map[string]string
+	// Limits of one request: beyond them it is refused with an invalid-request error.
+	MaxTools, MaxMessages, MaxMessageBytes int
+	// UpstreamTimeout bounds one Bedrock call, a whole stream included.
+	UpstreamTimeout time.Duration
+	// MaxConcurrent bounds the Bedrock calls in flight; beyond it, ErrOverloaded.
+	MaxConcurrent int
+	// Metrics records what happens; nil records nothing.
+	Metrics *metrics.Metrics
+}
+
+// Service answers chat calls. It is safe for concurrent use.
+type Service struct {
+	upstream Upstream
+	opts     Options
+	log      *zap.Logger
+	access   *zap.Logger // see Observe
+	// slots holds one token per Bedrock call in flight: the concurrency cap, and what a
+	// drain waits on.
+	slots    chan struct{}
+	draining atomic.Bool
+}
+
+// New returns a Service calling upstream.
+func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
+	s := &Service{upstream: upstream, opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrent),
+		// Access lines go without the caller: it would name the same line every time, and
+		// finding it walks the stack on every request.
+		access: log.WithOptions(zap.WithCaller(false))}
+	opts.Metrics.ConfiguredModels(s.configuredModels()...)
+	return s
+}
+
+// Metrics is the Service's metrics, for the transports to record their calls in.
+func (s *Service) Metrics() *metrics.Metrics { return s.opts.Metrics }
+
+// Result is what one call did, for the transport's access log and metrics. Model and
+// ClientType are set once the request was read, the rest once the answer is complete.
+type Result struct {
+	// Model is the Bedrock model id the call went to.
+	Model      string
+	ClientType string
+	Usage      chat.Usage
+	// ToolCalls is how many tool calls the answer holds.
+	ToolCalls int
+	// Repairs is what the translator repaired in the client's history.
+	Repairs translate.Stats
+}
+
+// admit reserves a slot for one Bedrock call. Call release when the call has ended.
+// Draining is checked again once the slot is held, so Drain, which waits for the slots to
+// empty, cannot miss a call that was being admitted as it began.
+func (s *Service) admit() (release func(), err error) {
+	if s.draining.Load() {
+		s.opts.Metrics.Rejected(metrics.RejectDraining)
+		return nil, ErrDraining
+	}
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		s.opts.Metrics.Rejected(metrics.RejectOverloaded)
+		return nil, ErrOverloaded
+	}
+	if s.draining.Load() {
+		<-s.slots
+		s.opts.Metrics.Rejected(metrics.RejectDraining)
+		return nil, ErrDraining
+	}
+	done := s.opts.Metrics.Inflight()
+	return func() { done(); <-s.slots }, nil
+}
+
+// Drain refuses new calls from now on, and waits until the calls in flight have ended or
+// ctx ends. It reports whether they all ended.
+func (s *Service) Drain(ctx context.Context) bool {
+	s.draining.Store(true)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for len(s.slots) > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+// Draining reports whether Drain was called.
+func (s *Service) Draining() bool { return s.draining.Load() }
+
+// Bounds on the free strings of a request that reach logs, labels or Bedrock.
+const (
+	// maxModelIDBytes is the longest modelId Converse accepts.
+	maxModelIDBytes = 2048
+	// maxClientTypeBytes bounds the caller label.
+	maxClientTypeBytes = 256
+)
+
+// prepared is a request translated and ready for Bedrock.
+type prepared struct {
+	model    capabilities.Model
+	converse *bedrock.ConverseRequest
+	names    *translate.Names
+}
+
+// prepare checks what only the gateway knows (provider, limits, model) and translates. It
+// fills res as it learns.
+func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
+	if n := len(req.ClientType); n > maxClientTypeBytes {
+		return nil, fmt.Errorf("%w: client_type: %d bytes, at most %d are allowed", translate.ErrInvalidRequest, n, maxClientTypeBytes)
+	}
+	res.ClientType = req.ClientType
+	if err := checkModelID(req.Model); err != nil {
+		return nil, err
+	}
+	if p := req.Provider; p != "" && !strings.EqualFold(p, "bedrock") {
+		return nil, fmt.Errorf("%w: provider %s is not supported; this gateway serves \"bedrock\"", translate.ErrInvalidRequest, clip.Quote(p))
+	}
+	if err := s.checkLimits(req); err != nil {
+		return nil, err
+	}
+	model := capabilities.Lookup(s.resolveModel(req.Model))
+	res.Model = model.ID
+	converse, names, err := translate.Request(req, model)
+	if err != nil {
+		return nil, err
+	}
+	res.Repairs = names.Stats
+	s.logRepairs(req.ID, model.ID, names.Stats)
+	s.opts.Metrics.Repairs(model.ID, names.Stats.SynthesizedResults, names.Stats.OrphanResults)
+	return &prepared{model: model, converse: converse, names: names}, nil
+}
+
+// checkModelID refuses a model id longer than Bedrock accepts before it reaches a log, a
+// label or Bedrock.
+func checkModelID(model string) error {
+	if n := len(model); n > maxModelIDBytes {
+		return fmt.Errorf("%w: model: %d bytes, at most %d are allowed (Bedrock's limit for a model id)", translate.ErrInvalidRequest, n, maxModelIDBytes)
+	}
+	return nil
+}
+
+func (s *Service) checkLimits(req *chat.Request) error {
+	if n := len(req.Tools); n > s.opts.MaxTools {
+		return fmt.Errorf("%w: tools: %d tools given, at most %d are allowed", translate.ErrInvalidRequest, n, s.opts.MaxTools)
+	}
+	if n := len(req.Messages); n > s.opts.MaxMessages {
+		return fmt.Errorf("%w: messages: %d messages given, at most %d are allowed", translate.ErrInvalidRequest, n, s.opts.MaxMessages)
+	}
+	for i := range req.Messages {
+		if n := messageBytes(&req.Messages[i]); n > s.opts.MaxMessageBytes {
+			return fmt.Errorf("%w: messages[%d]: %d bytes, at most %d are allowed", translate.ErrInvalidRequest, i, n, s.opts.MaxMessageBytes)
+		}
+	}
+	return nil
+}
+
+// messageBytes is the size of what one message carries.
+func messageBytes(m *chat.Message) int {
+	n := len(m.Content) + len(m.ToolCallID)
+	for _, p := range m.Parts {
+		n += len(p.Text)
+		if p.Image != nil {
+			n += len(p.Image.URL)
+		}
+	}
+	for _, c := range m.ToolCalls {
+		n += len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	return n
+}
+
+// logRepairs records what the translator had to repair in a client's history, so a client
+// that keeps sending broken histories shows up in the log. Counts only: no prompt text.
+func (s *Service) logRepairs(requestID, model string, st translate.Stats) {
+	if st == (translate.Stats{}) {
+		return
+	}
+	s.log.Info("request repaired",
+		zap.String("request_id", requestID),
+		zap.String("model", model),
+		zap.Int("synthesized_tool_results", st.SynthesizedResults),
+		zap.Int("orphan_tool_results", st.OrphanResults),
+		zap.Int("mapped_tool_names", st.MappedToolNames),
+		zap.Int("mapped_tool_call_ids", st.MappedToolCallIDs),
+		zap.Int("synthesized_tool_specs", st.SynthesizedToolSpecs),
+		zap.String("tool_choice_fallback", st.ToolChoiceFallback),
+		zap.Bool("dropped_top_p", st.DroppedTopP))
+}
+
+// logUnknownStop notes a stop reason the table does not know (answered as "stop").
+func (s *Service) logUnknownStop(requestID, stopReason string) {
+	if !translate.KnownStopReason(stopReason) {
+		s.log.Warn("unknown Bedrock stop reason, answered as stop",
+			zap.String("request_id", requestID), zap.String("stop_reason", clip.String(stopReason, clip.QuoteMax)))
+	}
+}
+
+// upstreamFailed logs and counts a failed Bedrock call by Bedrock's error code. Bedrock's
+// request id is what AWS support asks for.
+func (s *Service) upstreamFailed(ctx context.Context, requestID, model string, err error) {
+	if ctx.Err() != nil {
+		return // the client left, the deadline passed or the drain ended it: not Bedrock's doing
+	}
+	var apiErr *bedrock.APIError
+	switch {
+	case errors.As(err, &apiErr):
+		s.opts.Metrics.UpstreamError(model, apiErr.Code)
+		s.log.Warn("bedrock error", zap.String("request_id", requestID), zap.String("model", model),
+			zap.String("error_code", apiErr.Code), zap.String("bedrock_request_id", apiErr.RequestID))
+	case errors.Is(err, bedrock.ErrTransport):
+		s.opts.Metrics.UpstreamError(model, metrics.UpstreamTransport) // the answer's log line has the detail
+	case errors.Is(err, stream.ErrTruncated):
+		s.opts.Metrics.UpstreamError(model, "truncated")
+	case errors.Is(err, translate.ErrUpstream):
+		s.opts.Metrics.UpstreamError(model, "invalid_answer")
+	}
+}
+
+// resolveModel applies the default and the configured aliases.
+func (s *Service) resolveModel(name string) string {
+	if name == "" {
+		name = s.opts.DefaultModel
+	}
+	if id, ok := s.opts.Aliases[name]; ok {
+		return id
+	}
+	return name
+}
+
+// Chat answers one request with one complete answer. The Result is filled as far as the
+// call got, errors included.
+func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, Result, error) {
+	start := time.Now()
+	var res Result
+	p, err := s.prepare(req, &res)
+	if err != nil {
+		return nil, res, err
+	}
+	resp, err := s.converse(ctx, req.ID, p)
+	if err != nil {
+		return nil, res, err
+	}
+	res.Usage, res.ToolCalls = resp.Usage, len(resp.ToolCalls)
+	resp.Model = p.model.ID
+	resp.LatencyMs = time.Since(start).Milliseconds()
+	resp.RequestID = req.ID
+	return resp, res, nil
+}
+
+// converse makes one admitted, bounded Converse call and translates its answer.
+func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (*chat.Response, error) {
+	release, err := s.admit()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+	defer cancel()
+	answer, err := s.upstream.Converse(ctx, p.model.ID, p.converse)
+	if err != nil {
+		s.upstreamFailed(ctx, requestID, p.model.ID, err)
+		return nil, err
+	}
+	s.logUnknownStop(requestID, answer.StopReason)
+	return translate.Response(answer, p.names)
+}
+
+// Capabilities is what the gateway and one model support (docs/PROTOCOL.md 4).
+type Capabilities struct {
+	// Model is the model the top-level flags describe.
+	Model          string
+	ToolsSupported bool
+	StreamingTools bool
+	// ToolChoice lists the client tool_choice values the model takes: auto, required,
+	// function, none.
+	ToolChoice   []string
+	MaxTools     int
+	DefaultModel string
+	Models       []ModelCapabilities
+}
+
+// ModelCapabilities describes one listed model.
+type ModelCapabilities struct {
+	ID             string
+	Tools          bool
+	StreamingTools bool
+	// ToolChoice lists Bedrock's toolChoice kinds: auto, any, tool.
+	ToolChoice []string
+}
+
+// Client-facing tool_choice values; Bedrock's kinds map onto them.
+var clientChoiceOf = map[string]string{
+	capabilities.ChoiceAuto: "auto",
+	capabilities.ChoiceAny:  "required",
+	capabilities.ChoiceTool: "function",
+}
+
+// Capabilities describes the gateway, and model (or the default model) in the top-level
+// flags. "none" is always offered: the gateway implements it by not sending tools.
+func (s *Service) Capabilities(model string) (*Capabilities, error) {
+	if err := checkModelID(model); err != nil {
+		return nil, err
+	}
+	m := capabilities.Lookup(s.resolveModel(model))
+	out := &Capabilities{
+		Model:          m.ID,
+		ToolsSupported: m.Tools,
+		StreamingTools: m.Tools && m.StreamingTools,
+		ToolChoice:     []string{},
+		MaxTools:       s.opts.MaxTools,
+		DefaultModel:   s.opts.DefaultModel,
+	}
+	if m.Tools {
+		for _, kind := range []string{capabilities.ChoiceAuto, capabilities.ChoiceAny, capabilities.ChoiceTool} {
+			if m.SupportsChoice(kind) {
+				out.ToolChoice = append(out.ToolChoice, clientChoiceOf[kind])
+			}
+		}
+		out.ToolChoice = append(out.ToolChoice, "none")
+	}
+	seen := map[string]bool{}
+	for _, id := range append([]string{s.opts.DefaultModel, m.ID}, s.aliasTargets()...) {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		mc := capabilities.Lookup(id)
+		out.Models = append(out.Models, ModelCapabilities{
+			ID: id, Tools: mc.Tools, StreamingTools: mc.Tools && mc.StreamingTools, ToolChoice: slices.Clone(mc.ToolChoice),
+		})
+	}
+	return out, nil
+}
+
+// aliasTargets are the configured aliases' model ids, sorted.
+func (s *Service) aliasTargets() []string {
+	targets := make([]string, 0, len(s.opts.Aliases))
+	for _, id := range s.opts.Aliases {
+		targets = append(targets, id)
+	}
+	slices.Sort(targets)
+	return targets
+}
+
+// configuredModels are the model ids the operator configured: the default and the alias
+// targets.
+func (s *Service) configuredModels() []string {
+	return append([]string{s.resolveModel("")}, s.aliasTargets()...)
+}

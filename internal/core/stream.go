@@ -1,0 +1,121 @@
+package core
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/stream"
+)
+
+// Stream is one streamed answer: Bedrock's events turned into chat events. It is not safe
+// for concurrent use. Close it on every path: it holds the upstream connection and a slot
+// of the concurrency cap.
+type Stream struct {
+	svc       *Service
+	ctx       context.Context
+	requestID string
+	src       stream.Events
+	machine   *stream.Machine
+	// replay holds a unary answer replayed as a stream, for models without streaming tool
+	// use; src and machine are nil then.
+	replay []chat.Event
+	// done releases the upstream: the connection, the deadline and the slot.
+	done   func()
+	start  time.Time
+	result Result
+	// FirstEvent is the time from the request to the first event, once there was one.
+	FirstEvent time.Duration
+}
+
+// Stream prepares req and opens Bedrock's answer. An error here comes before any byte
+// reached the client, so it is answered with a status (a throttled request is a 429, not a
+// 200 with an error line). The Result is filled as far as the call got.
+func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Result, error) {
+	start := time.Now()
+	var res Result
+	p, err := s.prepare(req, &res)
+	if err != nil {
+		return nil, res, err
+	}
+	st := &Stream{svc: s, ctx: ctx, requestID: req.ID, start: start, result: res}
+	if p.converse.ToolConfig != nil && !p.model.StreamingTools {
+		// docs/BEDROCK.md E: ConverseStream refuses tools on this model; answer unary, replay.
+		resp, err := s.converse(ctx, req.ID, p)
+		if err != nil {
+			return nil, res, err
+		}
+		st.replay, st.done = stream.Synthesize(resp), func() {}
+		st.result.Usage, st.result.ToolCalls = resp.Usage, len(resp.ToolCalls)
+		return st, res, nil
+	}
+	release, err := s.admit()
+	if err != nil {
+		return nil, res, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+	opened := false
+	defer func() {
+		if !opened { // an error, or a panic, before the Stream owns the slot
+			cancel()
+			release()
+		}
+	}()
+	events, err := s.upstream.ConverseStream(ctx, p.model.ID, p.converse)
+	if err != nil {
+		s.upstreamFailed(ctx, req.ID, p.model.ID, err)
+		return nil, res, err
+	}
+	closed := s.opts.Metrics.StreamOpened(req.ClientType)
+	st.ctx, st.src, st.machine = ctx, events, stream.NewMachine(p.names)
+	st.done = func() {
+		_ = events.Close()
+		cancel()
+		release()
+		closed()
+	}
+	opened = true
+	return st, res, nil
+}
+
+// Next appends the events of the next upstream event to out. It returns io.EOF, with the
+// last events in out, once the stream is complete, and any other error when the upstream
+// failed after the stream started.
+func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
+	if st.machine == nil {
+		out = append(out, st.replay...)
+		st.replay = nil
+		st.firstEvent(out)
+		return out, io.EOF
+	}
+	out, err := st.machine.Step(st.src, out)
+	st.firstEvent(out)
+	if err != nil && err != io.EOF {
+		st.svc.upstreamFailed(st.ctx, st.requestID, st.result.Model, err)
+	}
+	if err == io.EOF {
+		st.svc.logUnknownStop(st.requestID, st.machine.StopReason())
+		st.result.Usage, st.result.ToolCalls = st.machine.Usage(), st.machine.ToolCalls()
+	}
+	return out, err
+}
+
+func (st *Stream) firstEvent(out []chat.Event) {
+	if st.FirstEvent == 0 && len(out) > 0 {
+		st.FirstEvent = time.Since(st.start)
+		st.svc.opts.Metrics.FirstEvent(st.result.Model, st.result.ClientType, st.FirstEvent)
+	}
+}
+
+// Result is what the call did; usage and tool calls are set once the stream is complete.
+func (st *Stream) Result() Result { return st.result }
+
+// Close releases the upstream. It is safe to call more than once.
+func (st *Stream) Close() error {
+	if st.done != nil {
+		st.done()
+		st.done = nil
+	}
+	return nil
+}
