@@ -10,7 +10,7 @@ func BenchmarkRequest(b *testing.B) {
 	m := New()
 	b.ReportAllocs()
 	for b.Loop() {
-		m.Request(RouteChat, "ok", model1, client, 1234*time.Millisecond)
+		m.Request(TransportREST, RouteChat, "ok", model1, client, 1234*time.Millisecond)
 	}
 }
 
@@ -20,7 +20,7 @@ func BenchmarkRequestParallel(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			m.Request(RouteChat, "ok", model1, client, 1234*time.Millisecond)
+			m.Request(TransportREST, RouteChat, "ok", model1, client, 1234*time.Millisecond)
 		}
 	})
 }
@@ -34,12 +34,12 @@ func BenchmarkRequestOverflow(b *testing.B) {
 		names[i] = "client-" + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i/676))
 	}
 	for _, n := range names[:MaxClientTypes] {
-		m.Request(RouteChat, "ok", model1, n, time.Millisecond)
+		m.Request(TransportREST, RouteChat, "ok", model1, n, time.Millisecond)
 	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		m.Request(RouteChat, "ok", model1, names[MaxClientTypes+i%(len(names)-MaxClientTypes)], time.Millisecond)
+		m.Request(TransportREST, RouteChat, "ok", model1, names[MaxClientTypes+i%(len(names)-MaxClientTypes)], time.Millisecond)
 		i++
 	}
 }

@@ -10,14 +10,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Routes, the values of the route label. The caller picks one per endpoint.
+// Transports, the values of the transport label: which surface a request came in on.
 const (
-	RouteChat             = "chat"
-	RouteChatStream       = "chat_stream"
-	RouteCapabilities     = "capabilities"
-	RouteGRPCChat         = "grpc_chat"
-	RouteGRPCChatStream   = "grpc_chat_stream"
-	RouteGRPCCapabilities = "grpc_capabilities"
+	TransportREST = "rest" // the Nirmata REST API
+	TransportGRPC = "grpc"
+)
+
+// Routes, the values of the route label: what a request asked for, on any transport.
+const (
+	RouteChat         = "chat"
+	RouteChatStream   = "chat_stream"
+	RouteCapabilities = "capabilities"
+	// RouteOther is any other path or method; it shares one series so a scan of random
+	// paths cannot grow them.
+	RouteOther = "other"
 )
 
 // Reasons a request is turned away before it reaches the gateway proper, the values of
@@ -70,53 +76,53 @@ func New() *Metrics {
 
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_requests_total",
-			Help: "Requests answered, by route, gRPC code (snake case), model and client type.",
-		}, []string{"route", "code", "model", "client_type"}),
+			Help: `Requests answered, counted once each when its answer (or stream) ended: by transport ("rest", "grpc"), route ("chat", "chat_stream", "capabilities", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".`,
+		}, []string{"transport", "route", "code", "model", "client_type"}),
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gateway_request_duration_seconds",
-			Help:    "Total request latency, to the last byte of a stream.",
+			Help:    "Time from a request's arrival to its answer's last byte (for a stream, its last event), whatever the outcome.",
 			Buckets: latencyBuckets,
-		}, []string{"route", "model", "client_type"}),
+		}, []string{"transport", "route", "model", "client_type"}),
 		firstEvent: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gateway_stream_first_event_seconds",
-			Help:    "Time from request to the first event sent on a stream.",
+			Help:    "Time from a streamed request's arrival to its first event (what a client waits before the answer starts).",
 			Buckets: latencyBuckets,
 		}, []string{"model", "client_type"}),
 		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_upstream_errors_total",
-			Help: `Failed Bedrock calls, by Bedrock error code ("ThrottlingException") or "transport".`,
+			Help: `Bedrock calls that failed after the SDK's retries, by Bedrock error code ("ThrottlingException"), "transport" (no answer or an unreadable one), "truncated" (a stream that ended before messageStop) or "invalid_answer" (a 200 the gateway could not use). A call the client or a deadline ended is not counted.`,
 		}, []string{"model", "error_code"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_tokens_total",
-			Help: `Tokens reported by Bedrock, by direction ("input" or "output").`,
+			Help: `Tokens of successful answers as Bedrock reported them, by direction: "input" (prompt tokens, prompt-cache reads and writes included) or "output".`,
 		}, []string{"model", "client_type", "direction"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_tool_calls_total",
-			Help: "Tool calls returned to clients.",
+			Help: "Tool calls in answers returned to clients (a stream's counted once complete).",
 		}, []string{"model", "client_type"}),
 		synthesized: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_synthesized_tool_results_total",
-			Help: "Tool results the gateway synthesized for tool calls the client's history left unanswered.",
+			Help: "Error tool results the gateway added for tool calls a client's history left unanswered (the gollm client answers only the first of parallel calls), so Bedrock accepts the history.",
 		}, []string{"model"}),
 		orphans: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_orphan_tool_results_total",
-			Help: "Tool results in a client's history that answered no tool call.",
+			Help: "Tool results in a client's history that answered no tool call, sent to Bedrock as plain user text.",
 		}, []string{"model"}),
 		openStreams: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "gateway_open_streams",
-			Help: "Streaming responses in progress.",
+			Help: "Streamed answers whose Bedrock stream is open now.",
 		}, []string{"client_type"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_upstream_retries_total",
-			Help: "Bedrock calls retried after a retryable failure.",
+			Help: "Bedrock calls the gateway sent again after a throttling or 5xx answer (the SDK's retry policy, before the first byte reached the client).",
 		}, []string{"model"}),
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gateway_inflight_requests",
-			Help: "Requests being served.",
+			Help: "Bedrock calls in flight now, against max_concurrent.",
 		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_rejected_total",
-			Help: "Requests turned away before reaching the model, by reason.",
+			Help: `Requests turned away before reaching Bedrock, by reason: "unauthenticated" (no valid key), "overloaded" (max_concurrent calls in flight, or too many keyless gRPC messages at once), "draining" (shutting down), "too_large" (a body over max_body_bytes).`,
 		}, []string{"reason"}),
 	}
 	m.registry.MustRegister(
@@ -172,7 +178,7 @@ func (m *Metrics) Gatherer() prometheus.Gatherer {
 // gateway_request_duration_seconds. A model or client type gets a series of its own once a
 // request with it succeeded (or, for a model, when configured): failed requests naming
 // models or client types at random cannot use up the caps.
-func (m *Metrics) Request(route, code, model, clientType string, d time.Duration) {
+func (m *Metrics) Request(transport, route, code, model, clientType string, d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -181,9 +187,9 @@ func (m *Metrics) Request(route, code, model, clientType string, d time.Duration
 	} else {
 		model, clientType = m.models.lookup(model), m.clientTypes.lookup(clientType)
 	}
-	route = fixed(route)
-	m.requests.WithLabelValues(route, fixed(code), model, clientType).Inc()
-	m.requestDuration.WithLabelValues(route, model, clientType).Observe(d.Seconds())
+	transport, route = fixed(transport), fixed(route)
+	m.requests.WithLabelValues(transport, route, fixed(code), model, clientType).Inc()
+	m.requestDuration.WithLabelValues(transport, route, model, clientType).Observe(d.Seconds())
 }
 
 // FirstEvent observes d, the time from the request's arrival to the first event written

@@ -36,15 +36,15 @@ func TestMethods(t *testing.T) {
 		{
 			name: "Request",
 			record: func(m *Metrics) {
-				m.Request(RouteChat, "ok", model1, client, 1500*time.Millisecond)
-				m.Request(RouteChat, "ok", model1, client, 500*time.Millisecond)
-				m.Request(RouteGRPCChat, "invalid_argument", model1, "", time.Millisecond)
+				m.Request(TransportREST, RouteChat, "ok", model1, client, 1500*time.Millisecond)
+				m.Request(TransportREST, RouteChat, "ok", model1, client, 500*time.Millisecond)
+				m.Request(TransportGRPC, RouteChat, "invalid_argument", model1, "", time.Millisecond)
 			},
 			check: func(t *testing.T, m *Metrics) {
-				assert.Equal(t, 2.0, testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "ok", model1, client)))
-				assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(RouteGRPCChat, "invalid_argument", model1, LabelNone)))
+				assert.Equal(t, 2.0, testutil.ToFloat64(m.requests.WithLabelValues(TransportREST, RouteChat, "ok", model1, client)))
+				assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(TransportGRPC, RouteChat, "invalid_argument", model1, LabelNone)))
 				assert.Equal(t, 2, testutil.CollectAndCount(m.requests))
-				count, sum := histogram(t, m, "gateway_request_duration_seconds", "route", RouteChat, "model", model1, "client_type", client)
+				count, sum := histogram(t, m, "gateway_request_duration_seconds", "transport", TransportREST, "route", RouteChat, "model", model1, "client_type", client)
 				assert.Equal(t, uint64(2), count)
 				assert.InDelta(t, 2.0, sum, 1e-9)
 				assert.Equal(t, 2, testutil.CollectAndCount(m.requestDuration))
@@ -169,18 +169,18 @@ func TestMethods(t *testing.T) {
 func TestGatherAndCompare(t *testing.T) {
 	t.Parallel()
 	m := New()
-	m.Request(RouteChatStream, "ok", model1, client, time.Second)
+	m.Request(TransportREST, RouteChatStream, "ok", model1, client, time.Second)
 	m.Tokens(model1, client, 12, 34)
 	m.UpstreamError("", "ThrottlingException")
 	want := `
-# HELP gateway_requests_total Requests answered, by route, gRPC code (snake case), model and client type.
+# HELP gateway_requests_total Requests answered, counted once each when its answer (or stream) ended: by transport ("rest", "grpc"), route ("chat", "chat_stream", "capabilities", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".
 # TYPE gateway_requests_total counter
-gateway_requests_total{client_type="kyverno",code="ok",model="anthropic.claude-3-5-sonnet",route="chat_stream"} 1
-# HELP gateway_tokens_total Tokens reported by Bedrock, by direction ("input" or "output").
+gateway_requests_total{client_type="kyverno",code="ok",model="anthropic.claude-3-5-sonnet",route="chat_stream",transport="rest"} 1
+# HELP gateway_tokens_total Tokens of successful answers as Bedrock reported them, by direction: "input" (prompt tokens, prompt-cache reads and writes included) or "output".
 # TYPE gateway_tokens_total counter
 gateway_tokens_total{client_type="kyverno",direction="input",model="anthropic.claude-3-5-sonnet"} 12
 gateway_tokens_total{client_type="kyverno",direction="output",model="anthropic.claude-3-5-sonnet"} 34
-# HELP gateway_upstream_errors_total Failed Bedrock calls, by Bedrock error code ("ThrottlingException") or "transport".
+# HELP gateway_upstream_errors_total Bedrock calls that failed after the SDK's retries, by Bedrock error code ("ThrottlingException"), "transport" (no answer or an unreadable one), "truncated" (a stream that ended before messageStop) or "invalid_answer" (a 200 the gateway could not use). A call the client or a deadline ended is not counted.
 # TYPE gateway_upstream_errors_total counter
 gateway_upstream_errors_total{error_code="ThrottlingException",model="none"} 1
 `
@@ -197,7 +197,7 @@ func TestCardinalityCap(t *testing.T) {
 		m.ToolCalls(model1, fmt.Sprintf("client-%d", i), 1)
 	}
 	for i := range MaxModels + extra {
-		m.Request(RouteChat, "ok", fmt.Sprintf("model-%d", i), "client-0", time.Millisecond)
+		m.Request(TransportREST, RouteChat, "ok", fmt.Sprintf("model-%d", i), "client-0", time.Millisecond)
 	}
 	m.ToolCalls(model1, "client-0", 1) // admitted earlier: still its own series
 
@@ -207,7 +207,7 @@ func TestCardinalityCap(t *testing.T) {
 
 	// model1 took a model slot first, so MaxModels-1 model-N got in, plus "other".
 	assert.Equal(t, MaxModels, testutil.CollectAndCount(m.requests))
-	assert.Equal(t, float64(extra+1), testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "ok", LabelOther, "client-0")))
+	assert.Equal(t, float64(extra+1), testutil.ToFloat64(m.requests.WithLabelValues(TransportREST, RouteChat, "ok", LabelOther, "client-0")))
 
 	// Models and client types have independent caps.
 	m.Tokens("model-0", "client-1", 1, 1)
@@ -222,38 +222,38 @@ func TestFailedRequestsCannotUseUpTheModelCap(t *testing.T) {
 	m := New()
 	const configured = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 	m.ConfiguredModels(configured)
-	m.Request(RouteChat, "ok", configured, client, time.Millisecond) // client answered once: its own series
+	m.Request(TransportREST, RouteChat, "ok", configured, client, time.Millisecond) // client answered once: its own series
 	for i := range MaxModels + 10 {
 		bogus := fmt.Sprintf("bogus-%d", i)
 		m.UpstreamError(bogus, "ResourceNotFoundException")
-		m.Request(RouteChat, "not_found", bogus, client, time.Millisecond)
+		m.Request(TransportREST, RouteChat, "not_found", bogus, client, time.Millisecond)
 	}
-	assert.Equal(t, float64(MaxModels+10), testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "not_found", LabelOther, client)))
+	assert.Equal(t, float64(MaxModels+10), testutil.ToFloat64(m.requests.WithLabelValues(TransportREST, RouteChat, "not_found", LabelOther, client)))
 	assert.Equal(t, 2, testutil.CollectAndCount(m.requests), "no bogus model got a series")
-	m.Request(RouteChat, "not_found", configured, "junk", time.Millisecond)
-	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "not_found", configured, LabelOther)),
+	m.Request(TransportREST, RouteChat, "not_found", configured, "junk", time.Millisecond)
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(TransportREST, RouteChat, "not_found", configured, LabelOther)),
 		"a client type that never succeeded has no series either")
 
 	const real = "mistral.mistral-large-2407-v1:0"
-	m.Request(RouteChat, "ok", real, client, time.Millisecond)
-	m.Request(RouteChat, "invalid_argument", real, client, time.Millisecond)
-	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "ok", real, client)))
-	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "invalid_argument", real, client)),
+	m.Request(TransportREST, RouteChat, "ok", real, client, time.Millisecond)
+	m.Request(TransportREST, RouteChat, "invalid_argument", real, client, time.Millisecond)
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(TransportREST, RouteChat, "ok", real, client)))
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(TransportREST, RouteChat, "invalid_argument", real, client)),
 		"once it answered, its failures are its own too")
-	m.Request(RouteChat, "unavailable", configured, client, time.Millisecond)
-	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(RouteChat, "unavailable", configured, client)))
+	m.Request(TransportREST, RouteChat, "unavailable", configured, client, time.Millisecond)
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(TransportREST, RouteChat, "unavailable", configured, client)))
 }
 
 func TestLabelHygiene(t *testing.T) {
 	t.Parallel()
 	m := New()
 	long := strings.Repeat("x", 200)
-	m.Request("", "", "bad\xffmodel", long, time.Millisecond) // must not panic
+	m.Request(TransportREST, "", "", "bad\xffmodel", long, time.Millisecond) // must not panic
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(
-		LabelNone, LabelNone, LabelOther, LabelOther)))
-	m.Request("", "ok", "bad\xffmodel", long, time.Millisecond)
+		TransportREST, LabelNone, LabelNone, LabelOther, LabelOther)))
+	m.Request(TransportREST, "", "ok", "bad\xffmodel", long, time.Millisecond)
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(
-		LabelNone, "ok", "bad\uFFFDmodel", strings.Repeat("x", MaxClientTypeLen))))
+		TransportREST, LabelNone, "ok", "bad\uFFFDmodel", strings.Repeat("x", MaxClientTypeLen))))
 	m.ConfiguredModels(model1)
 	m.UpstreamError(model1, long)
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.upstreamErrors.WithLabelValues(model1, strings.Repeat("x", MaxErrorCodeLen))))
@@ -263,7 +263,7 @@ func TestNilMetrics(t *testing.T) {
 	t.Parallel()
 	var m *Metrics
 	assert.NotPanics(t, func() {
-		m.Request(RouteChat, "ok", model1, client, time.Second)
+		m.Request(TransportREST, RouteChat, "ok", model1, client, time.Second)
 		m.FirstEvent(model1, client, time.Second)
 		m.UpstreamError(model1, UpstreamTransport)
 		m.Tokens(model1, client, 1, 2)
@@ -300,7 +300,7 @@ func TestIndependentRegistries(t *testing.T) {
 func TestHandler(t *testing.T) {
 	t.Parallel()
 	m := New()
-	m.Request(RouteChat, "ok", model1, client, time.Second)
+	m.Request(TransportREST, RouteChat, "ok", model1, client, time.Second)
 	m.FirstEvent(model1, client, time.Second)
 	m.UpstreamError(model1, "ThrottlingException")
 	m.Tokens(model1, client, 1, 2)
