@@ -67,6 +67,8 @@ const (
 	KindCredentials
 	// KindCanceled: the client went away. 499, Canceled.
 	KindCanceled
+	// KindWrongMethod: a REST path served for another method. 405, Unimplemented.
+	KindWrongMethod
 )
 
 // statusOf is the one table of docs/PROTOCOL.md 5: each Kind's HTTP status (REST and
@@ -87,6 +89,7 @@ var statusOf = [...]struct {
 	KindUpstream:        {http.StatusBadGateway, codes.Unavailable},
 	KindCredentials:     {http.StatusBadGateway, codes.Internal},
 	KindCanceled:        {499, codes.Canceled}, // nginx's "client closed request"
+	KindWrongMethod:     {http.StatusMethodNotAllowed, codes.Unimplemented},
 }
 
 // HTTPStatus is the status a REST answer of this kind has.
@@ -144,6 +147,7 @@ func Classify(ctx context.Context, err error) Failure {
 }
 
 func classify(err error) Failure {
+	var route *RouteError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return Failure{Kind: KindTimeout, Message: "the upstream model did not answer in time"}
@@ -159,6 +163,10 @@ func classify(err error) Failure {
 		return Failure{Kind: KindBodyTimeout, Message: err.Error()}
 	case errors.Is(err, translate.ErrInvalidRequest), errors.Is(err, translate.ErrUnsupported), errors.As(err, new(*invalidBody)):
 		return Failure{Kind: KindInvalid, Message: err.Error()}
+	case errors.As(err, &route) && route.WrongMethod:
+		return Failure{Kind: KindWrongMethod, Message: route.Message}
+	case route != nil:
+		return Failure{Kind: KindNotFound, Message: route.Message}
 	case errors.Is(err, translate.ErrUpstream):
 		return Failure{Kind: KindUpstream, Message: err.Error()}
 	case errors.Is(err, bedrock.ErrCredentials):
@@ -201,6 +209,15 @@ func classifyBedrock(code, message string) Failure {
 	}
 	return f
 }
+
+// RouteError is a REST request that no route serves.
+type RouteError struct {
+	Message string
+	// WrongMethod: the path is served, for another method.
+	WrongMethod bool
+}
+
+func (e *RouteError) Error() string { return e.Message }
 
 // invalidBody marks a transport's decoding error as an invalid request: transports wrap
 // theirs with InvalidBody.

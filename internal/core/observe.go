@@ -1,6 +1,8 @@
 package core
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"time"
 
 	"go.uber.org/zap"
@@ -29,6 +31,13 @@ type Call struct {
 	Status int
 	Code   string
 	Result Result
+}
+
+// NewRequestID returns a call's id: 16 random hex characters.
+func NewRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
 }
 
 // Observe writes the call's access-log line and records it in the metrics. Prompt text,

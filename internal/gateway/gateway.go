@@ -17,9 +17,12 @@ import (
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
+	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/config"
+	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/grpcapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/server"
 )
@@ -43,7 +46,7 @@ const shutdownTimeout = 5 * time.Second
 // drain turns the gateway not-ready (/readyz 503, gRPC health NOT_SERVING) while it keeps
 // listening, refuses new calls with 503, and waits up to timeout for the calls in flight;
 // then cancels what remains.
-func drain(svc *server.Service, health interface{ Shutdown() }, timeout time.Duration, cancelCalls context.CancelCauseFunc, log *zap.Logger) {
+func drain(svc *core.Service, health interface{ Shutdown() }, timeout time.Duration, cancelCalls context.CancelCauseFunc, log *zap.Logger) {
 	log.Info("draining", zap.Duration("timeout", timeout))
 	health.Shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -51,7 +54,7 @@ func drain(svc *server.Service, health interface{ Shutdown() }, timeout time.Dur
 	if !svc.Drain(ctx) {
 		log.Warn("drain timeout: cancelling the calls still in flight")
 	}
-	cancelCalls(server.ErrDraining)
+	cancelCalls(core.ErrDraining)
 }
 
 // Run serves until ctx ends, then drains and shuts down: see drain. started, if non-nil,
@@ -87,12 +90,12 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	if err != nil {
 		return err
 	}
-	keys, err := server.NewKeyring(keyList)
+	keys, err := auth.NewKeyring(keyList)
 	if err != nil {
 		return err
 	}
 
-	svc := server.NewService(upstream, server.Options{
+	svc := core.New(upstream, core.Options{
 		DefaultModel:    cfg.DefaultModel,
 		Aliases:         cfg.ModelAliases,
 		MaxTools:        cfg.MaxTools,
@@ -106,23 +109,20 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.
 	base, cancelCalls := context.WithCancelCause(context.Background())
 	defer cancelCalls(nil)
-	grpcServer, health := server.NewGRPCServer(svc, server.GRPCOptions{
+	grpcServer, health := grpcapi.NewServer(svc, grpcapi.Options{
 		Keys: keys, MaxMsgBytes: cfg.MaxBodyBytes, Base: base, StreamWriteTimeout: cfg.StreamWriteTimeout,
 	}, log)
 	upstreamName := "bedrock"
 	if cfg.Sim.Enabled {
 		upstreamName = "bedrock-simulator"
 	}
-	handler, err := server.NewHTTPHandler(ctx, svc, server.HTTPOptions{
+	handler := server.NewHTTPHandler(svc, server.Options{
 		Keys:               keys,
 		MaxBodyBytes:       int64(cfg.MaxBodyBytes),
 		Upstream:           upstreamName,
 		StreamWriteTimeout: cfg.StreamWriteTimeout,
 		BodyReadTimeout:    cfg.BodyReadTimeout,
 	}, log)
-	if err != nil {
-		return err
-	}
 	httpServer := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

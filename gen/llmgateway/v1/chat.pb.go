@@ -4,20 +4,20 @@
 // 	protoc        (unknown)
 // source: llmgateway/v1/chat.proto
 
-// Package llmgateway.v1 is the normalized, OpenAI-style chat protocol that the gateway
-// serves over gRPC and REST and translates to AWS Bedrock Converse.
+// Package llmgateway.v1 is the gateway's chat API over gRPC: OpenAI-style chat with tools,
+// answered by AWS Bedrock (docs/PROTOCOL.md section 6).
 //
-// The messages mirror the JSON of the wire contract (docs/PROTOCOL.md sections 3 and 4) with
-// snake_case field names. Where one JSON field takes two shapes, the proto carries both:
-// message content is `content` (text) plus `parts`; a tool is either the wrapped
-// `{type, function}` form or the flat `{name, description, parameters}` form; tool_choice is
-// a google.protobuf.Value holding either the string or the object form.
+// Closed sets are enums (Role, FinishReason, ToolChoiceMode) or oneofs (a content part, a
+// tool choice, a stream event); the REST API's switches (stream, chunked) are not here:
+// Chat answers whole, ChatStream streams. Errors are google.rpc.Status values with an
+// ErrorInfo detail (reason and request id) and, when a retry may succeed, a RetryInfo.
 
 package llmgatewayv1
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	anypb "google.golang.org/protobuf/types/known/anypb"
 	structpb "google.golang.org/protobuf/types/known/structpb"
 	reflect "reflect"
 	sync "sync"
@@ -31,6 +31,180 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Role is who wrote a message.
+type Role int32
+
+const (
+	Role_ROLE_UNSPECIFIED Role = 0
+	Role_ROLE_SYSTEM      Role = 1
+	// Same as system.
+	Role_ROLE_DEVELOPER Role = 2
+	Role_ROLE_USER      Role = 3
+	Role_ROLE_ASSISTANT Role = 4
+	// A tool's result, answering the call named by tool_call_id.
+	Role_ROLE_TOOL Role = 5
+)
+
+// Enum value maps for Role.
+var (
+	Role_name = map[int32]string{
+		0: "ROLE_UNSPECIFIED",
+		1: "ROLE_SYSTEM",
+		2: "ROLE_DEVELOPER",
+		3: "ROLE_USER",
+		4: "ROLE_ASSISTANT",
+		5: "ROLE_TOOL",
+	}
+	Role_value = map[string]int32{
+		"ROLE_UNSPECIFIED": 0,
+		"ROLE_SYSTEM":      1,
+		"ROLE_DEVELOPER":   2,
+		"ROLE_USER":        3,
+		"ROLE_ASSISTANT":   4,
+		"ROLE_TOOL":        5,
+	}
+)
+
+func (x Role) Enum() *Role {
+	p := new(Role)
+	*p = x
+	return p
+}
+
+func (x Role) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Role) Descriptor() protoreflect.EnumDescriptor {
+	return file_llmgateway_v1_chat_proto_enumTypes[0].Descriptor()
+}
+
+func (Role) Type() protoreflect.EnumType {
+	return &file_llmgateway_v1_chat_proto_enumTypes[0]
+}
+
+func (x Role) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Role.Descriptor instead.
+func (Role) EnumDescriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{0}
+}
+
+// ToolChoiceMode is whether the model may, must not, or must call a tool.
+type ToolChoiceMode int32
+
+const (
+	ToolChoiceMode_TOOL_CHOICE_MODE_UNSPECIFIED ToolChoiceMode = 0
+	ToolChoiceMode_TOOL_CHOICE_MODE_AUTO        ToolChoiceMode = 1
+	ToolChoiceMode_TOOL_CHOICE_MODE_NONE        ToolChoiceMode = 2
+	ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED    ToolChoiceMode = 3
+)
+
+// Enum value maps for ToolChoiceMode.
+var (
+	ToolChoiceMode_name = map[int32]string{
+		0: "TOOL_CHOICE_MODE_UNSPECIFIED",
+		1: "TOOL_CHOICE_MODE_AUTO",
+		2: "TOOL_CHOICE_MODE_NONE",
+		3: "TOOL_CHOICE_MODE_REQUIRED",
+	}
+	ToolChoiceMode_value = map[string]int32{
+		"TOOL_CHOICE_MODE_UNSPECIFIED": 0,
+		"TOOL_CHOICE_MODE_AUTO":        1,
+		"TOOL_CHOICE_MODE_NONE":        2,
+		"TOOL_CHOICE_MODE_REQUIRED":    3,
+	}
+)
+
+func (x ToolChoiceMode) Enum() *ToolChoiceMode {
+	p := new(ToolChoiceMode)
+	*p = x
+	return p
+}
+
+func (x ToolChoiceMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ToolChoiceMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_llmgateway_v1_chat_proto_enumTypes[1].Descriptor()
+}
+
+func (ToolChoiceMode) Type() protoreflect.EnumType {
+	return &file_llmgateway_v1_chat_proto_enumTypes[1]
+}
+
+func (x ToolChoiceMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ToolChoiceMode.Descriptor instead.
+func (ToolChoiceMode) EnumDescriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{1}
+}
+
+// FinishReason says why the model stopped.
+type FinishReason int32
+
+const (
+	FinishReason_FINISH_REASON_UNSPECIFIED FinishReason = 0
+	// The model finished its answer (or hit a stop sequence).
+	FinishReason_FINISH_REASON_STOP FinishReason = 1
+	// The answer ends with tool calls to run.
+	FinishReason_FINISH_REASON_TOOL_CALLS FinishReason = 2
+	// max_tokens or the model's context window cut the answer.
+	FinishReason_FINISH_REASON_LENGTH FinishReason = 3
+	// A guardrail or content filter stopped the answer.
+	FinishReason_FINISH_REASON_CONTENT_FILTER FinishReason = 4
+)
+
+// Enum value maps for FinishReason.
+var (
+	FinishReason_name = map[int32]string{
+		0: "FINISH_REASON_UNSPECIFIED",
+		1: "FINISH_REASON_STOP",
+		2: "FINISH_REASON_TOOL_CALLS",
+		3: "FINISH_REASON_LENGTH",
+		4: "FINISH_REASON_CONTENT_FILTER",
+	}
+	FinishReason_value = map[string]int32{
+		"FINISH_REASON_UNSPECIFIED":    0,
+		"FINISH_REASON_STOP":           1,
+		"FINISH_REASON_TOOL_CALLS":     2,
+		"FINISH_REASON_LENGTH":         3,
+		"FINISH_REASON_CONTENT_FILTER": 4,
+	}
+)
+
+func (x FinishReason) Enum() *FinishReason {
+	p := new(FinishReason)
+	*p = x
+	return p
+}
+
+func (x FinishReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FinishReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_llmgateway_v1_chat_proto_enumTypes[2].Descriptor()
+}
+
+func (FinishReason) Type() protoreflect.EnumType {
+	return &file_llmgateway_v1_chat_proto_enumTypes[2]
+}
+
+func (x FinishReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FinishReason.Descriptor instead.
+func (FinishReason) EnumDescriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{2}
+}
+
 type ChatRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Bedrock model id, inference-profile id, ARN or configured alias. Empty: the gateway's
@@ -38,21 +212,16 @@ type ChatRequest struct {
 	Model    string     `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
 	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
 	Tools    []*Tool    `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
-	// "auto" | "none" | "required" | "any" | {"type":"function","function":{"name":"X"}}.
-	ToolChoice *structpb.Value `protobuf:"bytes,4,opt,name=tool_choice,json=toolChoice,proto3" json:"tool_choice,omitempty"`
-	// REST only: answer as a JSONL delta stream (same as ?stream=true).
-	Stream      bool     `protobuf:"varint,5,opt,name=stream,proto3" json:"stream,omitempty"`
-	MaxTokens   *int32   `protobuf:"varint,6,opt,name=max_tokens,json=maxTokens,proto3,oneof" json:"max_tokens,omitempty"`
-	Temperature *float64 `protobuf:"fixed64,7,opt,name=temperature,proto3,oneof" json:"temperature,omitempty"`
-	TopP        *float64 `protobuf:"fixed64,8,opt,name=top_p,json=topP,proto3,oneof" json:"top_p,omitempty"`
-	Stop        []string `protobuf:"bytes,9,rep,name=stop,proto3" json:"stop,omitempty"`
-	// REST query parameters; gRPC clients may set them too.
+	// Whether and which tool the model must call; unset leaves it to the model.
+	ToolChoice  *ToolChoice `protobuf:"bytes,10,opt,name=tool_choice,json=toolChoice,proto3" json:"tool_choice,omitempty"`
+	MaxTokens   *int32      `protobuf:"varint,6,opt,name=max_tokens,json=maxTokens,proto3,oneof" json:"max_tokens,omitempty"`
+	Temperature *float64    `protobuf:"fixed64,7,opt,name=temperature,proto3,oneof" json:"temperature,omitempty"`
+	TopP        *float64    `protobuf:"fixed64,8,opt,name=top_p,json=topP,proto3,oneof" json:"top_p,omitempty"`
+	Stop        []string    `protobuf:"bytes,9,rep,name=stop,proto3" json:"stop,omitempty"`
 	// "bedrock" or empty.
 	Provider string `protobuf:"bytes,20,opt,name=provider,proto3" json:"provider,omitempty"`
 	// A caller label, recorded in logs and metrics.
-	ClientType string `protobuf:"bytes,21,opt,name=client_type,json=clientType,proto3" json:"client_type,omitempty"`
-	// REST only: answer in the Nirmata chunked event format (wins over stream).
-	Chunked       bool `protobuf:"varint,22,opt,name=chunked,proto3" json:"chunked,omitempty"`
+	ClientType    string `protobuf:"bytes,21,opt,name=client_type,json=clientType,proto3" json:"client_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -108,18 +277,11 @@ func (x *ChatRequest) GetTools() []*Tool {
 	return nil
 }
 
-func (x *ChatRequest) GetToolChoice() *structpb.Value {
+func (x *ChatRequest) GetToolChoice() *ToolChoice {
 	if x != nil {
 		return x.ToolChoice
 	}
 	return nil
-}
-
-func (x *ChatRequest) GetStream() bool {
-	if x != nil {
-		return x.Stream
-	}
-	return false
 }
 
 func (x *ChatRequest) GetMaxTokens() int32 {
@@ -164,24 +326,16 @@ func (x *ChatRequest) GetClientType() string {
 	return ""
 }
 
-func (x *ChatRequest) GetChunked() bool {
-	if x != nil {
-		return x.Chunked
-	}
-	return false
-}
-
 type Message struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// system | developer | user | assistant | tool
-	Role string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
-	// Text content. Ignored when parts is non-empty.
+	Role  Role                   `protobuf:"varint,7,opt,name=role,proto3,enum=llmgateway.v1.Role" json:"role,omitempty"`
+	// Text content. Ignored when parts is not empty.
 	Content string `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
-	// Content as parts (text and image_url).
+	// Content as parts.
 	Parts []*ContentPart `protobuf:"bytes,3,rep,name=parts,proto3" json:"parts,omitempty"`
 	// Assistant tool calls.
 	ToolCalls []*ToolCall `protobuf:"bytes,4,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
-	// For role "tool": the id of the call this message answers.
+	// For ROLE_TOOL: the id of the call this message answers.
 	ToolCallId string `protobuf:"bytes,5,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	// Optional participant or tool name.
 	Name          string `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
@@ -219,11 +373,11 @@ func (*Message) Descriptor() ([]byte, []int) {
 	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{1}
 }
 
-func (x *Message) GetRole() string {
+func (x *Message) GetRole() Role {
 	if x != nil {
 		return x.Role
 	}
-	return ""
+	return Role_ROLE_UNSPECIFIED
 }
 
 func (x *Message) GetContent() string {
@@ -263,10 +417,11 @@ func (x *Message) GetName() string {
 
 type ContentPart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "text" | "image_url"
-	Type          string    `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	Text          string    `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
-	ImageUrl      *ImageURL `protobuf:"bytes,3,opt,name=image_url,json=imageUrl,proto3" json:"image_url,omitempty"`
+	// Types that are valid to be assigned to Part:
+	//
+	//	*ContentPart_Text
+	//	*ContentPart_ImageUrl
+	Part          isContentPart_Part `protobuf_oneof:"part"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -301,32 +456,52 @@ func (*ContentPart) Descriptor() ([]byte, []int) {
 	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *ContentPart) GetType() string {
+func (x *ContentPart) GetPart() isContentPart_Part {
 	if x != nil {
-		return x.Type
+		return x.Part
 	}
-	return ""
+	return nil
 }
 
 func (x *ContentPart) GetText() string {
 	if x != nil {
-		return x.Text
+		if x, ok := x.Part.(*ContentPart_Text); ok {
+			return x.Text
+		}
 	}
 	return ""
 }
 
 func (x *ContentPart) GetImageUrl() *ImageURL {
 	if x != nil {
-		return x.ImageUrl
+		if x, ok := x.Part.(*ContentPart_ImageUrl); ok {
+			return x.ImageUrl
+		}
 	}
 	return nil
 }
 
+type isContentPart_Part interface {
+	isContentPart_Part()
+}
+
+type ContentPart_Text struct {
+	Text string `protobuf:"bytes,4,opt,name=text,proto3,oneof"`
+}
+
+type ContentPart_ImageUrl struct {
+	// An image as a data URL: data:image/png;base64,...
+	ImageUrl *ImageURL `protobuf:"bytes,5,opt,name=image_url,json=imageUrl,proto3,oneof"`
+}
+
+func (*ContentPart_Text) isContentPart_Part() {}
+
+func (*ContentPart_ImageUrl) isContentPart_Part() {}
+
 type ImageURL struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// A data URL: data:image/png;base64,...
-	Url           string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
-	Detail        string `protobuf:"bytes,2,opt,name=detail,proto3" json:"detail,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Detail        string                 `protobuf:"bytes,2,opt,name=detail,proto3" json:"detail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -376,11 +551,9 @@ func (x *ImageURL) GetDetail() string {
 }
 
 type ToolCall struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Always "function".
-	Type          string        `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
-	Function      *FunctionCall `protobuf:"bytes,3,opt,name=function,proto3" json:"function,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Function      *FunctionCall          `protobuf:"bytes,3,opt,name=function,proto3" json:"function,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -418,13 +591,6 @@ func (*ToolCall) Descriptor() ([]byte, []int) {
 func (x *ToolCall) GetId() string {
 	if x != nil {
 		return x.Id
-	}
-	return ""
-}
-
-func (x *ToolCall) GetType() string {
-	if x != nil {
-		return x.Type
 	}
 	return ""
 }
@@ -489,18 +655,17 @@ func (x *FunctionCall) GetArguments() string {
 	return ""
 }
 
-// Tool is a function the model may call, in the wrapped form ({type, function}) or the flat
-// form ({name, description, parameters}). The wrapped form wins when both are set.
+// Tool is a function the model may call: its definition in function, or (the flat form)
+// in name, description and parameters; function wins when both are set.
 type Tool struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
-	Type        string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
 	Function    *FunctionDefinition    `protobuf:"bytes,2,opt,name=function,proto3" json:"function,omitempty"`
 	Name        string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
 	Description string                 `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
 	Parameters  *structpb.Struct       `protobuf:"bytes,5,opt,name=parameters,proto3" json:"parameters,omitempty"`
-	// The same JSON Schema as JSON text; wins over parameters when set. The REST API fills
-	// it, so the schema reaches Bedrock exactly as the client wrote it (numbers keep every
-	// digit, properties keep their order); gRPC clients may use either.
+	// The same JSON Schema as JSON text; wins over parameters when set. A Struct has no key
+	// order and its numbers are doubles, so a schema sent as text reaches Bedrock exactly
+	// as written.
 	ParametersJson string `protobuf:"bytes,6,opt,name=parameters_json,json=parametersJson,proto3" json:"parameters_json,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
@@ -534,13 +699,6 @@ func (x *Tool) ProtoReflect() protoreflect.Message {
 // Deprecated: Use Tool.ProtoReflect.Descriptor instead.
 func (*Tool) Descriptor() ([]byte, []int) {
 	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{6}
-}
-
-func (x *Tool) GetType() string {
-	if x != nil {
-		return x.Type
-	}
-	return ""
 }
 
 func (x *Tool) GetFunction() *FunctionDefinition {
@@ -648,13 +806,95 @@ func (x *FunctionDefinition) GetParametersJson() string {
 	return ""
 }
 
+type ToolChoice struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Choice:
+	//
+	//	*ToolChoice_Mode
+	//	*ToolChoice_Function
+	Choice        isToolChoice_Choice `protobuf_oneof:"choice"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolChoice) Reset() {
+	*x = ToolChoice{}
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolChoice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolChoice) ProtoMessage() {}
+
+func (x *ToolChoice) ProtoReflect() protoreflect.Message {
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolChoice.ProtoReflect.Descriptor instead.
+func (*ToolChoice) Descriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ToolChoice) GetChoice() isToolChoice_Choice {
+	if x != nil {
+		return x.Choice
+	}
+	return nil
+}
+
+func (x *ToolChoice) GetMode() ToolChoiceMode {
+	if x != nil {
+		if x, ok := x.Choice.(*ToolChoice_Mode); ok {
+			return x.Mode
+		}
+	}
+	return ToolChoiceMode_TOOL_CHOICE_MODE_UNSPECIFIED
+}
+
+func (x *ToolChoice) GetFunction() string {
+	if x != nil {
+		if x, ok := x.Choice.(*ToolChoice_Function); ok {
+			return x.Function
+		}
+	}
+	return ""
+}
+
+type isToolChoice_Choice interface {
+	isToolChoice_Choice()
+}
+
+type ToolChoice_Mode struct {
+	Mode ToolChoiceMode `protobuf:"varint,1,opt,name=mode,proto3,enum=llmgateway.v1.ToolChoiceMode,oneof"`
+}
+
+type ToolChoice_Function struct {
+	// The name of the one tool the model must call.
+	Function string `protobuf:"bytes,2,opt,name=function,proto3,oneof"`
+}
+
+func (*ToolChoice_Mode) isToolChoice_Choice() {}
+
+func (*ToolChoice_Function) isToolChoice_Choice() {}
+
 type ChatResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The model's text; empty when it wrote none.
-	Message   string      `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
-	ToolCalls []*ToolCall `protobuf:"bytes,2,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
-	// stop | tool_calls | length | content_filter
-	FinishReason  string            `protobuf:"bytes,3,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`
+	Message       string            `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	ToolCalls     []*ToolCall       `protobuf:"bytes,2,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	FinishReason  FinishReason      `protobuf:"varint,6,opt,name=finish_reason,json=finishReason,proto3,enum=llmgateway.v1.FinishReason" json:"finish_reason,omitempty"`
 	Usage         *Usage            `protobuf:"bytes,4,opt,name=usage,proto3" json:"usage,omitempty"`
 	Metadata      *ResponseMetadata `protobuf:"bytes,5,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -663,7 +903,7 @@ type ChatResponse struct {
 
 func (x *ChatResponse) Reset() {
 	*x = ChatResponse{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[8]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -675,7 +915,7 @@ func (x *ChatResponse) String() string {
 func (*ChatResponse) ProtoMessage() {}
 
 func (x *ChatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[8]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -688,7 +928,7 @@ func (x *ChatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatResponse.ProtoReflect.Descriptor instead.
 func (*ChatResponse) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{8}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ChatResponse) GetMessage() string {
@@ -705,11 +945,11 @@ func (x *ChatResponse) GetToolCalls() []*ToolCall {
 	return nil
 }
 
-func (x *ChatResponse) GetFinishReason() string {
+func (x *ChatResponse) GetFinishReason() FinishReason {
 	if x != nil {
 		return x.FinishReason
 	}
-	return ""
+	return FinishReason_FINISH_REASON_UNSPECIFIED
 }
 
 func (x *ChatResponse) GetUsage() *Usage {
@@ -737,7 +977,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[9]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -749,7 +989,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[9]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -762,7 +1002,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{9}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Usage) GetPromptTokens() int32 {
@@ -788,8 +1028,9 @@ func (x *Usage) GetTotalTokens() int32 {
 
 type ResponseMetadata struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Model string                 `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
-	// Bedrock's stopReason.
+	// The Bedrock model id that answered.
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// Bedrock's own stopReason.
 	StopReason    string `protobuf:"bytes,2,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
 	LatencyMs     int32  `protobuf:"varint,3,opt,name=latency_ms,json=latencyMs,proto3" json:"latency_ms,omitempty"`
 	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
@@ -799,7 +1040,7 @@ type ResponseMetadata struct {
 
 func (x *ResponseMetadata) Reset() {
 	*x = ResponseMetadata{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[10]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -811,7 +1052,7 @@ func (x *ResponseMetadata) String() string {
 func (*ResponseMetadata) ProtoMessage() {}
 
 func (x *ResponseMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[10]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -824,7 +1065,7 @@ func (x *ResponseMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResponseMetadata.ProtoReflect.Descriptor instead.
 func (*ResponseMetadata) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{10}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ResponseMetadata) GetModel() string {
@@ -855,30 +1096,24 @@ func (x *ResponseMetadata) GetRequestId() string {
 	return ""
 }
 
-// ChatStreamEvent is one line of the JSONL delta stream (docs/PROTOCOL.md 3.2).
+// ChatStreamEvent is one event of a streamed answer.
 type ChatStreamEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// content | tool_call | done | error
-	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	// type=content: a text fragment.
-	Delta string `protobuf:"bytes,2,opt,name=delta,proto3" json:"delta,omitempty"`
-	// type=tool_call: the call's ordinal in this response (0, 1, 2 ...).
-	Index int32 `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
-	// type=tool_call: the first event of an index carries id, type and function.name; the
-	// following ones carry function.arguments fragments.
-	ToolCall *ToolCall `protobuf:"bytes,4,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
-	// type=done.
-	FinishReason string `protobuf:"bytes,5,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`
-	Usage        *Usage `protobuf:"bytes,6,opt,name=usage,proto3" json:"usage,omitempty"`
-	// type=error.
-	Error         *StreamError `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*ChatStreamEvent_Content
+	//	*ChatStreamEvent_ToolCall
+	//	*ChatStreamEvent_Reasoning
+	//	*ChatStreamEvent_Done
+	//	*ChatStreamEvent_Error
+	Event         isChatStreamEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChatStreamEvent) Reset() {
 	*x = ChatStreamEvent{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[11]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +1125,7 @@ func (x *ChatStreamEvent) String() string {
 func (*ChatStreamEvent) ProtoMessage() {}
 
 func (x *ChatStreamEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[11]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -903,82 +1138,122 @@ func (x *ChatStreamEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatStreamEvent.ProtoReflect.Descriptor instead.
 func (*ChatStreamEvent) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{11}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{12}
 }
 
-func (x *ChatStreamEvent) GetType() string {
+func (x *ChatStreamEvent) GetEvent() isChatStreamEvent_Event {
 	if x != nil {
-		return x.Type
-	}
-	return ""
-}
-
-func (x *ChatStreamEvent) GetDelta() string {
-	if x != nil {
-		return x.Delta
-	}
-	return ""
-}
-
-func (x *ChatStreamEvent) GetIndex() int32 {
-	if x != nil {
-		return x.Index
-	}
-	return 0
-}
-
-func (x *ChatStreamEvent) GetToolCall() *ToolCall {
-	if x != nil {
-		return x.ToolCall
+		return x.Event
 	}
 	return nil
 }
 
-func (x *ChatStreamEvent) GetFinishReason() string {
+func (x *ChatStreamEvent) GetContent() *ContentDelta {
 	if x != nil {
-		return x.FinishReason
-	}
-	return ""
-}
-
-func (x *ChatStreamEvent) GetUsage() *Usage {
-	if x != nil {
-		return x.Usage
+		if x, ok := x.Event.(*ChatStreamEvent_Content); ok {
+			return x.Content
+		}
 	}
 	return nil
 }
 
-func (x *ChatStreamEvent) GetError() *StreamError {
+func (x *ChatStreamEvent) GetToolCall() *ToolCallDelta {
 	if x != nil {
-		return x.Error
+		if x, ok := x.Event.(*ChatStreamEvent_ToolCall); ok {
+			return x.ToolCall
+		}
 	}
 	return nil
 }
 
-type StreamError struct {
+func (x *ChatStreamEvent) GetReasoning() *ReasoningDelta {
+	if x != nil {
+		if x, ok := x.Event.(*ChatStreamEvent_Reasoning); ok {
+			return x.Reasoning
+		}
+	}
+	return nil
+}
+
+func (x *ChatStreamEvent) GetDone() *StreamDone {
+	if x != nil {
+		if x, ok := x.Event.(*ChatStreamEvent_Done); ok {
+			return x.Done
+		}
+	}
+	return nil
+}
+
+func (x *ChatStreamEvent) GetError() *Status {
+	if x != nil {
+		if x, ok := x.Event.(*ChatStreamEvent_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
+type isChatStreamEvent_Event interface {
+	isChatStreamEvent_Event()
+}
+
+type ChatStreamEvent_Content struct {
+	Content *ContentDelta `protobuf:"bytes,10,opt,name=content,proto3,oneof"`
+}
+
+type ChatStreamEvent_ToolCall struct {
+	ToolCall *ToolCallDelta `protobuf:"bytes,11,opt,name=tool_call,json=toolCall,proto3,oneof"`
+}
+
+type ChatStreamEvent_Reasoning struct {
+	// Reasoning text (extended thinking); not sent yet.
+	Reasoning *ReasoningDelta `protobuf:"bytes,12,opt,name=reasoning,proto3,oneof"`
+}
+
+type ChatStreamEvent_Done struct {
+	// The last event of a complete answer.
+	Done *StreamDone `protobuf:"bytes,13,opt,name=done,proto3,oneof"`
+}
+
+type ChatStreamEvent_Error struct {
+	// The last event of a stream that failed after it started; the call ends with the
+	// same status.
+	Error *Status `protobuf:"bytes,14,opt,name=error,proto3,oneof"`
+}
+
+func (*ChatStreamEvent_Content) isChatStreamEvent_Event() {}
+
+func (*ChatStreamEvent_ToolCall) isChatStreamEvent_Event() {}
+
+func (*ChatStreamEvent_Reasoning) isChatStreamEvent_Event() {}
+
+func (*ChatStreamEvent_Done) isChatStreamEvent_Event() {}
+
+func (*ChatStreamEvent_Error) isChatStreamEvent_Event() {}
+
+type ContentDelta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Snake-case gRPC code name, e.g. "unavailable", "resource_exhausted".
-	Code          string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
-	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// A fragment of the answer's text.
+	Text          string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *StreamError) Reset() {
-	*x = StreamError{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[12]
+func (x *ContentDelta) Reset() {
+	*x = ContentDelta{}
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *StreamError) String() string {
+func (x *ContentDelta) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*StreamError) ProtoMessage() {}
+func (*ContentDelta) ProtoMessage() {}
 
-func (x *StreamError) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[12]
+func (x *ContentDelta) ProtoReflect() protoreflect.Message {
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -989,23 +1264,246 @@ func (x *StreamError) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use StreamError.ProtoReflect.Descriptor instead.
-func (*StreamError) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{12}
+// Deprecated: Use ContentDelta.ProtoReflect.Descriptor instead.
+func (*ContentDelta) Descriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{13}
 }
 
-func (x *StreamError) GetCode() string {
+func (x *ContentDelta) GetText() string {
 	if x != nil {
-		return x.Code
+		return x.Text
 	}
 	return ""
 }
 
-func (x *StreamError) GetMessage() string {
+// ToolCallDelta is a piece of one tool call. The first delta of an index carries id and
+// name and no arguments; the later ones carry arguments fragments, which concatenated are
+// the complete JSON object text ("{}" when the model streamed none).
+type ToolCallDelta struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call's ordinal in this answer: 0, 1, 2...
+	Index         int32  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Arguments     string `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolCallDelta) Reset() {
+	*x = ToolCallDelta{}
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolCallDelta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolCallDelta) ProtoMessage() {}
+
+func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolCallDelta.ProtoReflect.Descriptor instead.
+func (*ToolCallDelta) Descriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ToolCallDelta) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *ToolCallDelta) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ToolCallDelta) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolCallDelta) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
+type ReasoningDelta struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningDelta) Reset() {
+	*x = ReasoningDelta{}
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningDelta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningDelta) ProtoMessage() {}
+
+func (x *ReasoningDelta) ProtoReflect() protoreflect.Message {
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningDelta.ProtoReflect.Descriptor instead.
+func (*ReasoningDelta) Descriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ReasoningDelta) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type StreamDone struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FinishReason  FinishReason           `protobuf:"varint,1,opt,name=finish_reason,json=finishReason,proto3,enum=llmgateway.v1.FinishReason" json:"finish_reason,omitempty"`
+	Usage         *Usage                 `protobuf:"bytes,2,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamDone) Reset() {
+	*x = StreamDone{}
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamDone) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamDone) ProtoMessage() {}
+
+func (x *StreamDone) ProtoReflect() protoreflect.Message {
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamDone.ProtoReflect.Descriptor instead.
+func (*StreamDone) Descriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *StreamDone) GetFinishReason() FinishReason {
+	if x != nil {
+		return x.FinishReason
+	}
+	return FinishReason_FINISH_REASON_UNSPECIFIED
+}
+
+func (x *StreamDone) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+// Status has the layout of google.rpc.Status, so a client may decode it as one: code is a
+// google.rpc.Code, details hold google.rpc.ErrorInfo and google.rpc.RetryInfo.
+type Status struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Code          int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Details       []*anypb.Any           `protobuf:"bytes,3,rep,name=details,proto3" json:"details,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Status) Reset() {
+	*x = Status{}
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Status) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Status) ProtoMessage() {}
+
+func (x *Status) ProtoReflect() protoreflect.Message {
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Status.ProtoReflect.Descriptor instead.
+func (*Status) Descriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *Status) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *Status) GetMessage() string {
 	if x != nil {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *Status) GetDetails() []*anypb.Any {
+	if x != nil {
+		return x.Details
+	}
+	return nil
 }
 
 type GetCapabilitiesRequest struct {
@@ -1018,7 +1516,7 @@ type GetCapabilitiesRequest struct {
 
 func (x *GetCapabilitiesRequest) Reset() {
 	*x = GetCapabilitiesRequest{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[13]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1030,7 +1528,7 @@ func (x *GetCapabilitiesRequest) String() string {
 func (*GetCapabilitiesRequest) ProtoMessage() {}
 
 func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[13]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1043,7 +1541,7 @@ func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*GetCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{13}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetCapabilitiesRequest) GetModel() string {
@@ -1069,7 +1567,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[14]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1579,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[14]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1592,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{14}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Capabilities) GetToolsSupported() bool {
@@ -1166,7 +1664,7 @@ type ModelCapabilities struct {
 
 func (x *ModelCapabilities) Reset() {
 	*x = ModelCapabilities{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[15]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1676,7 @@ func (x *ModelCapabilities) String() string {
 func (*ModelCapabilities) ProtoMessage() {}
 
 func (x *ModelCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[15]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1689,7 @@ func (x *ModelCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelCapabilities.ProtoReflect.Descriptor instead.
 func (*ModelCapabilities) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{15}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ModelCapabilities) GetId() string {
@@ -1226,14 +1724,14 @@ var File_llmgateway_v1_chat_proto protoreflect.FileDescriptor
 
 const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\n" +
-	"\x18llmgateway/v1/chat.proto\x12\rllmgateway.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xcc\x03\n" +
+	"\x18llmgateway/v1/chat.proto\x12\rllmgateway.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xc0\x03\n" +
 	"\vChatRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x122\n" +
 	"\bmessages\x18\x02 \x03(\v2\x16.llmgateway.v1.MessageR\bmessages\x12)\n" +
-	"\x05tools\x18\x03 \x03(\v2\x13.llmgateway.v1.ToolR\x05tools\x127\n" +
-	"\vtool_choice\x18\x04 \x01(\v2\x16.google.protobuf.ValueR\n" +
-	"toolChoice\x12\x16\n" +
-	"\x06stream\x18\x05 \x01(\bR\x06stream\x12\"\n" +
+	"\x05tools\x18\x03 \x03(\v2\x13.llmgateway.v1.ToolR\x05tools\x12:\n" +
+	"\vtool_choice\x18\n" +
+	" \x01(\v2\x19.llmgateway.v1.ToolChoiceR\n" +
+	"toolChoice\x12\"\n" +
 	"\n" +
 	"max_tokens\x18\x06 \x01(\x05H\x00R\tmaxTokens\x88\x01\x01\x12%\n" +
 	"\vtemperature\x18\a \x01(\x01H\x01R\vtemperature\x88\x01\x01\x12\x18\n" +
@@ -1241,57 +1739,59 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\x04stop\x18\t \x03(\tR\x04stop\x12\x1a\n" +
 	"\bprovider\x18\x14 \x01(\tR\bprovider\x12\x1f\n" +
 	"\vclient_type\x18\x15 \x01(\tR\n" +
-	"clientType\x12\x18\n" +
-	"\achunked\x18\x16 \x01(\bR\achunkedB\r\n" +
+	"clientTypeB\r\n" +
 	"\v_max_tokensB\x0e\n" +
 	"\f_temperatureB\b\n" +
-	"\x06_top_p\"\xd7\x01\n" +
-	"\aMessage\x12\x12\n" +
-	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
+	"\x06_top_pJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x16\x10\x17R\x06streamR\achunked\"\xf2\x01\n" +
+	"\aMessage\x12'\n" +
+	"\x04role\x18\a \x01(\x0e2\x13.llmgateway.v1.RoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x120\n" +
 	"\x05parts\x18\x03 \x03(\v2\x1a.llmgateway.v1.ContentPartR\x05parts\x126\n" +
 	"\n" +
 	"tool_calls\x18\x04 \x03(\v2\x17.llmgateway.v1.ToolCallR\ttoolCalls\x12 \n" +
 	"\ftool_call_id\x18\x05 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
-	"\x04name\x18\x06 \x01(\tR\x04name\"k\n" +
-	"\vContentPart\x12\x12\n" +
-	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
-	"\x04text\x18\x02 \x01(\tR\x04text\x124\n" +
-	"\timage_url\x18\x03 \x01(\v2\x17.llmgateway.v1.ImageURLR\bimageUrl\"4\n" +
+	"\x04name\x18\x06 \x01(\tR\x04nameJ\x04\b\x01\x10\x02\"{\n" +
+	"\vContentPart\x12\x14\n" +
+	"\x04text\x18\x04 \x01(\tH\x00R\x04text\x126\n" +
+	"\timage_url\x18\x05 \x01(\v2\x17.llmgateway.v1.ImageURLH\x00R\bimageUrlB\x06\n" +
+	"\x04partJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03J\x04\b\x03\x10\x04R\x04type\"4\n" +
 	"\bImageURL\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
-	"\x06detail\x18\x02 \x01(\tR\x06detail\"g\n" +
+	"\x06detail\x18\x02 \x01(\tR\x06detail\"_\n" +
 	"\bToolCall\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
-	"\x04type\x18\x02 \x01(\tR\x04type\x127\n" +
-	"\bfunction\x18\x03 \x01(\v2\x1b.llmgateway.v1.FunctionCallR\bfunction\"@\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x127\n" +
+	"\bfunction\x18\x03 \x01(\v2\x1b.llmgateway.v1.FunctionCallR\bfunctionJ\x04\b\x02\x10\x03R\x04type\"@\n" +
 	"\fFunctionCall\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x02 \x01(\tR\targuments\"\xf1\x01\n" +
-	"\x04Tool\x12\x12\n" +
-	"\x04type\x18\x01 \x01(\tR\x04type\x12=\n" +
+	"\targuments\x18\x02 \x01(\tR\targuments\"\xe9\x01\n" +
+	"\x04Tool\x12=\n" +
 	"\bfunction\x18\x02 \x01(\v2!.llmgateway.v1.FunctionDefinitionR\bfunction\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x127\n" +
 	"\n" +
 	"parameters\x18\x05 \x01(\v2\x17.google.protobuf.StructR\n" +
 	"parameters\x12'\n" +
-	"\x0fparameters_json\x18\x06 \x01(\tR\x0eparametersJson\"\xac\x01\n" +
+	"\x0fparameters_json\x18\x06 \x01(\tR\x0eparametersJsonJ\x04\b\x01\x10\x02R\x04type\"\xac\x01\n" +
 	"\x12FunctionDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x127\n" +
 	"\n" +
 	"parameters\x18\x03 \x01(\v2\x17.google.protobuf.StructR\n" +
 	"parameters\x12'\n" +
-	"\x0fparameters_json\x18\x04 \x01(\tR\x0eparametersJson\"\xee\x01\n" +
+	"\x0fparameters_json\x18\x04 \x01(\tR\x0eparametersJson\"i\n" +
+	"\n" +
+	"ToolChoice\x123\n" +
+	"\x04mode\x18\x01 \x01(\x0e2\x1d.llmgateway.v1.ToolChoiceModeH\x00R\x04mode\x12\x1c\n" +
+	"\bfunction\x18\x02 \x01(\tH\x00R\bfunctionB\b\n" +
+	"\x06choice\"\x91\x02\n" +
 	"\fChatResponse\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x126\n" +
 	"\n" +
-	"tool_calls\x18\x02 \x03(\v2\x17.llmgateway.v1.ToolCallR\ttoolCalls\x12#\n" +
-	"\rfinish_reason\x18\x03 \x01(\tR\ffinishReason\x12*\n" +
+	"tool_calls\x18\x02 \x03(\v2\x17.llmgateway.v1.ToolCallR\ttoolCalls\x12@\n" +
+	"\rfinish_reason\x18\x06 \x01(\x0e2\x1b.llmgateway.v1.FinishReasonR\ffinishReason\x12*\n" +
 	"\x05usage\x18\x04 \x01(\v2\x14.llmgateway.v1.UsageR\x05usage\x12;\n" +
-	"\bmetadata\x18\x05 \x01(\v2\x1f.llmgateway.v1.ResponseMetadataR\bmetadata\"|\n" +
+	"\bmetadata\x18\x05 \x01(\v2\x1f.llmgateway.v1.ResponseMetadataR\bmetadataJ\x04\b\x03\x10\x04\"|\n" +
 	"\x05Usage\x12#\n" +
 	"\rprompt_tokens\x18\x01 \x01(\x05R\fpromptTokens\x12+\n" +
 	"\x11completion_tokens\x18\x02 \x01(\x05R\x10completionTokens\x12!\n" +
@@ -1303,18 +1803,32 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\n" +
 	"latency_ms\x18\x03 \x01(\x05R\tlatencyMs\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x04 \x01(\tR\trequestId\"\x8a\x02\n" +
-	"\x0fChatStreamEvent\x12\x12\n" +
-	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
-	"\x05delta\x18\x02 \x01(\tR\x05delta\x12\x14\n" +
-	"\x05index\x18\x03 \x01(\x05R\x05index\x124\n" +
-	"\ttool_call\x18\x04 \x01(\v2\x17.llmgateway.v1.ToolCallR\btoolCall\x12#\n" +
-	"\rfinish_reason\x18\x05 \x01(\tR\ffinishReason\x12*\n" +
-	"\x05usage\x18\x06 \x01(\v2\x14.llmgateway.v1.UsageR\x05usage\x120\n" +
-	"\x05error\x18\a \x01(\v2\x1a.llmgateway.v1.StreamErrorR\x05error\";\n" +
-	"\vStreamError\x12\x12\n" +
-	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\".\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"\xdf\x02\n" +
+	"\x0fChatStreamEvent\x127\n" +
+	"\acontent\x18\n" +
+	" \x01(\v2\x1b.llmgateway.v1.ContentDeltaH\x00R\acontent\x12;\n" +
+	"\ttool_call\x18\v \x01(\v2\x1c.llmgateway.v1.ToolCallDeltaH\x00R\btoolCall\x12=\n" +
+	"\treasoning\x18\f \x01(\v2\x1d.llmgateway.v1.ReasoningDeltaH\x00R\treasoning\x12/\n" +
+	"\x04done\x18\r \x01(\v2\x19.llmgateway.v1.StreamDoneH\x00R\x04done\x12-\n" +
+	"\x05error\x18\x0e \x01(\v2\x15.llmgateway.v1.StatusH\x00R\x05errorB\a\n" +
+	"\x05eventJ\x04\b\x01\x10\bR\x04typeR\x05deltaR\x05indexR\rfinish_reasonR\x05usage\"\"\n" +
+	"\fContentDelta\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"g\n" +
+	"\rToolCallDelta\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1c\n" +
+	"\targuments\x18\x04 \x01(\tR\targuments\"$\n" +
+	"\x0eReasoningDelta\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"z\n" +
+	"\n" +
+	"StreamDone\x12@\n" +
+	"\rfinish_reason\x18\x01 \x01(\x0e2\x1b.llmgateway.v1.FinishReasonR\ffinishReason\x12*\n" +
+	"\x05usage\x18\x02 \x01(\v2\x14.llmgateway.v1.UsageR\x05usage\"f\n" +
+	"\x06Status\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12.\n" +
+	"\adetails\x18\x03 \x03(\v2\x14.google.protobuf.AnyR\adetails\".\n" +
 	"\x16GetCapabilitiesRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\"\xc9\x02\n" +
 	"\fCapabilities\x12'\n" +
@@ -1333,7 +1847,25 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\x05tools\x18\x02 \x01(\bR\x05tools\x12'\n" +
 	"\x0fstreaming_tools\x18\x03 \x01(\bR\x0estreamingTools\x12\x1f\n" +
 	"\vtool_choice\x18\x04 \x03(\tR\n" +
-	"toolChoice2\xf1\x01\n" +
+	"toolChoice*s\n" +
+	"\x04Role\x12\x14\n" +
+	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vROLE_SYSTEM\x10\x01\x12\x12\n" +
+	"\x0eROLE_DEVELOPER\x10\x02\x12\r\n" +
+	"\tROLE_USER\x10\x03\x12\x12\n" +
+	"\x0eROLE_ASSISTANT\x10\x04\x12\r\n" +
+	"\tROLE_TOOL\x10\x05*\x87\x01\n" +
+	"\x0eToolChoiceMode\x12 \n" +
+	"\x1cTOOL_CHOICE_MODE_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15TOOL_CHOICE_MODE_AUTO\x10\x01\x12\x19\n" +
+	"\x15TOOL_CHOICE_MODE_NONE\x10\x02\x12\x1d\n" +
+	"\x19TOOL_CHOICE_MODE_REQUIRED\x10\x03*\x9f\x01\n" +
+	"\fFinishReason\x12\x1d\n" +
+	"\x19FINISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12FINISH_REASON_STOP\x10\x01\x12\x1c\n" +
+	"\x18FINISH_REASON_TOOL_CALLS\x10\x02\x12\x18\n" +
+	"\x14FINISH_REASON_LENGTH\x10\x03\x12 \n" +
+	"\x1cFINISH_REASON_CONTENT_FILTER\x10\x042\xf1\x01\n" +
 	"\vChatService\x12?\n" +
 	"\x04Chat\x12\x1a.llmgateway.v1.ChatRequest\x1a\x1b.llmgateway.v1.ChatResponse\x12J\n" +
 	"\n" +
@@ -1352,56 +1884,73 @@ func file_llmgateway_v1_chat_proto_rawDescGZIP() []byte {
 	return file_llmgateway_v1_chat_proto_rawDescData
 }
 
-var file_llmgateway_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_llmgateway_v1_chat_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_llmgateway_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_llmgateway_v1_chat_proto_goTypes = []any{
-	(*ChatRequest)(nil),            // 0: llmgateway.v1.ChatRequest
-	(*Message)(nil),                // 1: llmgateway.v1.Message
-	(*ContentPart)(nil),            // 2: llmgateway.v1.ContentPart
-	(*ImageURL)(nil),               // 3: llmgateway.v1.ImageURL
-	(*ToolCall)(nil),               // 4: llmgateway.v1.ToolCall
-	(*FunctionCall)(nil),           // 5: llmgateway.v1.FunctionCall
-	(*Tool)(nil),                   // 6: llmgateway.v1.Tool
-	(*FunctionDefinition)(nil),     // 7: llmgateway.v1.FunctionDefinition
-	(*ChatResponse)(nil),           // 8: llmgateway.v1.ChatResponse
-	(*Usage)(nil),                  // 9: llmgateway.v1.Usage
-	(*ResponseMetadata)(nil),       // 10: llmgateway.v1.ResponseMetadata
-	(*ChatStreamEvent)(nil),        // 11: llmgateway.v1.ChatStreamEvent
-	(*StreamError)(nil),            // 12: llmgateway.v1.StreamError
-	(*GetCapabilitiesRequest)(nil), // 13: llmgateway.v1.GetCapabilitiesRequest
-	(*Capabilities)(nil),           // 14: llmgateway.v1.Capabilities
-	(*ModelCapabilities)(nil),      // 15: llmgateway.v1.ModelCapabilities
-	(*structpb.Value)(nil),         // 16: google.protobuf.Value
-	(*structpb.Struct)(nil),        // 17: google.protobuf.Struct
+	(Role)(0),                      // 0: llmgateway.v1.Role
+	(ToolChoiceMode)(0),            // 1: llmgateway.v1.ToolChoiceMode
+	(FinishReason)(0),              // 2: llmgateway.v1.FinishReason
+	(*ChatRequest)(nil),            // 3: llmgateway.v1.ChatRequest
+	(*Message)(nil),                // 4: llmgateway.v1.Message
+	(*ContentPart)(nil),            // 5: llmgateway.v1.ContentPart
+	(*ImageURL)(nil),               // 6: llmgateway.v1.ImageURL
+	(*ToolCall)(nil),               // 7: llmgateway.v1.ToolCall
+	(*FunctionCall)(nil),           // 8: llmgateway.v1.FunctionCall
+	(*Tool)(nil),                   // 9: llmgateway.v1.Tool
+	(*FunctionDefinition)(nil),     // 10: llmgateway.v1.FunctionDefinition
+	(*ToolChoice)(nil),             // 11: llmgateway.v1.ToolChoice
+	(*ChatResponse)(nil),           // 12: llmgateway.v1.ChatResponse
+	(*Usage)(nil),                  // 13: llmgateway.v1.Usage
+	(*ResponseMetadata)(nil),       // 14: llmgateway.v1.ResponseMetadata
+	(*ChatStreamEvent)(nil),        // 15: llmgateway.v1.ChatStreamEvent
+	(*ContentDelta)(nil),           // 16: llmgateway.v1.ContentDelta
+	(*ToolCallDelta)(nil),          // 17: llmgateway.v1.ToolCallDelta
+	(*ReasoningDelta)(nil),         // 18: llmgateway.v1.ReasoningDelta
+	(*StreamDone)(nil),             // 19: llmgateway.v1.StreamDone
+	(*Status)(nil),                 // 20: llmgateway.v1.Status
+	(*GetCapabilitiesRequest)(nil), // 21: llmgateway.v1.GetCapabilitiesRequest
+	(*Capabilities)(nil),           // 22: llmgateway.v1.Capabilities
+	(*ModelCapabilities)(nil),      // 23: llmgateway.v1.ModelCapabilities
+	(*structpb.Struct)(nil),        // 24: google.protobuf.Struct
+	(*anypb.Any)(nil),              // 25: google.protobuf.Any
 }
 var file_llmgateway_v1_chat_proto_depIdxs = []int32{
-	1,  // 0: llmgateway.v1.ChatRequest.messages:type_name -> llmgateway.v1.Message
-	6,  // 1: llmgateway.v1.ChatRequest.tools:type_name -> llmgateway.v1.Tool
-	16, // 2: llmgateway.v1.ChatRequest.tool_choice:type_name -> google.protobuf.Value
-	2,  // 3: llmgateway.v1.Message.parts:type_name -> llmgateway.v1.ContentPart
-	4,  // 4: llmgateway.v1.Message.tool_calls:type_name -> llmgateway.v1.ToolCall
-	3,  // 5: llmgateway.v1.ContentPart.image_url:type_name -> llmgateway.v1.ImageURL
-	5,  // 6: llmgateway.v1.ToolCall.function:type_name -> llmgateway.v1.FunctionCall
-	7,  // 7: llmgateway.v1.Tool.function:type_name -> llmgateway.v1.FunctionDefinition
-	17, // 8: llmgateway.v1.Tool.parameters:type_name -> google.protobuf.Struct
-	17, // 9: llmgateway.v1.FunctionDefinition.parameters:type_name -> google.protobuf.Struct
-	4,  // 10: llmgateway.v1.ChatResponse.tool_calls:type_name -> llmgateway.v1.ToolCall
-	9,  // 11: llmgateway.v1.ChatResponse.usage:type_name -> llmgateway.v1.Usage
-	10, // 12: llmgateway.v1.ChatResponse.metadata:type_name -> llmgateway.v1.ResponseMetadata
-	4,  // 13: llmgateway.v1.ChatStreamEvent.tool_call:type_name -> llmgateway.v1.ToolCall
-	9,  // 14: llmgateway.v1.ChatStreamEvent.usage:type_name -> llmgateway.v1.Usage
-	12, // 15: llmgateway.v1.ChatStreamEvent.error:type_name -> llmgateway.v1.StreamError
-	15, // 16: llmgateway.v1.Capabilities.models:type_name -> llmgateway.v1.ModelCapabilities
-	0,  // 17: llmgateway.v1.ChatService.Chat:input_type -> llmgateway.v1.ChatRequest
-	0,  // 18: llmgateway.v1.ChatService.ChatStream:input_type -> llmgateway.v1.ChatRequest
-	13, // 19: llmgateway.v1.ChatService.GetCapabilities:input_type -> llmgateway.v1.GetCapabilitiesRequest
-	8,  // 20: llmgateway.v1.ChatService.Chat:output_type -> llmgateway.v1.ChatResponse
-	11, // 21: llmgateway.v1.ChatService.ChatStream:output_type -> llmgateway.v1.ChatStreamEvent
-	14, // 22: llmgateway.v1.ChatService.GetCapabilities:output_type -> llmgateway.v1.Capabilities
-	20, // [20:23] is the sub-list for method output_type
-	17, // [17:20] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	4,  // 0: llmgateway.v1.ChatRequest.messages:type_name -> llmgateway.v1.Message
+	9,  // 1: llmgateway.v1.ChatRequest.tools:type_name -> llmgateway.v1.Tool
+	11, // 2: llmgateway.v1.ChatRequest.tool_choice:type_name -> llmgateway.v1.ToolChoice
+	0,  // 3: llmgateway.v1.Message.role:type_name -> llmgateway.v1.Role
+	5,  // 4: llmgateway.v1.Message.parts:type_name -> llmgateway.v1.ContentPart
+	7,  // 5: llmgateway.v1.Message.tool_calls:type_name -> llmgateway.v1.ToolCall
+	6,  // 6: llmgateway.v1.ContentPart.image_url:type_name -> llmgateway.v1.ImageURL
+	8,  // 7: llmgateway.v1.ToolCall.function:type_name -> llmgateway.v1.FunctionCall
+	10, // 8: llmgateway.v1.Tool.function:type_name -> llmgateway.v1.FunctionDefinition
+	24, // 9: llmgateway.v1.Tool.parameters:type_name -> google.protobuf.Struct
+	24, // 10: llmgateway.v1.FunctionDefinition.parameters:type_name -> google.protobuf.Struct
+	1,  // 11: llmgateway.v1.ToolChoice.mode:type_name -> llmgateway.v1.ToolChoiceMode
+	7,  // 12: llmgateway.v1.ChatResponse.tool_calls:type_name -> llmgateway.v1.ToolCall
+	2,  // 13: llmgateway.v1.ChatResponse.finish_reason:type_name -> llmgateway.v1.FinishReason
+	13, // 14: llmgateway.v1.ChatResponse.usage:type_name -> llmgateway.v1.Usage
+	14, // 15: llmgateway.v1.ChatResponse.metadata:type_name -> llmgateway.v1.ResponseMetadata
+	16, // 16: llmgateway.v1.ChatStreamEvent.content:type_name -> llmgateway.v1.ContentDelta
+	17, // 17: llmgateway.v1.ChatStreamEvent.tool_call:type_name -> llmgateway.v1.ToolCallDelta
+	18, // 18: llmgateway.v1.ChatStreamEvent.reasoning:type_name -> llmgateway.v1.ReasoningDelta
+	19, // 19: llmgateway.v1.ChatStreamEvent.done:type_name -> llmgateway.v1.StreamDone
+	20, // 20: llmgateway.v1.ChatStreamEvent.error:type_name -> llmgateway.v1.Status
+	2,  // 21: llmgateway.v1.StreamDone.finish_reason:type_name -> llmgateway.v1.FinishReason
+	13, // 22: llmgateway.v1.StreamDone.usage:type_name -> llmgateway.v1.Usage
+	25, // 23: llmgateway.v1.Status.details:type_name -> google.protobuf.Any
+	23, // 24: llmgateway.v1.Capabilities.models:type_name -> llmgateway.v1.ModelCapabilities
+	3,  // 25: llmgateway.v1.ChatService.Chat:input_type -> llmgateway.v1.ChatRequest
+	3,  // 26: llmgateway.v1.ChatService.ChatStream:input_type -> llmgateway.v1.ChatRequest
+	21, // 27: llmgateway.v1.ChatService.GetCapabilities:input_type -> llmgateway.v1.GetCapabilitiesRequest
+	12, // 28: llmgateway.v1.ChatService.Chat:output_type -> llmgateway.v1.ChatResponse
+	15, // 29: llmgateway.v1.ChatService.ChatStream:output_type -> llmgateway.v1.ChatStreamEvent
+	22, // 30: llmgateway.v1.ChatService.GetCapabilities:output_type -> llmgateway.v1.Capabilities
+	28, // [28:31] is the sub-list for method output_type
+	25, // [25:28] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_llmgateway_v1_chat_proto_init() }
@@ -1410,18 +1959,34 @@ func file_llmgateway_v1_chat_proto_init() {
 		return
 	}
 	file_llmgateway_v1_chat_proto_msgTypes[0].OneofWrappers = []any{}
+	file_llmgateway_v1_chat_proto_msgTypes[2].OneofWrappers = []any{
+		(*ContentPart_Text)(nil),
+		(*ContentPart_ImageUrl)(nil),
+	}
+	file_llmgateway_v1_chat_proto_msgTypes[8].OneofWrappers = []any{
+		(*ToolChoice_Mode)(nil),
+		(*ToolChoice_Function)(nil),
+	}
+	file_llmgateway_v1_chat_proto_msgTypes[12].OneofWrappers = []any{
+		(*ChatStreamEvent_Content)(nil),
+		(*ChatStreamEvent_ToolCall)(nil),
+		(*ChatStreamEvent_Reasoning)(nil),
+		(*ChatStreamEvent_Done)(nil),
+		(*ChatStreamEvent_Error)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmgateway_v1_chat_proto_rawDesc), len(file_llmgateway_v1_chat_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   16,
+			NumEnums:      3,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_llmgateway_v1_chat_proto_goTypes,
 		DependencyIndexes: file_llmgateway_v1_chat_proto_depIdxs,
+		EnumInfos:         file_llmgateway_v1_chat_proto_enumTypes,
 		MessageInfos:      file_llmgateway_v1_chat_proto_msgTypes,
 	}.Build()
 	File_llmgateway_v1_chat_proto = out.File

@@ -4,14 +4,13 @@
 // - protoc             (unknown)
 // source: llmgateway/v1/chat.proto
 
-// Package llmgateway.v1 is the normalized, OpenAI-style chat protocol that the gateway
-// serves over gRPC and REST and translates to AWS Bedrock Converse.
+// Package llmgateway.v1 is the gateway's chat API over gRPC: OpenAI-style chat with tools,
+// answered by AWS Bedrock (docs/PROTOCOL.md section 6).
 //
-// The messages mirror the JSON of the wire contract (docs/PROTOCOL.md sections 3 and 4) with
-// snake_case field names. Where one JSON field takes two shapes, the proto carries both:
-// message content is `content` (text) plus `parts`; a tool is either the wrapped
-// `{type, function}` form or the flat `{name, description, parameters}` form; tool_choice is
-// a google.protobuf.Value holding either the string or the object form.
+// Closed sets are enums (Role, FinishReason, ToolChoiceMode) or oneofs (a content part, a
+// tool choice, a stream event); the REST API's switches (stream, chunked) are not here:
+// Chat answers whole, ChatStream streams. Errors are google.rpc.Status values with an
+// ErrorInfo detail (reason and request id) and, when a retry may succeed, a RetryInfo.
 
 package llmgatewayv1
 
@@ -41,8 +40,8 @@ const (
 type ChatServiceClient interface {
 	// Chat answers one request with one complete response.
 	Chat(ctx context.Context, in *ChatRequest, opts ...grpc.CallOption) (*ChatResponse, error)
-	// ChatStream answers one request with a stream of deltas: content, tool_call, then done
-	// (or error as the last event).
+	// ChatStream answers one request with a stream of events: content and tool-call deltas,
+	// then done; or an error event last, with the call ending in the same status.
 	ChatStream(ctx context.Context, in *ChatRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ChatStreamEvent], error)
 	// GetCapabilities tells clients what tool features the gateway and a model support.
 	GetCapabilities(ctx context.Context, in *GetCapabilitiesRequest, opts ...grpc.CallOption) (*Capabilities, error)
@@ -103,8 +102,8 @@ func (c *chatServiceClient) GetCapabilities(ctx context.Context, in *GetCapabili
 type ChatServiceServer interface {
 	// Chat answers one request with one complete response.
 	Chat(context.Context, *ChatRequest) (*ChatResponse, error)
-	// ChatStream answers one request with a stream of deltas: content, tool_call, then done
-	// (or error as the last event).
+	// ChatStream answers one request with a stream of events: content and tool-call deltas,
+	// then done; or an error event last, with the call ending in the same status.
 	ChatStream(*ChatRequest, grpc.ServerStreamingServer[ChatStreamEvent]) error
 	// GetCapabilities tells clients what tool features the gateway and a model support.
 	GetCapabilities(context.Context, *GetCapabilitiesRequest) (*Capabilities, error)

@@ -1,4 +1,6 @@
-package server
+// Package auth holds the gateway's client keys (docs/PROTOCOL.md 2) and checks the
+// Authorization values of calls against them, on every transport.
+package auth
 
 import (
 	"crypto/sha256"
@@ -37,11 +39,11 @@ func NewKeyring(keys []string) (*Keyring, error) {
 }
 
 // enabled reports whether keys are configured; with none, auth is off.
-func (k *Keyring) enabled() bool { return k != nil && len(k.digests) > 0 }
+func (k *Keyring) Enabled() bool { return k != nil && len(k.digests) > 0 }
 
-// checkOne verifies the Authorization values of one request: exactly one is allowed, so a
+// Check verifies the Authorization values of one call: exactly one is allowed, so a
 // caller cannot try many keys in one request.
-func (k *Keyring) checkOne(values []string) (keyID string, ok bool) {
+func (k *Keyring) Check(values []string) (keyID string, ok bool) {
 	if len(values) != 1 {
 		return "", false
 	}

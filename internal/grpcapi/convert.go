@@ -1,0 +1,193 @@
+package grpcapi
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/nirmata"
+	"github.com/nirmata/llm-gateway/internal/translate"
+)
+
+// fromProto maps a ChatRequest into the chat model. Values are checked by the translator,
+// as for every surface; an unknown enum value reaches it as its number and is refused
+// there, naming the field. The one error here is a tool schema with a number JSON cannot
+// hold.
+func fromProto(in *llmgatewayv1.ChatRequest) (*chat.Request, error) {
+	req := &chat.Request{
+		Model:       in.GetModel(),
+		Provider:    in.GetProvider(),
+		ClientType:  in.GetClientType(),
+		ToolChoice:  toolChoice(in.GetToolChoice()),
+		MaxTokens:   in.MaxTokens,
+		Temperature: in.Temperature,
+		TopP:        in.TopP,
+		Stop:        in.GetStop(),
+	}
+	if msgs := in.GetMessages(); len(msgs) > 0 {
+		req.Messages = make([]chat.Message, len(msgs))
+		for i, m := range msgs {
+			req.Messages[i] = message(m)
+		}
+	}
+	if tools := in.GetTools(); len(tools) > 0 {
+		req.Tools = make([]chat.Tool, len(tools))
+		for i, t := range tools {
+			var err error
+			if req.Tools[i], err = tool(t); err != nil {
+				path := fmt.Sprintf("tools[%d]", i)
+				if req.Tools[i].Wrapped {
+					path += ".function"
+				}
+				return nil, fmt.Errorf("%w: %s.parameters %v", translate.ErrInvalidRequest, path, err)
+			}
+		}
+	}
+	return req, nil
+}
+
+// roleOf spells a Role as the chat model does: ROLE_USER is "user".
+func roleOf(r llmgatewayv1.Role) string {
+	if r == llmgatewayv1.Role_ROLE_UNSPECIFIED {
+		return ""
+	}
+	return strings.ToLower(strings.TrimPrefix(r.String(), "ROLE_"))
+}
+
+func message(m *llmgatewayv1.Message) chat.Message {
+	out := chat.Message{Role: roleOf(m.GetRole()), Content: m.GetContent(), ToolCallID: m.GetToolCallId(), Name: m.GetName()}
+	if parts := m.GetParts(); len(parts) > 0 {
+		out.Parts = make([]chat.Part, len(parts))
+		for i, p := range parts {
+			switch v := p.GetPart().(type) {
+			case *llmgatewayv1.ContentPart_Text:
+				out.Parts[i] = chat.Part{Type: chat.PartText, Text: v.Text}
+			case *llmgatewayv1.ContentPart_ImageUrl:
+				out.Parts[i] = chat.Part{Type: chat.PartImageURL, Image: &chat.ImageURL{URL: v.ImageUrl.GetUrl(), Detail: v.ImageUrl.GetDetail()}}
+			}
+		}
+	}
+	if calls := m.GetToolCalls(); len(calls) > 0 {
+		out.ToolCalls = make([]chat.ToolCall, len(calls))
+		for i, c := range calls {
+			out.ToolCalls[i] = chat.ToolCall{ID: c.GetId(), Name: c.GetFunction().GetName(), Arguments: c.GetFunction().GetArguments()}
+		}
+	}
+	return out
+}
+
+// tool maps a Tool, the function form winning over the flat one.
+func tool(t *llmgatewayv1.Tool) (chat.Tool, error) {
+	if f := t.GetFunction(); f != nil {
+		params, err := schema(f.GetParametersJson(), f.GetParameters())
+		return chat.Tool{Name: f.GetName(), Description: f.GetDescription(), Parameters: params, Wrapped: true}, err
+	}
+	params, err := schema(t.GetParametersJson(), t.GetParameters())
+	return chat.Tool{Name: t.GetName(), Description: t.GetDescription(), Parameters: params}, err
+}
+
+// schema is a tool's JSON Schema as JSON text: parameters_json as the client wrote it, else
+// the Struct written with sorted keys, so the same schema always gives the same bytes (a
+// stable request, and a stable prompt cache).
+func schema(text string, s *structpb.Struct) ([]byte, error) {
+	if text != "" {
+		return []byte(text), nil
+	}
+	if s == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(s.AsMap(), json.Deterministic(true))
+	if err != nil {
+		return nil, fmt.Errorf("holds a number that is not finite")
+	}
+	return b, nil
+}
+
+func toolChoice(c *llmgatewayv1.ToolChoice) chat.ToolChoice {
+	switch v := c.GetChoice().(type) {
+	case *llmgatewayv1.ToolChoice_Function:
+		return chat.ToolChoice{Mode: chat.ChoiceFunction, Function: v.Function}
+	case *llmgatewayv1.ToolChoice_Mode:
+		switch v.Mode {
+		case llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO:
+			return chat.ToolChoice{Mode: chat.ChoiceAuto}
+		case llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE:
+			return chat.ToolChoice{Mode: chat.ChoiceNone}
+		case llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
+			return chat.ToolChoice{Mode: chat.ChoiceRequired}
+		}
+	}
+	return chat.ToolChoice{}
+}
+
+var finishReasons = map[chat.FinishReason]llmgatewayv1.FinishReason{
+	chat.FinishStop:          llmgatewayv1.FinishReason_FINISH_REASON_STOP,
+	chat.FinishToolCalls:     llmgatewayv1.FinishReason_FINISH_REASON_TOOL_CALLS,
+	chat.FinishLength:        llmgatewayv1.FinishReason_FINISH_REASON_LENGTH,
+	chat.FinishContentFilter: llmgatewayv1.FinishReason_FINISH_REASON_CONTENT_FILTER,
+}
+
+func usage(u chat.Usage) *llmgatewayv1.Usage {
+	return &llmgatewayv1.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+}
+
+func responseProto(r *chat.Response) *llmgatewayv1.ChatResponse {
+	out := &llmgatewayv1.ChatResponse{
+		Message:      r.Text,
+		FinishReason: finishReasons[r.Finish],
+		Usage:        usage(r.Usage),
+		Metadata: &llmgatewayv1.ResponseMetadata{
+			Model: r.Model, StopReason: r.StopReason, LatencyMs: int32(r.LatencyMs), RequestId: r.RequestID,
+		},
+	}
+	for _, tc := range r.ToolCalls {
+		args := tc.Arguments
+		if args == "" {
+			args = "{}"
+		}
+		out.ToolCalls = append(out.ToolCalls, &llmgatewayv1.ToolCall{Id: tc.ID, Function: &llmgatewayv1.FunctionCall{Name: tc.Name, Arguments: args}})
+	}
+	return out
+}
+
+// eventProto maps a stream event; the end marker of a tool call has no gRPC event (a
+// client sees a call complete when the next one or done comes), so it is nil.
+func eventProto(ev *chat.Event) *llmgatewayv1.ChatStreamEvent {
+	switch ev.Kind {
+	case chat.EventContent:
+		return &llmgatewayv1.ChatStreamEvent{Event: &llmgatewayv1.ChatStreamEvent_Content{Content: &llmgatewayv1.ContentDelta{Text: ev.Text}}}
+	case chat.EventToolCall:
+		return &llmgatewayv1.ChatStreamEvent{Event: &llmgatewayv1.ChatStreamEvent_ToolCall{ToolCall: &llmgatewayv1.ToolCallDelta{
+			Index: int32(ev.Index), Id: ev.ToolCall.ID, Name: ev.ToolCall.Name, Arguments: ev.ToolCall.Arguments,
+		}}}
+	case chat.EventDone:
+		return &llmgatewayv1.ChatStreamEvent{Event: &llmgatewayv1.ChatStreamEvent_Done{Done: &llmgatewayv1.StreamDone{
+			FinishReason: finishReasons[ev.Finish], Usage: usage(ev.Usage),
+		}}}
+	}
+	return nil
+}
+
+func capabilitiesProto(c *core.Capabilities) *llmgatewayv1.Capabilities {
+	out := &llmgatewayv1.Capabilities{
+		ToolsSupported:   c.ToolsSupported,
+		ToolTypes:        []string{},
+		StreamingTools:   c.StreamingTools,
+		MaxTools:         int32(c.MaxTools),
+		StreamingFormats: nirmata.StreamingFormats,
+		ToolChoice:       c.ToolChoice,
+		DefaultModel:     c.DefaultModel,
+	}
+	if c.ToolsSupported {
+		out.ToolTypes = []string{"function"}
+	}
+	for _, m := range c.Models {
+		out.Models = append(out.Models, &llmgatewayv1.ModelCapabilities{Id: m.ID, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice})
+	}
+	return out
+}

@@ -1,0 +1,256 @@
+package grpcapi
+
+import (
+	"context"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/metrics"
+)
+
+// chatService implements llmgatewayv1.ChatServiceServer on the chat core.
+type chatService struct {
+	llmgatewayv1.UnimplementedChatServiceServer
+	svc *core.Service
+	log *zap.Logger
+	// base, when cancelled, cancels every call, with its cause (the end of a drain).
+	base context.Context
+	// writeTimeout bounds one Send to a client that stopped reading (see ChatStream).
+	writeTimeout time.Duration
+}
+
+// begin starts a call: its id (sent back as x-request-id metadata), its record, and a
+// context the drain can cancel. end, deferred, finishes it.
+func (c *chatService) begin(ctx context.Context, method, route string) (context.Context, *core.Call, func()) {
+	call := &core.Call{Start: time.Now(), Transport: metrics.TransportGRPC, Route: route, Method: method,
+		RequestID: core.NewRequestID(), Code: "ok"}
+	call.KeyID, _ = ctx.Value(keyIDKey{}).(string)
+	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", call.RequestID))
+	if c.base == nil {
+		return ctx, call, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(c.base, func() { cancel(context.Cause(c.base)) })
+	return ctx, call, func() { stop(); cancel(nil) }
+}
+
+// end finishes a call begun by begin: a panic becomes Internal (its detail logged), an
+// error its status, and the call is logged and counted. Defer it directly, so it can
+// recover.
+func (c *chatService) end(ctx context.Context, call *core.Call, err *error) {
+	if p := recover(); p != nil {
+		c.log.Error("panic serving request", zap.String("request_id", call.RequestID), zap.Any("panic", p), zap.StackSkip("stack", 1))
+		*err = c.fail(ctx, call, errPanic)
+	}
+	c.svc.Observe(call)
+}
+
+// errPanic stands for a bug; Classify makes it an internal error.
+var errPanic = &panicError{}
+
+type panicError struct{}
+
+func (*panicError) Error() string { return "panic" }
+
+// fail classifies err for the call and returns the status a client gets; the detail of a
+// failure the client does not see goes to the log.
+func (c *chatService) fail(ctx context.Context, call *core.Call, err error) error {
+	if s, ok := status.FromError(err); ok && s.Code() != codes.Unknown {
+		call.Code = core.CodeName(s.Code()) // a status of gRPC's own (a cut stream)
+		return err
+	}
+	f := core.Classify(ctx, err)
+	if f.Logged && err != errPanic {
+		c.log.Error("request failed", zap.String("request_id", call.RequestID), zap.Error(err))
+	}
+	call.Code = f.Kind.CodeName()
+	return statusOf(call.RequestID, f).Err()
+}
+
+// Chat implements [llmgatewayv1.ChatServiceServer].
+func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (out *llmgatewayv1.ChatResponse, err error) {
+	ctx, call, release := c.begin(ctx, llmgatewayv1.ChatService_Chat_FullMethodName, metrics.RouteChat)
+	defer release()
+	defer c.end(ctx, call, &err)
+	req, err := fromProto(in)
+	if err != nil {
+		return nil, c.fail(ctx, call, err)
+	}
+	req.ID = call.RequestID
+	resp, res, err := c.svc.Chat(ctx, req)
+	call.Result = res
+	if err != nil {
+		return nil, c.fail(ctx, call, err)
+	}
+	return responseProto(resp), nil
+}
+
+// ChatStream implements [llmgatewayv1.ChatServiceServer]. A failure before the first event
+// is the call's status; after it, an error event is sent last and the call ends with the
+// same status.
+//
+// A client that stops reading fills its flow-control window, and Send then blocks with no
+// deadline of its own; only the handler's return ends the call. So the stream is relayed
+// on a goroutine of its own while the handler watches it: a Send that has waited
+// writeTimeout ends the call with DeadlineExceeded, which unblocks the Send, cancels the
+// upstream call and frees the stream's max_concurrent slot, as stream_write_timeout does
+// for REST.
+func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent]) (err error) {
+	ctx, call, release := c.begin(ss.Context(), llmgatewayv1.ChatService_ChatStream_FullMethodName, metrics.RouteChatStream)
+	defer release()
+	defer c.end(ctx, call, &err)
+	req, err := fromProto(in)
+	if err != nil {
+		return c.fail(ctx, call, err)
+	}
+	req.ID = call.RequestID
+	st, res, err := c.svc.Stream(ctx, req)
+	call.Result = res
+	if err != nil {
+		return c.fail(ctx, call, err)
+	}
+	var sendingSince atomic.Int64 // UnixNano when the Send under way began; 0 between Sends
+	done := make(chan error, 1)
+	go func() {
+		defer st.Close()
+		done <- c.relay(ctx, call, st, ss, &sendingSince)
+	}()
+	timer := time.NewTimer(c.writeTimeout)
+	defer timer.Stop()
+	for {
+		select {
+		case err := <-done:
+			call.Result = st.Result()
+			return err
+		case <-timer.C:
+			var waited time.Duration
+			if since := sendingSince.Load(); since != 0 {
+				waited = time.Since(time.Unix(0, since))
+			}
+			if waited >= c.writeTimeout {
+				call.Code = core.CodeName(codes.DeadlineExceeded)
+				// The relay is stuck in Send: returning ends the call, which unblocks it.
+				return status.Errorf(codes.DeadlineExceeded, "the client took no stream message for %v", waited.Round(time.Second))
+			}
+			timer.Reset(c.writeTimeout - waited)
+		}
+	}
+}
+
+// relay sends the stream's events until it ends, marking each Send in sendingSince. It
+// runs on a goroutine of its own, so it recovers from its own panics: the stream ends
+// with an error event and Internal.
+func (c *chatService) relay(ctx context.Context, call *core.Call, st *core.Stream, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent], sendingSince *atomic.Int64) (err error) {
+	send := func(ev *llmgatewayv1.ChatStreamEvent) error {
+		sendingSince.Store(time.Now().UnixNano())
+		defer sendingSince.Store(0)
+		return ss.Send(ev)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("panic serving stream", zap.String("request_id", call.RequestID), zap.Any("panic", p), zap.StackSkip("stack", 1))
+			s := statusOf(call.RequestID, core.Failure{Kind: core.KindInternal, Message: "internal error"})
+			_ = send(errorEvent(s))
+			err = s.Err()
+		}
+	}()
+	var events []chat.Event
+	for {
+		events, err = st.Next(events[:0])
+		for i := range events {
+			if ev := eventProto(&events[i]); ev != nil {
+				if serr := send(ev); serr != nil {
+					return serr // the client is gone; its context cancels the upstream call
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			f := core.Classify(ctx, err)
+			if f.Logged {
+				c.log.Error("request failed", zap.String("request_id", call.RequestID), zap.Error(err))
+			}
+			s := statusOf(call.RequestID, f)
+			_ = send(errorEvent(s))
+			return s.Err()
+		}
+	}
+}
+
+// GetCapabilities implements [llmgatewayv1.ChatServiceServer].
+func (c *chatService) GetCapabilities(ctx context.Context, in *llmgatewayv1.GetCapabilitiesRequest) (out *llmgatewayv1.Capabilities, err error) {
+	ctx, call, release := c.begin(ctx, llmgatewayv1.ChatService_GetCapabilities_FullMethodName, metrics.RouteCapabilities)
+	defer release()
+	defer c.end(ctx, call, &err)
+	caps, err := c.svc.Capabilities(in.GetModel())
+	if err != nil {
+		return nil, c.fail(ctx, call, err)
+	}
+	return capabilitiesProto(caps), nil
+}
+
+// errorDomain names the gateway in ErrorInfo details.
+const errorDomain = "llm-gateway.nirmata.io"
+
+// statusOf is the status a failure is answered with: its code and message, an ErrorInfo
+// with the failure's kind as reason and the request id, and a RetryInfo when a retry may
+// succeed.
+func statusOf(requestID string, f core.Failure) *status.Status {
+	s := status.New(f.Kind.Code(), f.Message)
+	details := []protoadapt.MessageV1{&errdetails.ErrorInfo{
+		Reason:   reasonOf[f.Kind],
+		Domain:   errorDomain,
+		Metadata: map[string]string{"request_id": requestID},
+	}}
+	if f.RetryAfter > 0 {
+		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(f.RetryAfter)})
+	}
+	if ds, err := s.WithDetails(details...); err == nil {
+		return ds
+	}
+	return s
+}
+
+// reasonOf is ErrorInfo.reason for each kind: UPPER_SNAKE_CASE, as google.rpc asks.
+var reasonOf = map[core.Kind]string{
+	core.KindInternal:        "INTERNAL",
+	core.KindInvalid:         "INVALID_REQUEST",
+	core.KindUnauthenticated: "UNAUTHENTICATED",
+	core.KindNotFound:        "MODEL_NOT_FOUND",
+	core.KindTooLarge:        "REQUEST_TOO_LARGE",
+	core.KindBodyTimeout:     "BODY_TIMEOUT",
+	core.KindRateLimited:     "RATE_LIMITED",
+	core.KindTimeout:         "TIMEOUT",
+	core.KindUnavailable:     "UNAVAILABLE",
+	core.KindUpstream:        "UPSTREAM_FAILED",
+	core.KindCredentials:     "UPSTREAM_CREDENTIALS_REFUSED",
+	core.KindCanceled:        "CANCELED",
+	core.KindWrongMethod:     "METHOD_NOT_ALLOWED",
+}
+
+// errorEvent is the last event of a stream that failed after it started: the same
+// status the call ends with.
+func errorEvent(s *status.Status) *llmgatewayv1.ChatStreamEvent {
+	p := s.Proto()
+	details := make([]*anypb.Any, len(p.GetDetails()))
+	copy(details, p.GetDetails())
+	return &llmgatewayv1.ChatStreamEvent{Event: &llmgatewayv1.ChatStreamEvent_Error{
+		Error: &llmgatewayv1.Status{Code: p.GetCode(), Message: p.GetMessage(), Details: details},
+	}}
+}

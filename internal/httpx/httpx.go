@@ -1,0 +1,89 @@
+// Package httpx holds what the gateway's REST surfaces share below their wires: reading a
+// request body under the body deadline, answering without reading one, and writing a
+// stream whose client may stop reading.
+package httpx
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/nirmata/llm-gateway/internal/core"
+)
+
+// ReadBody appends a request body of at most limit bytes to dst, sized from
+// Content-Length. It reads under the deadline the server's middleware set
+// (body_read_timeout) and lifts it once the body is in: it is a connection deadline, and
+// one that passed during a long call would cancel the call's context (net/http reads on
+// in the background to notice a client that leaves). The server has no ReadTimeout for
+// the same reason. Errors are core.ErrBodyTooLarge, core.ErrBodyTimeout, or the read's.
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, dst []byte) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, core.ErrBodyTooLarge
+	}
+	// Sized from Content-Length, but not trusting it beyond 64 KiB before the bytes arrive.
+	buf := bytes.NewBuffer(dst)
+	buf.Grow(int(min(max(r.ContentLength, 512), 64<<10)) + 1)
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		var netErr net.Error
+		switch {
+		case errors.As(err, &tooLarge):
+			return nil, core.ErrBodyTooLarge
+		case errors.As(err, &netErr) && netErr.Timeout():
+			return nil, core.ErrBodyTimeout
+		}
+		return nil, core.InvalidBody(errors.New("invalid request body: reading the body failed: " + err.Error()))
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	return buf.Bytes(), nil
+}
+
+// SkipBody is for an answer given without reading the request's body: the connection
+// closes after the answer, and nothing more is read from it, where net/http would read up
+// to 256 KiB of the body first (before the answer, and again after it) to keep the
+// connection. A stalled body then delays neither the answer nor the close.
+func SkipBody(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
+// StreamWriter writes a stream's lines to a client that may stop reading: each write is
+// flushed at once, and bounded by a write deadline, so a stalled client cannot hold the
+// upstream call and its slot. Not safe for concurrent use.
+type StreamWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+// StartStream sends the 200 and headers of a stream of contentType, flushed at once, and
+// returns a writer for its lines. Call End when the stream is over.
+func StartStream(w http.ResponseWriter, contentType string, writeTimeout time.Duration) *StreamWriter {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx and friends: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	return &StreamWriter{w: w, rc: rc, timeout: writeTimeout}
+}
+
+// Write writes and flushes b; an error means the client is gone or stopped reading.
+func (s *StreamWriter) Write(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// End lifts the write deadline: the connection may serve more requests.
+func (s *StreamWriter) End() { _ = s.rc.SetWriteDeadline(time.Time{}) }
