@@ -7,7 +7,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 )
 
@@ -67,6 +67,6 @@ func (i *callInfo) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
-func (i *callInfo) usage(u *llmgatewayv1.Usage) {
-	i.inputTokens, i.outputTokens = u.GetPromptTokens(), u.GetCompletionTokens()
+func (i *callInfo) usage(u chat.Usage) {
+	i.inputTokens, i.outputTokens = u.PromptTokens, u.CompletionTokens
 }

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/tap"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 )
@@ -54,7 +55,7 @@ func (c *chatServer) Chat(ctx context.Context, req *llmgatewayv1.ChatRequest) (*
 // for REST.
 func (c *chatServer) ChatStream(req *llmgatewayv1.ChatRequest, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent]) error {
 	ctx := ss.Context()
-	st, err := c.svc.OpenStream(ctx, req, false)
+	st, err := c.svc.OpenStream(ctx, req)
 	if err != nil {
 		return grpcError(ctx, c.log, err)
 	}
@@ -96,11 +97,15 @@ func (c *chatServer) relay(ctx context.Context, st *Stream, ss grpc.ServerStream
 			err = recovered(ctx, c.log, p)
 		}
 	}()
-	var events []*llmgatewayv1.ChatStreamEvent
+	var events []chat.Event
 	for {
 		events, err = st.Next(events[:0])
 		for _, ev := range events {
-			if serr := send(ev); serr != nil {
+			p := EventToProto(ev)
+			if p == nil {
+				continue
+			}
+			if serr := send(p); serr != nil {
 				return serr // the client is gone; its context cancels the upstream call
 			}
 		}

@@ -18,6 +18,7 @@ import (
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bufpool"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
@@ -92,10 +93,10 @@ func NewHTTPHandler(ctx context.Context, svc *Service, opts HTTPOptions, log *za
 // chatFirst sends POST /llm-apps/chat straight to chat, and everything else to mux (which
 // would send that route to chat too). A stream's handler goroutine keeps the largest stack
 // it grew to for as long as the stream is open; under the mux's frames, about 1.4 KiB, a
-// stream's deepest calls outgrew 8 KiB, so every open stream held 16 KiB of stack
-//. The mux matches r.URL.Path as it is (the legacy
-// unescaping mode) and has no other POST route; it changes the method only when
-// X-HTTP-Method-Override is set, so such requests still go through it.
+// stream's deepest calls outgrew 8 KiB, so every open stream held 16 KiB of stack. The mux
+// matches r.URL.Path as it is (the legacy unescaping mode) and has no other POST route; it
+// changes the method only when X-HTTP-Method-Override is set, so such requests still go
+// through it.
 func (h *restHandler) chatFirst(mux http.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.URL.Path == "/llm-apps/chat" && r.Header.Get("X-HTTP-Method-Override") == "" {
@@ -213,7 +214,7 @@ func (h *restHandler) chat(w http.ResponseWriter, r *http.Request, _ map[string]
 		callInfoFrom(r.Context()).route = metrics.RouteChatStream
 		// Opened here rather than in stream, so stream's frame is not under the signing of
 		// the upstream request, a stream's deepest call: see chatFirst.
-		st, err := h.svc.OpenStream(r.Context(), req, req.Chunked)
+		st, err := h.svc.OpenStream(r.Context(), req)
 		if err != nil {
 			h.writeError(w, r, err)
 			return
@@ -309,9 +310,17 @@ func applyQuery(req *llmgatewayv1.ChatRequest, q url.Values) error {
 // call.
 func (h *restHandler) stream(w http.ResponseWriter, r *http.Request, st *Stream, chunked bool) {
 	ctx := r.Context()
-	encode := func(dst []byte, ev *llmgatewayv1.ChatStreamEvent) []byte { return jsonapi.AppendStreamEvent(dst, ev) }
+	encode := func(dst []byte, ev chat.Event) []byte {
+		if p := EventToProto(ev); p != nil {
+			return jsonapi.AppendStreamEvent(dst, p)
+		}
+		return dst
+	}
+	encodeErr := func(dst []byte, c errClass) []byte { return jsonapi.AppendStreamEvent(dst, errorEvent(c)) }
 	if chunked {
-		encode = stream.NewChunker(requestID(ctx)).Append
+		ch := stream.NewChunker(requestID(ctx))
+		encode = ch.Append
+		encodeErr = func(dst []byte, c errClass) []byte { return ch.AppendError(dst, codeName(c.code), c.message) }
 	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", "application/x-ndjson")
@@ -324,7 +333,7 @@ func (h *restHandler) stream(w http.ResponseWriter, r *http.Request, st *Stream,
 	defer rc.SetWriteDeadline(time.Time{}) //nolint:errcheck // best effort
 
 	var (
-		events []*llmgatewayv1.ChatStreamEvent
+		events []chat.Event
 		buf    []byte
 		err    error
 	)
@@ -335,7 +344,7 @@ func (h *restHandler) stream(w http.ResponseWriter, r *http.Request, st *Stream,
 				panic(p)
 			}
 			h.log.Error("panic serving stream", zap.String("request_id", requestID(ctx)), zap.Any("panic", p), zap.StackSkip("stack", 1))
-			_, _ = w.Write(encode(nil, errorEvent(errClass{code: codes.Internal, message: "internal error"})))
+			_, _ = w.Write(encodeErr(nil, errClass{code: codes.Internal, message: "internal error"}))
 			_ = rc.Flush()
 		}
 	}()
@@ -346,7 +355,7 @@ func (h *restHandler) stream(w http.ResponseWriter, r *http.Request, st *Stream,
 			buf = encode(buf, ev)
 		}
 		if err != nil && err != io.EOF {
-			buf = encode(buf, errorEvent(answer(ctx, h.log, err)))
+			buf = encodeErr(buf, answer(ctx, h.log, err))
 		}
 		if len(buf) > 0 {
 			// A client that stops reading must not hold the upstream and its slot forever.

@@ -15,6 +15,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/stream"
@@ -160,7 +161,11 @@ func (s *Service) prepare(ctx context.Context, req *llmgatewayv1.ChatRequest) (*
 	}
 	model := capabilities.Lookup(s.resolveModel(req.GetModel()))
 	info.model = model.ID
-	converse, names, err := translate.Request(req, model)
+	creq, err := RequestFromProto(req)
+	if err != nil {
+		return nil, err
+	}
+	converse, names, err := translate.Request(creq, model)
 	if err != nil {
 		return nil, err
 	}
@@ -261,14 +266,14 @@ func (s *Service) Chat(ctx context.Context, req *llmgatewayv1.ChatRequest) (*llm
 	if err != nil {
 		return nil, err
 	}
-	resp.Metadata.Model = p.model.ID
-	resp.Metadata.LatencyMs = int32(time.Since(start).Milliseconds())
-	resp.Metadata.RequestId = requestID(ctx)
-	return resp, nil
+	resp.Model = p.model.ID
+	resp.LatencyMs = time.Since(start).Milliseconds()
+	resp.RequestID = requestID(ctx)
+	return ResponseToProto(resp), nil
 }
 
 // converse makes one admitted, bounded Converse call and translates its answer.
-func (s *Service) converse(ctx context.Context, p *prepared) (*llmgatewayv1.ChatResponse, error) {
+func (s *Service) converse(ctx context.Context, p *prepared) (*chat.Response, error) {
 	release, err := s.admit()
 	if err != nil {
 		return nil, err
@@ -287,8 +292,8 @@ func (s *Service) converse(ctx context.Context, p *prepared) (*llmgatewayv1.Chat
 		return nil, err
 	}
 	info := callInfoFrom(ctx)
-	info.usage(resp.GetUsage())
-	info.toolCalls = len(resp.GetToolCalls())
+	info.usage(resp.Usage)
+	info.toolCalls = len(resp.ToolCalls)
 	return resp, nil
 }
 

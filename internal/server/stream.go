@@ -6,6 +6,7 @@ import (
 	"time"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/stream"
 )
 
@@ -19,7 +20,7 @@ type Stream struct {
 	machine *stream.Machine
 	// replay holds a unary answer replayed as a stream, for models without streaming tool
 	// use; src and machine are nil then.
-	replay []*llmgatewayv1.ChatStreamEvent
+	replay []chat.Event
 	// done releases the upstream: the connection, the deadline and the slot.
 	done  func()
 	model string
@@ -29,9 +30,8 @@ type Stream struct {
 
 // OpenStream prepares req and opens Bedrock's answer. An error here comes before any byte
 // reached the client, so it is answered with a status (a throttled request is a 429, not
-// a 200 with an error line). toolEnds turns on the tool_call_end markers the chunked
-// encoder needs.
-func (s *Service) OpenStream(ctx context.Context, req *llmgatewayv1.ChatRequest, toolEnds bool) (*Stream, error) {
+// a 200 with an error line).
+func (s *Service) OpenStream(ctx context.Context, req *llmgatewayv1.ChatRequest) (*Stream, error) {
 	p, err := s.prepare(ctx, req)
 	if err != nil {
 		return nil, err
@@ -63,9 +63,6 @@ func (s *Service) OpenStream(ctx context.Context, req *llmgatewayv1.ChatRequest,
 	}
 	closed := s.opts.Metrics.StreamOpened(req.GetClientType())
 	m := stream.NewMachine(p.names)
-	if toolEnds {
-		m.EmitToolCallEnds()
-	}
 	done := func() {
 		_ = events.Close()
 		cancel()
@@ -79,7 +76,7 @@ func (s *Service) OpenStream(ctx context.Context, req *llmgatewayv1.ChatRequest,
 // Next appends the client events of the next upstream event to out. It returns io.EOF,
 // with the last events in out, once the stream is complete, and any other error when the
 // upstream failed after the stream started.
-func (st *Stream) Next(out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.ChatStreamEvent, error) {
+func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
 	if st.machine == nil {
 		out = append(out, st.replay...)
 		st.replay = nil
@@ -110,9 +107,4 @@ func (st *Stream) Close() error {
 		st.done = nil
 	}
 	return nil
-}
-
-// errorEvent is the last event of a stream whose upstream failed after it started.
-func errorEvent(c errClass) *llmgatewayv1.ChatStreamEvent {
-	return stream.ErrorEvent(codeName(c.code), c.message)
 }

@@ -9,9 +9,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
@@ -67,7 +67,7 @@ const (
 //     user turn of synthesized error results, counted in Stats.SynthesizedResults, on
 //     every model; a trailing assistant turn with only text is kept (prefill) where the
 //     model allows it and refused where it does not.
-func Request(req *llmgatewayv1.ChatRequest, model capabilities.Model) (*bedrock.ConverseRequest, *Names, error) {
+func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequest, *Names, error) {
 	t := translator{
 		model:   model,
 		names:   &Names{},
@@ -119,22 +119,18 @@ type call struct {
 	result              *bedrock.ToolResultBlock
 }
 
-func (t *translator) run(req *llmgatewayv1.ChatRequest) (*bedrock.ConverseRequest, error) {
-	defs, err := readTools(req.GetTools())
+func (t *translator) run(req *chat.Request) (*bedrock.ConverseRequest, error) {
+	defs, err := readTools(req.Tools)
 	if err != nil {
 		return nil, err
 	}
-	choice, choiceName, err := readToolChoice(req.GetToolChoice())
-	if err != nil {
-		return nil, err
-	}
-	if err := t.scanToolCalls(req.GetMessages()); err != nil {
+	if err := t.scanToolCalls(req.Messages); err != nil {
 		return nil, err
 	}
 	t.allocateNames(defs)
 
-	for i, m := range req.GetMessages() {
-		if err := t.message(i, m); err != nil {
+	for i := range req.Messages {
+		if err := t.message(i, &req.Messages[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -145,7 +141,7 @@ func (t *translator) run(req *llmgatewayv1.ChatRequest) (*bedrock.ConverseReques
 	if out.InferenceConfig, err = t.inference(req); err != nil {
 		return nil, err
 	}
-	if out.ToolConfig, err = t.toolConfig(defs, choice, choiceName); err != nil {
+	if out.ToolConfig, err = t.toolConfig(defs, req.ToolChoice); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -154,27 +150,23 @@ func (t *translator) run(req *llmgatewayv1.ChatRequest) (*bedrock.ConverseReques
 // scanToolCalls checks the history's tool calls and notes their names and ids before any
 // substitute is handed out, so a substitute can never take a name or id the client uses
 // validly elsewhere in the request.
-func (t *translator) scanToolCalls(msgs []*llmgatewayv1.Message) error {
+func (t *translator) scanToolCalls(msgs []chat.Message) error {
 	seen := map[string]bool{}
 	for i, m := range msgs {
-		if m.GetRole() != roleAssistant {
+		if m.Role != roleAssistant {
 			continue
 		}
-		for j, tc := range m.GetToolCalls() {
+		for j, tc := range m.ToolCalls {
 			switch {
-			case tc == nil:
-				return invalidf("messages[%d].tool_calls[%d] is empty", i, j)
-			case tc.GetType() != "" && tc.GetType() != "function":
-				return invalidf("messages[%d].tool_calls[%d].type %s is not supported; the only tool call type is \"function\"", i, j, clip.Quote(tc.GetType()))
-			case tc.GetId() == "":
+			case tc.Type != "" && tc.Type != "function":
+				return invalidf("messages[%d].tool_calls[%d].type %s is not supported; the only tool call type is \"function\"", i, j, clip.Quote(tc.Type))
+			case tc.ID == "":
 				return invalidf("messages[%d].tool_calls[%d].id is empty", i, j)
-			case tc.GetFunction() == nil:
-				return invalidf("messages[%d].tool_calls[%d].function is missing", i, j)
-			case tc.GetFunction().GetName() == "":
+			case tc.Name == "":
 				return invalidf("messages[%d].tool_calls[%d].function.name is empty", i, j)
 			}
-			t.ids.reserve(tc.GetId())
-			name := tc.GetFunction().GetName()
+			t.ids.reserve(tc.ID)
+			name := tc.Name
 			if !seen[name] {
 				seen[name] = true
 				t.historyNames = append(t.historyNames, name)
@@ -230,12 +222,9 @@ func (t *translator) bedrockID(clientID string) string {
 }
 
 // message adds one client message to the conversation.
-func (t *translator) message(i int, m *llmgatewayv1.Message) error {
-	if m == nil {
-		return invalidf("messages[%d] is empty", i)
-	}
-	role := m.GetRole()
-	if role != roleAssistant && len(m.GetToolCalls()) > 0 {
+func (t *translator) message(i int, m *chat.Message) error {
+	role := m.Role
+	if role != roleAssistant && len(m.ToolCalls) > 0 {
 		return invalidf("messages[%d].tool_calls: only assistant messages carry tool calls", i)
 	}
 	switch role {
@@ -285,12 +274,12 @@ func (t *translator) turn(role string, i int) *turn {
 	return u
 }
 
-func (t *translator) assistant(i int, m *llmgatewayv1.Message) error {
+func (t *translator) assistant(i int, m *chat.Message) error {
 	texts, err := textsOf(i, m, "assistant")
 	if err != nil {
 		return err
 	}
-	if len(texts) == 0 && len(m.GetToolCalls()) == 0 {
+	if len(texts) == 0 && len(m.ToolCalls) == 0 {
 		// Whitespace-only text is dropped and an assistant message left empty is skipped
 		// (rules 3 and 4).
 		return nil
@@ -299,17 +288,16 @@ func (t *translator) assistant(i int, m *llmgatewayv1.Message) error {
 	for _, s := range texts {
 		a.text = append(a.text, bedrock.TextBlock(s))
 	}
-	for j, tc := range m.GetToolCalls() {
-		fn := tc.GetFunction()
-		input, err := toolInput(fn.GetArguments())
+	for j, tc := range m.ToolCalls {
+		input, err := toolInput(tc.Arguments)
 		if err != nil {
 			return invalidf("messages[%d].tool_calls[%d].function.arguments %s", i, j, err.Error())
 		}
-		c := &call{clientID: tc.GetId(), bedrockID: t.bedrockID(tc.GetId())}
+		c := &call{clientID: tc.ID, bedrockID: t.bedrockID(tc.ID)}
 		a.calls = append(a.calls, c)
 		a.uses = append(a.uses, bedrock.ContentBlock{ToolUse: &bedrock.ToolUseBlock{
 			ToolUseID: c.bedrockID,
-			Name:      t.nameOf[fn.GetName()],
+			Name:      t.nameOf[tc.Name],
 			Input:     input,
 		}})
 	}
@@ -318,8 +306,8 @@ func (t *translator) assistant(i int, m *llmgatewayv1.Message) error {
 
 // toolMessage turns a tool message into a toolResult for the matching call of the
 // assistant turn just before, or into plain user text when nothing matches (rule 16).
-func (t *translator) toolMessage(i int, m *llmgatewayv1.Message) error {
-	id := m.GetToolCallId()
+func (t *translator) toolMessage(i int, m *chat.Message) error {
+	id := m.ToolCallID
 	if id == "" {
 		return invalidf("messages[%d].tool_call_id is missing; a tool message must name the call it answers", i)
 	}
@@ -334,7 +322,7 @@ func (t *translator) toolMessage(i int, m *llmgatewayv1.Message) error {
 	}
 	t.names.Stats.OrphanResults++
 	label := id
-	if n := m.GetName(); n != "" {
+	if n := m.Name; n != "" {
 		label += " (" + n + ")"
 	}
 	if isBlank(text) {
@@ -431,16 +419,16 @@ func (t *translator) results(a *turn, extra int) []bedrock.ContentBlock {
 
 // textsOf returns the non-blank texts of a system or assistant message: its parts when it
 // has any, else its content. Images are only accepted in user turns.
-func textsOf(i int, m *llmgatewayv1.Message, role string) ([]string, error) {
-	parts := m.GetParts()
-	if len(parts) == 0 {
-		if isBlank(m.GetContent()) {
+func textsOf(i int, m *chat.Message, role string) ([]string, error) {
+	if len(m.Parts) == 0 {
+		if isBlank(m.Content) {
 			return nil, nil
 		}
-		return []string{m.GetContent()}, nil
+		return []string{m.Content}, nil
 	}
 	var texts []string
-	for j, p := range parts {
+	for j := range m.Parts {
+		p := &m.Parts[j]
 		isText, err := partKind(i, j, p)
 		if err != nil {
 			return nil, err
@@ -448,31 +436,31 @@ func textsOf(i int, m *llmgatewayv1.Message, role string) ([]string, error) {
 		if !isText {
 			return nil, invalidf("messages[%d].content[%d]: images are only accepted in user and tool messages, not in %s messages", i, j, role)
 		}
-		if !isBlank(p.GetText()) {
-			texts = append(texts, p.GetText())
+		if !isBlank(p.Text) {
+			texts = append(texts, p.Text)
 		}
 	}
 	return texts, nil
 }
 
 // userBlocks returns the content blocks of a user message; blank text is dropped (rule 4).
-func userBlocks(i int, m *llmgatewayv1.Message) ([]bedrock.ContentBlock, error) {
-	parts := m.GetParts()
-	if len(parts) == 0 {
-		if isBlank(m.GetContent()) {
+func userBlocks(i int, m *chat.Message) ([]bedrock.ContentBlock, error) {
+	if len(m.Parts) == 0 {
+		if isBlank(m.Content) {
 			return nil, nil
 		}
-		return []bedrock.ContentBlock{bedrock.TextBlock(m.GetContent())}, nil
+		return []bedrock.ContentBlock{bedrock.TextBlock(m.Content)}, nil
 	}
-	blocks := make([]bedrock.ContentBlock, 0, len(parts))
-	for j, p := range parts {
+	blocks := make([]bedrock.ContentBlock, 0, len(m.Parts))
+	for j := range m.Parts {
+		p := &m.Parts[j]
 		isText, err := partKind(i, j, p)
 		if err != nil {
 			return nil, err
 		}
 		if isText {
-			if !isBlank(p.GetText()) {
-				blocks = append(blocks, bedrock.TextBlock(p.GetText()))
+			if !isBlank(p.Text) {
+				blocks = append(blocks, bedrock.TextBlock(p.Text))
 			}
 			continue
 		}
@@ -487,20 +475,20 @@ func userBlocks(i int, m *llmgatewayv1.Message) ([]bedrock.ContentBlock, error) 
 
 // toolContent returns the text of a tool message (its text parts joined, else its content)
 // and its images.
-func toolContent(i int, m *llmgatewayv1.Message) (string, []bedrock.ToolResultContentBlock, error) {
-	parts := m.GetParts()
-	if len(parts) == 0 {
-		return m.GetContent(), nil, nil
+func toolContent(i int, m *chat.Message) (string, []bedrock.ToolResultContentBlock, error) {
+	if len(m.Parts) == 0 {
+		return m.Content, nil, nil
 	}
 	var text strings.Builder
 	var images []bedrock.ToolResultContentBlock
-	for j, p := range parts {
+	for j := range m.Parts {
+		p := &m.Parts[j]
 		isText, err := partKind(i, j, p)
 		if err != nil {
 			return "", nil, err
 		}
 		if isText {
-			text.WriteString(p.GetText())
+			text.WriteString(p.Text)
 			continue
 		}
 		img, err := imageBlock(i, j, p)
@@ -593,16 +581,14 @@ func jsonKind(first byte) string {
 
 // partKind checks a content part and reports whether it is text (else an image). A part
 // without type is an image when it has image_url, else text.
-func partKind(i, j int, p *llmgatewayv1.ContentPart) (isText bool, err error) {
+func partKind(i, j int, p *chat.Part) (isText bool, err error) {
 	switch {
-	case p == nil:
-		return false, invalidf("messages[%d].content[%d] is empty", i, j)
-	case p.GetType() == "text", p.GetType() == "" && p.GetImageUrl() == nil:
+	case p.Type == chat.PartText, p.Type == "" && p.Image == nil:
 		return true, nil
-	case p.GetType() == "image_url", p.GetType() == "":
+	case p.Type == chat.PartImageURL, p.Type == "":
 		return false, nil
 	default:
-		return false, invalidf("messages[%d].content[%d].type %s is not one of \"text\", \"image_url\"", i, j, clip.Quote(p.GetType()))
+		return false, invalidf("messages[%d].content[%d].type %s is not one of \"text\", \"image_url\"", i, j, clip.Quote(p.Type))
 	}
 }
 
@@ -617,8 +603,11 @@ var imageFormats = map[string]string{
 
 // imageBlock decodes an image_url part. Only data URLs are accepted: the gateway does not
 // fetch remote URLs on a client's behalf (docs/BEDROCK.md C).
-func imageBlock(i, j int, p *llmgatewayv1.ContentPart) (*bedrock.ImageBlock, error) {
-	url := p.GetImageUrl().GetUrl()
+func imageBlock(i, j int, p *chat.Part) (*bedrock.ImageBlock, error) {
+	var url string
+	if p.Image != nil {
+		url = p.Image.URL
+	}
 	path := "messages[" + strconv.Itoa(i) + "].content[" + strconv.Itoa(j) + "].image_url.url"
 	if url == "" {
 		return nil, invalidf("%s is missing", path)
@@ -656,7 +645,7 @@ func imageBlock(i, j int, p *llmgatewayv1.ContentPart) (*bedrock.ImageBlock, err
 }
 
 // inference maps max_tokens, temperature, top_p and stop (rule 20); nil when none is set.
-func (t *translator) inference(req *llmgatewayv1.ChatRequest) (*bedrock.InferenceConfig, error) {
+func (t *translator) inference(req *chat.Request) (*bedrock.InferenceConfig, error) {
 	var c bedrock.InferenceConfig
 	set := false
 	if req.MaxTokens != nil {
@@ -682,7 +671,7 @@ func (t *translator) inference(req *llmgatewayv1.ChatRequest) (*bedrock.Inferenc
 			c.TopP, set = ptr(*req.TopP), true
 		}
 	}
-	for _, s := range req.GetStop() {
+	for _, s := range req.Stop {
 		if s != "" {
 			c.StopSequences = append(c.StopSequences, s)
 			set = true

@@ -6,19 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"math"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 
-	"google.golang.org/protobuf/types/known/structpb"
-
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
-	"github.com/nirmata/llm-gateway/internal/jsonenc"
 	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
@@ -181,31 +175,24 @@ func sanitize(s string) string {
 	return string(b)
 }
 
-// toolDef is one tool of the request after the wrapped/flat forms are resolved.
+// toolDef is one tool of the request.
 type toolDef struct {
 	name, description string
-	parametersJSON    string           // the schema as JSON text; wins over parameters
-	parameters        *structpb.Struct // the schema as a Struct (gRPC clients)
-	path              string           // "tools[2].function" or "tools[2]", for error messages
+	parameters        []byte // the schema as JSON text; empty means none
+	path              string // "tools[2].function" or "tools[2]", for error messages
 }
 
-// readTools resolves the wrapped ({type, function}) and flat ({name, description,
-// parameters}) forms; the wrapped form wins (docs/PROTOCOL.md 3).
-func readTools(tools []*llmgatewayv1.Tool) ([]toolDef, error) {
+// readTools checks the tools' types and names.
+func readTools(tools []chat.Tool) ([]toolDef, error) {
 	defs := make([]toolDef, 0, len(tools))
 	seen := make(map[string]int, len(tools))
 	for i, t := range tools {
-		if t == nil {
-			return nil, invalidf("tools[%d] is empty", i)
+		if t.Type != "" && t.Type != "function" {
+			return nil, invalidf("tools[%d].type %s is not supported; the only tool type is \"function\"", i, clip.Quote(t.Type))
 		}
-		if t.GetType() != "" && t.GetType() != "function" {
-			return nil, invalidf("tools[%d].type %s is not supported; the only tool type is \"function\"", i, clip.Quote(t.GetType()))
-		}
-		d := toolDef{name: t.GetName(), description: t.GetDescription(), parametersJSON: t.GetParametersJson(),
-			parameters: t.GetParameters(), path: "tools[" + strconv.Itoa(i) + "]"}
-		if f := t.GetFunction(); f != nil {
-			d = toolDef{name: f.GetName(), description: f.GetDescription(), parametersJSON: f.GetParametersJson(),
-				parameters: f.GetParameters(), path: d.path + ".function"}
+		d := toolDef{name: t.Name, description: t.Description, parameters: t.Parameters, path: "tools[" + strconv.Itoa(i) + "]"}
+		if t.Wrapped {
+			d.path += ".function"
 		}
 		if d.name == "" {
 			return nil, invalidf("%s.name is empty", d.path)
@@ -238,28 +225,27 @@ type schemaError string
 
 func (e schemaError) Error() string { return string(e) }
 
-// inputSchema is the inputSchema.json of a tool: its parameters_json when set, else its
-// parameters Struct, else an object with no properties (docs/PROTOCOL.md 3). Rule 11: the root
-// type must be "object"; a missing type is set.
+// inputSchema is the inputSchema.json of a tool: its parameters, else an object with no
+// properties (docs/PROTOCOL.md 3). Rule 11: the root type must be "object"; a missing type
+// is set.
 func inputSchema(d toolDef) ([]byte, error) {
-	if d.parametersJSON != "" {
-		return jsonSchema(d.parametersJSON)
+	if len(d.parameters) == 0 {
+		return emptyObjectSchema, nil
 	}
-	return structSchema(d.parameters)
+	return jsonSchema(d.parameters)
 }
 
 // typeObject is the member a schema without a root "type" gets (rule 11).
 const typeObject = `"type":"object"`
 
-// jsonSchema checks a schema given as JSON text (the REST API's parameters, or a gRPC
-// client's parameters_json) and returns it as Bedrock gets it: compacted, and otherwise the
+// jsonSchema checks a schema given as JSON text and returns it as Bedrock gets it: compacted, and otherwise the
 // client's bytes (key order, escapes, numbers such as 12345678901234567890 or 0.1, no HTML
 // escaping), so the model sees the schema the client wrote and the prompt cache sees the
 // same bytes every time. It is validated, never decoded. A missing root "type" is inserted
 // as the first member, so no other member is rewritten; {} becomes emptyObjectSchema, as
 // an empty Struct does.
-func jsonSchema(s string) ([]byte, error) {
-	if !utf8.ValidString(s) {
+func jsonSchema(s []byte) ([]byte, error) {
+	if !utf8.Valid(s) {
 		return nil, schemaError("is not valid UTF-8")
 	}
 	// One allocation: the text, compacted in place, with room to insert the type member.
@@ -361,185 +347,22 @@ func isJSONString(raw []byte, want string) bool {
 	return json.Unmarshal(raw, &got) == nil && got == want
 }
 
-// structSchema writes a schema given as a Struct (gRPC clients). protojson's output is
-// deliberately unstable byte-wise, and structpb.AsMap+json.Marshal HTML-escapes, so a small
-// writer of our own gives the same bytes for the same schema (stable request bodies, stable
-// prompt cache, stable goldens). A Struct has no key order and float64 numbers, so keys are
-// sorted and numbers written as encoding/json would.
-func structSchema(s *structpb.Struct) ([]byte, error) {
-	if s == nil {
-		return emptyObjectSchema, nil
-	}
-	fields := s.GetFields()
-	if len(fields) == 0 {
-		return emptyObjectSchema, nil
-	}
-	if t, ok := fields["type"]; !ok {
-		fields = maps.Clone(fields)
-		fields["type"] = structpb.NewStringValue("object")
-	} else if got, isString := t.GetKind().(*structpb.Value_StringValue); !isString {
-		return nil, schemaError(`must be a JSON Schema whose root "type" is "object"`)
-	} else if got.StringValue != "object" {
-		return nil, schemaError(fmt.Sprintf(`must be a JSON Schema whose root "type" is "object", not %s`, clip.Quote(got.StringValue)))
-	}
-	out, err := appendFields(make([]byte, 0, 256), fields, 0)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// maxSchemaDepth bounds recursion on a schema (protojson's own default limit is 10000).
-const maxSchemaDepth = 10000
-
-func appendFields(b []byte, fields map[string]*structpb.Value, depth int) ([]byte, error) {
-	if depth > maxSchemaDepth {
-		return nil, schemaError("is nested too deeply")
-	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonenc.AppendString(b, k)
-		b = append(b, ':')
-		var err error
-		if b, err = appendValue(b, fields[k], depth+1); err != nil {
-			return nil, err
-		}
-	}
-	return append(b, '}'), nil
-}
-
-func appendValue(b []byte, v *structpb.Value, depth int) ([]byte, error) {
-	if depth > maxSchemaDepth {
-		return nil, schemaError("is nested too deeply")
-	}
-	switch k := v.GetKind().(type) {
-	case *structpb.Value_StringValue:
-		return jsonenc.AppendString(b, k.StringValue), nil
-	case *structpb.Value_NumberValue:
-		f := k.NumberValue
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, schemaError("holds a number that is not finite")
-		}
-		// Same spelling as encoding/json: integers without exponent up to 1e21.
-		if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
-			b = strconv.AppendFloat(b, f, 'e', -1, 64)
-			// "1e-07" → "1e-7", as encoding/json writes it.
-			if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-				b[n-2] = b[n-1]
-				b = b[:n-1]
-			}
-			return b, nil
-		}
-		return strconv.AppendFloat(b, f, 'f', -1, 64), nil
-	case *structpb.Value_BoolValue:
-		return strconv.AppendBool(b, k.BoolValue), nil
-	case *structpb.Value_StructValue:
-		return appendFields(b, k.StructValue.GetFields(), depth)
-	case *structpb.Value_ListValue:
-		b = append(b, '[')
-		for i, e := range k.ListValue.GetValues() {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendValue(b, e, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	default: // null, or a Value with no kind set
-		return append(b, "null"...), nil
-	}
-}
-
-// Tool choice kinds as the client spells them, after normalization.
-const (
-	choiceUnset    = ""
-	choiceAuto     = "auto"
-	choiceNone     = "none"
-	choiceRequired = "required"
-	choiceFunction = "function"
-)
-
-// readToolChoice reads tool_choice: "auto" | "none" | "required" | "any" (= required) |
-// {"type":"function","function":{"name":"X"}}; the object forms {"type":"auto"} (and none,
-// required, any) and {"type":"function","name":"X"} are accepted too. A missing value, null
-// or "" is unset. It returns the kind and, for function, the client's tool name.
-func readToolChoice(v *structpb.Value) (kind, name string, err error) {
-	switch k := v.GetKind().(type) {
-	case nil, *structpb.Value_NullValue:
-		return choiceUnset, "", nil
-	case *structpb.Value_StringValue:
-		kind, ok := simpleChoice(k.StringValue)
-		if !ok {
-			return "", "", invalidf(`tool_choice %s is not one of "auto", "none", "required", "any" or a function object`, clip.Quote(k.StringValue))
-		}
-		return kind, "", nil
-	case *structpb.Value_StructValue:
-		fields := k.StructValue.GetFields()
-		typ, isString := fields["type"].GetKind().(*structpb.Value_StringValue)
-		fn := fields["function"].GetStructValue()
-		switch {
-		case isString && typ.StringValue == "function", !isString && fields["type"] == nil && fn != nil:
-			n, ok := fn.GetFields()["name"].GetKind().(*structpb.Value_StringValue)
-			if !ok {
-				n, ok = fields["name"].GetKind().(*structpb.Value_StringValue)
-			}
-			if !ok || n.StringValue == "" {
-				return "", "", invalidf("tool_choice.function.name is required when tool_choice.type is \"function\"")
-			}
-			return choiceFunction, n.StringValue, nil
-		case isString:
-			if kind, ok := simpleChoice(typ.StringValue); ok {
-				return kind, "", nil
-			}
-			return "", "", invalidf(`tool_choice.type %s is not one of "auto", "none", "required", "any", "function"`, clip.Quote(typ.StringValue))
-		default:
-			return "", "", invalidf(`tool_choice.type is required`)
-		}
-	default:
-		return "", "", invalidf(`tool_choice must be a string or an object`)
-	}
-}
-
-func simpleChoice(s string) (string, bool) {
-	switch s {
-	case "":
-		return choiceUnset, true
-	case "auto":
-		return choiceAuto, true
-	case "none":
-		return choiceNone, true
-	case "required", "any":
-		return choiceRequired, true
-	}
-	return "", false
-}
-
 // bedrockToolChoice gates the client's choice on what the model accepts (rule 12): a kind
 // the model refuses falls back to auto (recorded in Stats.ToolChoiceFallback), and auto
 // itself is left out when the model does not list it, since it is Bedrock's default.
-func bedrockToolChoice(kind, bedrockName string, model capabilities.Model, stats *Stats) *bedrock.ToolChoice {
-	switch kind {
-	case choiceRequired:
+func bedrockToolChoice(mode, bedrockName string, model capabilities.Model, stats *Stats) *bedrock.ToolChoice {
+	switch mode {
+	case chat.ChoiceRequired:
 		if model.SupportsChoice(capabilities.ChoiceAny) {
 			return &bedrock.ToolChoice{Any: &struct{}{}}
 		}
 		stats.ToolChoiceFallback = capabilities.ChoiceAny
-	case choiceFunction:
+	case chat.ChoiceFunction:
 		if model.SupportsChoice(capabilities.ChoiceTool) {
 			return &bedrock.ToolChoice{Tool: &bedrock.SpecificToolChoice{Name: bedrockName}}
 		}
 		stats.ToolChoiceFallback = capabilities.ChoiceTool
-	case choiceAuto:
+	case chat.ChoiceAuto:
 	default: // unset: Bedrock's default is auto; send nothing.
 		return nil
 	}
@@ -551,18 +374,18 @@ func bedrockToolChoice(kind, bedrockName string, model capabilities.Model, stats
 
 // toolConfig builds toolConfig from the tools and tool_choice: rule 8 (never empty),
 // rule 12 (choice gated on the model), rule 13 (required when the history holds tool use).
-func (t *translator) toolConfig(defs []toolDef, choice, choiceName string) (*bedrock.ToolConfig, error) {
+func (t *translator) toolConfig(defs []toolDef, choice chat.ToolChoice) (*bedrock.ToolConfig, error) {
 	switch {
-	case choice == choiceFunction && !hasTool(defs, choiceName):
-		return nil, invalidf("tool_choice.function.name %s names no tool in tools", clip.Quote(choiceName))
-	case choice == choiceRequired && len(defs) == 0:
+	case choice.Mode == chat.ChoiceFunction && !hasTool(defs, choice.Function):
+		return nil, invalidf("tool_choice.function.name %s names no tool in tools", clip.Quote(choice.Function))
+	case choice.Mode == chat.ChoiceRequired && len(defs) == 0:
 		return nil, invalidf(`tool_choice "required" needs at least one tool in tools`)
 	}
 	history := false
 	for _, u := range t.turns {
 		history = history || len(u.calls) > 0
 	}
-	if !history && (len(defs) == 0 || choice == choiceNone) {
+	if !history && (len(defs) == 0 || choice.Mode == chat.ChoiceNone) {
 		return nil, nil
 	}
 	if !t.model.Tools {
@@ -587,8 +410,8 @@ func (t *translator) toolConfig(defs []toolDef, choice, choiceName string) (*bed
 		t.names.Stats.SynthesizedToolSpecs = len(t.historyNames)
 		return cfg, nil
 	}
-	if choice != choiceNone {
-		cfg.ToolChoice = bedrockToolChoice(choice, t.nameOf[choiceName], t.model, &t.names.Stats)
+	if choice.Mode != chat.ChoiceNone {
+		cfg.ToolChoice = bedrockToolChoice(choice.Mode, t.nameOf[choice.Function], t.model, &t.names.Stats)
 	}
 	return cfg, nil
 }
