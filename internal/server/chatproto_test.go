@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"testing"
 
@@ -177,6 +178,35 @@ func TestRequestFromProtoRefuses(t *testing.T) {
 		_, err := RequestFromProto(req)
 		require.ErrorIs(t, err, translate.ErrInvalidRequest)
 		assert.EqualError(t, err, "invalid request: "+want)
+	}
+}
+
+// TestOddProtoShapes: shapes protojson never produces but Go callers can are converted and
+// translated, or refused with a sentinel, never a panic.
+func TestOddProtoShapes(t *testing.T) {
+	t.Parallel()
+	user := &llmgatewayv1.Message{Role: "user", Content: "hi"}
+	tests := map[string]*llmgatewayv1.ChatRequest{
+		"nil request":       nil,
+		"nil image_url":     {Messages: []*llmgatewayv1.Message{{Role: "user", Parts: []*llmgatewayv1.ContentPart{{Type: "image_url"}}}}},
+		"nil struct":        {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{{Function: &llmgatewayv1.FunctionDefinition{Name: "x", Parameters: nil}}}},
+		"empty struct":      {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{{Name: "x", Parameters: &structpb.Struct{}}}},
+		"nil field values":  {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{{Name: "x", Parameters: &structpb.Struct{Fields: map[string]*structpb.Value{"type": nil, "x": {}}}}}},
+		"empty choice":      {Messages: []*llmgatewayv1.Message{user}, ToolChoice: &structpb.Value{}},
+		"choice list":       {Messages: []*llmgatewayv1.Message{user}, ToolChoice: structpb.NewListValue(&structpb.ListValue{})},
+		"choice nil struct": {Messages: []*llmgatewayv1.Message{user}, ToolChoice: &structpb.Value{Kind: &structpb.Value_StructValue{}}},
+	}
+	for name, req := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			creq, err := RequestFromProto(req)
+			if err == nil {
+				_, _, err = translate.Request(creq, capabilities.Lookup("us.anthropic.claude-sonnet-4-20250514-v1:0"))
+			}
+			if err != nil {
+				require.True(t, errors.Is(err, translate.ErrInvalidRequest) || errors.Is(err, translate.ErrUnsupported), err.Error())
+			}
+		})
 	}
 }
 

@@ -12,8 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
@@ -187,32 +185,29 @@ func TestNamesRoundTrip(t *testing.T) {
 	assert.Equal(t, string(a), string(b))
 }
 
-// TestRequestDoesNotPanic feeds shapes protojson never produces but Go callers can, through
-// the server's conversion.
+// TestRequestDoesNotPanic feeds shapes the REST and gRPC decoders never produce but other
+// callers can.
 func TestRequestDoesNotPanic(t *testing.T) {
 	t.Parallel()
-	user := &llmgatewayv1.Message{Role: "user", Content: "hi"}
-	tests := map[string]*llmgatewayv1.ChatRequest{
-		"nil request":       nil,
-		"nil message":       {Messages: []*llmgatewayv1.Message{user, nil}},
-		"nil part":          {Messages: []*llmgatewayv1.Message{{Role: "user", Parts: []*llmgatewayv1.ContentPart{nil}}}},
-		"nil image_url":     {Messages: []*llmgatewayv1.Message{{Role: "user", Parts: []*llmgatewayv1.ContentPart{{Type: "image_url"}}}}},
-		"nil tool":          {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{nil}},
-		"nil tool call":     {Messages: []*llmgatewayv1.Message{user, {Role: "assistant", ToolCalls: []*llmgatewayv1.ToolCall{nil}}}},
-		"nil function":      {Messages: []*llmgatewayv1.Message{user, {Role: "assistant", ToolCalls: []*llmgatewayv1.ToolCall{{Id: "a"}}}}},
-		"nil struct":        {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{{Function: &llmgatewayv1.FunctionDefinition{Name: "x", Parameters: nil}}}},
-		"empty struct":      {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{{Name: "x", Parameters: &structpb.Struct{}}}},
-		"nil field values":  {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{{Name: "x", Parameters: &structpb.Struct{Fields: map[string]*structpb.Value{"type": nil, "x": {}}}}}},
-		"empty choice":      {Messages: []*llmgatewayv1.Message{user}, ToolChoice: &structpb.Value{}},
-		"choice list":       {Messages: []*llmgatewayv1.Message{user}, ToolChoice: structpb.NewListValue(&structpb.ListValue{})},
-		"choice nil struct": {Messages: []*llmgatewayv1.Message{user}, ToolChoice: &structpb.Value{Kind: &structpb.Value_StructValue{}}},
-		"invalid utf8 args": {Messages: []*llmgatewayv1.Message{user, {Role: "assistant", ToolCalls: []*llmgatewayv1.ToolCall{{Id: "a", Function: &llmgatewayv1.FunctionCall{Name: "f", Arguments: "{\"a\":\"\xff\"}"}}}}}},
-		"nan temperature":   {Messages: []*llmgatewayv1.Message{user}, Temperature: proto.Float64(nan())},
+	user := chat.Message{Role: "user", Content: "hi"}
+	tool := chat.Tool{Name: "f"}
+	tests := map[string]*chat.Request{
+		"empty request":               {},
+		"image part without image":    {Messages: []chat.Message{{Role: "user", Parts: []chat.Part{{Type: "image_url"}}}}},
+		"empty part":                  {Messages: []chat.Message{{Role: "user", Parts: []chat.Part{{}}}}},
+		"empty tool":                  {Messages: []chat.Message{user}, Tools: []chat.Tool{{}}},
+		"empty tool call":             {Messages: []chat.Message{user, {Role: "assistant", ToolCalls: []chat.ToolCall{{}}}}},
+		"empty parameters":            {Messages: []chat.Message{user}, Tools: []chat.Tool{{Name: "x", Parameters: []byte{}}}},
+		"unknown choice mode":         {Messages: []chat.Message{user}, Tools: []chat.Tool{tool}, ToolChoice: chat.ToolChoice{Mode: "sometimes"}},
+		"function choice, no name":    {Messages: []chat.Message{user}, Tools: []chat.Tool{tool}, ToolChoice: chat.ToolChoice{Mode: chat.ChoiceFunction}},
+		"invalid UTF-8 in parameters": {Messages: []chat.Message{user}, Tools: []chat.Tool{{Name: "x", Parameters: []byte("{\"a\":\"\xff\"}")}}},
+		"invalid UTF-8 in arguments":  {Messages: []chat.Message{user, {Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "a", Name: "f", Arguments: "{\"a\":\"\xff\"}"}}}}},
+		"NaN temperature":             {Messages: []chat.Message{user}, Temperature: new(nan())},
 	}
 	for name, req := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			out, err := translateProto(req, testModel)
+			out, _, err := translate.Request(req, capabilities.Lookup(testModel))
 			if err != nil {
 				require.True(t, errors.Is(err, translate.ErrInvalidRequest) || errors.Is(err, translate.ErrUnsupported), err.Error())
 				return
@@ -222,16 +217,6 @@ func TestRequestDoesNotPanic(t *testing.T) {
 			require.NoError(t, validateBody(testModel, body))
 		})
 	}
-}
-
-// translateProto converts req as the server does and translates it for the model.
-func translateProto(req *llmgatewayv1.ChatRequest, modelID string) (*bedrock.ConverseRequest, error) {
-	creq, err := server.RequestFromProto(req)
-	if err != nil {
-		return nil, err
-	}
-	out, _, err := translate.Request(creq, capabilities.Lookup(modelID))
-	return out, err
 }
 
 func nan() float64 {
@@ -336,8 +321,8 @@ func benchRequest() *chat.Request {
 			tool("validate_policy", "Validate a policy against a cluster", "policy"),
 		},
 		ToolChoice:  chat.ToolChoice{Mode: chat.ChoiceAuto},
-		MaxTokens:   proto.Int32(1024),
-		Temperature: proto.Float64(0.2),
+		MaxTokens:   new(int32(1024)),
+		Temperature: new(0.2),
 	}
 }
 
