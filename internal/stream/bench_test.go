@@ -1,12 +1,14 @@
-package stream
+package stream_test
 
 import (
 	"testing"
 	"time"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
+	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/stream"
 )
 
 // benchEvents is a typical 30-event stream: text in 12 deltas, then two tool calls of 6
@@ -28,31 +30,30 @@ func benchEvents() []bedrock.StreamEvent {
 }
 
 // BenchmarkMachine measures the whole per-event path of each format: the machine, then
-// encoding every event it produces (JSONL; chunked with end markers; gRPC is the machine
-// alone, its encoding being protobuf's).
+// encoding every event it produces (JSONL as the server writes it, through the API's
+// proto; chunked; machine_only is the machine alone).
 func BenchmarkMachine(b *testing.B) {
 	evs := benchEvents()
 	formats := []struct {
 		name string
-		ends bool
-		enc  func(dst []byte, c *Chunker, e *llmgatewayv1.ChatStreamEvent) []byte
+		enc  func(dst []byte, c *stream.Chunker, e chat.Event) []byte
 	}{
-		{"jsonl", false, func(dst []byte, _ *Chunker, e *llmgatewayv1.ChatStreamEvent) []byte {
-			return jsonapi.AppendStreamEvent(dst, e)
+		{"jsonl", func(dst []byte, _ *stream.Chunker, e chat.Event) []byte {
+			if p := server.EventToProto(e); p != nil {
+				return jsonapi.AppendStreamEvent(dst, p)
+			}
+			return dst
 		}},
-		{"chunked", true, func(dst []byte, c *Chunker, e *llmgatewayv1.ChatStreamEvent) []byte { return c.Append(dst, e) }},
-		{"machine_only", false, func(dst []byte, _ *Chunker, _ *llmgatewayv1.ChatStreamEvent) []byte { return dst }},
+		{"chunked", func(dst []byte, c *stream.Chunker, e chat.Event) []byte { return c.Append(dst, e) }},
+		{"machine_only", func(dst []byte, _ *stream.Chunker, _ chat.Event) []byte { return dst }},
 	}
 	for _, f := range formats {
 		b.Run(f.name, func(b *testing.B) {
-			out := make([]*llmgatewayv1.ChatStreamEvent, 0, 8)
+			out := make([]chat.Event, 0, 8)
 			buf := make([]byte, 0, 4096)
 			one := func() {
-				m := NewMachine(nil)
-				if f.ends {
-					m.EmitToolCallEnds()
-				}
-				c := NewChunker("req-0123456789")
+				m := stream.NewMachine(nil)
+				c := stream.NewChunker("req-0123456789")
 				src := &sliceEvents{evs: evs}
 				for {
 					var err error

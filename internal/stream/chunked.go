@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
 	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
@@ -30,7 +31,7 @@ const (
 //	tool_call_end  → ToolStart for that call, data = {"tool_call":{id, type, function{name,
 //	                 arguments}}} with the complete arguments, if they are valid JSON
 //	done           → ToolStart for every call not written yet, in index order, then Done
-//	error          → Error, data = the message; pending calls are dropped (their arguments
+//	AppendError    → Error, data = the message; pending calls are dropped (their arguments
 //	                 may be incomplete)
 //
 // Nothing is written after Done or Error. See the package documentation for why ToolStart
@@ -59,7 +60,7 @@ type Chunker struct {
 
 // pendingCall gathers one tool call until its ToolStart line is written.
 type pendingCall struct {
-	index    int32
+	index    int
 	id, name string
 	args     []byte
 	written  bool
@@ -76,56 +77,65 @@ func NewChunker(idPrefix string) *Chunker {
 
 // Append appends the lines ev produces (none, one, or several at done), each ending in
 // '\n', to dst.
-func (c *Chunker) Append(dst []byte, ev *llmgatewayv1.ChatStreamEvent) []byte {
-	if c.ended || ev == nil {
+func (c *Chunker) Append(dst []byte, ev chat.Event) []byte {
+	if c.ended {
 		return dst
 	}
-	switch ev.GetType() {
-	case TypeContent:
-		if d := ev.GetDelta(); d != "" {
-			dst = c.line(dst, ChunkText, d)
+	switch ev.Kind {
+	case chat.EventContent:
+		if ev.Text != "" {
+			dst = c.line(dst, ChunkText, ev.Text)
 		}
-	case TypeToolCall:
-		p := &c.calls[c.call(ev.GetIndex())]
-		tc := ev.GetToolCall()
-		if id := tc.GetId(); id != "" {
-			p.id, p.name = id, tc.GetFunction().GetName()
+	case chat.EventToolCall:
+		p := &c.calls[c.call(ev.Index)]
+		if ev.ToolCall.ID != "" {
+			p.id, p.name = ev.ToolCall.ID, ev.ToolCall.Name
 		}
-		p.args = append(p.args, tc.GetFunction().GetArguments()...)
-	case TypeToolCallEnd:
+		p.args = append(p.args, ev.ToolCall.Arguments...)
+	case chat.EventToolCallEnd:
 		for i := range c.calls {
-			if p := &c.calls[i]; p.index == ev.GetIndex() {
+			if p := &c.calls[i]; p.index == ev.Index {
 				if jsontext.Validate(p.args) == nil {
 					dst = c.toolStart(dst, p)
 				}
 				break
 			}
 		}
-	case TypeDone:
+	case chat.EventDone:
 		slices.SortStableFunc(c.calls, func(a, b pendingCall) int { return cmp.Compare(a.index, b.index) })
 		for i := range c.calls {
 			dst = c.toolStart(dst, &c.calls[i])
 		}
-		c.scratch = bytes.TrimSuffix(jsonapi.AppendStreamEvent(c.scratch[:0], ev), []byte{'\n'})
+		done := &llmgatewayv1.ChatStreamEvent{Type: "done", FinishReason: string(ev.Finish)}
+		if ev.Usage != (chat.Usage{}) { // all zeros: Bedrock sent no usage
+			done.Usage = &llmgatewayv1.Usage{PromptTokens: ev.Usage.PromptTokens, CompletionTokens: ev.Usage.CompletionTokens, TotalTokens: ev.Usage.TotalTokens}
+		}
+		c.scratch = bytes.TrimSuffix(jsonapi.AppendStreamEvent(c.scratch[:0], done), []byte{'\n'})
 		dst = c.line(dst, ChunkDone, string(c.scratch))
-		c.ended = true
-	case TypeError:
-		// The deployed client ignores an Error line with empty data and reads on.
-		msg := ev.GetError().GetMessage()
-		if msg == "" {
-			msg = ev.GetError().GetCode()
-		}
-		if msg == "" {
-			msg = "upstream error"
-		}
-		dst = c.line(dst, ChunkError, msg)
 		c.ended = true
 	}
 	return dst
 }
 
+// AppendError appends the Error line of a stream that failed after it started: message,
+// else code, since the deployed client ignores an Error line with empty data and reads on.
+func (c *Chunker) AppendError(dst []byte, code, message string) []byte {
+	if c.ended {
+		return dst
+	}
+	c.ended = true
+	switch {
+	case message != "":
+	case code != "":
+		message = code
+	default:
+		message = "upstream error"
+	}
+	return c.line(dst, ChunkError, message)
+}
+
 // call returns the position of the call with index, adding it if it is new.
-func (c *Chunker) call(index int32) int {
+func (c *Chunker) call(index int) int {
 	for i := len(c.calls) - 1; i >= 0; i-- {
 		if c.calls[i].index == index {
 			return i

@@ -1,8 +1,8 @@
-// Package stream turns a Bedrock ConverseStream into the gateway's own stream of deltas
-// (docs/PROTOCOL.md 3.2, docs/BEDROCK.md E) and helps write it in the three client formats: JSONL
-// (jsonapi.AppendStreamEvent, one line per event), gRPC (send each event as is) and the
-// Nirmata chunked format (Chunker, docs/PROTOCOL.md 3.3). It is pure: no HTTP, no goroutines, no
-// logging. The server reads the upstream and writes to the client.
+// Package stream turns a Bedrock ConverseStream into the gateway's stream of chat.Event
+// values (docs/PROTOCOL.md 3.2, docs/BEDROCK.md E), and writes them in the Nirmata chunked
+// format (Chunker, docs/PROTOCOL.md 3.3); the server maps them to JSONL and gRPC. It is
+// pure: no HTTP, no goroutines, no logging. The server reads the upstream and writes to
+// the client.
 //
 // A Machine holds the state of one stream, keyed on Bedrock's contentBlockIndex and never
 // on arrival order. Tool calls get dense ordinals 0, 1, 2 … in the order of their
@@ -13,7 +13,8 @@
 //	tool_call      a header {id, type, function.name} without arguments, at contentBlockStart,
 //	               then one non-empty function.arguments fragment per toolUse input delta;
 //	               a tool block that stops without one gets a "{}" fragment
-//	tool_call_end  only with EmitToolCallEnds: the call's arguments are complete
+//	tool_call_end  the call's arguments are complete (for the Chunker; JSONL and gRPC
+//	               have no such event and skip it)
 //	done           finish_reason and usage, once messageStop and metadata have both come
 //	               (or at the end of the stream if metadata never came); nothing follows it
 //
@@ -24,8 +25,9 @@
 // messageStop (ErrTruncated); Bedrock breaking its own protocol (tool input for a block
 // that never started or already stopped, a block started twice, a tool call without an
 // id). Errors the upstream reader returns (in-stream exceptions, cut frames) pass through
-// Step unchanged. After an error the stream is over: the server writes ErrorEvent with the
-// code its error classifier gives, and nothing more.
+// Step unchanged. After an error the stream is over: the server writes an error line
+// (Chunker.AppendError for chunked) with the code its error classifier gives, and nothing
+// more.
 //
 // Tool arguments are not validated as JSON. Bedrock checks the model's tool input itself
 // and ends the stream with malformed_tool_use when it is not valid, which is an error
@@ -34,13 +36,11 @@
 //
 // Design of the chunked format. A chunked ToolStart line needs the complete arguments, and
 // the best moment for it is the tool block's contentBlockStop, which produces nothing in
-// JSONL or gRPC. A Machine told EmitToolCallEnds marks that moment with an extra
-// tool_call_end event; the Chunker writes the ToolStart line then. Only the chunked path
-// turns the marker on, so it can never leak to JSONL or gRPC clients. The Chunker needs no
-// guessing (a "flush when the next header or text arrives" rule would send incomplete
-// arguments when parallel calls interleave); without markers (Synthesize's output, or a
-// Machine without EmitToolCallEnds) it writes every ToolStart at done, still correct. A
-// call whose arguments are not valid JSON at its marker waits for done: with
+// JSONL or gRPC. The Machine marks that moment with a tool_call_end event; the Chunker
+// writes the ToolStart line then. The Chunker needs no guessing (a "flush when the next
+// header or text arrives" rule would send incomplete arguments when parallel calls
+// interleave); a call without a marker gets its ToolStart at done, still correct. A call
+// whose arguments are not valid JSON at its marker waits for done: with
 // malformed_tool_use Bedrock stops the block before it reports the stop reason, and the
 // client must not get a ToolStart for a call that then fails.
 package stream

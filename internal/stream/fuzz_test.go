@@ -1,4 +1,4 @@
-package stream
+package stream_test
 
 import (
 	"encoding/json"
@@ -8,13 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/testing/protocmp"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -185,9 +183,9 @@ func encodeProgram(evs []bedrock.StreamEvent) []byte {
 // translate.ErrUpstream; tool-call indices are dense with every index's header first;
 // fragments are non-empty; done comes at most once and last, and exactly when the stream
 // is complete; at done, each index's fragments concatenate to exactly what Bedrock sent
-// for its block ("{}" when nothing), so valid JSON in is valid JSON out; end markers
-// change nothing else and come once per call after its fragments; the chunked rendering
-// has one ToolStart per call with those arguments and nothing after Done or Error.
+// for its block ("{}" when nothing), so valid JSON in is valid JSON out; end markers come
+// once per call after its fragments; the chunked rendering has one ToolStart per call
+// with those arguments and nothing after Done or Error.
 func FuzzMachine(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*"+fixtureSuffix))
 	require.NoError(f, err)
@@ -198,26 +196,18 @@ func FuzzMachine(f *testing.F) {
 		opToolInput, 2, 0xff, opBlockStop, 2, opMessageStop, 1, opMetadata, 9, 9})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		evs := decodeProgram(data)
-		plain, plainErr := run(t, NewMachine(nil), &sliceEvents{evs: evs})
-		mEnds := NewMachine(nil)
-		mEnds.EmitToolCallEnds()
-		withEnds, endsErr := run(t, mEnds, &sliceEvents{evs: evs})
-
-		require.Equal(t, plainErr, endsErr)
-		if diff := cmp.Diff(plain, withoutEnds(withEnds), protocmp.Transform(), cmpopts.EquateEmpty()); diff != "" {
-			t.Fatalf("end markers changed the events:\n%s", diff)
+		out, err := run(t, stream.NewMachine(nil), &sliceEvents{evs: evs})
+		if err != nil {
+			require.ErrorIs(t, err, translate.ErrUpstream)
 		}
-		if plainErr != nil {
-			require.ErrorIs(t, plainErr, translate.ErrUpstream)
-		}
-		checkFuzzEvents(t, evs, withEnds, plainErr)
+		checkFuzzEvents(t, evs, out, err)
 
-		chunked := parseChunked(t, renderChunked("f", withError(t, withEnds, plainErr)))
-		checkFuzzChunked(t, withEnds, plainErr, chunked)
+		chunked := parseChunked(t, renderChunked("f", out, clientError(t, err)))
+		checkFuzzChunked(t, out, err, chunked)
 	})
 }
 
-func checkFuzzEvents(t *testing.T, in []bedrock.StreamEvent, out []*llmgatewayv1.ChatStreamEvent, streamErr error) {
+func checkFuzzEvents(t *testing.T, in []bedrock.StreamEvent, out []chat.Event, streamErr error) {
 	t.Helper()
 	// What Bedrock sent per tool block, in block-start order; a reference model of the
 	// blocks the machine accepted.
@@ -248,42 +238,42 @@ func checkFuzzEvents(t *testing.T, in []bedrock.StreamEvent, out []*llmgatewayv1
 	}
 
 	var args []string
-	ended := map[int32]bool{}
+	ended := map[int]bool{}
 	doneAt := -1
 	for i, e := range out {
 		require.Equal(t, -1, doneAt, "event after done: %v", e)
-		switch e.GetType() {
-		case TypeContent:
-			require.NotEmpty(t, e.GetDelta())
-		case TypeToolCall:
-			tc := e.GetToolCall()
-			idx := e.GetIndex()
-			if tc.GetId() != "" {
-				require.Equal(t, int32(len(args)), idx, "headers must come in index order 0, 1, 2 …")
-				require.Equal(t, "function", tc.GetType())
-				require.Empty(t, tc.GetFunction().GetArguments(), "a header has no arguments")
-				require.Equal(t, "tool_"+strconv.Itoa(blocks[idx].block), tc.GetFunction().GetName())
+		switch e.Kind {
+		case chat.EventContent:
+			require.NotEmpty(t, e.Text)
+		case chat.EventToolCall:
+			tc := e.ToolCall
+			idx := e.Index
+			if tc.ID != "" {
+				require.Equal(t, len(args), idx, "headers must come in index order 0, 1, 2 …")
+				require.Equal(t, "function", tc.Type)
+				require.Empty(t, tc.Arguments, "a header has no arguments")
+				require.Equal(t, "tool_"+strconv.Itoa(blocks[idx].block), tc.Name)
 				args = append(args, "")
 				continue
 			}
-			require.GreaterOrEqual(t, idx, int32(0))
-			require.Less(t, idx, int32(len(args)), "fragment before its header")
+			require.GreaterOrEqual(t, idx, 0)
+			require.Less(t, idx, len(args), "fragment before its header")
 			require.False(t, ended[idx], "fragment after the end marker")
-			require.NotEmpty(t, tc.GetFunction().GetArguments())
-			args[idx] += tc.GetFunction().GetArguments()
-		case TypeToolCallEnd:
-			require.Less(t, e.GetIndex(), int32(len(args)))
-			require.False(t, ended[e.GetIndex()], "two end markers")
-			ended[e.GetIndex()] = true
-		case TypeDone:
+			require.NotEmpty(t, tc.Arguments)
+			args[idx] += tc.Arguments
+		case chat.EventToolCallEnd:
+			require.Less(t, e.Index, len(args))
+			require.False(t, ended[e.Index], "two end markers")
+			ended[e.Index] = true
+		case chat.EventDone:
 			doneAt = i
 		default:
-			t.Fatalf("unexpected event type %q", e.GetType())
+			t.Fatalf("unexpected event kind %d", e.Kind)
 		}
 	}
 	if streamErr != nil {
 		require.Equal(t, -1, doneAt, "done and an error")
-		if errors.Is(streamErr, ErrTruncated) {
+		if errors.Is(streamErr, stream.ErrTruncated) {
 			require.False(t, sawStop, "ErrTruncated although messageStop came")
 		}
 		return
@@ -303,20 +293,20 @@ func checkFuzzEvents(t *testing.T, in []bedrock.StreamEvent, out []*llmgatewayv1
 	}
 }
 
-func checkFuzzChunked(t *testing.T, evs []*llmgatewayv1.ChatStreamEvent, streamErr error, lines []chunkLine) {
+func checkFuzzChunked(t *testing.T, evs []chat.Event, streamErr error, lines []chunkLine) {
 	t.Helper()
 	calls := map[string]string{} // id → complete arguments
 	for _, e := range evs {
-		if e.GetType() != TypeToolCall {
+		if e.Kind != chat.EventToolCall {
 			continue
 		}
-		if id := e.GetToolCall().GetId(); id != "" {
+		if id := e.ToolCall.ID; id != "" {
 			calls[id] = ""
 			continue
 		}
 		for _, h := range evs {
-			if h.GetType() == TypeToolCall && h.GetIndex() == e.GetIndex() && h.GetToolCall().GetId() != "" {
-				calls[h.GetToolCall().GetId()] += e.GetToolCall().GetFunction().GetArguments()
+			if h.Kind == chat.EventToolCall && h.Index == e.Index && h.ToolCall.ID != "" {
+				calls[h.ToolCall.ID] += e.ToolCall.Arguments
 				break
 			}
 		}
@@ -328,15 +318,15 @@ func checkFuzzChunked(t *testing.T, evs []*llmgatewayv1.ChatStreamEvent, streamE
 		require.False(t, seen[l.ID])
 		seen[l.ID] = true
 		switch l.Type {
-		case ChunkText:
-		case ChunkToolStart:
+		case stream.ChunkText:
+		case stream.ChunkToolStart:
 			id, _, args := toolStartCall(t, l.Data)
 			require.False(t, starts[id], "two ToolStarts for %s", id)
 			starts[id] = true
 			require.Equal(t, calls[id], args)
-		case ChunkError, ChunkDone:
+		case stream.ChunkError, stream.ChunkDone:
 			require.Equal(t, len(lines)-1, i, "%s must be last", l.Type)
-			require.Equal(t, streamErr == nil, l.Type == ChunkDone)
+			require.Equal(t, streamErr == nil, l.Type == stream.ChunkDone)
 		default:
 			t.Fatalf("unexpected chunked type %q", l.Type)
 		}

@@ -1,4 +1,4 @@
-package stream
+package stream_test
 
 import (
 	"bytes"
@@ -15,11 +15,13 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/testing/protocmp"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -48,9 +50,11 @@ func caseNames(t testing.TB, name string) *translate.Names {
 		return nil
 	}
 	require.NoError(t, err)
-	var req llmgatewayv1.ChatRequest
-	require.NoError(t, protojson.Unmarshal(data, &req))
-	_, names, err := translate.Request(&req, capabilities.Lookup(req.GetModel()))
+	var proto llmgatewayv1.ChatRequest
+	require.NoError(t, protojson.Unmarshal(data, &proto))
+	req, err := server.RequestFromProto(&proto)
+	require.NoError(t, err)
+	_, names, err := translate.Request(req, capabilities.Lookup(req.Model))
 	require.NoError(t, err)
 	return names
 }
@@ -71,7 +75,7 @@ func checkGolden(t *testing.T, file string, got []byte) {
 
 // TestGolden runs every testdata/<case>.bedrock.jsonl through the real event-stream reader
 // and a Machine, and compares what the client gets with <case>.deltas.golden.jsonl (JSONL)
-// and <case>.chunked.golden.jsonl (chunked, with tool_call_end markers on).
+// and <case>.chunked.golden.jsonl (chunked).
 func TestGolden(t *testing.T) {
 	t.Parallel()
 	for _, name := range fixtureCases(t) {
@@ -79,57 +83,47 @@ func TestGolden(t *testing.T) {
 			t.Parallel()
 			names := caseNames(t, name)
 			body := fixtureBody(t, filepath.Join("testdata", name+fixtureSuffix))
-			stream := func(r io.Reader, ends bool) ([]*llmgatewayv1.ChatStreamEvent, error) {
+			read := func(r io.Reader) ([]chat.Event, *streamError) {
 				es := bedrock.NewEventStream(io.NopCloser(r), nil)
 				defer es.Close()
-				m := NewMachine(names)
-				if ends {
-					m.EmitToolCallEnds()
-				}
-				return run(t, m, es)
+				evs, err := run(t, stream.NewMachine(names), es)
+				return evs, clientError(t, err)
 			}
 
-			evs, err := stream(bytes.NewReader(body), false)
-			client := withError(t, evs, err)
-			checkGolden(t, name+".deltas.golden.jsonl", renderJSONL(client))
+			evs, fail := read(bytes.NewReader(body))
+			checkGolden(t, name+".deltas.golden.jsonl", renderJSONL(evs, fail))
 
 			// The same body read one byte at a time gives the same events.
-			evs1, err1 := stream(iotest.OneByteReader(bytes.NewReader(body)), false)
-			if diff := cmp.Diff(client, withError(t, evs1, err1), protocmp.Transform(), cmpopts.EquateEmpty()); diff != "" {
+			evs1, fail1 := read(iotest.OneByteReader(bytes.NewReader(body)))
+			if diff := cmp.Diff(evs, evs1, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("one byte at a time (-all at once +one byte):\n%s", diff)
 			}
+			require.Equal(t, fail, fail1)
 
-			// With end markers: the same events plus markers, which the chunked path uses.
-			evsEnds, errEnds := stream(bytes.NewReader(body), true)
-			withEnds := withError(t, evsEnds, errEnds)
-			if diff := cmp.Diff(client, withoutEnds(withEnds), protocmp.Transform(), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("EmitToolCallEnds changed the client events (-without +with):\n%s", diff)
-			}
-			chunked := renderChunked("req-1", withEnds)
+			chunked := renderChunked("req-1", evs, fail)
 			checkGolden(t, name+".chunked.golden.jsonl", chunked)
-			checkChunked(t, client, parseChunked(t, chunked))
+			checkChunked(t, evs, fail, parseChunked(t, chunked))
 		})
 	}
 }
 
-// checkChunked checks a chunked rendering against the JSONL events of the same stream:
-// text in order, one ToolStart per completed call with its complete arguments, and an
-// Error or Done line last.
-func checkChunked(t *testing.T, evs []*llmgatewayv1.ChatStreamEvent, lines []chunkLine) {
+// checkChunked checks a chunked rendering against the events of the same stream: text in
+// order, one ToolStart per completed call with its complete arguments, and an Error or
+// Done line last.
+func checkChunked(t *testing.T, evs []chat.Event, fail *streamError, lines []chunkLine) {
 	t.Helper()
 	var wantText, gotText strings.Builder
 	type call struct{ id, name, args string }
 	var calls []call
-	last := evs[len(evs)-1]
 	for _, e := range evs {
-		switch e.GetType() {
-		case TypeContent:
-			wantText.WriteString(e.GetDelta())
-		case TypeToolCall:
-			if e.GetToolCall().GetId() != "" {
-				calls = append(calls, call{id: e.GetToolCall().GetId(), name: e.GetToolCall().GetFunction().GetName()})
+		switch e.Kind {
+		case chat.EventContent:
+			wantText.WriteString(e.Text)
+		case chat.EventToolCall:
+			if e.ToolCall.ID != "" {
+				calls = append(calls, call{id: e.ToolCall.ID, name: e.ToolCall.Name})
 			}
-			calls[e.GetIndex()].args += e.GetToolCall().GetFunction().GetArguments()
+			calls[e.Index].args += e.ToolCall.Arguments
 		}
 	}
 	ids := map[string]bool{}
@@ -138,24 +132,25 @@ func checkChunked(t *testing.T, evs []*llmgatewayv1.ChatStreamEvent, lines []chu
 		require.False(t, ids[l.ID], "duplicate id %q", l.ID)
 		ids[l.ID] = true
 		switch l.Type {
-		case ChunkText:
+		case stream.ChunkText:
 			gotText.WriteString(l.Data)
-		case ChunkToolStart:
+		case stream.ChunkToolStart:
 			id, name, args := toolStartCall(t, l.Data)
 			starts = append(starts, call{id, name, args})
-		case ChunkError:
-			require.Equal(t, TypeError, last.GetType())
-			require.Equal(t, last.GetError().GetMessage(), l.Data)
+		case stream.ChunkError:
+			require.NotNil(t, fail)
+			require.Equal(t, fail.message, l.Data)
 			require.Equal(t, len(lines)-1, i, "Error must be the last line")
-		case ChunkDone:
-			require.Equal(t, TypeDone, last.GetType())
+		case stream.ChunkDone:
+			require.Nil(t, fail)
+			require.Equal(t, chat.EventDone, evs[len(evs)-1].Kind)
 			require.Equal(t, len(lines)-1, i, "Done must be the last line")
 		default:
 			t.Fatalf("unexpected chunked type %q", l.Type)
 		}
 	}
 	require.Equal(t, wantText.String(), gotText.String())
-	if last.GetType() == TypeDone {
+	if fail == nil {
 		require.Len(t, starts, len(calls))
 		for _, s := range starts {
 			require.Contains(t, calls, s)

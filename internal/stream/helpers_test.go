@@ -1,4 +1,4 @@
-package stream
+package stream_test
 
 import (
 	"bufio"
@@ -15,9 +15,16 @@ import (
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
+	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
+
+// These tests are in package stream_test so that they can write what a client reads with
+// the server's own conversions (server.EventToProto for JSONL, server.RequestFromProto for
+// a case's request): the server imports stream.
 
 // A fixture (testdata/<case>.bedrock.jsonl) holds one upstream frame a line:
 //
@@ -123,9 +130,9 @@ func (s *sliceEvents) Next() (bedrock.StreamEvent, error) {
 
 // run drives a Machine over src with Step, as the server does, and returns every event it
 // produced and the error that ended the stream (nil for a complete one).
-func run(t testing.TB, m *Machine, src Events) ([]*llmgatewayv1.ChatStreamEvent, error) {
+func run(t testing.TB, m *stream.Machine, src stream.Events) ([]chat.Event, error) {
 	t.Helper()
-	var all []*llmgatewayv1.ChatStreamEvent
+	var all []chat.Event
 	for i := 0; ; i++ {
 		require.Less(t, i, 1<<20, "Step does not end")
 		var err error
@@ -139,12 +146,17 @@ func run(t testing.TB, m *Machine, src Events) ([]*llmgatewayv1.ChatStreamEvent,
 	}
 }
 
-// errorEvent builds the error line for err with a test-local copy of the server's code
-// mapping (docs/PROTOCOL.md 5), so goldens show what a client would read.
-func errorEvent(t testing.TB, err error) *llmgatewayv1.ChatStreamEvent {
+// streamError is how a stream that failed after it started ends for the client.
+type streamError struct{ code, message string }
+
+// clientError is the end of the stream for err (nil for nil), with a test-local copy of
+// the server's code mapping (docs/PROTOCOL.md 5), so goldens show what a client would read.
+func clientError(t testing.TB, err error) *streamError {
 	t.Helper()
 	var apiErr *bedrock.APIError
 	switch {
+	case err == nil:
+		return nil
 	case errors.As(err, &apiErr):
 		code := "unavailable"
 		switch apiErr.Code {
@@ -157,51 +169,42 @@ func errorEvent(t testing.TB, err error) *llmgatewayv1.ChatStreamEvent {
 		case bedrock.CodeAccessDenied:
 			code = "internal"
 		}
-		return ErrorEvent(code, apiErr.Message)
+		return &streamError{code, apiErr.Message}
 	case errors.Is(err, translate.ErrUpstream): // truncated, malformed_*, protocol breaks
-		return ErrorEvent("unavailable", err.Error())
+		return &streamError{"unavailable", err.Error()}
 	case errors.Is(err, bedrock.ErrTransport):
-		return ErrorEvent("unavailable", "the upstream model service failed")
+		return &streamError{"unavailable", "the upstream model service failed"}
 	}
 	t.Fatalf("unexpected stream error %T: %v", err, err)
 	return nil
 }
 
-// withError returns the events a client gets: evs, then the error event if err is set.
-func withError(t testing.TB, evs []*llmgatewayv1.ChatStreamEvent, err error) []*llmgatewayv1.ChatStreamEvent {
-	t.Helper()
-	if err == nil {
-		return evs
-	}
-	return append(evs[:len(evs):len(evs)], errorEvent(t, err))
-}
-
-func renderJSONL(evs []*llmgatewayv1.ChatStreamEvent) []byte {
+// renderJSONL is the JSONL stream a client gets: evs as the server writes them, then the
+// error line if the stream failed.
+func renderJSONL(evs []chat.Event, fail *streamError) []byte {
 	var b []byte
 	for _, e := range evs {
-		b = jsonapi.AppendStreamEvent(b, e)
+		if p := server.EventToProto(e); p != nil {
+			b = jsonapi.AppendStreamEvent(b, p)
+		}
+	}
+	if fail != nil {
+		b = jsonapi.AppendStreamEvent(b, &llmgatewayv1.ChatStreamEvent{Type: "error", Error: &llmgatewayv1.StreamError{Code: fail.code, Message: fail.message}})
 	}
 	return b
 }
 
-func renderChunked(prefix string, evs []*llmgatewayv1.ChatStreamEvent) []byte {
-	c := NewChunker(prefix)
+// renderChunked is the chunked stream a client gets.
+func renderChunked(prefix string, evs []chat.Event, fail *streamError) []byte {
+	c := stream.NewChunker(prefix)
 	var b []byte
 	for _, e := range evs {
 		b = c.Append(b, e)
 	}
-	return b
-}
-
-// withoutEnds drops the tool_call_end markers.
-func withoutEnds(evs []*llmgatewayv1.ChatStreamEvent) []*llmgatewayv1.ChatStreamEvent {
-	out := make([]*llmgatewayv1.ChatStreamEvent, 0, len(evs))
-	for _, e := range evs {
-		if e.GetType() != TypeToolCallEnd {
-			out = append(out, e)
-		}
+	if fail != nil {
+		b = c.AppendError(b, fail.code, fail.message)
 	}
-	return out
+	return b
 }
 
 // chunkLine is one line of the chunked format.
@@ -247,7 +250,24 @@ func toolStartCall(t testing.TB, data string) (id, name, args string) {
 
 func str(s string) *string { return &s }
 
-// ev builders for hand-written sequences.
+// Client event builders for expectations.
+func content(text string) chat.Event { return chat.Event{Kind: chat.EventContent, Text: text} }
+
+func header(index int, id, name string) chat.Event {
+	return chat.Event{Kind: chat.EventToolCall, Index: index, ToolCall: chat.ToolCall{ID: id, Type: "function", Name: name}}
+}
+
+func fragment(index int, args string) chat.Event {
+	return chat.Event{Kind: chat.EventToolCall, Index: index, ToolCall: chat.ToolCall{Arguments: args}}
+}
+
+func toolEnd(index int) chat.Event { return chat.Event{Kind: chat.EventToolCallEnd, Index: index} }
+
+func done(finish chat.FinishReason, usage chat.Usage) chat.Event {
+	return chat.Event{Kind: chat.EventDone, Finish: finish, Usage: usage}
+}
+
+// Bedrock event builders for hand-written sequences.
 func evMessageStart() bedrock.StreamEvent {
 	return bedrock.StreamEvent{Type: bedrock.EventMessageStart, MessageStart: &bedrock.MessageStartEvent{Role: "assistant"}}
 }

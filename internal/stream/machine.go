@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -27,15 +27,14 @@ var _ Events = (*bedrock.EventStream)(nil)
 // package documentation). Not safe for concurrent use: it belongs to the goroutine serving
 // one request.
 type Machine struct {
-	names    *translate.Names
-	toolEnds bool
+	names *translate.Names
 
 	tools []toolBlock // by ordinal
 	last  int         // ordinal of the last tool block looked up: deltas come in runs
 
 	stopReason string // Bedrock's, as sent
-	finish     string
-	usage      *llmgatewayv1.Usage
+	finish     chat.FinishReason
+	usage      chat.Usage
 	stopped    bool // messageStop came
 	metadata   bool // metadata came
 	done       bool // the done event was produced
@@ -56,17 +55,12 @@ func NewMachine(names *translate.Names) *Machine {
 	return &Machine{names: names}
 }
 
-// EmitToolCallEnds makes the Machine produce a tool_call_end event once a tool call's
-// arguments are complete, for the Chunker. Use it only on the chunked path: the marker is
-// not part of the JSONL or gRPC stream.
-func (m *Machine) EmitToolCallEnds() { m.toolEnds = true }
-
 // Step reads one event from src and appends the client events it produces to out. It
 // returns io.EOF, with the final events in out, once the stream is complete (done was
 // produced); the errors of Feed and Finish; and whatever src.Next returns other than
 // io.EOF, unchanged (an in-stream *bedrock.APIError, a transport error). Bedrock's
 // metadata is its last event, so Step does not read on after done; close src either way.
-func (m *Machine) Step(src Events, out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.ChatStreamEvent, error) {
+func (m *Machine) Step(src Events, out []chat.Event) ([]chat.Event, error) {
 	if m.err != nil {
 		return out, m.err
 	}
@@ -97,7 +91,7 @@ func (m *Machine) Step(src Events, out []*llmgatewayv1.ChatStreamEvent) ([]*llmg
 // goes by ev.Type, as bedrock.EventStream sets it; events after done are ignored. It returns an error wrapping translate.ErrUpstream for a
 // malformed_* stop reason or for events that break Bedrock's protocol; after an error,
 // every call returns the same error.
-func (m *Machine) Feed(ev bedrock.StreamEvent, out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.ChatStreamEvent, error) {
+func (m *Machine) Feed(ev bedrock.StreamEvent, out []chat.Event) ([]chat.Event, error) {
 	if m.err != nil {
 		return out, m.err
 	}
@@ -148,9 +142,9 @@ func (m *Machine) Feed(ev bedrock.StreamEvent, out []*llmgatewayv1.ChatStreamEve
 }
 
 // Finish is called when the upstream ended cleanly (Events.Next returned io.EOF). It
-// appends the done event if it is still due, with usage nil when metadata never came. It
+// appends the done event if it is still due, with zero usage when metadata never came. It
 // returns ErrTruncated if messageStop never came, and the earlier error after a failure.
-func (m *Machine) Finish(out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.ChatStreamEvent, error) {
+func (m *Machine) Finish(out []chat.Event) ([]chat.Event, error) {
 	switch {
 	case m.err != nil:
 		return out, m.err
@@ -169,8 +163,8 @@ func (m *Machine) Done() bool { return m.done }
 // ones translate.KnownStopReason does not know.
 func (m *Machine) StopReason() string { return m.stopReason }
 
-// Usage is the usage of the done event: nil until metadata came, or if it had none.
-func (m *Machine) Usage() *llmgatewayv1.Usage { return m.usage }
+// Usage is the usage of the done event: zero until metadata came, or if it had none.
+func (m *Machine) Usage() chat.Usage { return m.usage }
 
 // ToolCalls is the number of tool calls started so far.
 func (m *Machine) ToolCalls() int { return len(m.tools) }
@@ -180,7 +174,7 @@ func (m *Machine) fail(err error) error {
 	return err
 }
 
-func (m *Machine) delta(d *bedrock.ContentBlockDeltaEvent, out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.ChatStreamEvent, error) {
+func (m *Machine) delta(d *bedrock.ContentBlockDeltaEvent, out []chat.Event) ([]chat.Event, error) {
 	switch {
 	case d.Delta.Text != nil:
 		if *d.Delta.Text != "" {
@@ -197,14 +191,14 @@ func (m *Machine) delta(d *bedrock.ContentBlockDeltaEvent, out []*llmgatewayv1.C
 		}
 		if frag := d.Delta.ToolUse.Input; frag != "" {
 			t.args = true
-			out = append(out, fragmentEvent(int32(i), frag))
+			out = append(out, fragmentEvent(i, frag))
 		}
 	}
 	// Reasoning deltas, and delta kinds Bedrock adds later, are not part of the protocol.
 	return out, nil
 }
 
-func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []*llmgatewayv1.ChatStreamEvent) ([]*llmgatewayv1.ChatStreamEvent, error) {
+func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat.Event) ([]chat.Event, error) {
 	if m.lookup(block) >= 0 {
 		return out, m.fail(fmt.Errorf("%w: Bedrock started content block %d twice", translate.ErrUpstream, block))
 	}
@@ -213,15 +207,15 @@ func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []*llm
 		// client could not answer the call.
 		return out, m.fail(fmt.Errorf("%w: Bedrock started a tool call without a toolUseId", translate.ErrUpstream))
 	}
-	ordinal := int32(len(m.tools))
+	ordinal := len(m.tools)
 	m.tools = append(m.tools, toolBlock{block: block})
-	m.last = int(ordinal)
+	m.last = ordinal
 	return append(out, headerEvent(ordinal, m.names.ToolCallID(tu.ToolUseID), m.names.ToolName(tu.Name))), nil
 }
 
 // stopTool closes tool call i: a "{}" fragment if it streamed no arguments, so every
-// call's fragments concatenate to a JSON object, and the end marker if asked for.
-func (m *Machine) stopTool(i int, out []*llmgatewayv1.ChatStreamEvent) []*llmgatewayv1.ChatStreamEvent {
+// call's fragments concatenate to a JSON object, then the end marker.
+func (m *Machine) stopTool(i int, out []chat.Event) []chat.Event {
 	t := &m.tools[i]
 	if t.stopped {
 		return out
@@ -229,16 +223,13 @@ func (m *Machine) stopTool(i int, out []*llmgatewayv1.ChatStreamEvent) []*llmgat
 	t.stopped = true
 	if !t.args {
 		t.args = true
-		out = append(out, fragmentEvent(int32(i), "{}"))
+		out = append(out, fragmentEvent(i, "{}"))
 	}
-	if m.toolEnds {
-		out = append(out, toolCallEndEvent(int32(i)))
-	}
-	return out
+	return append(out, toolCallEndEvent(i))
 }
 
 // finishStream closes the tool calls Bedrock left open and produces done.
-func (m *Machine) finishStream(out []*llmgatewayv1.ChatStreamEvent) []*llmgatewayv1.ChatStreamEvent {
+func (m *Machine) finishStream(out []chat.Event) []chat.Event {
 	for i := range m.tools {
 		out = m.stopTool(i, out)
 	}

@@ -1,4 +1,4 @@
-package stream
+package stream_test
 
 import (
 	"errors"
@@ -8,70 +8,66 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/testing/protocmp"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 func TestMachine(t *testing.T) {
 	t.Parallel()
-	usage := &llmgatewayv1.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}
+	usage := chat.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}
 	tests := []struct {
 		name    string
-		ends    bool
 		events  []bedrock.StreamEvent
-		want    []*llmgatewayv1.ChatStreamEvent
+		want    []chat.Event
 		wantErr string // substring; "" for a complete stream
 	}{
 		{
 			name:   "metadata before messageStop",
 			events: []bedrock.StreamEvent{evMessageStart(), evText(0, "hi"), evMetadata(3, 4), evMessageStop("end_turn")},
-			want:   []*llmgatewayv1.ChatStreamEvent{contentEvent("hi"), doneEvent("stop", usage)},
+			want:   []chat.Event{content("hi"), done(chat.FinishStop, usage)},
 		},
 		{
 			name: "events after done are ignored",
 			events: []bedrock.StreamEvent{evText(0, "a"), evMessageStop("end_turn"), evMetadata(3, 4),
 				evText(0, "late"), evToolStart(1, "t", "n"), evMessageStop("malformed_tool_use")},
-			want: []*llmgatewayv1.ChatStreamEvent{contentEvent("a"), doneEvent("stop", usage)},
+			want: []chat.Event{content("a"), done(chat.FinishStop, usage)},
 		},
 		{
 			name: "a tool block never stopped gets {} and its end marker before done",
-			ends: true,
 			events: []bedrock.StreamEvent{evToolStart(4, "t1", "a"), evToolStart(7, "t2", "b"), evToolInput(7, `{"x":1}`),
 				evMessageStop("tool_use"), evMetadata(3, 4)},
-			want: []*llmgatewayv1.ChatStreamEvent{
-				headerEvent(0, "t1", "a"), headerEvent(1, "t2", "b"), fragmentEvent(1, `{"x":1}`),
-				fragmentEvent(0, "{}"), toolCallEndEvent(0), toolCallEndEvent(1),
-				doneEvent("tool_calls", usage),
+			want: []chat.Event{
+				header(0, "t1", "a"), header(1, "t2", "b"), fragment(1, `{"x":1}`),
+				fragment(0, "{}"), toolEnd(0), toolEnd(1),
+				done(chat.FinishToolCalls, usage),
 			},
 		},
 		{
 			name: "end markers at contentBlockStop, once",
-			ends: true,
 			events: []bedrock.StreamEvent{evToolStart(0, "t1", "a"), evToolInput(0, "{}"), evStop(0), evStop(0),
 				evMessageStop("tool_use")},
-			want: []*llmgatewayv1.ChatStreamEvent{
-				headerEvent(0, "t1", "a"), fragmentEvent(0, "{}"), toolCallEndEvent(0), doneEvent("tool_calls", nil),
+			want: []chat.Event{
+				header(0, "t1", "a"), fragment(0, "{}"), toolEnd(0), done(chat.FinishToolCalls, chat.Usage{}),
 			},
 		},
 		{
 			name:   "stop of a block that is not a tool, and of an unknown block, say nothing",
 			events: []bedrock.StreamEvent{evText(0, "a"), evStop(0), evStop(9), evMessageStop("end_turn")},
-			want:   []*llmgatewayv1.ChatStreamEvent{contentEvent("a"), doneEvent("stop", nil)},
+			want:   []chat.Event{content("a"), done(chat.FinishStop, chat.Usage{})},
 		},
 		{
 			name: "metadata without usage",
 			events: []bedrock.StreamEvent{evMessageStop("stop_sequence"),
 				{Type: bedrock.EventMetadata, Metadata: &bedrock.MetadataEvent{Metrics: &bedrock.Metrics{LatencyMs: 5}}}},
-			want: []*llmgatewayv1.ChatStreamEvent{doneEvent("stop", nil)},
+			want: []chat.Event{done(chat.FinishStop, chat.Usage{})},
 		},
 		{
 			name:   "unknown stop reason is stop",
 			events: []bedrock.StreamEvent{evMessageStop("brand_new_reason"), evMetadata(3, 4)},
-			want:   []*llmgatewayv1.ChatStreamEvent{doneEvent("stop", usage)},
+			want:   []chat.Event{done(chat.FinishStop, usage)},
 		},
 		{
 			name: "events with a type but no body, unknown types and other block starts are ignored",
@@ -82,24 +78,24 @@ func TestMachine(t *testing.T) {
 				{Type: bedrock.EventContentBlockDelta, ContentBlockDelta: &bedrock.ContentBlockDeltaEvent{}},
 				evMessageStop("content_filtered"),
 			},
-			want: []*llmgatewayv1.ChatStreamEvent{doneEvent("content_filter", nil)},
+			want: []chat.Event{done(chat.FinishContentFilter, chat.Usage{})},
 		},
 		{
 			name:    "malformed model output",
 			events:  []bedrock.StreamEvent{evText(0, "x"), evMessageStop("malformed_model_output"), evMetadata(1, 1)},
-			want:    []*llmgatewayv1.ChatStreamEvent{contentEvent("x")},
+			want:    []chat.Event{content("x")},
 			wantErr: "malformed_model_output",
 		},
 		{
 			name:    "tool input after the block stopped",
 			events:  []bedrock.StreamEvent{evToolStart(0, "t", "n"), evStop(0), evToolInput(0, "{}")},
-			want:    []*llmgatewayv1.ChatStreamEvent{headerEvent(0, "t", "n"), fragmentEvent(0, "{}")},
+			want:    []chat.Event{header(0, "t", "n"), fragment(0, "{}"), toolEnd(0)},
 			wantErr: "after it stopped",
 		},
 		{
 			name:    "block started twice",
 			events:  []bedrock.StreamEvent{evToolStart(0, "t", "n"), evToolStart(0, "u", "n")},
-			want:    []*llmgatewayv1.ChatStreamEvent{headerEvent(0, "t", "n")},
+			want:    []chat.Event{header(0, "t", "n")},
 			wantErr: "started content block 0 twice",
 		},
 		{
@@ -110,17 +106,14 @@ func TestMachine(t *testing.T) {
 		{
 			name:    "truncated",
 			events:  []bedrock.StreamEvent{evMessageStart(), evText(0, "x"), evMetadata(1, 1)},
-			want:    []*llmgatewayv1.ChatStreamEvent{contentEvent("x")},
-			wantErr: ErrTruncated.Error(),
+			want:    []chat.Event{content("x")},
+			wantErr: stream.ErrTruncated.Error(),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			m := NewMachine(nil)
-			if tt.ends {
-				m.EmitToolCallEnds()
-			}
+			m := stream.NewMachine(nil)
 			got, err := run(t, m, &sliceEvents{evs: tt.events})
 			if tt.wantErr == "" {
 				require.NoError(t, err)
@@ -135,7 +128,7 @@ func TestMachine(t *testing.T) {
 				_, again = m.Finish(nil)
 				require.Equal(t, err, again)
 			}
-			if diff := cmp.Diff(tt.want, got, protocmp.Transform(), cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
@@ -148,7 +141,7 @@ func TestStep(t *testing.T) {
 	t.Run("passes upstream errors through unchanged and stays failed", func(t *testing.T) {
 		t.Parallel()
 		apiErr := &bedrock.APIError{Code: bedrock.CodeThrottling, Message: "slow down"}
-		m := NewMachine(nil)
+		m := stream.NewMachine(nil)
 		src := &sliceEvents{evs: []bedrock.StreamEvent{evText(0, "a")}, err: apiErr}
 		out, err := m.Step(src, nil)
 		require.NoError(t, err)
@@ -164,7 +157,7 @@ func TestStep(t *testing.T) {
 
 	t.Run("returns io.EOF with done and does not read on", func(t *testing.T) {
 		t.Parallel()
-		m := NewMachine(nil)
+		m := stream.NewMachine(nil)
 		src := &sliceEvents{evs: []bedrock.StreamEvent{evMessageStop("end_turn"), evMetadata(1, 2)}, err: errors.New("never read")}
 		out, err := m.Step(src, nil)
 		require.NoError(t, err)
@@ -172,7 +165,7 @@ func TestStep(t *testing.T) {
 		out, err = m.Step(src, nil)
 		require.Equal(t, io.EOF, err) // not wrapped
 		require.Len(t, out, 1)
-		require.Equal(t, TypeDone, out[0].GetType())
+		require.Equal(t, chat.EventDone, out[0].Kind)
 		out, err = m.Step(src, nil)
 		require.Equal(t, io.EOF, err)
 		require.Empty(t, out)
@@ -183,24 +176,24 @@ func TestStep(t *testing.T) {
 
 	t.Run("done at the end of the stream without metadata", func(t *testing.T) {
 		t.Parallel()
-		m := NewMachine(nil)
+		m := stream.NewMachine(nil)
 		src := &sliceEvents{evs: []bedrock.StreamEvent{evMessageStop("max_tokens")}}
 		_, err := m.Step(src, nil)
 		require.NoError(t, err)
 		out, err := m.Step(src, nil)
 		require.Equal(t, io.EOF, err)
 		require.Len(t, out, 1)
-		require.Equal(t, "length", out[0].GetFinishReason())
-		require.Nil(t, out[0].GetUsage())
+		require.Equal(t, chat.FinishLength, out[0].Finish)
+		require.Zero(t, out[0].Usage)
 	})
 }
 
 func TestMachineAccessors(t *testing.T) {
 	t.Parallel()
-	m := NewMachine(nil)
+	m := stream.NewMachine(nil)
 	require.Empty(t, m.StopReason())
-	require.Nil(t, m.Usage())
-	var out []*llmgatewayv1.ChatStreamEvent
+	require.Zero(t, m.Usage())
+	var out []chat.Event
 	var err error
 	for _, ev := range []bedrock.StreamEvent{evToolStart(0, "a", "x"), evToolStart(1, "b", "y"), evMessageStop("tool_use"), evMetadata(5, 6)} {
 		out, err = m.Feed(ev, out)
@@ -208,42 +201,11 @@ func TestMachineAccessors(t *testing.T) {
 	}
 	require.Equal(t, 2, m.ToolCalls())
 	require.Equal(t, "tool_use", m.StopReason())
-	require.Equal(t, int32(11), m.Usage().GetTotalTokens())
+	require.Equal(t, int32(11), m.Usage().TotalTokens)
 	require.True(t, m.Done())
 }
 
 func TestErrTruncated(t *testing.T) {
 	t.Parallel()
-	require.ErrorIs(t, ErrTruncated, translate.ErrUpstream)
-}
-
-func TestErrorEvent(t *testing.T) {
-	t.Parallel()
-	got := string(renderJSONL([]*llmgatewayv1.ChatStreamEvent{ErrorEvent("resource_exhausted", "slow down")}))
-	require.Equal(t, `{"type":"error","error":{"code":"resource_exhausted","message":"slow down"}}`+"\n", got)
-}
-
-// TestToolEventProto checks that the single-allocation tool events are ordinary protos.
-func TestToolEventProto(t *testing.T) {
-	t.Parallel()
-	want := &llmgatewayv1.ChatStreamEvent{Type: TypeToolCall, Index: 2, ToolCall: &llmgatewayv1.ToolCall{
-		Id: "id", Type: "function", Function: &llmgatewayv1.FunctionCall{Name: "n"}}}
-	if diff := cmp.Diff(want, headerEvent(2, "id", "n"), protocmp.Transform(), cmpopts.EquateEmpty()); diff != "" {
-		t.Error(diff)
-	}
-	want = &llmgatewayv1.ChatStreamEvent{Type: TypeToolCall, Index: 1, ToolCall: &llmgatewayv1.ToolCall{
-		Function: &llmgatewayv1.FunctionCall{Arguments: "{}"}}}
-	if diff := cmp.Diff(want, fragmentEvent(1, "{}"), protocmp.Transform(), cmpopts.EquateEmpty()); diff != "" {
-		t.Error(diff)
-	}
-	// They go over gRPC as they are.
-	for _, ev := range []*llmgatewayv1.ChatStreamEvent{headerEvent(0, "id", "n"), fragmentEvent(3, `{"a":1}`)} {
-		wire, err := proto.Marshal(ev)
-		require.NoError(t, err)
-		var back llmgatewayv1.ChatStreamEvent
-		require.NoError(t, proto.Unmarshal(wire, &back))
-		if diff := cmp.Diff(ev, &back, protocmp.Transform()); diff != "" {
-			t.Error(diff)
-		}
-	}
+	require.ErrorIs(t, stream.ErrTruncated, translate.ErrUpstream)
 }

@@ -1,4 +1,4 @@
-package translate
+package translate_test
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
+	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // restBenchBody is a typical REST agent turn (3 tools, a tool round trip), shared with the
@@ -14,7 +16,7 @@ import (
 const restBenchBody = "../jsonapi/testdata/agent_turn.json"
 
 // BenchmarkRESTRequest is the whole request path of a REST call before the upstream:
-// decode the body, translate it, marshal the Converse body.
+// decode the body, convert it to the chat model, translate it, marshal the Converse body.
 func BenchmarkRESTRequest(b *testing.B) {
 	body, err := os.ReadFile(restBenchBody)
 	if err != nil {
@@ -24,11 +26,15 @@ func BenchmarkRESTRequest(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		req, err := jsonapi.DecodeChatRequest(body)
+		decoded, err := jsonapi.DecodeChatRequest(body)
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, _, err := Request(req, model)
+		req, err := server.RequestFromProto(decoded)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _, err := translate.Request(req, model)
 		if err != nil {
 			b.Fatal(err)
 		}

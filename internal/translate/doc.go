@@ -1,20 +1,18 @@
-// Package translate turns the gateway's normalized chat request (llmgateway.v1) into a
-// Bedrock Converse request and a Converse answer back into a chat response. It is pure: no
+// Package translate turns the gateway's chat request (internal/chat) into a Bedrock
+// Converse request and a Converse answer back into a chat response. It is pure: no
 // network, no goroutines, no logging; what it repairs it reports in [Stats] for the caller
-// to log and count.
+// to log and count. It knows no transport: the server maps the API's protos to and from
+// the chat model.
 //
 // Request applies docs/BEDROCK.md section C: it turns any history a client may send (system
 // messages mid-way, parallel tool calls split over several assistant or tool messages,
 // unanswered calls (also at the very end of the history), orphan results, empty content, tool names with dots, foreign tool-call
 // ids, a leading assistant turn) into a conversation Bedrock accepts, or refuses it with an
 // error wrapping [ErrInvalidRequest] or [ErrUnsupported] that names the field by its
-// 0-based JSON path. Tool arguments, JSON results and tool schemas given as JSON text
-// (parameters_json, which the REST API always fills) travel as raw JSON: validated and
-// compacted, never decoded, so numbers keep every digit and objects their key order. A
-// schema given only as a google.protobuf.Struct (a gRPC client's parameters) has lost both
-// before it arrives (float64 numbers, unordered keys); it is written with sorted keys, so
-// the same Struct always gives the same bytes. Marshal the result with
-// [bedrock.MarshalRequest], not json.Marshal, which HTML-escapes < > & even inside raw JSON.
+// 0-based JSON path. Tool arguments, JSON results and tool schemas travel as raw JSON:
+// validated and compacted, never decoded, so numbers keep every digit and objects their
+// key order. Marshal the result with [bedrock.MarshalRequest], not json.Marshal, which
+// HTML-escapes < > & even inside raw JSON.
 //
 // Response, FinishReason and Usage apply section D. The [Names] that Request returns maps
 // the Bedrock-safe tool names and ids back to the client's, for unary and stream answers

@@ -3,6 +3,8 @@ package translate
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
 // Sentinels the server maps to statuses (docs/PROTOCOL.md section 5). Every error this package
@@ -33,4 +35,29 @@ func invalidf(format string, args ...any) error {
 // upstreamf wraps ErrUpstream with a message a person can act on.
 func upstreamf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUpstream}, args...)...)
+}
+
+// notJSON words an error of jsontext.Compact as the end of a message about a field:
+// "is not valid JSON: unexpected end of input at byte 12", or "nests deeper than 1000
+// levels at byte 1000" for text that is JSON but nests too deeply.
+func notJSON(err error) string {
+	if _, tooDeep := err.(*jsontext.DepthError); tooDeep {
+		return err.Error()
+	}
+	return "is not valid JSON: " + err.Error()
+}
+
+func jsonKind(first byte) string {
+	switch first {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
 }

@@ -1,4 +1,4 @@
-package translate
+package translate_test
 
 import (
 	"bytes"
@@ -17,26 +17,37 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// loadRequest reads a request fixture: the ChatRequest in protojson form (proto field
-// names), so these tests do not depend on the REST codec.
-func loadRequest(t testing.TB, path string) *llmgatewayv1.ChatRequest {
+// These tests are in package translate_test so that they can read their fixtures, API
+// requests in protojson form (proto field names, so they do not depend on the REST codec),
+// with the conversion the server uses, server.RequestFromProto: translate itself knows
+// only the chat model, and the server imports it.
+
+// loadRequest reads a request fixture and converts it to the chat model. A fixture the
+// conversion refuses is returned as its error.
+func loadRequest(t testing.TB, path string) (*chat.Request, error) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var req llmgatewayv1.ChatRequest
 	require.NoError(t, protojson.Unmarshal(data, &req), path)
-	return &req
+	return server.RequestFromProto(&req)
 }
 
 // translateFixture runs Request on testdata/<name>.request.json with the model it names.
-func translateFixture(t testing.TB, name string) (*bedrock.ConverseRequest, *Names, error) {
+func translateFixture(t testing.TB, name string) (*bedrock.ConverseRequest, *translate.Names, error) {
 	t.Helper()
-	req := loadRequest(t, filepath.Join("testdata", name+".request.json"))
-	return Request(req, capabilities.Lookup(req.GetModel()))
+	req, err := loadRequest(t, filepath.Join("testdata", name+".request.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return translate.Request(req, capabilities.Lookup(req.Model))
 }
 
 // checkGolden compares got with testdata/<file>, or rewrites it with -update. The golden of
@@ -94,7 +105,7 @@ func TestRequestGolden(t *testing.T) {
 			if err != nil {
 				require.Nil(t, out)
 				require.Nil(t, names)
-				require.True(t, errors.Is(err, ErrInvalidRequest) || errors.Is(err, ErrUnsupported),
+				require.True(t, errors.Is(err, translate.ErrInvalidRequest) || errors.Is(err, translate.ErrUnsupported),
 					"error wraps neither ErrInvalidRequest nor ErrUnsupported: %v", err)
 				checkGolden(t, name+".error.golden.txt", []byte(err.Error()+"\n"), name+".converse.golden.json")
 				return
@@ -102,18 +113,19 @@ func TestRequestGolden(t *testing.T) {
 			require.NotNil(t, names)
 			body, err := bedrock.MarshalRequest(out)
 			require.NoError(t, err)
-			model := loadRequest(t, filepath.Join("testdata", name+".request.json")).GetModel()
-			require.NoError(t, validateBody(model, body))
+			req, err := loadRequest(t, filepath.Join("testdata", name+".request.json"))
+			require.NoError(t, err)
+			require.NoError(t, validateBody(req.Model, body))
 			checkGolden(t, name+".converse.golden.json", indent(t, body), name+".error.golden.txt")
 		})
 	}
 }
 
-// responseJSON renders a ChatResponse stably: protojson's spacing is randomized, so it is
-// compacted and indented again.
-func responseJSON(t testing.TB, resp *llmgatewayv1.ChatResponse) []byte {
+// responseJSON renders an answer as the API's ChatResponse, stably: protojson's spacing is
+// randomized, so it is compacted and indented again.
+func responseJSON(t testing.TB, resp *chat.Response) []byte {
 	t.Helper()
-	raw, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(resp)
+	raw, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(server.ResponseToProto(resp))
 	require.NoError(t, err)
 	var compact bytes.Buffer
 	require.NoError(t, json.Compact(&compact, raw))
@@ -132,15 +144,15 @@ func TestResponseGolden(t *testing.T) {
 			require.NoError(t, err)
 			var upstream bedrock.ConverseResponse
 			require.NoError(t, json.Unmarshal(data, &upstream))
-			var names *Names
+			var names *translate.Names
 			if _, err := os.Stat(filepath.Join("testdata", name+".request.json")); err == nil {
 				_, names, err = translateFixture(t, name)
 				require.NoError(t, err)
 			}
-			resp, err := Response(&upstream, names)
+			resp, err := translate.Response(&upstream, names)
 			if err != nil {
 				require.Nil(t, resp)
-				require.ErrorIs(t, err, ErrUpstream)
+				require.ErrorIs(t, err, translate.ErrUpstream)
 				checkGolden(t, name+".response.error.golden.txt", []byte(err.Error()+"\n"), name+".response.golden.json")
 				return
 			}

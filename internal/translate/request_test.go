@@ -1,4 +1,4 @@
-package translate
+package translate_test
 
 import (
 	"encoding/json"
@@ -12,13 +12,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/jsonapi"
+	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 const testModel = "us.anthropic.claude-sonnet-4-20250514-v1:0"
@@ -26,7 +27,7 @@ const testModel = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 // TestRequestStats checks what Request reports having repaired, per fixture.
 func TestRequestStats(t *testing.T) {
 	t.Parallel()
-	tests := map[string]Stats{
+	tests := map[string]translate.Stats{
 		"basic_tools":                        {},
 		"gollm_streaming_history":            {},
 		"parallel_partial_answer":            {SynthesizedResults: 1},
@@ -114,9 +115,11 @@ func TestRESTSchemaBytes(t *testing.T) {
     {"type": "function", "function": {"name": "no_params"}}
   ]
 }`
-	req, err := jsonapi.DecodeChatRequest([]byte(body))
+	decoded, err := jsonapi.DecodeChatRequest([]byte(body))
 	require.NoError(t, err)
-	out, _, err := Request(req, capabilities.Lookup(req.GetModel()))
+	req, err := server.RequestFromProto(decoded)
+	require.NoError(t, err)
+	out, _, err := translate.Request(req, capabilities.Lookup(req.Model))
 	require.NoError(t, err)
 	raw, err := bedrock.MarshalRequest(out)
 	require.NoError(t, err)
@@ -140,56 +143,20 @@ func TestRESTSchemaBytes(t *testing.T) {
 
 // TestNamesRoundTrip: every Bedrock name and id in the mcp_names request is valid, unique,
 // used consistently, and maps back to what the client sent.
-// TestToolInput: arguments are validated and compacted, never decoded; the error text is
-// completed by the caller's path.
-func TestToolInput(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ in, want, err string }{
-		{in: "", want: `{}`},
-		{in: " \n ", want: `{}`},
-		{in: "{ \"n\" : 12345678901234567890 , \"s\" : \" a \\u0020 \" }", want: `{"n":12345678901234567890,"s":" a \u0020 "}`},
-		{in: `{"a":`, err: "is not valid JSON: unexpected end of input at byte 5"},
-		{in: `{"a":1,}`, err: "is not valid JSON: invalid character '}' looking for beginning of object key string at byte 7"},
-		{in: `[1]`, err: "must be a JSON object, not an array"},
-		{in: "{\"a\":\"\xff\"}", err: "is not valid UTF-8"},
-		{in: `{"a":` + strings.Repeat("[", 1000), err: "nests deeper than 1000 levels at byte 1004"},
-	}
-	for _, tt := range tests {
-		got, err := toolInput(tt.in)
-		if tt.err != "" {
-			assert.EqualError(t, err, tt.err, "%.40q", tt.in)
-			continue
-		}
-		require.NoError(t, err, "%q", tt.in)
-		assert.Equal(t, tt.want, string(got), "%q", tt.in)
-	}
-}
-
-// TestJSONObject: a tool result is JSON only when it is one valid object.
-func TestJSONObject(t *testing.T) {
-	t.Parallel()
-	got, ok := jsonObject(" { \"a\" : [ 1 , 2 ] }\n")
-	assert.True(t, ok)
-	assert.Equal(t, `{"a":[1,2]}`, string(got))
-	for _, in := range []string{`[1]`, `{"a":1} x`, `{"a"`, "{\"a\":\"\xff\"}", `written 1.2 KB`} {
-		_, ok := jsonObject(in)
-		assert.False(t, ok, "%q", in)
-	}
-}
-
 func TestNamesRoundTrip(t *testing.T) {
 	t.Parallel()
-	req := loadRequest(t, filepath.Join("testdata", "mcp_names.request.json"))
-	out, names, err := Request(req, capabilities.Lookup(req.GetModel()))
+	req, err := loadRequest(t, filepath.Join("testdata", "mcp_names.request.json"))
+	require.NoError(t, err)
+	out, names, err := translate.Request(req, capabilities.Lookup(req.Model))
 	require.NoError(t, err)
 
 	specNames := map[string]bool{}
 	for i, tool := range out.ToolConfig.Tools {
 		n := tool.ToolSpec.Name
-		assert.True(t, validName(n), n)
+		assert.Regexp(t, bedrockName, n)
 		assert.False(t, specNames[n], "duplicate %s", n)
 		specNames[n] = true
-		assert.Equal(t, req.Tools[i].GetFunction().GetName(), names.ToolName(n))
+		assert.Equal(t, req.Tools[i].Name, names.ToolName(n))
 	}
 	assert.Equal(t, "fs.read_file", names.ToolName(out.ToolConfig.ToolChoice.Tool.Name))
 
@@ -200,10 +167,10 @@ func TestNamesRoundTrip(t *testing.T) {
 	require.Len(t, results, len(calls))
 	for i, c := range calls {
 		u := uses[i].ToolUse
-		assert.True(t, validName(u.Name), u.Name)
-		assert.True(t, validName(u.ToolUseID), u.ToolUseID)
-		assert.Equal(t, c.GetFunction().GetName(), names.ToolName(u.Name))
-		assert.Equal(t, c.GetId(), names.ToolCallID(u.ToolUseID))
+		assert.Regexp(t, bedrockName, u.Name)
+		assert.Regexp(t, bedrockName, u.ToolUseID)
+		assert.Equal(t, c.Name, names.ToolName(u.Name))
+		assert.Equal(t, c.ID, names.ToolCallID(u.ToolUseID))
 		assert.Equal(t, u.ToolUseID, results[i].ToolResult.ToolUseID)
 	}
 	// Names Bedrock invents are passed through.
@@ -211,41 +178,38 @@ func TestNamesRoundTrip(t *testing.T) {
 	assert.Equal(t, "other_tool", names.ToolName("other_tool"))
 
 	// Deterministic: the same request gives the same bytes.
-	again, _, err := Request(req, capabilities.Lookup(req.GetModel()))
+	again, _, err := translate.Request(req, capabilities.Lookup(req.Model))
 	require.NoError(t, err)
 	a, _ := bedrock.MarshalRequest(out)
 	b, _ := bedrock.MarshalRequest(again)
 	assert.Equal(t, string(a), string(b))
 }
 
-// TestRequestDoesNotPanic feeds shapes protojson never produces but Go callers can.
+// TestRequestDoesNotPanic feeds shapes the REST and gRPC decoders never produce but other
+// callers can.
 func TestRequestDoesNotPanic(t *testing.T) {
 	t.Parallel()
-	user := &llmgatewayv1.Message{Role: "user", Content: "hi"}
-	tests := map[string]*llmgatewayv1.ChatRequest{
-		"nil request":       nil,
-		"nil message":       {Messages: []*llmgatewayv1.Message{user, nil}},
-		"nil part":          {Messages: []*llmgatewayv1.Message{{Role: "user", Parts: []*llmgatewayv1.ContentPart{nil}}}},
-		"nil image_url":     {Messages: []*llmgatewayv1.Message{{Role: "user", Parts: []*llmgatewayv1.ContentPart{{Type: "image_url"}}}}},
-		"nil tool":          {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{nil}},
-		"nil tool call":     {Messages: []*llmgatewayv1.Message{user, {Role: "assistant", ToolCalls: []*llmgatewayv1.ToolCall{nil}}}},
-		"nil function":      {Messages: []*llmgatewayv1.Message{user, {Role: "assistant", ToolCalls: []*llmgatewayv1.ToolCall{{Id: "a"}}}}},
-		"nil struct":        {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{{Function: &llmgatewayv1.FunctionDefinition{Name: "x", Parameters: nil}}}},
-		"empty struct":      {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{{Name: "x", Parameters: &structpb.Struct{}}}},
-		"nil field values":  {Messages: []*llmgatewayv1.Message{user}, Tools: []*llmgatewayv1.Tool{{Name: "x", Parameters: &structpb.Struct{Fields: map[string]*structpb.Value{"type": nil, "x": {}}}}}},
-		"empty choice":      {Messages: []*llmgatewayv1.Message{user}, ToolChoice: &structpb.Value{}},
-		"choice list":       {Messages: []*llmgatewayv1.Message{user}, ToolChoice: structpb.NewListValue(&structpb.ListValue{})},
-		"choice nil struct": {Messages: []*llmgatewayv1.Message{user}, ToolChoice: &structpb.Value{Kind: &structpb.Value_StructValue{}}},
-		"invalid utf8 args": {Messages: []*llmgatewayv1.Message{user, {Role: "assistant", ToolCalls: []*llmgatewayv1.ToolCall{{Id: "a", Function: &llmgatewayv1.FunctionCall{Name: "f", Arguments: "{\"a\":\"\xff\"}"}}}}}},
-		"nan temperature":   {Messages: []*llmgatewayv1.Message{user}, Temperature: proto.Float64(nan())},
+	user := chat.Message{Role: "user", Content: "hi"}
+	tool := chat.Tool{Name: "f"}
+	tests := map[string]*chat.Request{
+		"empty request":               {},
+		"image part without image":    {Messages: []chat.Message{{Role: "user", Parts: []chat.Part{{Type: "image_url"}}}}},
+		"empty part":                  {Messages: []chat.Message{{Role: "user", Parts: []chat.Part{{}}}}},
+		"empty tool":                  {Messages: []chat.Message{user}, Tools: []chat.Tool{{}}},
+		"empty tool call":             {Messages: []chat.Message{user, {Role: "assistant", ToolCalls: []chat.ToolCall{{}}}}},
+		"empty parameters":            {Messages: []chat.Message{user}, Tools: []chat.Tool{{Name: "x", Parameters: []byte{}}}},
+		"unknown choice mode":         {Messages: []chat.Message{user}, Tools: []chat.Tool{tool}, ToolChoice: chat.ToolChoice{Mode: "sometimes"}},
+		"function choice, no name":    {Messages: []chat.Message{user}, Tools: []chat.Tool{tool}, ToolChoice: chat.ToolChoice{Mode: chat.ChoiceFunction}},
+		"invalid UTF-8 in parameters": {Messages: []chat.Message{user}, Tools: []chat.Tool{{Name: "x", Parameters: []byte("{\"a\":\"\xff\"}")}}},
+		"invalid UTF-8 in arguments":  {Messages: []chat.Message{user, {Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "a", Name: "f", Arguments: "{\"a\":\"\xff\"}"}}}}},
+		"NaN temperature":             {Messages: []chat.Message{user}, Temperature: new(nan())},
 	}
 	for name, req := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			model := capabilities.Lookup(testModel)
-			out, _, err := Request(req, model)
+			out, _, err := translate.Request(req, capabilities.Lookup(testModel))
 			if err != nil {
-				require.True(t, errors.Is(err, ErrInvalidRequest) || errors.Is(err, ErrUnsupported), err.Error())
+				require.True(t, errors.Is(err, translate.ErrInvalidRequest) || errors.Is(err, translate.ErrUnsupported), err.Error())
 				return
 			}
 			body, err := bedrock.MarshalRequest(out)
@@ -265,8 +229,8 @@ func nan() float64 {
 func TestUnsupportedModel(t *testing.T) {
 	t.Parallel()
 	_, _, err := translateFixture(t, "model_without_tools")
-	require.ErrorIs(t, err, ErrUnsupported)
-	assert.NotErrorIs(t, err, ErrInvalidRequest)
+	require.ErrorIs(t, err, translate.ErrUnsupported)
+	assert.NotErrorIs(t, err, translate.ErrInvalidRequest)
 	assert.Contains(t, err.Error(), "amazon.titan-text-express-v1")
 }
 
@@ -300,9 +264,14 @@ func FuzzRequest(f *testing.F) {
 			return
 		}
 		modelID := models[int(modelIndex)%len(models)]
-		out, names, err := Request(&req, capabilities.Lookup(modelID))
+		creq, err := server.RequestFromProto(&req)
+		var out *bedrock.ConverseRequest
+		var names *translate.Names
+		if err == nil {
+			out, names, err = translate.Request(creq, capabilities.Lookup(modelID))
+		}
 		if err != nil {
-			if !errors.Is(err, ErrInvalidRequest) && !errors.Is(err, ErrUnsupported) {
+			if !errors.Is(err, translate.ErrInvalidRequest) && !errors.Is(err, translate.ErrUnsupported) {
 				t.Fatalf("error wraps no sentinel: %v", err)
 			}
 			return
@@ -325,75 +294,44 @@ func FuzzRequest(f *testing.F) {
 }
 
 // benchRequest is a typical agent turn: 3 tools, 6 messages, one round of parallel calls.
-func benchRequest() *llmgatewayv1.ChatRequest {
-	schema := func(prop string) *structpb.Struct {
-		s, err := structpb.NewStruct(map[string]any{
-			"type":       "object",
-			"properties": map[string]any{prop: map[string]any{"type": "string", "description": "The " + prop}},
-			"required":   []any{prop},
-		})
-		if err != nil {
-			panic(err)
-		}
-		return s
+func benchRequest() *chat.Request {
+	tool := func(name, desc, prop string) chat.Tool {
+		return chat.Tool{Type: "function", Name: name, Description: desc, Wrapped: true, Parameters: []byte(
+			`{"type":"object","properties":{"` + prop + `":{"type":"string","description":"The ` + prop + `"}},"required":["` + prop + `"]}`)}
 	}
-	tool := func(name, desc, prop string) *llmgatewayv1.Tool {
-		return &llmgatewayv1.Tool{Type: "function", Function: &llmgatewayv1.FunctionDefinition{Name: name, Description: desc, Parameters: schema(prop)}}
+	call := func(id, name, args string) chat.ToolCall {
+		return chat.ToolCall{ID: id, Type: "function", Name: name, Arguments: args}
 	}
-	call := func(id, name, args string) *llmgatewayv1.ToolCall {
-		return &llmgatewayv1.ToolCall{Id: id, Type: "function", Function: &llmgatewayv1.FunctionCall{Name: name, Arguments: args}}
-	}
-	return &llmgatewayv1.ChatRequest{
+	return &chat.Request{
 		Model: testModel,
-		Messages: []*llmgatewayv1.Message{
+		Messages: []chat.Message{
 			{Role: "system", Content: "You are a Kubernetes policy assistant."},
 			{Role: "user", Content: "Write a policy that requires pod labels and save it."},
-			{Role: "assistant", Content: "I'll draft and save it.", ToolCalls: []*llmgatewayv1.ToolCall{
+			{Role: "assistant", Content: "I'll draft and save it.", ToolCalls: []chat.ToolCall{
 				call("call_1", "generate_policy", `{"kind": "ClusterPolicy", "rule": "require-labels"}`),
 				call("call_2", "fs.write_file", `{"path": "policy.yaml", "mode": 420}`),
 			}},
-			{Role: "tool", ToolCallId: "call_1", Content: `{"policy": "apiVersion: kyverno.io/v1\nkind: ClusterPolicy"}`},
-			{Role: "tool", ToolCallId: "call_2", Content: "written 1.2 KB"},
+			{Role: "tool", ToolCallID: "call_1", Content: `{"policy": "apiVersion: kyverno.io/v1\nkind: ClusterPolicy"}`},
+			{Role: "tool", ToolCallID: "call_2", Content: "written 1.2 KB"},
 			{Role: "user", Content: "Now validate it against my cluster."},
 		},
-		Tools: []*llmgatewayv1.Tool{
+		Tools: []chat.Tool{
 			tool("generate_policy", "Generate a Kyverno policy", "kind"),
 			tool("fs.write_file", "Write a file", "path"),
 			tool("validate_policy", "Validate a policy against a cluster", "policy"),
 		},
-		ToolChoice:  structpb.NewStringValue("auto"),
-		MaxTokens:   proto.Int32(1024),
-		Temperature: proto.Float64(0.2),
+		ToolChoice:  chat.ToolChoice{Mode: chat.ChoiceAuto},
+		MaxTokens:   new(int32(1024)),
+		Temperature: new(0.2),
 	}
 }
 
 func BenchmarkRequest(b *testing.B) {
 	req := benchRequest()
-	model := capabilities.Lookup(req.GetModel())
+	model := capabilities.Lookup(req.Model)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := Request(req, model); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkRequestParametersJSON is BenchmarkRequest with the schemas as JSON text, as the
-// REST API now hands them over (parameters_json), instead of Structs.
-func BenchmarkRequestParametersJSON(b *testing.B) {
-	req := benchRequest()
-	for _, t := range req.Tools {
-		f := t.GetFunction()
-		raw, err := structSchema(f.GetParameters())
-		if err != nil {
-			b.Fatal(err)
-		}
-		f.ParametersJson, f.Parameters = string(raw), nil
-	}
-	model := capabilities.Lookup(req.GetModel())
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := Request(req, model); err != nil {
+		if _, _, err := translate.Request(req, model); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,17 +4,16 @@ import (
 	"bytes"
 	"strings"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
-// Response translates a Converse answer (docs/BEDROCK.md D). It fills message, tool_calls,
-// finish_reason, usage and metadata.stop_reason; the caller fills metadata.model,
-// latency_ms and request_id. Tool names and ids go back through names (nil: unchanged). A
+// Response translates a Converse answer (docs/BEDROCK.md D). It fills Text, ToolCalls,
+// Finish, Usage and StopReason; the caller fills Model, LatencyMs and RequestID. Tool names and ids go back through names (nil: unchanged). A
 // 200 without output, a malformed_* stop reason, or a tool input that is not a JSON object
 // is an error wrapping ErrUpstream.
-func Response(resp *bedrock.ConverseResponse, names *Names) (*llmgatewayv1.ChatResponse, error) {
+func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, error) {
 	if resp == nil || resp.Output == nil || resp.Output.Message == nil {
 		return nil, upstreamf("Bedrock answered 200 without output; retry the request")
 	}
@@ -22,11 +21,7 @@ func Response(resp *bedrock.ConverseResponse, names *Names) (*llmgatewayv1.ChatR
 	if err != nil {
 		return nil, err
 	}
-	out := &llmgatewayv1.ChatResponse{
-		FinishReason: finish,
-		Usage:        Usage(resp.Usage),
-		Metadata:     &llmgatewayv1.ResponseMetadata{StopReason: resp.StopReason},
-	}
+	out := &chat.Response{Finish: finish, Usage: Usage(resp.Usage), StopReason: resp.StopReason}
 	var text strings.Builder
 	for _, b := range resp.Output.Message.Content {
 		switch {
@@ -37,18 +32,16 @@ func Response(resp *bedrock.ConverseResponse, names *Names) (*llmgatewayv1.ChatR
 			if err != nil {
 				return nil, err
 			}
-			out.ToolCalls = append(out.ToolCalls, &llmgatewayv1.ToolCall{
-				Id:   names.ToolCallID(b.ToolUse.ToolUseID),
-				Type: "function",
-				Function: &llmgatewayv1.FunctionCall{
-					Name:      names.ToolName(b.ToolUse.Name),
-					Arguments: args,
-				},
+			out.ToolCalls = append(out.ToolCalls, chat.ToolCall{
+				ID:        names.ToolCallID(b.ToolUse.ToolUseID),
+				Type:      "function",
+				Name:      names.ToolName(b.ToolUse.Name),
+				Arguments: args,
 			})
 		}
 		// Reasoning blocks are not part of the protocol and are left out.
 	}
-	out.Message = text.String()
+	out.Text = text.String()
 	return out, nil
 }
 
@@ -72,11 +65,11 @@ func Arguments(input []byte) (string, error) {
 // Usage maps Bedrock's token counts. Cached prompt tokens (read and written) are prompt
 // tokens to the client; total is Bedrock's own total, or prompt+completion when Bedrock sent
 // none. A nil usage gives zeros.
-func Usage(u *bedrock.TokenUsage) *llmgatewayv1.Usage {
+func Usage(u *bedrock.TokenUsage) chat.Usage {
 	if u == nil {
-		return &llmgatewayv1.Usage{}
+		return chat.Usage{}
 	}
-	out := &llmgatewayv1.Usage{
+	out := chat.Usage{
 		PromptTokens:     u.InputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens,
 		CompletionTokens: u.OutputTokens,
 		TotalTokens:      u.TotalTokens,

@@ -7,10 +7,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/testing/protocmp"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/chat"
 )
 
 // TestResponseArgumentsExact: arguments are the input's own bytes, compacted, even where
@@ -23,7 +22,7 @@ func TestResponseArgumentsExact(t *testing.T) {
 	resp, err := Response(&upstream, nil)
 	require.NoError(t, err)
 	require.Len(t, resp.ToolCalls, 1)
-	assert.Equal(t, `{"id":12345678901234567890,"ratio":1.5,"e":1E+2,"text":"日本語 😀 <&>","esc":"\u00e9\/"}`, resp.ToolCalls[0].Function.Arguments)
+	assert.Equal(t, `{"id":12345678901234567890,"ratio":1.5,"e":1E+2,"text":"日本語 😀 <&>","esc":"\u00e9\/"}`, resp.ToolCalls[0].Arguments)
 }
 
 func TestResponse(t *testing.T) {
@@ -40,14 +39,14 @@ func TestResponse(t *testing.T) {
 	names := &Names{toolToClient: map[string]string{"fs_read": "fs.read"}, idToClient: map[string]string{"x_1": "x.1"}}
 	got, err := Response(upstream, names)
 	require.NoError(t, err)
-	want := &llmgatewayv1.ChatResponse{
-		Message:      "ab",
-		ToolCalls:    []*llmgatewayv1.ToolCall{{Id: "x.1", Type: "function", Function: &llmgatewayv1.FunctionCall{Name: "fs.read", Arguments: `{"p":1}`}}},
-		FinishReason: FinishToolCalls,
-		Usage:        &llmgatewayv1.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3},
-		Metadata:     &llmgatewayv1.ResponseMetadata{StopReason: bedrock.StopToolUse},
+	want := &chat.Response{
+		Text:       "ab",
+		ToolCalls:  []chat.ToolCall{{ID: "x.1", Type: "function", Name: "fs.read", Arguments: `{"p":1}`}},
+		Finish:     chat.FinishToolCalls,
+		Usage:      chat.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3},
+		StopReason: bedrock.StopToolUse,
 	}
-	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -100,20 +99,18 @@ func TestUsage(t *testing.T) {
 	tests := []struct {
 		name string
 		in   *bedrock.TokenUsage
-		want *llmgatewayv1.Usage
+		want chat.Usage
 	}{
-		{"nil", nil, &llmgatewayv1.Usage{}},
-		{"plain", &bedrock.TokenUsage{InputTokens: 120, OutputTokens: 30, TotalTokens: 150}, &llmgatewayv1.Usage{PromptTokens: 120, CompletionTokens: 30, TotalTokens: 150}},
+		{"nil", nil, chat.Usage{}},
+		{"plain", &bedrock.TokenUsage{InputTokens: 120, OutputTokens: 30, TotalTokens: 150}, chat.Usage{PromptTokens: 120, CompletionTokens: 30, TotalTokens: 150}},
 		{"cache read and write", &bedrock.TokenUsage{InputTokens: 20, OutputTokens: 10, TotalTokens: 1530, CacheReadInputTokens: 1000, CacheWriteInputTokens: 500},
-			&llmgatewayv1.Usage{PromptTokens: 1520, CompletionTokens: 10, TotalTokens: 1530}},
-		{"no total", &bedrock.TokenUsage{InputTokens: 5, OutputTokens: 7, CacheReadInputTokens: 3}, &llmgatewayv1.Usage{PromptTokens: 8, CompletionTokens: 7, TotalTokens: 15}},
+			chat.Usage{PromptTokens: 1520, CompletionTokens: 10, TotalTokens: 1530}},
+		{"no total", &bedrock.TokenUsage{InputTokens: 5, OutputTokens: 7, CacheReadInputTokens: 3}, chat.Usage{PromptTokens: 8, CompletionTokens: 7, TotalTokens: 15}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if diff := cmp.Diff(tt.want, Usage(tt.in), protocmp.Transform()); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
+			assert.Equal(t, tt.want, Usage(tt.in))
 		})
 	}
 }

@@ -7,26 +7,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/chat"
 )
 
 // TestFinishReason is docs/BEDROCK.md D's table, one row per stop reason Bedrock reports.
 func TestFinishReason(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		stop, finish string
+		stop         string
+		finish       chat.FinishReason
 		known, isErr bool
 	}{
-		{bedrock.StopEndTurn, FinishStop, true, false},
-		{bedrock.StopStopSequence, FinishStop, true, false},
-		{bedrock.StopToolUse, FinishToolCalls, true, false},
-		{bedrock.StopMaxTokens, FinishLength, true, false},
-		{bedrock.StopModelContextWindowExceeded, FinishLength, true, false},
-		{bedrock.StopGuardrailIntervened, FinishContentFilter, true, false},
-		{bedrock.StopContentFiltered, FinishContentFilter, true, false},
+		{bedrock.StopEndTurn, chat.FinishStop, true, false},
+		{bedrock.StopStopSequence, chat.FinishStop, true, false},
+		{bedrock.StopToolUse, chat.FinishToolCalls, true, false},
+		{bedrock.StopMaxTokens, chat.FinishLength, true, false},
+		{bedrock.StopModelContextWindowExceeded, chat.FinishLength, true, false},
+		{bedrock.StopGuardrailIntervened, chat.FinishContentFilter, true, false},
+		{bedrock.StopContentFiltered, chat.FinishContentFilter, true, false},
 		{bedrock.StopMalformedModelOutput, "", true, true},
 		{bedrock.StopMalformedToolUse, "", true, true},
-		{"some_future_reason", FinishStop, false, false},
-		{"", FinishStop, false, false},
+		{"some_future_reason", chat.FinishStop, false, false},
+		{"", chat.FinishStop, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.stop, func(t *testing.T) {

@@ -2,28 +2,16 @@ package translate
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"math"
-	"slices"
-	"strconv"
 	"unicode/utf8"
 
-	"google.golang.org/protobuf/types/known/structpb"
-
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
-	"github.com/nirmata/llm-gateway/internal/jsonenc"
 	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
-
-// maxNameLen is Bedrock's limit for toolSpec.name and toolUseId (rules 9 and 14).
-const maxNameLen = 64
 
 // emptyObjectSchema is the schema of a tool that declares no parameters (docs/PROTOCOL.md 3:
 // missing parameters means an object with no properties).
@@ -33,202 +21,16 @@ var emptyObjectSchema = []byte(`{"type":"object","properties":{}}`)
 // rule 13 wants a toolConfig whenever toolUse/toolResult blocks are present.
 var historyToolSchema = []byte(`{"type":"object"}`)
 
-// Names maps the Bedrock-safe tool names and tool-use ids of one translated request back to
-// the client's own (docs/BEDROCK.md C: names like "fs.read_file", 80-character names and foreign
-// 90-character ids are replaced for Bedrock and restored in every response and stream
-// event). Request builds it; after Request returns it is only read, so one Names may be
-// shared by the goroutines serving that request. A nil *Names maps everything to itself.
-type Names struct {
-	// Stats counts what Request repaired in the client's history, for logs and metrics.
-	Stats Stats
-
-	toolToClient map[string]string // Bedrock tool name → client tool name, only where they differ
-	idToClient   map[string]string // Bedrock toolUseId → client tool_call id, only where they differ
-}
-
-// Stats says what Request repaired or changed, so the caller can log and count it
-// (docs/BEDROCK.md C: synthesized and orphan results are "logged and counted").
-type Stats struct {
-	// SynthesizedResults: toolUse blocks with no answer in the next user turn, given an
-	// error toolResult so the conversation stays valid (rule 15) and the model can call again.
-	SynthesizedResults int
-	// OrphanResults: tool messages whose tool_call_id matched no unanswered call of the
-	// preceding assistant turn, sent as plain user text instead of a toolResult (rule 16).
-	OrphanResults int
-	// MappedToolNames and MappedToolCallIDs: client names and ids replaced by Bedrock-safe
-	// substitutes (rules 9 and 14, and duplicate ids).
-	MappedToolNames   int
-	MappedToolCallIDs int
-	// SynthesizedToolSpecs: tool specs made up for tool names found only in the history,
-	// because the request had no tools but rule 13 wants a toolConfig.
-	SynthesizedToolSpecs int
-	// ToolChoiceFallback is the toolChoice kind the client asked for ("any" or "tool") that
-	// the model does not accept; the request was sent with "auto" (or none) instead.
-	ToolChoiceFallback string
-	// DroppedTopP: top_p was dropped because the model refuses temperature and top_p together.
-	DroppedTopP bool
-}
-
-// ToolName returns the client's name for a tool name Bedrock used.
-func (n *Names) ToolName(bedrockName string) string {
-	if n != nil {
-		if c, ok := n.toolToClient[bedrockName]; ok {
-			return c
-		}
-	}
-	return bedrockName
-}
-
-// ToolCallID returns the client's id for a toolUseId Bedrock used.
-func (n *Names) ToolCallID(bedrockID string) string {
-	if n != nil {
-		if c, ok := n.idToClient[bedrockID]; ok {
-			return c
-		}
-	}
-	return bedrockID
-}
-
-// validName reports whether s satisfies Bedrock's [a-zA-Z0-9_-]{1,64} (rules 9 and 14; the
-// newer models also allow '.' and ':' in ids, but the stricter set is valid everywhere).
-func validName(s string) bool {
-	if len(s) == 0 || len(s) > maxNameLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !validNameByte(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func validNameByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-}
-
-// allocator hands out Bedrock-safe substitutes that collide neither with each other nor
-// with any valid name the client used anywhere in the request (those are reserved first,
-// so a valid name is never bent to make room for an invalid one). Substitutes depend only
-// on the request, so the same request always translates to the same bytes. Not safe for
-// concurrent use.
-type allocator struct {
-	reserved map[string]bool // valid client names, before any allocation
-	used     map[string]bool // Bedrock names handed out
-}
-
-func newAllocator() allocator {
-	return allocator{reserved: map[string]bool{}, used: map[string]bool{}}
-}
-
-func (a *allocator) reserve(s string) {
-	if validName(s) {
-		a.reserved[s] = true
-	}
-}
-
-// take returns s itself when it is valid and not handed out yet; otherwise a substitute.
-// occurrence tells apart repeated uses of one client string that need distinct results
-// (a tool-call id reused by a later turn).
-func (a *allocator) take(s string, occurrence int) string {
-	if validName(s) && !a.used[s] {
-		a.used[s] = true
-		return s
-	}
-	// Readable first: the client string with invalid characters replaced ("fs.read" →
-	// "fs_read"), when that fits and collides with nothing.
-	base := sanitize(s)
-	if !validName(s) && validName(base) && !a.reserved[base] && !a.used[base] {
-		a.used[base] = true
-		return base
-	}
-	// Else a prefix plus a hash of the original, which keeps names that differ only past
-	// the 64th character, or only in replaced characters, apart.
-	const hashLen = 8
-	prefix := base
-	if len(prefix) > maxNameLen-hashLen-1 {
-		prefix = prefix[:maxNameLen-hashLen-1]
-	}
-	for salt := 0; ; salt++ {
-		sum := sha256.Sum256([]byte(strconv.Itoa(occurrence) + "\x00" + strconv.Itoa(salt) + "\x00" + s))
-		h := hex.EncodeToString(sum[:hashLen/2])
-		cand := h
-		if prefix != "" {
-			cand = prefix + "_" + h
-		}
-		if !a.reserved[cand] && !a.used[cand] {
-			a.used[cand] = true
-			return cand
-		}
-	}
-}
-
-// sanitize replaces every character outside [a-zA-Z0-9_-] with '_' (one per rune, so a
-// multi-byte character does not become several) and cuts the result to 64 bytes.
-func sanitize(s string) string {
-	b := make([]byte, 0, min(len(s), maxNameLen))
-	for i := 0; i < len(s) && len(b) < maxNameLen; {
-		c := s[i]
-		if validNameByte(c) {
-			b = append(b, c)
-			i++
-			continue
-		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		b = append(b, '_')
-		i += size
-	}
-	return string(b)
-}
-
-// toolDef is one tool of the request after the wrapped/flat forms are resolved.
-type toolDef struct {
-	name, description string
-	parametersJSON    string           // the schema as JSON text; wins over parameters
-	parameters        *structpb.Struct // the schema as a Struct (gRPC clients)
-	path              string           // "tools[2].function" or "tools[2]", for error messages
-}
-
-// readTools resolves the wrapped ({type, function}) and flat ({name, description,
-// parameters}) forms; the wrapped form wins (docs/PROTOCOL.md 3).
-func readTools(tools []*llmgatewayv1.Tool) ([]toolDef, error) {
-	defs := make([]toolDef, 0, len(tools))
-	seen := make(map[string]int, len(tools))
-	for i, t := range tools {
-		if t == nil {
-			return nil, invalidf("tools[%d] is empty", i)
-		}
-		if t.GetType() != "" && t.GetType() != "function" {
-			return nil, invalidf("tools[%d].type %s is not supported; the only tool type is \"function\"", i, clip.Quote(t.GetType()))
-		}
-		d := toolDef{name: t.GetName(), description: t.GetDescription(), parametersJSON: t.GetParametersJson(),
-			parameters: t.GetParameters(), path: "tools[" + strconv.Itoa(i) + "]"}
-		if f := t.GetFunction(); f != nil {
-			d = toolDef{name: f.GetName(), description: f.GetDescription(), parametersJSON: f.GetParametersJson(),
-				parameters: f.GetParameters(), path: d.path + ".function"}
-		}
-		if d.name == "" {
-			return nil, invalidf("%s.name is empty", d.path)
-		}
-		if j, dup := seen[d.name]; dup {
-			return nil, invalidf("%s.name %s is a duplicate of tools[%d]", d.path, clip.Quote(d.name), j)
-		}
-		seen[d.name] = i
-		defs = append(defs, d)
-	}
-	return defs, nil
-}
-
-// toolSpec builds the Bedrock tool spec of one tool.
-func toolSpec(d toolDef, bedrockName string) (bedrock.Tool, error) {
-	schema, err := inputSchema(d)
+// toolSpec builds the Bedrock tool spec of tool i.
+func toolSpec(i int, t *chat.Tool, bedrockName string) (bedrock.Tool, error) {
+	schema, err := inputSchema(t.Parameters)
 	if err != nil {
-		return bedrock.Tool{}, invalidf("%s.parameters %s", d.path, err.Error())
+		return bedrock.Tool{}, invalidf("%s.parameters %s", toolPath(i, t), err.Error())
 	}
 	spec := &bedrock.ToolSpec{Name: bedrockName, InputSchema: bedrock.InputSchema{JSON: schema}}
 	// Rule 10: a present description must not be empty.
-	if !isBlank(d.description) {
-		spec.Description = d.description
+	if !isBlank(t.Description) {
+		spec.Description = t.Description
 	}
 	return bedrock.Tool{ToolSpec: spec}, nil
 }
@@ -238,28 +40,27 @@ type schemaError string
 
 func (e schemaError) Error() string { return string(e) }
 
-// inputSchema is the inputSchema.json of a tool: its parameters_json when set, else its
-// parameters Struct, else an object with no properties (docs/PROTOCOL.md 3). Rule 11: the root
-// type must be "object"; a missing type is set.
-func inputSchema(d toolDef) ([]byte, error) {
-	if d.parametersJSON != "" {
-		return jsonSchema(d.parametersJSON)
+// inputSchema is the inputSchema.json of a tool: its parameters, else an object with no
+// properties (docs/PROTOCOL.md 3). Rule 11: the root type must be "object"; a missing type
+// is set.
+func inputSchema(parameters []byte) ([]byte, error) {
+	if len(parameters) == 0 {
+		return emptyObjectSchema, nil
 	}
-	return structSchema(d.parameters)
+	return jsonSchema(parameters)
 }
 
 // typeObject is the member a schema without a root "type" gets (rule 11).
 const typeObject = `"type":"object"`
 
-// jsonSchema checks a schema given as JSON text (the REST API's parameters, or a gRPC
-// client's parameters_json) and returns it as Bedrock gets it: compacted, and otherwise the
-// client's bytes (key order, escapes, numbers such as 12345678901234567890 or 0.1, no HTML
-// escaping), so the model sees the schema the client wrote and the prompt cache sees the
-// same bytes every time. It is validated, never decoded. A missing root "type" is inserted
-// as the first member, so no other member is rewritten; {} becomes emptyObjectSchema, as
-// an empty Struct does.
-func jsonSchema(s string) ([]byte, error) {
-	if !utf8.ValidString(s) {
+// jsonSchema checks a schema and returns it as Bedrock gets it: compacted, and otherwise
+// the client's bytes (key order, escapes, numbers such as 12345678901234567890 or 0.1, no
+// HTML escaping), so the model sees the schema the client wrote and the prompt cache sees
+// the same bytes every time. It is validated, never decoded. A missing root "type" is
+// inserted as the first member, so no other member is rewritten; {} becomes
+// emptyObjectSchema, as absent parameters do.
+func jsonSchema(s []byte) ([]byte, error) {
+	if !utf8.Valid(s) {
 		return nil, schemaError("is not valid UTF-8")
 	}
 	// One allocation: the text, compacted in place, with room to insert the type member.
@@ -361,185 +162,22 @@ func isJSONString(raw []byte, want string) bool {
 	return json.Unmarshal(raw, &got) == nil && got == want
 }
 
-// structSchema writes a schema given as a Struct (gRPC clients). protojson's output is
-// deliberately unstable byte-wise, and structpb.AsMap+json.Marshal HTML-escapes, so a small
-// writer of our own gives the same bytes for the same schema (stable request bodies, stable
-// prompt cache, stable goldens). A Struct has no key order and float64 numbers, so keys are
-// sorted and numbers written as encoding/json would.
-func structSchema(s *structpb.Struct) ([]byte, error) {
-	if s == nil {
-		return emptyObjectSchema, nil
-	}
-	fields := s.GetFields()
-	if len(fields) == 0 {
-		return emptyObjectSchema, nil
-	}
-	if t, ok := fields["type"]; !ok {
-		fields = maps.Clone(fields)
-		fields["type"] = structpb.NewStringValue("object")
-	} else if got, isString := t.GetKind().(*structpb.Value_StringValue); !isString {
-		return nil, schemaError(`must be a JSON Schema whose root "type" is "object"`)
-	} else if got.StringValue != "object" {
-		return nil, schemaError(fmt.Sprintf(`must be a JSON Schema whose root "type" is "object", not %s`, clip.Quote(got.StringValue)))
-	}
-	out, err := appendFields(make([]byte, 0, 256), fields, 0)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// maxSchemaDepth bounds recursion on a schema (protojson's own default limit is 10000).
-const maxSchemaDepth = 10000
-
-func appendFields(b []byte, fields map[string]*structpb.Value, depth int) ([]byte, error) {
-	if depth > maxSchemaDepth {
-		return nil, schemaError("is nested too deeply")
-	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonenc.AppendString(b, k)
-		b = append(b, ':')
-		var err error
-		if b, err = appendValue(b, fields[k], depth+1); err != nil {
-			return nil, err
-		}
-	}
-	return append(b, '}'), nil
-}
-
-func appendValue(b []byte, v *structpb.Value, depth int) ([]byte, error) {
-	if depth > maxSchemaDepth {
-		return nil, schemaError("is nested too deeply")
-	}
-	switch k := v.GetKind().(type) {
-	case *structpb.Value_StringValue:
-		return jsonenc.AppendString(b, k.StringValue), nil
-	case *structpb.Value_NumberValue:
-		f := k.NumberValue
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, schemaError("holds a number that is not finite")
-		}
-		// Same spelling as encoding/json: integers without exponent up to 1e21.
-		if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
-			b = strconv.AppendFloat(b, f, 'e', -1, 64)
-			// "1e-07" → "1e-7", as encoding/json writes it.
-			if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-				b[n-2] = b[n-1]
-				b = b[:n-1]
-			}
-			return b, nil
-		}
-		return strconv.AppendFloat(b, f, 'f', -1, 64), nil
-	case *structpb.Value_BoolValue:
-		return strconv.AppendBool(b, k.BoolValue), nil
-	case *structpb.Value_StructValue:
-		return appendFields(b, k.StructValue.GetFields(), depth)
-	case *structpb.Value_ListValue:
-		b = append(b, '[')
-		for i, e := range k.ListValue.GetValues() {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendValue(b, e, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	default: // null, or a Value with no kind set
-		return append(b, "null"...), nil
-	}
-}
-
-// Tool choice kinds as the client spells them, after normalization.
-const (
-	choiceUnset    = ""
-	choiceAuto     = "auto"
-	choiceNone     = "none"
-	choiceRequired = "required"
-	choiceFunction = "function"
-)
-
-// readToolChoice reads tool_choice: "auto" | "none" | "required" | "any" (= required) |
-// {"type":"function","function":{"name":"X"}}; the object forms {"type":"auto"} (and none,
-// required, any) and {"type":"function","name":"X"} are accepted too. A missing value, null
-// or "" is unset. It returns the kind and, for function, the client's tool name.
-func readToolChoice(v *structpb.Value) (kind, name string, err error) {
-	switch k := v.GetKind().(type) {
-	case nil, *structpb.Value_NullValue:
-		return choiceUnset, "", nil
-	case *structpb.Value_StringValue:
-		kind, ok := simpleChoice(k.StringValue)
-		if !ok {
-			return "", "", invalidf(`tool_choice %s is not one of "auto", "none", "required", "any" or a function object`, clip.Quote(k.StringValue))
-		}
-		return kind, "", nil
-	case *structpb.Value_StructValue:
-		fields := k.StructValue.GetFields()
-		typ, isString := fields["type"].GetKind().(*structpb.Value_StringValue)
-		fn := fields["function"].GetStructValue()
-		switch {
-		case isString && typ.StringValue == "function", !isString && fields["type"] == nil && fn != nil:
-			n, ok := fn.GetFields()["name"].GetKind().(*structpb.Value_StringValue)
-			if !ok {
-				n, ok = fields["name"].GetKind().(*structpb.Value_StringValue)
-			}
-			if !ok || n.StringValue == "" {
-				return "", "", invalidf("tool_choice.function.name is required when tool_choice.type is \"function\"")
-			}
-			return choiceFunction, n.StringValue, nil
-		case isString:
-			if kind, ok := simpleChoice(typ.StringValue); ok {
-				return kind, "", nil
-			}
-			return "", "", invalidf(`tool_choice.type %s is not one of "auto", "none", "required", "any", "function"`, clip.Quote(typ.StringValue))
-		default:
-			return "", "", invalidf(`tool_choice.type is required`)
-		}
-	default:
-		return "", "", invalidf(`tool_choice must be a string or an object`)
-	}
-}
-
-func simpleChoice(s string) (string, bool) {
-	switch s {
-	case "":
-		return choiceUnset, true
-	case "auto":
-		return choiceAuto, true
-	case "none":
-		return choiceNone, true
-	case "required", "any":
-		return choiceRequired, true
-	}
-	return "", false
-}
-
 // bedrockToolChoice gates the client's choice on what the model accepts (rule 12): a kind
 // the model refuses falls back to auto (recorded in Stats.ToolChoiceFallback), and auto
 // itself is left out when the model does not list it, since it is Bedrock's default.
-func bedrockToolChoice(kind, bedrockName string, model capabilities.Model, stats *Stats) *bedrock.ToolChoice {
-	switch kind {
-	case choiceRequired:
+func bedrockToolChoice(mode, bedrockName string, model capabilities.Model, stats *Stats) *bedrock.ToolChoice {
+	switch mode {
+	case chat.ChoiceRequired:
 		if model.SupportsChoice(capabilities.ChoiceAny) {
 			return &bedrock.ToolChoice{Any: &struct{}{}}
 		}
 		stats.ToolChoiceFallback = capabilities.ChoiceAny
-	case choiceFunction:
+	case chat.ChoiceFunction:
 		if model.SupportsChoice(capabilities.ChoiceTool) {
 			return &bedrock.ToolChoice{Tool: &bedrock.SpecificToolChoice{Name: bedrockName}}
 		}
 		stats.ToolChoiceFallback = capabilities.ChoiceTool
-	case choiceAuto:
+	case chat.ChoiceAuto:
 	default: // unset: Bedrock's default is auto; send nothing.
 		return nil
 	}
@@ -551,51 +189,50 @@ func bedrockToolChoice(kind, bedrockName string, model capabilities.Model, stats
 
 // toolConfig builds toolConfig from the tools and tool_choice: rule 8 (never empty),
 // rule 12 (choice gated on the model), rule 13 (required when the history holds tool use).
-func (t *translator) toolConfig(defs []toolDef, choice, choiceName string) (*bedrock.ToolConfig, error) {
+func toolConfig(req *chat.Request, names *namer, model capabilities.Model, stats *Stats) (*bedrock.ToolConfig, error) {
+	choice := req.ToolChoice
 	switch {
-	case choice == choiceFunction && !hasTool(defs, choiceName):
-		return nil, invalidf("tool_choice.function.name %s names no tool in tools", clip.Quote(choiceName))
-	case choice == choiceRequired && len(defs) == 0:
+	case choice.Mode == chat.ChoiceFunction && !hasTool(req.Tools, choice.Function):
+		return nil, invalidf("tool_choice.function.name %s names no tool in tools", clip.Quote(choice.Function))
+	case choice.Mode == chat.ChoiceRequired && len(req.Tools) == 0:
 		return nil, invalidf(`tool_choice "required" needs at least one tool in tools`)
 	}
-	history := false
-	for _, u := range t.turns {
-		history = history || len(u.calls) > 0
-	}
-	if !history && (len(defs) == 0 || choice == choiceNone) {
+	history := len(names.historyNames) > 0
+	if !history && (len(req.Tools) == 0 || choice.Mode == chat.ChoiceNone) {
 		return nil, nil
 	}
-	if !t.model.Tools {
-		return nil, fmt.Errorf("%w: model %s does not support tool use; remove the tools and tool calls or choose a model that supports them", ErrUnsupported, clip.String(t.model.ID, clip.LogMax))
+	if !model.Tools {
+		return nil, fmt.Errorf("%w: model %s does not support tool use; remove the tools and tool calls or choose a model that supports them", ErrUnsupported, clip.String(model.ID, clip.LogMax))
 	}
-	cfg := &bedrock.ToolConfig{Tools: make([]bedrock.Tool, 0, max(len(defs), 1))}
-	for _, d := range defs {
-		spec, err := toolSpec(d, t.nameOf[d.name])
+	cfg := &bedrock.ToolConfig{Tools: make([]bedrock.Tool, 0, max(len(req.Tools), 1))}
+	for i := range req.Tools {
+		t := &req.Tools[i]
+		spec, err := toolSpec(i, t, names.toolName(t.Name))
 		if err != nil {
 			return nil, err
 		}
 		cfg.Tools = append(cfg.Tools, spec)
 	}
-	if len(defs) == 0 {
+	if len(req.Tools) == 0 {
 		// History with tool use but no tools: make up a minimal spec per name used.
-		for _, n := range t.historyNames {
+		for _, n := range names.historyNames {
 			cfg.Tools = append(cfg.Tools, bedrock.Tool{ToolSpec: &bedrock.ToolSpec{
-				Name:        t.nameOf[n],
+				Name:        names.toolName(n),
 				InputSchema: bedrock.InputSchema{JSON: historyToolSchema},
 			}})
 		}
-		t.names.Stats.SynthesizedToolSpecs = len(t.historyNames)
+		stats.SynthesizedToolSpecs = len(names.historyNames)
 		return cfg, nil
 	}
-	if choice != choiceNone {
-		cfg.ToolChoice = bedrockToolChoice(choice, t.nameOf[choiceName], t.model, &t.names.Stats)
+	if choice.Mode != chat.ChoiceNone {
+		cfg.ToolChoice = bedrockToolChoice(choice.Mode, names.toolName(choice.Function), model, stats)
 	}
 	return cfg, nil
 }
 
-func hasTool(defs []toolDef, name string) bool {
-	for _, d := range defs {
-		if d.name == name {
+func hasTool(tools []chat.Tool, name string) bool {
+	for _, t := range tools {
+		if t.Name == name {
 			return true
 		}
 	}

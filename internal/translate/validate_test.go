@@ -1,10 +1,11 @@
-package translate
+package translate_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
@@ -90,10 +91,10 @@ func checkConverse(modelID string, body []byte) error {
 				if m.Role != bedrock.RoleAssistant {
 					fail("messages.%d.content.%d: toolUse in %s turn", i, j, m.Role)
 				}
-				if !validName(u.Name) {
+				if !bedrockName.MatchString(u.Name) {
 					fail("rule 9: messages.%d.content.%d.toolUse.name %q", i, j, u.Name)
 				}
-				if !validName(u.ToolUseID) {
+				if !bedrockName.MatchString(u.ToolUseID) {
 					fail("rule 14: messages.%d.content.%d.toolUse.toolUseId %q", i, j, u.ToolUseID)
 				}
 				if seenIDs[u.ToolUseID] {
@@ -171,7 +172,7 @@ func checkConverse(modelID string, body []byte) error {
 				fail("toolConfig.tools.%d: no toolSpec", i)
 				continue
 			}
-			if !validName(s.Name) {
+			if !bedrockName.MatchString(s.Name) {
 				fail("rule 9: toolConfig.tools.%d.toolSpec.name %q", i, s.Name)
 			}
 			if names[s.Name] {
@@ -267,6 +268,9 @@ func rootTypeIsObject(schema []byte) bool {
 	}
 	return found
 }
+
+// bedrockName is what Bedrock accepts as a tool name and a toolUseId (rules 9 and 14).
+var bedrockName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 func isObject(raw []byte) bool {
 	var m map[string]json.RawMessage

@@ -1,0 +1,485 @@
+package translate
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/jsontext"
+)
+
+// Texts the translator writes where Bedrock needs a block the client did not send. None is
+// blank (rule 4).
+const (
+	// leadingUserText opens a conversation whose first turn is the assistant's (rule 1).
+	leadingUserText = "(conversation start)"
+	// missingResultText answers a toolUse the client never answered (rule 15), so the model
+	// sees the call failed and can call again.
+	missingResultText = "No result was provided for this tool call."
+	// emptyResultText stands for a tool message with empty content (rules 4 and 18).
+	emptyResultText = "(empty)"
+)
+
+// messages turns the client's messages into Converse's system blocks and messages,
+// taking a toolUseId for every call from names and counting its repairs in stats.
+func messages(msgs []chat.Message, names *namer, model capabilities.Model, stats *Stats) ([]bedrock.SystemBlock, []bedrock.Message, error) {
+	c := conversation{names: names, model: model, stats: stats}
+	for i := range msgs {
+		if err := c.message(i, &msgs[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	out, err := c.assemble()
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.system, out, nil
+}
+
+// conversation is the history being assembled. Not safe for concurrent use.
+type conversation struct {
+	names *namer
+	model capabilities.Model
+	stats *Stats
+
+	turns  []*turn
+	system []bedrock.SystemBlock
+}
+
+// turn is one Converse message being assembled from one or more client messages.
+type turn struct {
+	role string
+	last int // index of the last client message merged into it, for error messages
+
+	// assistant
+	text  []bedrock.ContentBlock
+	uses  []bedrock.ContentBlock
+	calls []*call
+
+	// user
+	prev  *turn // the assistant turn before, whose calls this turn answers; nil if none
+	other []bedrock.ContentBlock
+}
+
+// call is one toolUse of an assistant turn and the answer found for it.
+type call struct {
+	clientID, bedrockID string
+	result              *bedrock.ToolResultBlock
+}
+
+// message adds one client message to the conversation.
+func (c *conversation) message(i int, m *chat.Message) error {
+	role := m.Role
+	if role != chat.RoleAssistant && len(m.ToolCalls) > 0 {
+		return invalidf("messages[%d].tool_calls: only assistant messages carry tool calls", i)
+	}
+	switch role {
+	case chat.RoleSystem, chat.RoleDeveloper:
+		// Rule 5: system prompts live in the top-level system array, wherever the client
+		// put them.
+		texts, err := textsOf(i, m, "system")
+		if err != nil {
+			return err
+		}
+		for _, s := range texts {
+			c.system = append(c.system, bedrock.SystemBlock{Text: s})
+		}
+	case chat.RoleUser:
+		blocks, err := userBlocks(i, m)
+		if err != nil || len(blocks) == 0 {
+			return err
+		}
+		u := c.turn(chat.RoleUser, i)
+		u.other = append(u.other, blocks...)
+	case chat.RoleAssistant:
+		return c.assistant(i, m)
+	case chat.RoleTool:
+		return c.toolMessage(i, m)
+	case "":
+		return invalidf("messages[%d].role is missing", i)
+	default:
+		return invalidf("messages[%d].role %s is not one of system, developer, user, assistant, tool", i, clip.Quote(role))
+	}
+	return nil
+}
+
+// turn returns the open turn of the role, opening a new one when the last turn has the
+// other role. Adjacent same-role messages merge into one turn, since Converse does not
+// merge neighbours (rule 2).
+func (c *conversation) turn(role string, i int) *turn {
+	if n := len(c.turns); n > 0 && c.turns[n-1].role == role {
+		last := c.turns[n-1]
+		last.last = i
+		return last
+	}
+	u := &turn{role: role, last: i}
+	if n := len(c.turns); n > 0 && role == chat.RoleUser {
+		u.prev = c.turns[n-1]
+	}
+	c.turns = append(c.turns, u)
+	return u
+}
+
+func (c *conversation) assistant(i int, m *chat.Message) error {
+	texts, err := textsOf(i, m, "assistant")
+	if err != nil {
+		return err
+	}
+	if len(texts) == 0 && len(m.ToolCalls) == 0 {
+		// Whitespace-only text is dropped and an assistant message left empty is skipped
+		// (rules 3 and 4).
+		return nil
+	}
+	a := c.turn(chat.RoleAssistant, i)
+	for _, s := range texts {
+		a.text = append(a.text, bedrock.TextBlock(s))
+	}
+	for j, tc := range m.ToolCalls {
+		input, err := toolInput(tc.Arguments)
+		if err != nil {
+			return invalidf("messages[%d].tool_calls[%d].function.arguments %s", i, j, err.Error())
+		}
+		cl := &call{clientID: tc.ID, bedrockID: c.names.callID(tc.ID)}
+		a.calls = append(a.calls, cl)
+		a.uses = append(a.uses, bedrock.ContentBlock{ToolUse: &bedrock.ToolUseBlock{
+			ToolUseID: cl.bedrockID,
+			Name:      c.names.toolName(tc.Name),
+			Input:     input,
+		}})
+	}
+	return nil
+}
+
+// toolMessage turns a tool message into a toolResult for the matching call of the
+// assistant turn just before, or into plain user text when nothing matches (rule 16).
+func (c *conversation) toolMessage(i int, m *chat.Message) error {
+	id := m.ToolCallID
+	if id == "" {
+		return invalidf("messages[%d].tool_call_id is missing; a tool message must name the call it answers", i)
+	}
+	text, images, err := toolContent(i, m)
+	if err != nil {
+		return err
+	}
+	u := c.turn(chat.RoleUser, i)
+	if cl := u.prev.unanswered(id); cl != nil {
+		cl.result = &bedrock.ToolResultBlock{ToolUseID: cl.bedrockID, Content: resultContent(text, images)}
+		return nil
+	}
+	c.stats.OrphanResults++
+	label := id
+	if n := m.Name; n != "" {
+		label += " (" + n + ")"
+	}
+	if isBlank(text) {
+		text = emptyResultText
+	}
+	u.other = append(u.other, bedrock.TextBlock("Tool result for "+label+": "+text))
+	for _, img := range images {
+		u.other = append(u.other, bedrock.ContentBlock{Image: img.Image})
+	}
+	return nil
+}
+
+// unanswered returns the first call of the assistant turn with the client id that has no
+// result yet.
+func (a *turn) unanswered(clientID string) *call {
+	if a == nil {
+		return nil
+	}
+	for _, cl := range a.calls {
+		if cl.clientID == clientID && cl.result == nil {
+			return cl
+		}
+	}
+	return nil
+}
+
+// assemble writes the Converse messages from the turns and applies the conversation rules
+// that depend on the whole history.
+func (c *conversation) assemble() ([]bedrock.Message, error) {
+	hasUser := false
+	for _, u := range c.turns {
+		hasUser = hasUser || u.role == chat.RoleUser
+	}
+	if !hasUser {
+		return nil, invalidf("messages: the conversation needs at least one user or tool message with content")
+	}
+	out := make([]bedrock.Message, 0, len(c.turns)+1)
+	if c.turns[0].role == chat.RoleAssistant {
+		// Rule 1: a conversation starts with a user message.
+		out = append(out, bedrock.Message{Role: bedrock.RoleUser, Content: []bedrock.ContentBlock{bedrock.TextBlock(leadingUserText)}})
+	}
+	for _, u := range c.turns {
+		if u.role == chat.RoleAssistant {
+			content := make([]bedrock.ContentBlock, 0, len(u.text)+len(u.uses))
+			content = append(append(content, u.text...), u.uses...)
+			out = append(out, bedrock.Message{Role: bedrock.RoleAssistant, Content: content})
+			continue
+		}
+		var content []bedrock.ContentBlock
+		if u.prev != nil {
+			content = c.results(u.prev, len(u.other))
+		}
+		content = append(content, u.other...)
+		out = append(out, bedrock.Message{Role: bedrock.RoleUser, Content: content})
+	}
+	last := c.turns[len(c.turns)-1]
+	switch {
+	case last.role == chat.RoleAssistant && len(last.calls) > 0:
+		// The history ends with the assistant's calls and no results yet. Rule 15 wants a
+		// result for each, and Claude refuses a trailing assistant turn when tools are in
+		// use, so the calls get the same error results as unanswered ones, in a user turn
+		// of their own, and the model can call again.
+		out = append(out, bedrock.Message{Role: bedrock.RoleUser, Content: c.results(last, 0)})
+	case last.role == chat.RoleAssistant && c.model.NoPrefill:
+		// Rule 7: refuse here rather than let Bedrock refuse it.
+		return nil, invalidf("messages[%d]: model %s does not support assistant prefill; the conversation must end with a user or tool message", last.last, c.model.ID)
+	}
+	return out, nil
+}
+
+// results returns the toolResult blocks of the user turn after assistant turn a, with room
+// for extra more blocks: rule 15, a result for every toolUse of a, in the order of the
+// calls, a synthesized error result where the client sent none; and rule 19, results come
+// before any other block.
+func (c *conversation) results(a *turn, extra int) []bedrock.ContentBlock {
+	if len(a.calls) == 0 {
+		return nil
+	}
+	content := make([]bedrock.ContentBlock, 0, len(a.calls)+extra)
+	for _, cl := range a.calls {
+		r := cl.result
+		if r == nil {
+			c.stats.SynthesizedResults++
+			r = &bedrock.ToolResultBlock{
+				ToolUseID: cl.bedrockID,
+				Status:    bedrock.StatusError,
+				Content:   []bedrock.ToolResultContentBlock{{Text: ptr(missingResultText)}},
+			}
+		}
+		content = append(content, bedrock.ContentBlock{ToolResult: r})
+	}
+	return content
+}
+
+// textsOf returns the non-blank texts of a system or assistant message: its parts when it
+// has any, else its content. Images are only accepted in user turns.
+func textsOf(i int, m *chat.Message, role string) ([]string, error) {
+	if len(m.Parts) == 0 {
+		if isBlank(m.Content) {
+			return nil, nil
+		}
+		return []string{m.Content}, nil
+	}
+	var texts []string
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		isText, err := partKind(i, j, p)
+		if err != nil {
+			return nil, err
+		}
+		if !isText {
+			return nil, invalidf("messages[%d].content[%d]: images are only accepted in user and tool messages, not in %s messages", i, j, role)
+		}
+		if !isBlank(p.Text) {
+			texts = append(texts, p.Text)
+		}
+	}
+	return texts, nil
+}
+
+// userBlocks returns the content blocks of a user message; blank text is dropped (rule 4).
+func userBlocks(i int, m *chat.Message) ([]bedrock.ContentBlock, error) {
+	if len(m.Parts) == 0 {
+		if isBlank(m.Content) {
+			return nil, nil
+		}
+		return []bedrock.ContentBlock{bedrock.TextBlock(m.Content)}, nil
+	}
+	blocks := make([]bedrock.ContentBlock, 0, len(m.Parts))
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		isText, err := partKind(i, j, p)
+		if err != nil {
+			return nil, err
+		}
+		if isText {
+			if !isBlank(p.Text) {
+				blocks = append(blocks, bedrock.TextBlock(p.Text))
+			}
+			continue
+		}
+		img, err := imageBlock(i, j, p)
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, bedrock.ContentBlock{Image: img})
+	}
+	return blocks, nil
+}
+
+// toolContent returns the text of a tool message (its text parts joined, else its content)
+// and its images.
+func toolContent(i int, m *chat.Message) (string, []bedrock.ToolResultContentBlock, error) {
+	if len(m.Parts) == 0 {
+		return m.Content, nil, nil
+	}
+	var text strings.Builder
+	var images []bedrock.ToolResultContentBlock
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		isText, err := partKind(i, j, p)
+		if err != nil {
+			return "", nil, err
+		}
+		if isText {
+			text.WriteString(p.Text)
+			continue
+		}
+		img, err := imageBlock(i, j, p)
+		if err != nil {
+			return "", nil, err
+		}
+		images = append(images, bedrock.ToolResultContentBlock{Image: img})
+	}
+	return text.String(), images, nil
+}
+
+// resultContent is the content of a toolResult: a JSON object stays JSON (rule 17: json
+// must be an object, so arrays, numbers and strings go as text), anything else is text,
+// and an empty result gets a placeholder (rules 4 and 18).
+func resultContent(text string, images []bedrock.ToolResultContentBlock) []bedrock.ToolResultContentBlock {
+	out := make([]bedrock.ToolResultContentBlock, 0, 1+len(images))
+	switch {
+	case isBlank(text) && len(images) > 0:
+	case isBlank(text):
+		out = append(out, bedrock.ToolResultContentBlock{Text: ptr(emptyResultText)})
+	default:
+		if obj, ok := jsonObject(text); ok {
+			out = append(out, bedrock.ToolResultContentBlock{JSON: obj})
+		} else {
+			out = append(out, bedrock.ToolResultContentBlock{Text: ptr(text)})
+		}
+	}
+	return append(out, images...)
+}
+
+// jsonObject returns s compacted when it is one JSON object.
+func jsonObject(s string) ([]byte, bool) {
+	trimmed := strings.TrimLeft(s, " \t\r\n")
+	if !strings.HasPrefix(trimmed, "{") || !utf8.ValidString(trimmed) {
+		return nil, false
+	}
+	b := []byte(trimmed)
+	b, err := jsontext.Compact(b[:0], b)
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}
+
+// toolInput turns a call's arguments into the toolUse input: "" is {}, anything else must
+// be one JSON object. It is validated and compacted, never decoded, so numbers keep every
+// digit and strings their exact UTF-8. The error text is completed by the caller's path.
+func toolInput(args string) ([]byte, error) {
+	if strings.TrimLeft(args, " \t\r\n") == "" {
+		return []byte("{}"), nil
+	}
+	if !utf8.ValidString(args) {
+		return nil, fmt.Errorf("is not valid UTF-8")
+	}
+	b := []byte(args)
+	b, err := jsontext.Compact(b[:0], b)
+	if err != nil {
+		return nil, errors.New(notJSON(err))
+	}
+	if b[0] != '{' {
+		return nil, fmt.Errorf("must be a JSON object, not %s", jsonKind(b[0]))
+	}
+	return b, nil
+}
+
+// partKind checks a content part and reports whether it is text (else an image). A part
+// without type is an image when it has image_url, else text.
+func partKind(i, j int, p *chat.Part) (isText bool, err error) {
+	switch {
+	case p.Type == chat.PartText, p.Type == "" && p.Image == nil:
+		return true, nil
+	case p.Type == chat.PartImageURL, p.Type == "":
+		return false, nil
+	default:
+		return false, invalidf("messages[%d].content[%d].type %s is not one of \"text\", \"image_url\"", i, j, clip.Quote(p.Type))
+	}
+}
+
+// imageFormats maps the data URL media types Bedrock accepts to its format names.
+var imageFormats = map[string]string{
+	"image/png":  "png",
+	"image/jpeg": "jpeg",
+	"image/jpg":  "jpeg",
+	"image/gif":  "gif",
+	"image/webp": "webp",
+}
+
+// imageBlock decodes an image_url part. Only data URLs are accepted: the gateway does not
+// fetch remote URLs on a client's behalf (docs/BEDROCK.md C).
+func imageBlock(i, j int, p *chat.Part) (*bedrock.ImageBlock, error) {
+	var url string
+	if p.Image != nil {
+		url = p.Image.URL
+	}
+	path := "messages[" + strconv.Itoa(i) + "].content[" + strconv.Itoa(j) + "].image_url.url"
+	if url == "" {
+		return nil, invalidf("%s is missing", path)
+	}
+	if len(url) < 5 || !strings.EqualFold(url[:5], "data:") {
+		return nil, invalidf("%s: remote image URLs are not fetched; send the image inline as a data URL (data:image/png;base64,...)", path)
+	}
+	meta, data, ok := strings.Cut(url[5:], ",")
+	if !ok {
+		return nil, invalidf("%s is not a valid data URL", path)
+	}
+	params := strings.Split(meta, ";")
+	format, ok := imageFormats[strings.ToLower(strings.TrimSpace(params[0]))]
+	if !ok {
+		return nil, invalidf("%s: media type %s is not supported; use image/png, image/jpeg, image/gif or image/webp", path, clip.Quote(params[0]))
+	}
+	isBase64 := false
+	for _, prm := range params[1:] {
+		isBase64 = isBase64 || strings.EqualFold(strings.TrimSpace(prm), "base64")
+	}
+	if !isBase64 {
+		return nil, invalidf("%s: the data URL must be base64-encoded (data:image/%s;base64,...)", path, format)
+	}
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		// Some clients drop the padding.
+		if raw, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(data, "=")); err != nil {
+			return nil, invalidf("%s: the image data is not valid base64", path)
+		}
+	}
+	if len(raw) == 0 {
+		return nil, invalidf("%s: the data URL holds no image data", path)
+	}
+	return &bedrock.ImageBlock{Format: format, Source: bedrock.ImageSource{Bytes: raw}}, nil
+}
+
+// isBlank reports whether s would be refused as blank text (rule 4): only whitespace or
+// control characters.
+func isBlank(s string) bool {
+	for _, r := range s {
+		if !unicode.IsSpace(r) && !unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}

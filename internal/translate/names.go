@@ -1,0 +1,273 @@
+package translate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/clip"
+)
+
+// maxNameLen is Bedrock's limit for toolSpec.name and toolUseId (rules 9 and 14).
+const maxNameLen = 64
+
+// Names maps the Bedrock-safe tool names and tool-use ids of one translated request back to
+// the client's own (docs/BEDROCK.md C: names like "fs.read_file", 80-character names and foreign
+// 90-character ids are replaced for Bedrock and restored in every response and stream
+// event). Request builds it; after Request returns it is only read, so one Names may be
+// shared by the goroutines serving that request. A nil *Names maps everything to itself.
+type Names struct {
+	// Stats counts what Request repaired in the client's history, for logs and metrics.
+	Stats Stats
+
+	toolToClient map[string]string // Bedrock tool name → client tool name, only where they differ
+	idToClient   map[string]string // Bedrock toolUseId → client tool_call id, only where they differ
+}
+
+// Stats says what Request repaired or changed, so the caller can log and count it
+// (docs/BEDROCK.md C: synthesized and orphan results are "logged and counted").
+type Stats struct {
+	// SynthesizedResults: toolUse blocks with no answer in the next user turn, given an
+	// error toolResult so the conversation stays valid (rule 15) and the model can call again.
+	SynthesizedResults int
+	// OrphanResults: tool messages whose tool_call_id matched no unanswered call of the
+	// preceding assistant turn, sent as plain user text instead of a toolResult (rule 16).
+	OrphanResults int
+	// MappedToolNames and MappedToolCallIDs: client names and ids replaced by Bedrock-safe
+	// substitutes (rules 9 and 14, and duplicate ids).
+	MappedToolNames   int
+	MappedToolCallIDs int
+	// SynthesizedToolSpecs: tool specs made up for tool names found only in the history,
+	// because the request had no tools but rule 13 wants a toolConfig.
+	SynthesizedToolSpecs int
+	// ToolChoiceFallback is the toolChoice kind the client asked for ("any" or "tool") that
+	// the model does not accept; the request was sent with "auto" (or none) instead.
+	ToolChoiceFallback string
+	// DroppedTopP: top_p was dropped because the model refuses temperature and top_p together.
+	DroppedTopP bool
+}
+
+// ToolName returns the client's name for a tool name Bedrock used.
+func (n *Names) ToolName(bedrockName string) string {
+	if n != nil {
+		if c, ok := n.toolToClient[bedrockName]; ok {
+			return c
+		}
+	}
+	return bedrockName
+}
+
+// ToolCallID returns the client's id for a toolUseId Bedrock used.
+func (n *Names) ToolCallID(bedrockID string) string {
+	if n != nil {
+		if c, ok := n.idToClient[bedrockID]; ok {
+			return c
+		}
+	}
+	return bedrockID
+}
+
+// namer hands out the Bedrock names of one request: newNamer checks every tool and tool
+// call and gives each tool name its Bedrock name, then messages takes a toolUseId per call
+// and tools reads the names. Not safe for concurrent use.
+type namer struct {
+	names *Names
+
+	tools   allocator         // Bedrock tool names
+	ids     allocator         // Bedrock toolUseIds
+	nameOf  map[string]string // client tool name → Bedrock tool name
+	idCount map[string]int    // client tool-call id → uses so far (a reused id gets a new Bedrock id)
+
+	historyNames []string // client tool names used by history tool calls, first use first
+}
+
+// newNamer checks the request's tools and the history's tool calls, and names every tool
+// (rule 9): the client's valid names and ids are all reserved before any substitute is
+// handed out, so a substitute can never take a name or id the client uses elsewhere in
+// the request; tools are named first, then names only the history uses.
+func newNamer(req *chat.Request) (*namer, error) {
+	n := &namer{names: &Names{}, tools: newAllocator(), ids: newAllocator(), nameOf: map[string]string{}, idCount: map[string]int{}}
+	seen := make(map[string]int, len(req.Tools))
+	for i, t := range req.Tools {
+		if t.Type != "" && t.Type != "function" {
+			return nil, invalidf("tools[%d].type %s is not supported; the only tool type is \"function\"", i, clip.Quote(t.Type))
+		}
+		path := toolPath(i, &t)
+		if t.Name == "" {
+			return nil, invalidf("%s.name is empty", path)
+		}
+		if j, dup := seen[t.Name]; dup {
+			return nil, invalidf("%s.name %s is a duplicate of tools[%d]", path, clip.Quote(t.Name), j)
+		}
+		seen[t.Name] = i
+	}
+	history := map[string]bool{}
+	for i, m := range req.Messages {
+		if m.Role != chat.RoleAssistant {
+			continue // tool calls elsewhere are refused with their message
+		}
+		for j, tc := range m.ToolCalls {
+			switch {
+			case tc.Type != "" && tc.Type != "function":
+				return nil, invalidf("messages[%d].tool_calls[%d].type %s is not supported; the only tool call type is \"function\"", i, j, clip.Quote(tc.Type))
+			case tc.ID == "":
+				return nil, invalidf("messages[%d].tool_calls[%d].id is empty", i, j)
+			case tc.Name == "":
+				return nil, invalidf("messages[%d].tool_calls[%d].function.name is empty", i, j)
+			}
+			n.ids.reserve(tc.ID)
+			if !history[tc.Name] {
+				history[tc.Name] = true
+				n.historyNames = append(n.historyNames, tc.Name)
+				n.tools.reserve(tc.Name)
+			}
+		}
+	}
+	for _, t := range req.Tools {
+		n.tools.reserve(t.Name)
+	}
+	for _, t := range req.Tools {
+		n.nameTool(t.Name)
+	}
+	for _, name := range n.historyNames {
+		n.nameTool(name)
+	}
+	return n, nil
+}
+
+// toolPath names tool i in errors: "tools[2].function" or "tools[2]".
+func toolPath(i int, t *chat.Tool) string {
+	path := "tools[" + strconv.Itoa(i) + "]"
+	if t.Wrapped {
+		path += ".function"
+	}
+	return path
+}
+
+func (n *namer) nameTool(name string) {
+	if _, done := n.nameOf[name]; done {
+		return
+	}
+	b := n.tools.take(name, 0)
+	n.nameOf[name] = b
+	if b != name {
+		if n.names.toolToClient == nil {
+			n.names.toolToClient = map[string]string{}
+		}
+		n.names.toolToClient[b] = name
+		n.names.Stats.MappedToolNames++
+	}
+}
+
+// toolName is the Bedrock name of a client tool name newNamer saw.
+func (n *namer) toolName(name string) string { return n.nameOf[name] }
+
+// callID hands out the toolUseId for one client tool call (rule 14; a reused id gets a
+// fresh one, since each toolUse needs its own result).
+func (n *namer) callID(clientID string) string {
+	k := n.idCount[clientID]
+	n.idCount[clientID] = k + 1
+	b := n.ids.take(clientID, k)
+	if b != clientID {
+		if n.names.idToClient == nil {
+			n.names.idToClient = map[string]string{}
+		}
+		n.names.idToClient[b] = clientID
+		n.names.Stats.MappedToolCallIDs++
+	}
+	return b
+}
+
+// validName reports whether s satisfies Bedrock's [a-zA-Z0-9_-]{1,64} (rules 9 and 14; the
+// newer models also allow '.' and ':' in ids, but the stricter set is valid everywhere).
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > maxNameLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !validNameByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func validNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// allocator hands out Bedrock-safe substitutes that collide neither with each other nor
+// with any valid name the client used anywhere in the request (those are reserved first,
+// so a valid name is never bent to make room for an invalid one). Substitutes depend only
+// on the request, so the same request always translates to the same bytes. Not safe for
+// concurrent use.
+type allocator struct {
+	reserved map[string]bool // valid client names, before any allocation
+	used     map[string]bool // Bedrock names handed out
+}
+
+func newAllocator() allocator {
+	return allocator{reserved: map[string]bool{}, used: map[string]bool{}}
+}
+
+func (a *allocator) reserve(s string) {
+	if validName(s) {
+		a.reserved[s] = true
+	}
+}
+
+// take returns s itself when it is valid and not handed out yet; otherwise a substitute.
+// occurrence tells apart repeated uses of one client string that need distinct results
+// (a tool-call id reused by a later turn).
+func (a *allocator) take(s string, occurrence int) string {
+	if validName(s) && !a.used[s] {
+		a.used[s] = true
+		return s
+	}
+	// Readable first: the client string with invalid characters replaced ("fs.read" →
+	// "fs_read"), when that fits and collides with nothing.
+	base := sanitize(s)
+	if !validName(s) && validName(base) && !a.reserved[base] && !a.used[base] {
+		a.used[base] = true
+		return base
+	}
+	// Else a prefix plus a hash of the original, which keeps names that differ only past
+	// the 64th character, or only in replaced characters, apart.
+	const hashLen = 8
+	prefix := base
+	if len(prefix) > maxNameLen-hashLen-1 {
+		prefix = prefix[:maxNameLen-hashLen-1]
+	}
+	for salt := 0; ; salt++ {
+		sum := sha256.Sum256([]byte(strconv.Itoa(occurrence) + "\x00" + strconv.Itoa(salt) + "\x00" + s))
+		h := hex.EncodeToString(sum[:hashLen/2])
+		cand := h
+		if prefix != "" {
+			cand = prefix + "_" + h
+		}
+		if !a.reserved[cand] && !a.used[cand] {
+			a.used[cand] = true
+			return cand
+		}
+	}
+}
+
+// sanitize replaces every character outside [a-zA-Z0-9_-] with '_' (one per rune, so a
+// multi-byte character does not become several) and cuts the result to 64 bytes.
+func sanitize(s string) string {
+	b := make([]byte, 0, min(len(s), maxNameLen))
+	for i := 0; i < len(s) && len(b) < maxNameLen; {
+		c := s[i]
+		if validNameByte(c) {
+			b = append(b, c)
+			i++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		b = append(b, '_')
+		i += size
+	}
+	return string(b)
+}
