@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/metrics"
 )
 
 // Call is one call as its transport saw it, for the access log and the metrics. The
@@ -48,7 +49,11 @@ func (s *Service) Observe(c *Call) {
 	m.Request(c.Transport, c.Route, c.Code, c.Result.Model, c.Result.ClientType, d)
 	m.Tokens(c.Result.Model, c.Result.ClientType, int(c.Result.Usage.PromptTokens), int(c.Result.Usage.CompletionTokens))
 	m.ToolCalls(c.Result.Model, c.Result.ClientType, c.Result.ToolCalls)
-	s.access.Info(c.Transport, zap.Inline(c), zap.Duration("latency", d))
+	msg := c.Transport
+	if msg == metrics.TransportREST {
+		msg = "http" // the access log's message since the first release
+	}
+	s.access.Info(msg, zap.Inline(c), zap.Duration("latency", d))
 }
 
 // MarshalLogObject implements [zapcore.ObjectMarshaler].

@@ -255,7 +255,7 @@ func TestGRPCStalledReaderIsCut(t *testing.T) {
 		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
 	require.NoError(t, err)
 	defer conn.Close()
-	req := &llmgatewayv1.ChatRequest{Messages: []*llmgatewayv1.Message{{Role: "user", Content: "go"}}}
+	req := &llmgatewayv1.ChatRequest{Messages: []*llmgatewayv1.Message{{Role: user, Content: "go"}}}
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
 	stream, err := llmgatewayv1.NewChatServiceClient(conn).ChatStream(ctx, req)
 	require.NoError(t, err)

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 )
@@ -187,21 +186,26 @@ func TestHistoriesOverGRPC(t *testing.T) {
 	client := llmgatewayv1.NewChatServiceClient(conn)
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
 	for _, tc := range historyCases {
-		if strings.Contains(tc.body, `"stop":"END"`) || strings.Contains(tc.body, `"content":null`) {
-			continue // REST-only spellings (stop as a string, null content); protojson refuses them
-		}
 		t.Run(tc.name, func(t *testing.T) {
-			// gRPC carries content arrays in parts (docs/PROTOCOL.md section 6).
-			body := strings.ReplaceAll(tc.body, `"content":[`, `"parts":[`)
-			var req llmgatewayv1.ChatRequest
-			require.NoError(t, protojson.Unmarshal([]byte(body), &req))
-			resp, err := client.Chat(ctx, &req)
+			resp, err := client.Chat(ctx, grpcRequest(t, tc.body))
 			require.NoError(t, err)
 			// The same checks, on the answer as a REST client would read it.
-			b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(resp)
-			require.NoError(t, err)
 			var r chatResponse
-			require.NoError(t, json.Unmarshal(b, &r))
+			msg := resp.GetMessage()
+			r.Message = &msg
+			for _, c := range resp.GetToolCalls() {
+				var tc struct {
+					ID       string `json:"id"`
+					Type     string `json:"type"`
+					Function struct {
+						Name      string `json:"name"`
+						Arguments string `json:"arguments"`
+					} `json:"function"`
+				}
+				tc.ID, tc.Type, tc.Function.Name, tc.Function.Arguments = c.GetId(), "function", c.GetFunction().GetName(), c.GetFunction().GetArguments()
+				r.ToolCalls = append(r.ToolCalls, tc)
+			}
+			r.FinishReason = strings.ToLower(strings.TrimPrefix(resp.GetFinishReason().String(), "FINISH_REASON_"))
 			tc.check(t, r)
 		})
 	}
@@ -256,9 +260,7 @@ func TestBadHistoriesNameTheField(t *testing.T) {
 	require.NoError(t, err)
 	defer conn.Close()
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
-	var req llmgatewayv1.ChatRequest
-	require.NoError(t, protojson.Unmarshal([]byte(tests[0].body), &req))
-	_, err = llmgatewayv1.NewChatServiceClient(conn).Chat(ctx, &req)
+	_, err = llmgatewayv1.NewChatServiceClient(conn).Chat(ctx, grpcRequest(t, tests[0].body))
 	assert.Equal(t, codes.InvalidArgument, status.Code(err))
 	assert.Contains(t, status.Convert(err).Message(), tests[0].field)
 }

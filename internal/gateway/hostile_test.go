@@ -65,7 +65,7 @@ func TestGRPCKeyIsCheckedBeforeTheMessage(t *testing.T) {
 
 	// One right key still works.
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
-	_, err := llmgatewayv1.NewChatServiceClient(conn).Chat(ctx, &llmgatewayv1.ChatRequest{Messages: []*llmgatewayv1.Message{{Role: "user", Content: "hi"}}})
+	_, err := llmgatewayv1.NewChatServiceClient(conn).Chat(ctx, &llmgatewayv1.ChatRequest{Messages: []*llmgatewayv1.Message{{Role: user, Content: "hi"}}})
 	require.NoError(t, err)
 }
 
@@ -255,7 +255,7 @@ func TestClientStringsAreBounded(t *testing.T) {
 	// gRPC: the same bounds.
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
 	_, err := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, &llmgatewayv1.ChatRequest{
-		Model: huge, Messages: []*llmgatewayv1.Message{{Role: "user", Content: "hi"}},
+		Model: huge, Messages: []*llmgatewayv1.Message{{Role: user, Content: "hi"}},
 	})
 	assert.Equal(t, codes.InvalidArgument, status.Code(err))
 	assert.Contains(t, status.Convert(err).Message(), "model: 1048576 bytes")
@@ -304,7 +304,7 @@ func TestAccessDeniedHidesTheAccount(t *testing.T) {
 		assert.Contains(t, e.Error, "refused the gateway's AWS credentials", query)
 	}
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
-	_, err := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, &llmgatewayv1.ChatRequest{Messages: []*llmgatewayv1.Message{{Role: "user", Content: "hi"}}})
+	_, err := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, &llmgatewayv1.ChatRequest{Messages: []*llmgatewayv1.Message{{Role: user, Content: "hi"}}})
 	assert.Equal(t, codes.Internal, status.Code(err))
 	assert.NotContains(t, err.Error(), "123456789012")
 

@@ -19,9 +19,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/core"
 )
 
 // twoTools asks for two parallel tool calls, one of them without arguments.
@@ -265,10 +265,8 @@ func TestGRPCChatStream(t *testing.T) {
 	conn, err := grpc.NewClient(g.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer conn.Close()
-	var req llmgatewayv1.ChatRequest
-	require.NoError(t, protojson.Unmarshal([]byte(twoTools), &req))
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
-	stream, err := llmgatewayv1.NewChatServiceClient(conn).ChatStream(ctx, &req)
+	stream, err := llmgatewayv1.NewChatServiceClient(conn).ChatStream(ctx, grpcRequest(t, twoTools))
 	require.NoError(t, err)
 	var text string
 	args := map[int32]string{}
@@ -281,21 +279,22 @@ func TestGRPCChatStream(t *testing.T) {
 		}
 		require.NoError(t, err)
 		last = ev
-		switch ev.GetType() {
-		case "content":
-			text += ev.GetDelta()
-		case "tool_call":
-			if ev.GetToolCall().GetId() != "" {
-				names[ev.GetIndex()] = ev.GetToolCall().GetFunction().GetName()
-				assert.Empty(t, ev.GetToolCall().GetFunction().GetArguments())
+		switch e := ev.GetEvent().(type) {
+		case *llmgatewayv1.ChatStreamEvent_Content:
+			text += e.Content.GetText()
+		case *llmgatewayv1.ChatStreamEvent_ToolCall:
+			tc := e.ToolCall
+			if tc.GetId() != "" {
+				names[tc.GetIndex()] = tc.GetName()
+				assert.Empty(t, tc.GetArguments())
 			}
-			args[ev.GetIndex()] += ev.GetToolCall().GetFunction().GetArguments()
+			args[tc.GetIndex()] += tc.GetArguments()
 		}
 	}
 	require.NotNil(t, last)
-	assert.Equal(t, "done", last.GetType())
-	assert.Equal(t, "tool_calls", last.GetFinishReason())
-	assert.Positive(t, last.GetUsage().GetTotalTokens())
+	require.NotNil(t, last.GetDone(), "the last event is done")
+	assert.Equal(t, llmgatewayv1.FinishReason_FINISH_REASON_TOOL_CALLS, last.GetDone().GetFinishReason())
+	assert.Positive(t, last.GetDone().GetUsage().GetTotalTokens())
 	assert.NotEmpty(t, text)
 	assert.Equal(t, map[int32]string{0: "get_weather", 1: "get_time"}, names)
 	assert.Equal(t, "{}", args[1])
@@ -348,9 +347,7 @@ func TestStreamFaults(t *testing.T) {
 			require.NoError(t, err)
 			defer conn.Close()
 			ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
-			var req llmgatewayv1.ChatRequest
-			require.NoError(t, protojson.Unmarshal([]byte(twoTools), &req))
-			st, err := llmgatewayv1.NewChatServiceClient(conn).ChatStream(ctx, &req)
+			st, err := llmgatewayv1.NewChatServiceClient(conn).ChatStream(ctx, grpcRequest(t, twoTools))
 			require.NoError(t, err)
 			var last *llmgatewayv1.ChatStreamEvent
 			for {
@@ -363,8 +360,8 @@ func TestStreamFaults(t *testing.T) {
 				last = ev
 			}
 			require.NotNil(t, last)
-			assert.Equal(t, "error", last.GetType())
-			assert.Equal(t, tt.code, last.GetError().GetCode())
+			require.NotNil(t, last.GetError(), "the last event is the error")
+			assert.Equal(t, tt.code, core.CodeName(codes.Code(last.GetError().GetCode())))
 		})
 	}
 }

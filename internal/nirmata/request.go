@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -132,14 +131,7 @@ func bodyError(err error) error {
 	var se *json.SemanticError
 	switch {
 	case errors.As(err, &sy):
-		what := sy.Err.Error()
-		if errors.Is(sy.Err, io.ErrUnexpectedEOF) {
-			what = "unexpected end of input"
-		}
-		if strings.Contains(what, "exceeded max depth") {
-			return &requestError{"body nests deeper than 10000 levels at byte " + strconv.FormatInt(sy.ByteOffset, 10)}
-		}
-		return &requestError{"body is not valid JSON: " + what + " at byte " + strconv.FormatInt(sy.ByteOffset, 10)}
+		return &requestError{"body " + translate.JSONErrorText(sy)}
 	case errors.As(err, &se):
 		path := memberPath(se.JSONPointer)
 		var msg string

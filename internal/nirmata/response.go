@@ -107,10 +107,11 @@ type (
 			Arguments string `json:"arguments"`
 		} `json:"function"`
 	}
+	// usage is left out when Bedrock sent none (every count zero).
 	doneLine struct {
 		Type         string `json:"type"`
 		FinishReason string `json:"finish_reason"`
-		Usage        usage  `json:"usage"`
+		Usage        usage  `json:"usage,omitzero"`
 	}
 	errorLine struct {
 		Type  string    `json:"type"`

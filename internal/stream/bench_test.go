@@ -6,8 +6,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
-	"github.com/nirmata/llm-gateway/internal/jsonapi"
-	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/stream"
 )
 
@@ -36,16 +35,11 @@ func BenchmarkMachine(b *testing.B) {
 	evs := benchEvents()
 	formats := []struct {
 		name string
-		enc  func(dst []byte, c *stream.Chunker, e chat.Event) []byte
+		enc  func(dst []byte, c *nirmata.Chunker, e *chat.Event) []byte
 	}{
-		{"jsonl", func(dst []byte, _ *stream.Chunker, e chat.Event) []byte {
-			if p := server.EventToProto(e); p != nil {
-				return jsonapi.AppendStreamEvent(dst, p)
-			}
-			return dst
-		}},
-		{"chunked", func(dst []byte, c *stream.Chunker, e chat.Event) []byte { return c.Append(dst, e) }},
-		{"machine_only", func(dst []byte, _ *stream.Chunker, _ chat.Event) []byte { return dst }},
+		{"jsonl", func(dst []byte, _ *nirmata.Chunker, e *chat.Event) []byte { return nirmata.AppendLine(dst, e) }},
+		{"chunked", func(dst []byte, c *nirmata.Chunker, e *chat.Event) []byte { return c.Append(dst, e) }},
+		{"machine_only", func(dst []byte, _ *nirmata.Chunker, _ *chat.Event) []byte { return dst }},
 	}
 	for _, f := range formats {
 		b.Run(f.name, func(b *testing.B) {
@@ -53,13 +47,13 @@ func BenchmarkMachine(b *testing.B) {
 			buf := make([]byte, 0, 4096)
 			one := func() {
 				m := stream.NewMachine(nil)
-				c := stream.NewChunker("req-0123456789")
+				c := nirmata.NewChunker("req-0123456789")
 				src := &sliceEvents{evs: evs}
 				for {
 					var err error
 					out, err = m.Step(src, out[:0])
-					for _, e := range out {
-						buf = f.enc(buf[:0], c, e)
+					for i := range out {
+						buf = f.enc(buf[:0], c, &out[i])
 					}
 					if err != nil {
 						break

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -318,15 +319,15 @@ func checkFuzzChunked(t *testing.T, evs []chat.Event, streamErr error, lines []c
 		require.False(t, seen[l.ID])
 		seen[l.ID] = true
 		switch l.Type {
-		case stream.ChunkText:
-		case stream.ChunkToolStart:
+		case nirmata.ChunkText:
+		case nirmata.ChunkToolStart:
 			id, _, args := toolStartCall(t, l.Data)
 			require.False(t, starts[id], "two ToolStarts for %s", id)
 			starts[id] = true
 			require.Equal(t, calls[id], args)
-		case stream.ChunkError, stream.ChunkDone:
+		case nirmata.ChunkError, nirmata.ChunkDone:
 			require.Equal(t, len(lines)-1, i, "%s must be last", l.Type)
-			require.Equal(t, streamErr == nil, l.Type == stream.ChunkDone)
+			require.Equal(t, streamErr == nil, l.Type == nirmata.ChunkDone)
 		default:
 			t.Fatalf("unexpected chunked type %q", l.Type)
 		}

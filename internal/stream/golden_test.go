@@ -14,13 +14,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/encoding/protojson"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
-	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -50,9 +48,7 @@ func caseNames(t testing.TB, name string) *translate.Names {
 		return nil
 	}
 	require.NoError(t, err)
-	var proto llmgatewayv1.ChatRequest
-	require.NoError(t, protojson.Unmarshal(data, &proto))
-	req, err := server.RequestFromProto(&proto)
+	req, _, err := nirmata.DecodeRequest(data)
 	require.NoError(t, err)
 	_, names, err := translate.Request(req, capabilities.Lookup(req.Model))
 	require.NoError(t, err)
@@ -132,16 +128,16 @@ func checkChunked(t *testing.T, evs []chat.Event, fail *streamError, lines []chu
 		require.False(t, ids[l.ID], "duplicate id %q", l.ID)
 		ids[l.ID] = true
 		switch l.Type {
-		case stream.ChunkText:
+		case nirmata.ChunkText:
 			gotText.WriteString(l.Data)
-		case stream.ChunkToolStart:
+		case nirmata.ChunkToolStart:
 			id, name, args := toolStartCall(t, l.Data)
 			starts = append(starts, call{id, name, args})
-		case stream.ChunkError:
+		case nirmata.ChunkError:
 			require.NotNil(t, fail)
 			require.Equal(t, fail.message, l.Data)
 			require.Equal(t, len(lines)-1, i, "Error must be the last line")
-		case stream.ChunkDone:
+		case nirmata.ChunkDone:
 			require.Nil(t, fail)
 			require.Equal(t, chat.EventDone, evs[len(evs)-1].Kind)
 			require.Equal(t, len(lines)-1, i, "Done must be the last line")

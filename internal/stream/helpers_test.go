@@ -13,11 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/stretchr/testify/require"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
-	"github.com/nirmata/llm-gateway/internal/jsonapi"
-	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -183,23 +181,21 @@ func clientError(t testing.TB, err error) *streamError {
 // error line if the stream failed.
 func renderJSONL(evs []chat.Event, fail *streamError) []byte {
 	var b []byte
-	for _, e := range evs {
-		if p := server.EventToProto(e); p != nil {
-			b = jsonapi.AppendStreamEvent(b, p)
-		}
+	for i := range evs {
+		b = nirmata.AppendLine(b, &evs[i])
 	}
 	if fail != nil {
-		b = jsonapi.AppendStreamEvent(b, &llmgatewayv1.ChatStreamEvent{Type: "error", Error: &llmgatewayv1.StreamError{Code: fail.code, Message: fail.message}})
+		b = nirmata.AppendErrorLine(b, fail.code, fail.message)
 	}
 	return b
 }
 
 // renderChunked is the chunked stream a client gets.
 func renderChunked(prefix string, evs []chat.Event, fail *streamError) []byte {
-	c := stream.NewChunker(prefix)
+	c := nirmata.NewChunker(prefix)
 	var b []byte
-	for _, e := range evs {
-		b = c.Append(b, e)
+	for i := range evs {
+		b = c.Append(b, &evs[i])
 	}
 	if fail != nil {
 		b = c.AppendError(b, fail.code, fail.message)

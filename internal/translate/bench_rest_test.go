@@ -6,8 +6,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
-	"github.com/nirmata/llm-gateway/internal/jsonapi"
-	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -26,11 +25,7 @@ func BenchmarkRESTRequest(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		decoded, err := jsonapi.DecodeChatRequest(body)
-		if err != nil {
-			b.Fatal(err)
-		}
-		req, err := server.RequestFromProto(decoded)
+		req, _, err := nirmata.DecodeRequest(body)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -3,8 +3,11 @@ package translate
 import (
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
 
-	"github.com/nirmata/llm-gateway/internal/jsontext"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Sentinels the server maps to statuses (docs/PROTOCOL.md section 5). Every error this package
@@ -37,14 +40,38 @@ func upstreamf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUpstream}, args...)...)
 }
 
-// notJSON words an error of jsontext.Compact as the end of a message about a field:
-// "is not valid JSON: unexpected end of input at byte 12", or "nests deeper than 1000
-// levels at byte 1000" for text that is JSON but nests too deeply.
-func notJSON(err error) string {
-	if _, tooDeep := err.(*jsontext.DepthError); tooDeep {
-		return err.Error()
+// notJSON words an error of compactJSON as the end of a message about a field.
+func notJSON(err error) string { return JSONErrorText(err) }
+
+// JSONErrorText words a JSON syntax error of json/v2 as the end of a message about a field
+// or a body: "is not valid JSON: unexpected end of input at byte 12", or "nests deeper
+// than 10000 levels at byte 10004" for JSON past json/v2's depth limit.
+func JSONErrorText(err error) string {
+	var sy *jsontext.SyntacticError
+	if !errors.As(err, &sy) {
+		return "is not valid JSON: " + err.Error()
 	}
-	return "is not valid JSON: " + err.Error()
+	at := " at byte " + strconv.FormatInt(sy.ByteOffset, 10)
+	what := sy.Err.Error()
+	switch {
+	case errors.Is(sy.Err, io.ErrUnexpectedEOF):
+		what = "unexpected end of input"
+	case strings.Contains(what, "exceeded max depth"):
+		return "nests deeper than 10000 levels" + at
+	}
+	return "is not valid JSON: " + what + at
+}
+
+// compactJSON validates b, which the caller owns, and compacts it in place: the whitespace
+// between tokens goes, everything else (key order, string escapes, number spelling) stays
+// as written, so a client's JSON reaches Bedrock byte for byte and numbers never pass
+// through float64.
+func compactJSON(b []byte) ([]byte, error) {
+	v := jsontext.Value(b)
+	if err := v.Compact(); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 func jsonKind(first byte) string {

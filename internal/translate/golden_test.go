@@ -12,13 +12,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/encoding/protojson"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
-	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -35,9 +33,8 @@ func loadRequest(t testing.TB, path string) (*chat.Request, error) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var req llmgatewayv1.ChatRequest
-	require.NoError(t, protojson.Unmarshal(data, &req), path)
-	return server.RequestFromProto(&req)
+	req, _, err := nirmata.DecodeRequest(data)
+	return req, err
 }
 
 // translateFixture runs Request on testdata/<name>.request.json with the model it names.
@@ -125,11 +122,7 @@ func TestRequestGolden(t *testing.T) {
 // randomized, so it is compacted and indented again.
 func responseJSON(t testing.TB, resp *chat.Response) []byte {
 	t.Helper()
-	raw, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(server.ResponseToProto(resp))
-	require.NoError(t, err)
-	var compact bytes.Buffer
-	require.NoError(t, json.Compact(&compact, raw))
-	return indent(t, compact.Bytes())
+	return indent(t, nirmata.AppendResponse(nil, resp))
 }
 
 // TestResponseGolden translates every testdata/<case>.bedrock-response.json. When

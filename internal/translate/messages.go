@@ -13,7 +13,6 @@ import (
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
-	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
 // Texts the translator writes where Bedrock needs a block the client did not send. None is
@@ -379,8 +378,7 @@ func jsonObject(s string) ([]byte, bool) {
 	if !strings.HasPrefix(trimmed, "{") || !utf8.ValidString(trimmed) {
 		return nil, false
 	}
-	b := []byte(trimmed)
-	b, err := jsontext.Compact(b[:0], b)
+	b, err := compactJSON([]byte(trimmed))
 	if err != nil {
 		return nil, false
 	}
@@ -397,8 +395,7 @@ func toolInput(args string) ([]byte, error) {
 	if !utf8.ValidString(args) {
 		return nil, fmt.Errorf("is not valid UTF-8")
 	}
-	b := []byte(args)
-	b, err := jsontext.Compact(b[:0], b)
+	b, err := compactJSON([]byte(args))
 	if err != nil {
 		return nil, errors.New(notJSON(err))
 	}

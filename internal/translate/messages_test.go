@@ -17,10 +17,10 @@ func TestToolInput(t *testing.T) {
 		{in: " \n ", want: `{}`},
 		{in: "{ \"n\" : 12345678901234567890 , \"s\" : \" a \\u0020 \" }", want: `{"n":12345678901234567890,"s":" a \u0020 "}`},
 		{in: `{"a":`, err: "is not valid JSON: unexpected end of input at byte 5"},
-		{in: `{"a":1,}`, err: "is not valid JSON: invalid character '}' looking for beginning of object key string at byte 7"},
+		{in: `{"a":1,}`, err: "is not valid JSON: invalid character '}' at start of string (expecting '\"') at byte 7"},
 		{in: `[1]`, err: "must be a JSON object, not an array"},
 		{in: "{\"a\":\"\xff\"}", err: "is not valid UTF-8"},
-		{in: `{"a":` + strings.Repeat("[", 1000), err: "nests deeper than 1000 levels at byte 1004"},
+		{in: `{"a":` + strings.Repeat("[", 10000), err: "nests deeper than 10000 levels at byte 10004"},
 	}
 	for _, tt := range tests {
 		got, err := toolInput(tt.in)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
-	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
 // Response translates a Converse answer (docs/BEDROCK.md D). It fills Text, ToolCalls,
@@ -52,7 +51,7 @@ func Arguments(input []byte) (string, error) {
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return "{}", nil
 	}
-	b, err := jsontext.Compact(make([]byte, 0, len(trimmed)), trimmed)
+	b, err := compactJSON(bytes.Clone(trimmed))
 	if err != nil {
 		return "", upstreamf("Bedrock sent a tool call whose input %s", notJSON(err))
 	}

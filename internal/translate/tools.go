@@ -2,15 +2,16 @@ package translate
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
-	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
 // emptyObjectSchema is the schema of a tool that declares no parameters (docs/PROTOCOL.md 3:
@@ -66,7 +67,7 @@ func jsonSchema(s []byte) ([]byte, error) {
 	// One allocation: the text, compacted in place, with room to insert the type member.
 	b := make([]byte, len(s), len(s)+len(typeObject)+1)
 	copy(b, s)
-	b, err := jsontext.Compact(b[:0], b)
+	b, err := compactJSON(b)
 	if err != nil {
 		return nil, schemaError(notJSON(err))
 	}
@@ -76,28 +77,9 @@ func jsonSchema(s []byte) ([]byte, error) {
 	if len(b) == 2 { // {}
 		return emptyObjectSchema, nil
 	}
-	found := false
-	for i := 1; b[i] != '}'; {
-		keyEnd := stringEnd(b, i)
-		valEnd := valueEnd(b, keyEnd+1)
-		if isJSONString(b[i:keyEnd], "type") {
-			// Every root "type" must say object: which of two duplicates Bedrock reads is
-			// not documented.
-			found = true
-			val := b[keyEnd+1 : valEnd]
-			if val[0] != '"' {
-				return nil, schemaError(`must be a JSON Schema whose root "type" is "object"`)
-			}
-			if !isJSONString(val, "object") {
-				var got string
-				_ = json.Unmarshal(val, &got)
-				return nil, schemaError(fmt.Sprintf(`must be a JSON Schema whose root "type" is "object", not %s`, clip.Quote(got)))
-			}
-		}
-		i = valEnd
-		if b[i] == ',' {
-			i++
-		}
+	found, err := checkRootType(b)
+	if err != nil {
+		return nil, err
 	}
 	if !found {
 		n := len(b)
@@ -109,57 +91,39 @@ func jsonSchema(s []byte) ([]byte, error) {
 	return b, nil
 }
 
-// stringEnd returns the index just past the JSON string that starts at b[i] (a '"') in
-// valid JSON.
-func stringEnd(b []byte, i int) int {
-	for i++; b[i] != '"'; i++ {
-		if b[i] == '\\' {
-			i++
-		}
+// checkRootType reads the root members of a valid JSON object and reports whether one is
+// "type"; every one that is must be "object" (which of two duplicates Bedrock reads is not
+// documented).
+func checkRootType(obj []byte) (found bool, err error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(obj), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if _, err := dec.ReadToken(); err != nil { // {
+		return false, schemaError(notJSON(err))
 	}
-	return i + 1
-}
-
-// valueEnd returns the index just past the value that starts at b[i] in valid, compact
-// JSON.
-func valueEnd(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for {
-			switch b[i] {
-			case '"':
-				i = stringEnd(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return false, schemaError(notJSON(err))
+		}
+		if name.String() != "type" {
+			if err := dec.SkipValue(); err != nil {
+				return false, schemaError(notJSON(err))
 			}
-			i++
+			continue
 		}
-	default: // number, true, false, null
-		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
-			i++
+		found = true
+		val, err := dec.ReadValue()
+		switch {
+		case err != nil:
+			return false, schemaError(notJSON(err))
+		case val.Kind() != '"':
+			return false, schemaError(`must be a JSON Schema whose root "type" is "object"`)
 		}
-		return i
+		var got string
+		if err := json.Unmarshal(val, &got); err != nil || got != "object" {
+			return false, schemaError(fmt.Sprintf(`must be a JSON Schema whose root "type" is "object", not %s`, clip.Quote(got)))
+		}
 	}
-}
-
-// isJSONString reports whether raw, a valid JSON string with its quotes, holds want. Escapes
-// ("typ\u0065") are rare, so only then is the string decoded.
-func isJSONString(raw []byte, want string) bool {
-	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner) == want
-	}
-	var got string
-	return json.Unmarshal(raw, &got) == nil && got == want
+	return found, nil
 }
 
 // bedrockToolChoice gates the client's choice on what the model accepts (rule 12): a kind

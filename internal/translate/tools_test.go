@@ -50,9 +50,9 @@ func TestJSONSchema(t *testing.T) {
 		{name: "number", in: `1`, err: "must be a JSON object, not a number"},
 		{name: "null", in: `null`, err: "must be a JSON object, not null"},
 		{name: "blank", in: `  `, err: "is not valid JSON: unexpected end of input at byte 2"},
-		{name: "syntax", in: `{"type":"object",}`, err: "is not valid JSON: invalid character '}' looking for beginning of object key string at byte 17"},
+		{name: "syntax", in: `{"type":"object",}`, err: "is not valid JSON: invalid character '}' at start of string (expecting '\"') at byte 17"},
 		{name: "two values", in: `{} {}`, err: "is not valid JSON: invalid character '{' after top-level value at byte 3"},
-		{name: "too deep", in: `{"a":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}`, err: "nests deeper than 1000 levels at byte 1004"},
+		{name: "too deep", in: `{"a":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`, err: "nests deeper than 10000 levels at byte 10004"},
 		{name: "invalid UTF-8", in: "{\"d\":\"\xff\"}", err: "is not valid UTF-8"},
 	}
 	for _, tt := range tests {

@@ -1,4 +1,4 @@
-package stream_test
+package nirmata
 
 import (
 	"testing"
@@ -6,8 +6,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
-	"github.com/nirmata/llm-gateway/internal/stream"
 )
+
+type streamError struct{ code, message string }
+
+func textEvent(text string) chat.Event { return chat.Event{Kind: chat.EventContent, Text: text} }
+
+func header(index int, id, name string) chat.Event {
+	return chat.Event{Kind: chat.EventToolCall, Index: index, ToolCall: chat.ToolCall{ID: id, Type: "function", Name: name}}
+}
+
+func fragment(index int, args string) chat.Event {
+	return chat.Event{Kind: chat.EventToolCall, Index: index, ToolCall: chat.ToolCall{Arguments: args}}
+}
+
+func toolEnd(index int) chat.Event { return chat.Event{Kind: chat.EventToolCallEnd, Index: index} }
+
+func done(finish chat.FinishReason, usage chat.Usage) chat.Event {
+	return chat.Event{Kind: chat.EventDone, Finish: finish, Usage: usage}
+}
 
 func TestChunker(t *testing.T) {
 	t.Parallel()
@@ -22,7 +39,7 @@ func TestChunker(t *testing.T) {
 	}{
 		{
 			name:   "ids without prefix; empty content writes nothing",
-			events: []chat.Event{content("a"), content(""), content("b"), done(chat.FinishStop, chat.Usage{})},
+			events: []chat.Event{textEvent("a"), textEvent(""), textEvent("b"), done(chat.FinishStop, chat.Usage{})},
 			want: `{"id":"1","type":"Text","data":"a"}
 {"id":"2","type":"Text","data":"b"}
 {"id":"3","type":"Done","data":"{\"type\":\"done\",\"finish_reason\":\"stop\"}"}
@@ -33,7 +50,7 @@ func TestChunker(t *testing.T) {
 			prefix: "r",
 			events: []chat.Event{
 				header(0, "t0", "f"), fragment(0, `{"a":`), fragment(0, `1}`), toolEnd(0),
-				content("after"), done(chat.FinishToolCalls, usage), content("late"),
+				textEvent("after"), done(chat.FinishToolCalls, usage), textEvent("late"),
 			},
 			fail: &streamError{"unavailable", "late"},
 			want: `{"id":"r-1","type":"ToolStart","data":"{\"tool_call\":{\"id\":\"t0\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":1}\"}}}"}
@@ -97,16 +114,16 @@ func TestChunker(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := stream.NewChunker(tt.prefix)
+			c := NewChunker(tt.prefix)
 			var b []byte
 			for _, e := range tt.events {
-				b = c.Append(b, e)
+				b = c.Append(b, &e)
 			}
 			if tt.fail != nil {
 				b = c.AppendError(b, tt.fail.code, tt.fail.message)
 			}
 			for _, e := range tt.after {
-				b = c.Append(b, e)
+				b = c.Append(b, &e)
 			}
 			require.Equal(t, tt.want, string(b))
 		})

@@ -1,4 +1,4 @@
-package stream
+package nirmata
 
 import (
 	"bytes"
@@ -6,10 +6,9 @@ import (
 	"slices"
 	"strconv"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/nirmata/llm-gateway/internal/chat"
-	"github.com/nirmata/llm-gateway/internal/jsonapi"
-	"github.com/nirmata/llm-gateway/internal/jsontext"
 )
 
 // Line types of the Nirmata chunked stream (docs/PROTOCOL.md 3.3).
@@ -37,8 +36,7 @@ const (
 // Nothing is written after Done or Error. See the package documentation for why ToolStart
 // waits for tool_call_end rather than guessing from the next event.
 //
-// A call whose arguments are not valid JSON at its end marker (jsontext.Validate: nesting
-// deeper than jsontext.MaxDepth counts as not valid) is held back until done.
+// A call whose arguments are not valid JSON at its end marker is held back until done.
 // That is what malformed_tool_use looks like: Bedrock stops the block, then the message
 // with that stop reason, and the stream ends in Error, so the client never gets a
 // ToolStart it cannot use. The check costs one scan of each call's arguments, which the
@@ -77,7 +75,7 @@ func NewChunker(idPrefix string) *Chunker {
 
 // Append appends the lines ev produces (none, one, or several at done), each ending in
 // '\n', to dst.
-func (c *Chunker) Append(dst []byte, ev chat.Event) []byte {
+func (c *Chunker) Append(dst []byte, ev *chat.Event) []byte {
 	if c.ended {
 		return dst
 	}
@@ -95,7 +93,7 @@ func (c *Chunker) Append(dst []byte, ev chat.Event) []byte {
 	case chat.EventToolCallEnd:
 		for i := range c.calls {
 			if p := &c.calls[i]; p.index == ev.Index {
-				if jsontext.Validate(p.args) == nil {
+				if jsontext.Value(p.args).IsValid() {
 					dst = c.toolStart(dst, p)
 				}
 				break
@@ -106,11 +104,7 @@ func (c *Chunker) Append(dst []byte, ev chat.Event) []byte {
 		for i := range c.calls {
 			dst = c.toolStart(dst, &c.calls[i])
 		}
-		done := &llmgatewayv1.ChatStreamEvent{Type: "done", FinishReason: string(ev.Finish)}
-		if ev.Usage != (chat.Usage{}) { // all zeros: Bedrock sent no usage
-			done.Usage = &llmgatewayv1.Usage{PromptTokens: ev.Usage.PromptTokens, CompletionTokens: ev.Usage.CompletionTokens, TotalTokens: ev.Usage.TotalTokens}
-		}
-		c.scratch = bytes.TrimSuffix(jsonapi.AppendStreamEvent(c.scratch[:0], done), []byte{'\n'})
+		c.scratch = bytes.TrimSuffix(AppendLine(c.scratch[:0], ev), []byte{'\n'})
 		dst = c.line(dst, ChunkDone, string(c.scratch))
 		c.ended = true
 	}
@@ -150,16 +144,26 @@ func (c *Chunker) toolStart(dst []byte, p *pendingCall) []byte {
 		return dst
 	}
 	p.written = true
-	tc := &llmgatewayv1.ToolCall{
-		Id:       p.id,
-		Type:     toolFunction,
-		Function: &llmgatewayv1.FunctionCall{Name: p.name, Arguments: string(p.args)},
-	}
-	c.scratch = jsonapi.AppendToolStartData(c.scratch[:0], tc)
+	data := toolStartData{ToolCall: complete(chat.ToolCall{ID: p.id, Name: p.name, Arguments: string(p.args)})}
+	c.scratch = appendJSON(c.scratch[:0], &data)
 	return c.line(dst, ChunkToolStart, string(c.scratch))
+}
+
+// toolStartData is what a ToolStart line carries in its data string (docs/PROTOCOL.md
+// 3.3): {"tool_call":{"id","type","function":{"name","arguments"}}}, with the complete
+// arguments ("{}" when there are none).
+type toolStartData struct {
+	ToolCall toolCallOut `json:"tool_call"`
+}
+
+// chunkLine is one line of the chunked stream: {"id":…,"type":…,"data":…}.
+type chunkLine struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	Data string `json:"data"`
 }
 
 func (c *Chunker) line(dst []byte, typ, data string) []byte {
 	c.seq++
-	return jsonapi.AppendChunkedEvent(dst, c.prefix+strconv.Itoa(c.seq), typ, data)
+	return append(appendJSON(dst, &chunkLine{ID: c.prefix + strconv.Itoa(c.seq), Type: typ, Data: data}), '\n')
 }

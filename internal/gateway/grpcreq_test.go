@@ -1,0 +1,56 @@
+package gateway
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/nirmata"
+)
+
+// grpcRequest is the gRPC request a client builds for the same call as a REST body, so a
+// test can send one history over both transports.
+func grpcRequest(t testing.TB, body string) *llmgatewayv1.ChatRequest {
+	t.Helper()
+	req, _, err := nirmata.DecodeRequest([]byte(body))
+	require.NoError(t, err)
+	out := &llmgatewayv1.ChatRequest{Model: req.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop}
+	roles := map[string]llmgatewayv1.Role{
+		"system": llmgatewayv1.Role_ROLE_SYSTEM, "developer": llmgatewayv1.Role_ROLE_DEVELOPER, "user": llmgatewayv1.Role_ROLE_USER,
+		"assistant": llmgatewayv1.Role_ROLE_ASSISTANT, "tool": llmgatewayv1.Role_ROLE_TOOL,
+	}
+	for _, m := range req.Messages {
+		pm := &llmgatewayv1.Message{Role: roles[m.Role], Content: m.Content, ToolCallId: m.ToolCallID, Name: m.Name}
+		for _, p := range m.Parts {
+			if p.Image != nil {
+				pm.Parts = append(pm.Parts, &llmgatewayv1.ContentPart{Part: &llmgatewayv1.ContentPart_ImageUrl{ImageUrl: &llmgatewayv1.ImageURL{Url: p.Image.URL}}})
+			} else {
+				pm.Parts = append(pm.Parts, &llmgatewayv1.ContentPart{Part: &llmgatewayv1.ContentPart_Text{Text: p.Text}})
+			}
+		}
+		for _, c := range m.ToolCalls {
+			pm.ToolCalls = append(pm.ToolCalls, &llmgatewayv1.ToolCall{Id: c.ID, Function: &llmgatewayv1.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
+		}
+		out.Messages = append(out.Messages, pm)
+	}
+	for _, tl := range req.Tools {
+		out.Tools = append(out.Tools, &llmgatewayv1.Tool{Function: &llmgatewayv1.FunctionDefinition{
+			Name: tl.Name, Description: tl.Description, ParametersJson: string(tl.Parameters),
+		}})
+	}
+	switch req.ToolChoice.Mode {
+	case chat.ChoiceAuto:
+		out.ToolChoice = &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Mode{Mode: llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}
+	case chat.ChoiceNone:
+		out.ToolChoice = &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Mode{Mode: llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE}}
+	case chat.ChoiceRequired:
+		out.ToolChoice = &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Mode{Mode: llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED}}
+	case chat.ChoiceFunction:
+		out.ToolChoice = &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Function{Function: req.ToolChoice.Function}}
+	}
+	return out
+}
+
+var user = llmgatewayv1.Role_ROLE_USER
