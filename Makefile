@@ -18,10 +18,14 @@ run: ## Run the gateway on the embedded Bedrock simulator (REST localhost:8080, 
 test: ## Run every test (race detector on)
 	go test -race -count=1 ./...
 
-lint: ## go vet, gofmt and buf lint
+lint: ## go vet, gofmt, buf lint, buf format, and buf breaking against the main branch
 	go vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(BUF) lint
+	$(BUF) format --diff --exit-code
+	@# The gRPC API's wire compatibility: a change that would break a deployed client fails.
+	$(BUF) breaking --against '.git#branch=main'
+
 
 generate: ## Regenerate gen/ from proto/
 	$(BUF) generate
@@ -29,13 +33,10 @@ generate: ## Regenerate gen/ from proto/
 checkgenerate: generate ## Fail when gen/ is not what proto/ generates
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then git status --short -- gen; echo "gen/ is stale: run 'make generate' and commit"; exit 1; fi
 
-fuzz: ## Fuzz every target: translator, JSON scanner and encoders, REST decoder, stream machine, frames, signer, simulator (FUZZTIME=30s each)
+fuzz: ## Fuzz every target: translator, schema check, REST decoder, stream machine, frames, signer, simulator (FUZZTIME=30s each)
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzJSONSchema$$' -fuzztime $${FUZZTIME:-30s}
-	go test ./internal/jsontext -run '^$$' -fuzz '^FuzzCompact$$' -fuzztime $${FUZZTIME:-30s}
-	go test ./internal/jsontext -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $${FUZZTIME:-30s}
-	go test ./internal/jsonenc -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $${FUZZTIME:-30s}
-	go test ./internal/jsonapi -run '^$$' -fuzz '^FuzzDecodeChatRequest$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/nirmata -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/stream -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzValidateJSON$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzServe$$' -fuzztime $${FUZZTIME:-30s}
@@ -45,7 +46,7 @@ fuzz: ## Fuzz every target: translator, JSON scanner and encoders, REST decoder,
 .PHONY: soak bench bench-e2e
 
 bench: ## Go benchmarks of the hot paths, then the end-to-end run against a plain proxy and Portkey (bench-e2e)
-	go test -run '^$$' -bench . -benchmem ./internal/jsontext ./internal/jsonapi ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
+	go test -run '^$$' -bench . -benchmem ./internal/nirmata ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
 	scripts/bench-e2e.sh
 
 soak: ## 1,000 concurrent streams for 60 s against a slow simulator; fails on any error (SOAK_DURATION, SOAK_CONCURRENCY)

@@ -117,4 +117,3 @@ func TestCodeName(t *testing.T) {
 		assert.Equal(t, want, CodeName(c))
 	}
 }
-

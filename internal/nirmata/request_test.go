@@ -1,10 +1,14 @@
 package nirmata
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
@@ -409,4 +413,63 @@ func TestDecodeRequestDoesNotAliasBody(t *testing.T) {
 		}
 		require.Equal(t, msg, err.Error(), "the error changed with the body")
 	}
+}
+
+// FuzzDecodeRequest: no body panics the decoder; a body it refuses gets an error naming a
+// member or the syntax (the syntax when the body is not JSON at all); a body it accepts is
+// JSON, and every tool schema it keeps is a compact JSON object.
+func FuzzDecodeRequest(f *testing.F) {
+	for _, seed := range []string{
+		protocolExample,
+		string(agentTurnBody(f)),
+		``,
+		`{}`,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":"u"}]}]}`,
+		`{"tools":[{"name":"f","parameters":{"type":"object"}}],"tool_choice":{"type":"function","function":{"name":"f"}}}`,
+		`{"messages":[{"tool_calls":[{"function":{"arguments":{"n":12345678901234567890}}}]}],"stop":"x"}`,
+		`{"model":"\ud83d\ude00\ud800","max_tokens":1e3,"temperature":-0.0e-0}`,
+		`{"stop":["a",1]}`,
+		"{\"tools\":[{\"function\":{\"parameters\": { \"d\" : \"a \\\" } \\\\\" ,\n\t\"n\":[ 12345678901234567890 , 0.1 ] }}},{\"parameters\":null}]}",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, _, err := DecodeRequest(body)
+		if err != nil {
+			require.Nil(t, req)
+			if errors.Is(err, translate.ErrInvalidRequest) {
+				require.True(t, strings.HasPrefix(err.Error(), "invalid request: tool_choice"), "%v", err)
+				return
+			}
+			require.ErrorIs(t, err, ErrInvalidJSON)
+			msg := err.Error()
+			if strings.Contains(msg, "not valid JSON") || strings.Contains(msg, "body is empty") {
+				require.False(t, lenientJSON(body), "called valid JSON malformed: %s", msg)
+			} else if !strings.Contains(msg, "nests deeper") {
+				require.True(t, lenientJSON(body), "blamed a member of malformed JSON: %s", msg)
+			}
+			return
+		}
+		require.True(t, lenientJSON(body), "accepted malformed JSON")
+		for i, tool := range req.Tools {
+			if tool.Parameters == nil {
+				continue
+			}
+			v := jsontext.Value(bytes.Clone(tool.Parameters))
+			require.NoError(t, v.Compact())
+			require.Equal(t, string(v), string(tool.Parameters), "tools[%d] is not compact", i)
+			require.Equal(t, jsontext.Kind('{'), v.Kind(), "tools[%d]", i)
+		}
+	})
+}
+
+// lenientJSON reports whether b is one JSON value as the decoder reads it: invalid UTF-8,
+// lone surrogates and repeated names allowed.
+func lenientJSON(b []byte) bool {
+	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	if _, err := dec.ReadValue(); err != nil {
+		return false
+	}
+	_, err := dec.ReadToken()
+	return err == io.EOF
 }

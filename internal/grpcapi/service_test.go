@@ -1,0 +1,163 @@
+package grpcapi
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/auth"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/coretest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// client serves svc over gRPC on a loopback port for the test's duration.
+func client(t *testing.T, svc *core.Service, log *zap.Logger) llmgatewayv1.ChatServiceClient {
+	t.Helper()
+	s, _ := NewServer(svc, Options{Keys: &auth.Keyring{}, MaxMsgBytes: 1 << 20, StreamWriteTimeout: time.Minute}, log)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go s.Serve(lis) //nolint:errcheck // Stop ends it
+	t.Cleanup(s.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return llmgatewayv1.NewChatServiceClient(conn)
+}
+
+var hi = &llmgatewayv1.ChatRequest{Messages: []*llmgatewayv1.Message{{Role: llmgatewayv1.Role_ROLE_USER, Content: "hi"}}}
+
+// errorInfo is the ErrorInfo detail of a status.
+func errorInfo(t *testing.T, s *status.Status) *errdetails.ErrorInfo {
+	t.Helper()
+	for _, d := range s.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info
+		}
+	}
+	t.Fatalf("no ErrorInfo in %v", s.Details())
+	return nil
+}
+
+func TestPanicIsInternal(t *testing.T) {
+	t.Parallel()
+	obs, logs := observer.New(zap.InfoLevel)
+	log := zap.New(obs)
+	_, err := client(t, coretest.Service(coretest.Panicking{}, log), log).Chat(t.Context(), hi)
+	s := status.Convert(err)
+	assert.Equal(t, codes.Internal, s.Code())
+	assert.Equal(t, "internal error", s.Message())
+	info := errorInfo(t, s)
+	assert.Equal(t, "INTERNAL", info.GetReason())
+	assert.Len(t, info.GetMetadata()["request_id"], 16)
+	assert.Equal(t, 1, logs.FilterMessage("panic serving request").Len(), "the detail goes to the log")
+}
+
+// A bug once a stream is relayed (on its own goroutine) ends the call with Internal after
+// an error event carrying the same status, and the server survives it.
+func TestStreamPanicIsInternal(t *testing.T) {
+	t.Parallel()
+	obs, logs := observer.New(zap.InfoLevel)
+	log := zap.New(obs)
+	c := client(t, coretest.Service(coretest.PanicsMidStream{}, log), log)
+	for range 2 { // the second call proves the process survived the first
+		st, err := c.ChatStream(t.Context(), hi)
+		require.NoError(t, err)
+		var last *llmgatewayv1.ChatStreamEvent
+		for {
+			ev, err := st.Recv()
+			if err != nil {
+				assert.Equal(t, codes.Internal, status.Code(err))
+				assert.NotContains(t, status.Convert(err).Message(), "secret")
+				break
+			}
+			last = ev
+		}
+		require.NotNil(t, last.GetError())
+		assert.Equal(t, int32(codes.Internal), last.GetError().GetCode())
+		assert.Len(t, last.GetError().GetDetails(), 1, "the ErrorInfo")
+		assert.NotContains(t, last.String(), "secret")
+	}
+	assert.Equal(t, 2, logs.FilterMessage("panic serving stream").Len())
+}
+
+func TestStatusDetails(t *testing.T) {
+	t.Parallel()
+	s := statusOf("req-1", core.Failure{Kind: core.KindRateLimited, Message: "slow down", RetryAfter: 2 * time.Second})
+	assert.Equal(t, codes.ResourceExhausted, s.Code())
+	info := errorInfo(t, s)
+	assert.Equal(t, "RATE_LIMITED", info.GetReason())
+	assert.Equal(t, errorDomain, info.GetDomain())
+	assert.Equal(t, "req-1", info.GetMetadata()["request_id"])
+	var retry *errdetails.RetryInfo
+	for _, d := range s.Details() {
+		if r, ok := d.(*errdetails.RetryInfo); ok {
+			retry = r
+		}
+	}
+	require.NotNil(t, retry)
+	assert.Equal(t, 2*time.Second, retry.GetRetryDelay().AsDuration())
+
+	for k := range core.KindWrongMethod + 1 {
+		assert.NotEmpty(t, reasonOf[k], "kind %d has a reason", k)
+	}
+	plain := statusOf("req-2", core.Failure{Kind: core.KindInvalid, Message: "bad"})
+	assert.Len(t, plain.Details(), 1, "no RetryInfo when a retry will not help")
+}
+
+func TestFromProto(t *testing.T) {
+	t.Parallel()
+	schema, err := structpb.NewStruct(map[string]any{"type": "object", "properties": map[string]any{"b": map[string]any{}, "a": map[string]any{}}})
+	require.NoError(t, err)
+	in := &llmgatewayv1.ChatRequest{
+		Model: "m", ClientType: "cli", Stop: []string{"END"},
+		Messages: []*llmgatewayv1.Message{
+			{Role: llmgatewayv1.Role_ROLE_DEVELOPER, Content: "be brief"},
+			{Role: llmgatewayv1.Role_ROLE_USER, Parts: []*llmgatewayv1.ContentPart{
+				{Part: &llmgatewayv1.ContentPart_Text{Text: "what is this?"}},
+				{Part: &llmgatewayv1.ContentPart_ImageUrl{ImageUrl: &llmgatewayv1.ImageURL{Url: "data:image/png;base64,AA=="}}},
+			}},
+			{Role: llmgatewayv1.Role_ROLE_ASSISTANT, ToolCalls: []*llmgatewayv1.ToolCall{{Id: "c1", Function: &llmgatewayv1.FunctionCall{Name: "f", Arguments: `{"x":1}`}}}},
+			{Role: llmgatewayv1.Role_ROLE_TOOL, ToolCallId: "c1", Content: "ok"},
+			{Role: llmgatewayv1.Role(42)},
+		},
+		Tools: []*llmgatewayv1.Tool{
+			{Function: &llmgatewayv1.FunctionDefinition{Name: "f", Parameters: schema}},
+			{Name: "g", ParametersJson: `{"type":"object"}`},
+		},
+		ToolChoice: &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Function{Function: "f"}},
+	}
+	got, err := fromProto(in)
+	require.NoError(t, err)
+	assert.Equal(t, &chat.Request{
+		Model: "m", ClientType: "cli", Stop: []string{"END"},
+		Messages: []chat.Message{
+			{Role: "developer", Content: "be brief"},
+			{Role: "user", Parts: []chat.Part{{Type: "text", Text: "what is this?"}, {Type: "image_url", Image: &chat.ImageURL{URL: "data:image/png;base64,AA=="}}}},
+			{Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "c1", Name: "f", Arguments: `{"x":1}`}}},
+			{Role: "tool", ToolCallID: "c1", Content: "ok"},
+			{Role: "42"}, // refused by the translator, naming the field
+		},
+		Tools: []chat.Tool{
+			// A Struct has no key order: written sorted, the same bytes every time.
+			{Name: "f", Parameters: []byte(`{"properties":{"a":{},"b":{}},"type":"object"}`), Wrapped: true},
+			{Name: "g", Parameters: []byte(`{"type":"object"}`)},
+		},
+		ToolChoice: chat.ToolChoice{Mode: chat.ChoiceFunction, Function: "f"},
+	}, got)
+}

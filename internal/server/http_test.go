@@ -1,0 +1,125 @@
+package server
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/nirmata/llm-gateway/internal/auth"
+	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/coretest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const hello = `{"messages":[{"role":"user","content":"hi"}]}`
+
+func serve(t *testing.T, svc *core.Service, log *zap.Logger) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(NewHTTPHandler(svc, Options{Keys: &auth.Keyring{}, MaxBodyBytes: 1 << 20,
+		StreamWriteTimeout: time.Minute, BodyReadTimeout: time.Minute}, log))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func get(t *testing.T, method, url, body string) (*http.Response, map[string]string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var e map[string]string
+	if resp.StatusCode >= 400 {
+		require.NoError(t, json.Unmarshal(b, &e), "%s", b)
+		require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	}
+	return resp, e
+}
+
+// TestPanicIsA500: a bug is a 500 with a generic message, its detail in the log, and the
+// server answers the next request; a stream's slot comes back.
+func TestPanicIsA500(t *testing.T) {
+	t.Parallel()
+	obs, logs := observer.New(zap.InfoLevel)
+	log := zap.New(obs)
+	svc := coretest.Service(coretest.Panicking{}, log)
+	srv := serve(t, svc, log)
+	for _, query := range []string{"", "?stream=true"} {
+		resp, e := get(t, http.MethodPost, srv.URL+"/llm-apps/chat"+query, hello)
+		assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+		assert.Equal(t, "internal error", e["error"])
+		assert.Equal(t, "internal", e["code"])
+		assert.NotContains(t, e["error"], "secret")
+	}
+	assert.Equal(t, 2, logs.FilterMessage("panic serving request").Len(), "the detail goes to the log")
+	resp, _ := get(t, http.MethodGet, srv.URL+"/healthz", "")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the server survives")
+	families, err := svc.Metrics().Gatherer().Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() == "gateway_inflight_requests" {
+			assert.Zero(t, f.GetMetric()[0].GetGauge().GetValue(), "the slot taken before the panic was given back")
+		}
+	}
+}
+
+// TestStreamPanicEndsTheStream: a bug after the first byte ends the stream with the
+// contract's error line, and the detail stays in the log.
+func TestStreamPanicEndsTheStream(t *testing.T) {
+	t.Parallel()
+	obs, logs := observer.New(zap.InfoLevel)
+	log := zap.New(obs)
+	srv := serve(t, coretest.Service(coretest.PanicsMidStream{}, log), log)
+	resp, err := http.Post(srv.URL+"/llm-apps/chat?stream=true", "application/json", strings.NewReader(hello))
+	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, `{"type":"error","error":{"code":"internal","message":"internal error"}}`+"\n", string(b))
+	assert.Equal(t, 1, logs.FilterMessage("panic serving stream").Len())
+}
+
+// TestNoRoute: unknown paths and wrong methods are JSON errors, not net/http's text.
+func TestNoRoute(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, coretest.Service(coretest.Panicking{}, zap.NewNop()), zap.NewNop())
+	resp, e := get(t, http.MethodGet, srv.URL+"/nowhere", "")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Equal(t, "not_found", e["code"])
+	assert.Equal(t, "no route for GET /nowhere", e["error"])
+	assert.NotEmpty(t, e["request_id"])
+
+	resp, e = get(t, http.MethodGet, srv.URL+"/llm-apps/chat", "")
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	assert.Equal(t, "unimplemented", e["code"])
+	assert.Equal(t, http.MethodPost, resp.Header.Get("Allow"))
+
+	resp, e = get(t, http.MethodPost, srv.URL+"/llm-apps/capabilities", "{}")
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	assert.Equal(t, http.MethodGet, resp.Header.Get("Allow"))
+	assert.Contains(t, e["error"], "method POST is not allowed on /llm-apps/capabilities")
+}
+
+func TestStatusRecorderKeepsFlushing(t *testing.T) {
+	t.Parallel()
+	rec := httptest.NewRecorder()
+	w := &statusRecorder{ResponseWriter: rec, status: http.StatusOK}
+	_, _ = w.Write([]byte("x"))
+	require.NoError(t, http.NewResponseController(w).Flush())
+	assert.True(t, rec.Flushed)
+	assert.True(t, w.wrote)
+}
