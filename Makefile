@@ -24,7 +24,8 @@ lint: ## go vet, gofmt, buf lint, buf format, and buf breaking against the main 
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
 	@# The gRPC API's wire compatibility: a change that would break a deployed client fails.
-	$(BUF) breaking --against '.git#branch=main'
+	@# Against main; a checkout without a local main (a detached CI clone) uses HEAD.
+	@ref=main; git rev-parse -q --verify main >/dev/null || ref=HEAD; $(BUF) breaking --against ".git#ref=$$ref"
 
 
 generate: ## Regenerate gen/ from proto/
