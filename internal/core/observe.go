@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"time"
@@ -39,6 +40,18 @@ func NewRequestID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b[:])
+}
+
+// Fail classifies err, the failure of call, records its outcome in call.Code and logs the
+// detail of a failure whose detail the client does not get. The transport answers the
+// Failure in its own shape.
+func (s *Service) Fail(ctx context.Context, call *Call, err error) Failure {
+	f := Classify(ctx, err)
+	if f.Logged {
+		s.log.Error("request failed", zap.String("request_id", call.RequestID), zap.Error(err))
+	}
+	call.Code = f.Kind.CodeName()
+	return f
 }
 
 // Observe writes the call's access-log line and records it in the metrics. Prompt text,

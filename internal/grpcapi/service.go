@@ -48,44 +48,32 @@ func (c *chatService) begin(ctx context.Context, method, route string) (context.
 	return ctx, call, func() { stop(); cancel(nil) }
 }
 
-// end finishes a call begun by begin: a panic becomes Internal (its detail logged), an
-// error its status, and the call is logged and counted. Defer it directly, so it can
-// recover.
-func (c *chatService) end(ctx context.Context, call *core.Call, err *error) {
+// end finishes a call begun by begin: a panic becomes Internal (its detail logged), and
+// the call is logged and counted. Defer it directly, so it can recover.
+func (c *chatService) end(call *core.Call, err *error) {
 	if p := recover(); p != nil {
 		c.log.Error("panic serving request", zap.String("request_id", call.RequestID), zap.Any("panic", p), zap.StackSkip("stack", 1))
-		*err = c.fail(ctx, call, errPanic)
+		*err = internalError(call)
 	}
 	c.svc.Observe(call)
 }
 
-// errPanic stands for a bug; Classify makes it an internal error.
-var errPanic = &panicError{}
+// internalError is the status of a bug.
+func internalError(call *core.Call) error {
+	call.Code = core.KindInternal.CodeName()
+	return statusOf(call.RequestID, core.Failure{Kind: core.KindInternal, Message: "internal error"}).Err()
+}
 
-type panicError struct{}
-
-func (*panicError) Error() string { return "panic" }
-
-// fail classifies err for the call and returns the status a client gets; the detail of a
-// failure the client does not see goes to the log.
+// fail classifies err and returns the status a client gets.
 func (c *chatService) fail(ctx context.Context, call *core.Call, err error) error {
-	if s, ok := status.FromError(err); ok && s.Code() != codes.Unknown {
-		call.Code = core.CodeName(s.Code()) // a status of gRPC's own (a cut stream)
-		return err
-	}
-	f := core.Classify(ctx, err)
-	if f.Logged && err != errPanic {
-		c.log.Error("request failed", zap.String("request_id", call.RequestID), zap.Error(err))
-	}
-	call.Code = f.Kind.CodeName()
-	return statusOf(call.RequestID, f).Err()
+	return statusOf(call.RequestID, c.svc.Fail(ctx, call, err)).Err()
 }
 
 // Chat implements [llmgatewayv1.ChatServiceServer].
 func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (out *llmgatewayv1.ChatResponse, err error) {
 	ctx, call, release := c.begin(ctx, llmgatewayv1.ChatService_Chat_FullMethodName, metrics.RouteChat)
 	defer release()
-	defer c.end(ctx, call, &err)
+	defer c.end(call, &err)
 	req, err := fromProto(in)
 	if err != nil {
 		return nil, c.fail(ctx, call, err)
@@ -112,7 +100,7 @@ func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (o
 func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent]) (err error) {
 	ctx, call, release := c.begin(ss.Context(), llmgatewayv1.ChatService_ChatStream_FullMethodName, metrics.RouteChatStream)
 	defer release()
-	defer c.end(ctx, call, &err)
+	defer c.end(call, &err)
 	req, err := fromProto(in)
 	if err != nil {
 		return c.fail(ctx, call, err)
@@ -124,18 +112,18 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 		return c.fail(ctx, call, err)
 	}
 	var sendingSince atomic.Int64 // UnixNano when the Send under way began; 0 between Sends
-	done := make(chan error, 1)
+	done := make(chan relayed, 1)
 	go func() {
 		defer st.Close()
-		done <- c.relay(ctx, call, st, ss, &sendingSince)
+		done <- c.relay(ctx, call.RequestID, st, ss, &sendingSince)
 	}()
 	timer := time.NewTimer(c.writeTimeout)
 	defer timer.Stop()
 	for {
 		select {
-		case err := <-done:
-			call.Result = st.Result()
-			return err
+		case r := <-done:
+			call.Result, call.Code = r.result, r.code
+			return r.err
 		case <-timer.C:
 			var waited time.Duration
 			if since := sendingSince.Load(); since != 0 {
@@ -151,44 +139,50 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 	}
 }
 
+// relayed is how a relay ended: the call's status and outcome, and what the stream did.
+type relayed struct {
+	err    error
+	code   string
+	result core.Result
+}
+
 // relay sends the stream's events until it ends, marking each Send in sendingSince. It
-// runs on a goroutine of its own, so it recovers from its own panics: the stream ends
-// with an error event and Internal.
-func (c *chatService) relay(ctx context.Context, call *core.Call, st *core.Stream, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent], sendingSince *atomic.Int64) (err error) {
+// runs on a goroutine of its own, which only it writes to: its outcome goes back through
+// done. It recovers from its own panics: the stream ends with an error event and Internal.
+func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stream, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent], sendingSince *atomic.Int64) (r relayed) {
 	send := func(ev *llmgatewayv1.ChatStreamEvent) error {
 		sendingSince.Store(time.Now().UnixNano())
 		defer sendingSince.Store(0)
 		return ss.Send(ev)
 	}
+	call := &core.Call{RequestID: requestID, Code: "ok"}
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("panic serving stream", zap.String("request_id", call.RequestID), zap.Any("panic", p), zap.StackSkip("stack", 1))
-			s := statusOf(call.RequestID, core.Failure{Kind: core.KindInternal, Message: "internal error"})
-			_ = send(errorEvent(s))
-			err = s.Err()
+			c.log.Error("panic serving stream", zap.String("request_id", requestID), zap.Any("panic", p), zap.StackSkip("stack", 1))
+			r.err = internalError(call)
+			_ = send(errorEvent(status.Convert(r.err)))
 		}
+		r.code, r.result = call.Code, st.Result()
 	}()
 	var events []chat.Event
+	var err error
 	for {
 		events, err = st.Next(events[:0])
 		for i := range events {
 			if ev := eventProto(&events[i]); ev != nil {
 				if serr := send(ev); serr != nil {
-					return serr // the client is gone; its context cancels the upstream call
+					call.Code = core.CodeName(status.Code(serr))
+					return relayed{err: serr} // the client is gone; its context cancels the upstream call
 				}
 			}
 		}
 		if err == io.EOF {
-			return nil
+			return relayed{}
 		}
 		if err != nil {
-			f := core.Classify(ctx, err)
-			if f.Logged {
-				c.log.Error("request failed", zap.String("request_id", call.RequestID), zap.Error(err))
-			}
-			s := statusOf(call.RequestID, f)
+			s := statusOf(requestID, c.svc.Fail(ctx, call, err))
 			_ = send(errorEvent(s))
-			return s.Err()
+			return relayed{err: s.Err()}
 		}
 	}
 }
@@ -197,7 +191,7 @@ func (c *chatService) relay(ctx context.Context, call *core.Call, st *core.Strea
 func (c *chatService) GetCapabilities(ctx context.Context, in *llmgatewayv1.GetCapabilitiesRequest) (out *llmgatewayv1.Capabilities, err error) {
 	ctx, call, release := c.begin(ctx, llmgatewayv1.ChatService_GetCapabilities_FullMethodName, metrics.RouteCapabilities)
 	defer release()
-	defer c.end(ctx, call, &err)
+	defer c.end(call, &err)
 	caps, err := c.svc.Capabilities(in.GetModel())
 	if err != nil {
 		return nil, c.fail(ctx, call, err)

@@ -156,11 +156,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 			buf = encode(buf, &events[i])
 		}
 		if err != nil && err != io.EOF {
-			f := core.Classify(r.Context(), err)
-			if f.Logged {
-				h.log.Error("request failed", zap.String("request_id", call.RequestID), zap.Error(err))
-			}
-			call.Code = f.Kind.CodeName()
+			f := h.svc.Fail(r.Context(), call, err)
 			buf = encodeError(buf, call.Code, f.Message)
 		}
 		if werr := out.Write(buf); werr != nil {
@@ -213,7 +209,6 @@ func (h *Handler) Capabilities(w http.ResponseWriter, r *http.Request, call *cor
 	}
 	out := capabilities{
 		ToolsSupported:   c.ToolsSupported,
-		ToolTypes:        []string{},
 		StreamingTools:   c.StreamingTools,
 		MaxTools:         c.MaxTools,
 		StreamingFormats: StreamingFormats,
@@ -224,11 +219,8 @@ func (h *Handler) Capabilities(w http.ResponseWriter, r *http.Request, call *cor
 	if c.ToolsSupported {
 		out.ToolTypes = []string{"function"}
 	}
-	for i, m := range c.Models {
+	for i, m := range c.Models { // nil lists encode as []
 		out.Models[i] = modelCapabilities{ID: m.ID, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice}
-		if out.Models[i].ToolChoice == nil {
-			out.Models[i].ToolChoice = []string{}
-		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(appendJSON(nil, &out))

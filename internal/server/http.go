@@ -117,14 +117,9 @@ func (s *httpServer) route(route string, needKey bool, serve serveFunc, writeErr
 	})
 }
 
-// fail answers err, logging the detail of failures whose detail the client does not get.
+// fail answers err in the route's error shape.
 func (s *httpServer) fail(w http.ResponseWriter, r *http.Request, call *core.Call, err error, writeError errorWriter) {
-	f := core.Classify(r.Context(), err)
-	if f.Logged {
-		s.log.Error("request failed", zap.String("request_id", call.RequestID), zap.Error(err))
-	}
-	call.Code = f.Kind.CodeName()
-	writeError(w, call.RequestID, f)
+	writeError(w, call.RequestID, s.svc.Fail(r.Context(), call, err))
 }
 
 // noRoute answers a path no route serves: 405 when another method serves it, else 404.

@@ -12,7 +12,7 @@ import (
 
 // restBenchBody is a typical REST agent turn (3 tools, a tool round trip), shared with the
 // REST decoder's benchmarks.
-const restBenchBody = "../jsonapi/testdata/agent_turn.json"
+const restBenchBody = "../nirmata/testdata/agent_turn.json"
 
 // BenchmarkRESTRequest is the whole request path of a REST call before the upstream:
 // decode the body, convert it to the chat model, translate it, marshal the Converse body.
