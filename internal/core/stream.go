@@ -25,8 +25,8 @@ type Stream struct {
 	done   func()
 	start  time.Time
 	result Result
-	// FirstEvent is the time from the request to the first event, once there was one.
-	FirstEvent time.Duration
+	// sentFirst: the first event was produced (and its time recorded).
+	sentFirst bool
 }
 
 // Stream prepares req and opens Bedrock's answer. An error here comes before any byte
@@ -102,9 +102,9 @@ func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
 }
 
 func (st *Stream) firstEvent(out []chat.Event) {
-	if st.FirstEvent == 0 && len(out) > 0 {
-		st.FirstEvent = time.Since(st.start)
-		st.svc.opts.Metrics.FirstEvent(st.result.Model, st.result.ClientType, st.FirstEvent)
+	if !st.sentFirst && len(out) > 0 {
+		st.sentFirst = true
+		st.svc.opts.Metrics.FirstEvent(st.result.Model, st.result.ClientType, time.Since(st.start))
 	}
 }
 

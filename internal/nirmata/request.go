@@ -27,8 +27,8 @@ var ErrInvalidJSON = errors.New("invalid request body")
 // that take several shapes have types of their own below.
 type request struct {
 	Model       string     `json:"model"`
-	Messages    []message  `json:"messages"`
-	Tools       []tool     `json:"tools"`
+	Messages    []*message `json:"messages"`
+	Tools       []*tool    `json:"tools"`
 	ToolChoice  toolChoice `json:"tool_choice"`
 	Stream      bool       `json:"stream"`
 	MaxTokens   *wholeInt  `json:"max_tokens"`
@@ -40,7 +40,7 @@ type request struct {
 type message struct {
 	Role       string     `json:"role"`
 	Content    content    `json:"content"`
-	ToolCalls  []toolCall `json:"tool_calls"`
+	ToolCalls  []*toolCall `json:"tool_calls"`
 	ToolCallID string     `json:"tool_call_id"`
 	Name       string     `json:"name"`
 }
@@ -115,7 +115,11 @@ func DecodeRequest(body []byte) (req *chat.Request, stream bool, err error) {
 		}
 		return nil, false, bodyError(err)
 	}
-	return r.chat(), r.Stream, nil
+	req, err = r.chat()
+	if err != nil {
+		return nil, false, err
+	}
+	return req, r.Stream, nil
 }
 
 // requestError is ErrInvalidJSON plus the detail.
@@ -217,44 +221,14 @@ func wantErr(want string, k jsontext.Kind) error {
 	return &fieldError{"want " + want + ", got " + kindName(k)}
 }
 
-// Elements of arrays must be objects: a null message, tool, call or part has no meaning.
-// json/v2 would read null as an empty element, so these types check first.
-
-func (m *message) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	type plain message
-	return objectOnly(dec, (*plain)(m))
-}
-
-func (p *part) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	type plain part
-	return objectOnly(dec, (*plain)(p))
-}
-
-func (t *toolCall) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	type plain toolCall
-	return objectOnly(dec, (*plain)(t))
-}
-
-func (t *tool) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	type plain tool
-	return objectOnly(dec, (*plain)(t))
-}
-
-func objectOnly(dec *jsontext.Decoder, v any) error {
-	if k := dec.PeekKind(); k != '{' {
-		if k == 0 {
-			_, err := dec.ReadToken() // the syntax error
-			return err
-		}
-		return wantErr("an object", k)
-	}
-	return json.UnmarshalDecode(dec, v)
-}
+// Elements of lists are pointers: json/v2 reads null as a nil element, which the
+// conversion to the chat model refuses (a null message, tool, call or part has no meaning),
+// naming it by its index.
 
 // content is a message's content: a string, null, or an array of parts.
 type content struct {
 	text  string
-	parts []part
+	parts []*part
 }
 
 func (c *content) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
@@ -318,9 +292,11 @@ func (p *parameters) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err
 		}
-		v = v.Clone()
-		if err := v.Compact(); err != nil {
-			return err
+		v = v.Clone() // ReadValue's bytes are the decoder's
+		if bytes.ContainsAny(v, " \t\r\n") { // else it is compact already, and valid
+			if err := v.Compact(); err != nil {
+				return err
+			}
 		}
 		*p = parameters(v)
 		return nil
@@ -510,8 +486,13 @@ func invalidChoice(format string, args ...any) error {
 	return &choiceError{fmt.Sprintf(format, args...)}
 }
 
+// nullElement is a null element of a list.
+func nullElement(path string) error {
+	return &requestError{path + ": want an object, got null"}
+}
+
 // chat is the request in the chat model.
-func (r *request) chat() *chat.Request {
+func (r *request) chat() (*chat.Request, error) {
 	out := &chat.Request{
 		Model:      r.Model,
 		ToolChoice: chat.ToolChoice(r.ToolChoice),
@@ -532,39 +513,54 @@ func (r *request) chat() *chat.Request {
 	if len(r.Messages) > 0 {
 		out.Messages = make([]chat.Message, len(r.Messages))
 		for i, m := range r.Messages {
-			out.Messages[i] = m.chat()
+			if m == nil {
+				return nil, nullElement(fmt.Sprintf("messages[%d]", i))
+			}
+			var err error
+			if out.Messages[i], err = m.chat(i); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if len(r.Tools) > 0 {
 		out.Tools = make([]chat.Tool, len(r.Tools))
 		for i, t := range r.Tools {
+			if t == nil {
+				return nil, nullElement(fmt.Sprintf("tools[%d]", i))
+			}
 			out.Tools[i] = t.chat()
 		}
 	}
-	return out
+	return out, nil
 }
 
-func (m *message) chat() chat.Message {
+func (m *message) chat(i int) (chat.Message, error) {
 	out := chat.Message{Role: m.Role, Content: m.Content.text, ToolCallID: m.ToolCallID, Name: m.Name}
 	if len(m.Content.parts) > 0 {
 		out.Parts = make([]chat.Part, len(m.Content.parts))
-		for i, p := range m.Content.parts {
-			out.Parts[i] = chat.Part{Type: p.Type, Text: p.Text}
+		for j, p := range m.Content.parts {
+			if p == nil {
+				return out, nullElement(fmt.Sprintf("messages[%d].content[%d]", i, j))
+			}
+			out.Parts[j] = chat.Part{Type: p.Type, Text: p.Text}
 			if p.ImageURL != nil {
-				out.Parts[i].Image = &chat.ImageURL{URL: p.ImageURL.URL, Detail: p.ImageURL.Detail}
+				out.Parts[j].Image = &chat.ImageURL{URL: p.ImageURL.URL, Detail: p.ImageURL.Detail}
 			}
 		}
 	}
 	if len(m.ToolCalls) > 0 {
 		out.ToolCalls = make([]chat.ToolCall, len(m.ToolCalls))
-		for i, tc := range m.ToolCalls {
-			out.ToolCalls[i] = chat.ToolCall{ID: tc.ID, Type: tc.Type}
+		for j, tc := range m.ToolCalls {
+			if tc == nil {
+				return out, nullElement(fmt.Sprintf("messages[%d].tool_calls[%d]", i, j))
+			}
+			out.ToolCalls[j] = chat.ToolCall{ID: tc.ID, Type: tc.Type}
 			if tc.Function != nil {
-				out.ToolCalls[i].Name, out.ToolCalls[i].Arguments = tc.Function.Name, string(tc.Function.Arguments)
+				out.ToolCalls[j].Name, out.ToolCalls[j].Arguments = tc.Function.Name, string(tc.Function.Arguments)
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 func (t *tool) chat() chat.Tool {

@@ -2,7 +2,9 @@ package translate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -67,17 +69,30 @@ func jsonSchema(s []byte) ([]byte, error) {
 	// One allocation: the text, compacted in place, with room to insert the type member.
 	b := make([]byte, len(s), len(s)+len(typeObject)+1)
 	copy(b, s)
-	b, err := compactJSON(b)
-	if err != nil {
-		return nil, schemaError(notJSON(err))
+	if bytes.ContainsAny(b, " \t\r\n") { // else compact already (the REST surface compacts); checkRootType validates
+		var err error
+		if b, err = compactJSON(b); err != nil {
+			return nil, schemaError(notJSON(err))
+		}
+	}
+	if len(b) == 0 {
+		return nil, schemaError(notJSON(io.ErrUnexpectedEOF))
 	}
 	if b[0] != '{' {
+		if !jsontext.Value(b).IsValid() {
+			_, err := compactJSON(b) // for its error
+			return nil, schemaError(notJSON(err))
+		}
 		return nil, schemaError("must be a JSON object, not " + jsonKind(b[0]))
 	}
-	if len(b) == 2 { // {}
+	if string(b) == "{}" {
 		return emptyObjectSchema, nil
 	}
 	found, err := checkRootType(b)
+	if errors.Is(err, errNotJSON) {
+		_, err = compactJSON(b) // its words for what is wrong
+		return nil, schemaError(notJSON(err))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -91,22 +106,38 @@ func jsonSchema(s []byte) ([]byte, error) {
 	return b, nil
 }
 
-// checkRootType reads the root members of a valid JSON object and reports whether one is
-// "type"; every one that is must be "object" (which of two duplicates Bedrock reads is not
-// documented).
+// errNotJSON: checkRootType found the text is not valid JSON.
+var errNotJSON = errors.New("not JSON")
+
+// checkRootType reads a JSON object, validating it, and reports whether one of its root
+// members is "type"; every one that is must be "object" (which of two duplicates Bedrock
+// reads is not documented). Text that is not JSON is errNotJSON.
 func checkRootType(obj []byte) (found bool, err error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(obj), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	defer func() {
+		if err == nil {
+			if _, eof := dec.ReadToken(); eof != io.EOF { // the object ends the text
+				found, err = false, errNotJSON
+			}
+		}
+	}()
 	if _, err := dec.ReadToken(); err != nil { // {
-		return false, schemaError(notJSON(err))
+		return false, errNotJSON
 	}
-	for dec.PeekKind() == '"' {
+	for {
+		if k := dec.PeekKind(); k != '"' {
+			if _, err := dec.ReadToken(); err != nil { // }, or the error
+				return false, errNotJSON
+			}
+			return found, nil
+		}
 		name, err := dec.ReadToken()
 		if err != nil {
-			return false, schemaError(notJSON(err))
+			return false, errNotJSON
 		}
 		if name.String() != "type" {
 			if err := dec.SkipValue(); err != nil {
-				return false, schemaError(notJSON(err))
+				return false, errNotJSON
 			}
 			continue
 		}
@@ -114,7 +145,7 @@ func checkRootType(obj []byte) (found bool, err error) {
 		val, err := dec.ReadValue()
 		switch {
 		case err != nil:
-			return false, schemaError(notJSON(err))
+			return false, errNotJSON
 		case val.Kind() != '"':
 			return false, schemaError(`must be a JSON Schema whose root "type" is "object"`)
 		}
@@ -123,7 +154,6 @@ func checkRootType(obj []byte) (found bool, err error) {
 			return false, schemaError(fmt.Sprintf(`must be a JSON Schema whose root "type" is "object", not %s`, clip.Quote(got)))
 		}
 	}
-	return found, nil
 }
 
 // bedrockToolChoice gates the client's choice on what the model accepts (rule 12): a kind
