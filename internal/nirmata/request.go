@@ -38,11 +38,11 @@ type request struct {
 }
 
 type message struct {
-	Role       string     `json:"role"`
-	Content    content    `json:"content"`
+	Role       string      `json:"role"`
+	Content    content     `json:"content"`
 	ToolCalls  []*toolCall `json:"tool_calls"`
-	ToolCallID string     `json:"tool_call_id"`
-	Name       string     `json:"name"`
+	ToolCallID string      `json:"tool_call_id"`
+	Name       string      `json:"name"`
 }
 
 type part struct {
@@ -292,7 +292,7 @@ func (p *parameters) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err
 		}
-		v = v.Clone() // ReadValue's bytes are the decoder's
+		v = v.Clone()                        // ReadValue's bytes are the decoder's
 		if bytes.ContainsAny(v, " \t\r\n") { // else it is compact already, and valid
 			if err := v.Compact(); err != nil {
 				return err
