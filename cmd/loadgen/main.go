@@ -14,7 +14,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +27,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/nirmata/llm-gateway/internal/loadtest"
 )
@@ -137,7 +139,7 @@ type summary struct {
 	Scenario       string         `json:"scenario"`
 	URL            string         `json:"url"`
 	Concurrency    int            `json:"concurrency"`
-	Rate           float64        `json:"rate,omitempty"`
+	Rate           float64        `json:"rate,omitzero"`
 	Requests       int            `json:"requests"`
 	OK             int            `json:"ok"`
 	Errors         int            `json:"errors"`
@@ -151,7 +153,7 @@ type summary struct {
 	MaxMs          float64        `json:"max_ms"`
 	FirstLineP50Ms *float64       `json:"first_line_p50_ms"`
 	LinesPerStream *float64       `json:"lines_per_stream"`
-	PID            int            `json:"pid,omitempty"`
+	PID            int            `json:"pid,omitzero"`
 	CPUUsPerReq    *float64       `json:"cpu_us_per_req"`
 	RSSStartKiB    *int64         `json:"rss_start_kib"`
 	RSSPeakKiB     *int64         `json:"rss_peak_kib"`
@@ -237,9 +239,12 @@ func run(ctx context.Context, args []string, out io.Writer) (failed bool, err er
 
 	fill(&s, res, cfg.Format)
 	if o.asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return s.Errors > 0, enc.Encode(s)
+		b, err := json.Marshal(s, jsontext.WithIndent("  "))
+		if err != nil {
+			return true, err
+		}
+		_, err = out.Write(append(b, '\n'))
+		return s.Errors > 0, err
 	}
 	printText(out, s)
 	return s.Errors > 0, nil

@@ -6,7 +6,6 @@
 package config
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +18,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"sigs.k8s.io/yaml"
 
@@ -185,7 +187,7 @@ func (s setting) set(text string, add bool) error {
 
 // decode sets the field from the file: raw is the key's value, turned into JSON by the
 // YAML reader.
-func (s setting) decode(raw json.RawMessage) error {
+func (s setting) decode(raw jsontext.Value) error {
 	switch p := s.v.ptr.(type) {
 	case *[]string:
 		if err := json.Unmarshal(raw, p); err != nil {
@@ -324,7 +326,7 @@ func readFile(rows []setting, path string, from map[string]string, fail func(str
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	var keys map[string]json.RawMessage
+	var keys map[string]jsontext.Value
 	if json.Unmarshal(js, &keys) != nil {
 		return fmt.Errorf("%s: want a mapping of settings (key: value)", path)
 	}

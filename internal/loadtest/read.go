@@ -3,9 +3,10 @@ package loadtest
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 )

@@ -1,11 +1,13 @@
 package loadtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // DefaultModel is the model the scenarios ask for: a Claude model, so the simulator calls
@@ -111,9 +113,9 @@ func modelPath(model string) string {
 // the gollm client sends, which is also an OpenAI chat-completions request.
 func chatBody(model, text string, stream bool) []byte {
 	type function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		Parameters  jsontext.Value `json:"parameters"`
 	}
 	type tool struct {
 		Type     string   `json:"type"`
@@ -128,10 +130,10 @@ func chatBody(model, text string, stream bool) []byte {
 		Messages   []message `json:"messages"`
 		Tools      []tool    `json:"tools"`
 		ToolChoice string    `json:"tool_choice"`
-		Stream     bool      `json:"stream,omitempty"`
+		Stream     bool      `json:"stream,omitzero"`
 	}{Model: model, Messages: []message{{"user", text}}, ToolChoice: "auto", Stream: stream}
 	for _, t := range benchTools {
-		body.Tools = append(body.Tools, tool{"function", function{t.name, t.description, json.RawMessage(t.schema)}})
+		body.Tools = append(body.Tools, tool{"function", function{t.name, t.description, jsontext.Value(t.schema)}})
 	}
 	return mustMarshal(body)
 }
@@ -140,7 +142,7 @@ func chatBody(model, text string, stream bool) []byte {
 // tools, so the simulator gives the same answer.
 func converseBody(text string) []byte {
 	type inputSchema struct {
-		JSON json.RawMessage `json:"json"`
+		JSON jsontext.Value `json:"json"`
 	}
 	type toolSpec struct {
 		Name        string      `json:"name"`
@@ -158,18 +160,18 @@ func converseBody(text string) []byte {
 		Content []block `json:"content"`
 	}
 	type toolConfig struct {
-		Tools      []tool                     `json:"tools"`
-		ToolChoice map[string]json.RawMessage `json:"toolChoice"`
+		Tools      []tool                    `json:"tools"`
+		ToolChoice map[string]jsontext.Value `json:"toolChoice"`
 	}
 	body := struct {
 		Messages   []message  `json:"messages"`
 		ToolConfig toolConfig `json:"toolConfig"`
 	}{
 		Messages:   []message{{"user", []block{{text}}}},
-		ToolConfig: toolConfig{ToolChoice: map[string]json.RawMessage{"auto": json.RawMessage(`{}`)}},
+		ToolConfig: toolConfig{ToolChoice: map[string]jsontext.Value{"auto": jsontext.Value(`{}`)}},
 	}
 	for _, t := range benchTools {
-		body.ToolConfig.Tools = append(body.ToolConfig.Tools, tool{toolSpec{t.name, t.description, inputSchema{json.RawMessage(t.schema)}}})
+		body.ToolConfig.Tools = append(body.ToolConfig.Tools, tool{toolSpec{t.name, t.description, inputSchema{jsontext.Value(t.schema)}}})
 	}
 	return mustMarshal(body)
 }
