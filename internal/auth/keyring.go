@@ -38,7 +38,7 @@ func NewKeyring(keys []string) (*Keyring, error) {
 	return k, nil
 }
 
-// enabled reports whether keys are configured; with none, auth is off.
+// Enabled reports whether keys are configured; with none, auth is off.
 func (k *Keyring) Enabled() bool { return k != nil && len(k.digests) > 0 }
 
 // Check verifies the Authorization values of one call: exactly one is allowed, so a

@@ -454,7 +454,7 @@ func codeForStatus(status int) string {
 // decodeConverse decodes a Converse answer.
 func decodeConverse(body []byte) (*ConverseResponse, error) {
 	out := &ConverseResponse{}
-	if err := json.Unmarshal(body, out); err != nil {
+	if err := json.Unmarshal(body, out, decodeOptions); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -471,3 +471,7 @@ func MarshalRequest(req *ConverseRequest) ([]byte, error) {
 }
 
 var marshalOptions = json.JoinOptions(jsontext.PreserveRawStrings(true), jsontext.AllowInvalidUTF8(true))
+
+// decodeOptions read Bedrock's answers leniently: a model's text may end in half a
+// surrogate pair or hold invalid UTF-8, which becomes U+FFFD rather than failing the answer.
+var decodeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))

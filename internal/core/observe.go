@@ -11,6 +11,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // Call is one call as its transport saw it, for the access log and the metrics. The
@@ -62,6 +63,10 @@ func (s *Service) Observe(c *Call) {
 	m.Request(c.Transport, c.Route, c.Code, c.Result.Model, c.Result.ClientType, d)
 	m.Tokens(c.Result.Model, c.Result.ClientType, int(c.Result.Usage.PromptTokens), int(c.Result.Usage.CompletionTokens))
 	m.ToolCalls(c.Result.Model, c.Result.ClientType, c.Result.ToolCalls)
+	if r := c.Result.Repairs; r != (translate.Stats{}) {
+		m.Repairs(c.Result.Model, r.SynthesizedResults, r.OrphanResults)
+		s.logRepairs(c.RequestID, c.Result.Model, r)
+	}
 	msg := c.Transport
 	if msg == metrics.TransportREST {
 		msg = "http" // the access log's message since the first release
@@ -80,7 +85,7 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddInt("status", c.Status)
 	}
 	enc.AddString("code", c.Code)
-	enc.AddString("model", c.Result.Model)
+	enc.AddString("model", clip.String(c.Result.Model, clip.LogMax))
 	enc.AddString("client_type", c.Result.ClientType)
 	if c.KeyID != "" {
 		enc.AddString("key_id", c.KeyID)
@@ -89,4 +94,19 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddInt32("output_tokens", c.Result.Usage.CompletionTokens)
 	enc.AddInt("tool_calls", c.Result.ToolCalls)
 	return nil
+}
+
+// logRepairs records what the translator had to repair in a client's history, so a client
+// that keeps sending broken histories shows up in the log. Counts only: no prompt text.
+func (s *Service) logRepairs(requestID, model string, st translate.Stats) {
+	s.log.Info("request repaired",
+		zap.String("request_id", requestID),
+		zap.String("model", clip.String(model, clip.LogMax)),
+		zap.Int("synthesized_tool_results", st.SynthesizedResults),
+		zap.Int("orphan_tool_results", st.OrphanResults),
+		zap.Int("mapped_tool_names", st.MappedToolNames),
+		zap.Int("mapped_tool_call_ids", st.MappedToolCallIDs),
+		zap.Int("synthesized_tool_specs", st.SynthesizedToolSpecs),
+		zap.String("tool_choice_fallback", st.ToolChoiceFallback),
+		zap.Bool("dropped_top_p", st.DroppedTopP))
 }

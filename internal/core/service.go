@@ -3,8 +3,8 @@
 // Result that says what the call did. Transports (the Nirmata REST API, gRPC, OpenAI's
 // API) are thin adapters around it: they decode their wire into a chat.Request, call the
 // Service, and encode what it returns; errors they answer by the one classification in
-// Classify. Nothing here knows a transport, and nothing a call needs travels in its
-// context.
+// Classify, whose Kinds carry the one status table of docs/PROTOCOL.md 5. Nothing here
+// knows a transport's wire, and nothing a call needs travels in its context.
 package core
 
 import (
@@ -166,8 +166,6 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 		return nil, err
 	}
 	res.Repairs = names.Stats
-	s.logRepairs(req.ID, model.ID, names.Stats)
-	s.opts.Metrics.Repairs(model.ID, names.Stats.SynthesizedResults, names.Stats.OrphanResults)
 	return &prepared{model: model, converse: converse, names: names}, nil
 }
 
@@ -210,24 +208,6 @@ func messageBytes(m *chat.Message) int {
 	return n
 }
 
-// logRepairs records what the translator had to repair in a client's history, so a client
-// that keeps sending broken histories shows up in the log. Counts only: no prompt text.
-func (s *Service) logRepairs(requestID, model string, st translate.Stats) {
-	if st == (translate.Stats{}) {
-		return
-	}
-	s.log.Info("request repaired",
-		zap.String("request_id", requestID),
-		zap.String("model", model),
-		zap.Int("synthesized_tool_results", st.SynthesizedResults),
-		zap.Int("orphan_tool_results", st.OrphanResults),
-		zap.Int("mapped_tool_names", st.MappedToolNames),
-		zap.Int("mapped_tool_call_ids", st.MappedToolCallIDs),
-		zap.Int("synthesized_tool_specs", st.SynthesizedToolSpecs),
-		zap.String("tool_choice_fallback", st.ToolChoiceFallback),
-		zap.Bool("dropped_top_p", st.DroppedTopP))
-}
-
 // logUnknownStop notes a stop reason the table does not know (answered as "stop").
 func (s *Service) logUnknownStop(requestID, stopReason string) {
 	if !translate.KnownStopReason(stopReason) {
@@ -246,7 +226,7 @@ func (s *Service) upstreamFailed(ctx context.Context, requestID, model string, e
 	switch {
 	case errors.As(err, &apiErr):
 		s.opts.Metrics.UpstreamError(model, apiErr.Code)
-		s.log.Warn("bedrock error", zap.String("request_id", requestID), zap.String("model", model),
+		s.log.Warn("bedrock error", zap.String("request_id", requestID), zap.String("model", clip.String(model, clip.LogMax)),
 			zap.String("error_code", apiErr.Code), zap.String("bedrock_request_id", apiErr.RequestID))
 	case errors.Is(err, bedrock.ErrTransport):
 		s.opts.Metrics.UpstreamError(model, metrics.UpstreamTransport) // the answer's log line has the detail

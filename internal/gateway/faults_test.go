@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -276,7 +277,13 @@ func TestGRPCStalledReaderIsCut(t *testing.T) {
 			break
 		}
 	}
-	assert.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
+	st := status.Convert(err)
+	assert.Equal(t, codes.DeadlineExceeded, st.Code(), "%v", err)
+	require.NotEmpty(t, st.Details(), "the status carries ErrorInfo like every other")
+	info, ok := st.Details()[0].(*errdetails.ErrorInfo)
+	require.True(t, ok, "%T", st.Details()[0])
+	assert.Equal(t, "TIMEOUT", info.GetReason())
+	assert.NotEmpty(t, info.GetMetadata()["request_id"])
 }
 
 func TestRequestLimits(t *testing.T) {

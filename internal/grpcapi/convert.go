@@ -16,14 +16,18 @@ import (
 
 // fromProto maps a ChatRequest into the chat model. Values are checked by the translator,
 // as for every surface; an unknown enum value reaches it as its number and is refused
-// there, naming the field. The one error here is a tool schema with a number JSON cannot
-// hold.
+// there, naming the field. The errors here are a tool choice mode the gateway does not
+// know (it would otherwise read as auto) and a tool schema with a number JSON cannot hold.
 func fromProto(in *llmgatewayv1.ChatRequest) (*chat.Request, error) {
+	choice, err := toolChoice(in.GetToolChoice())
+	if err != nil {
+		return nil, err
+	}
 	req := &chat.Request{
 		Model:       in.GetModel(),
 		Provider:    in.GetProvider(),
 		ClientType:  in.GetClientType(),
-		ToolChoice:  toolChoice(in.GetToolChoice()),
+		ToolChoice:  choice,
 		MaxTokens:   in.MaxTokens,
 		Temperature: in.Temperature,
 		TopP:        in.TopP,
@@ -108,21 +112,24 @@ func schema(text string, s *structpb.Struct) ([]byte, error) {
 	return b, nil
 }
 
-func toolChoice(c *llmgatewayv1.ToolChoice) chat.ToolChoice {
+func toolChoice(c *llmgatewayv1.ToolChoice) (chat.ToolChoice, error) {
 	switch v := c.GetChoice().(type) {
 	case *llmgatewayv1.ToolChoice_Function:
-		return chat.ToolChoice{Mode: chat.ChoiceFunction, Function: v.Function}
+		return chat.ToolChoice{Mode: chat.ChoiceFunction, Function: v.Function}, nil
 	case *llmgatewayv1.ToolChoice_Mode:
 		switch v.Mode {
+		case llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_UNSPECIFIED:
 		case llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO:
-			return chat.ToolChoice{Mode: chat.ChoiceAuto}
+			return chat.ToolChoice{Mode: chat.ChoiceAuto}, nil
 		case llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE:
-			return chat.ToolChoice{Mode: chat.ChoiceNone}
+			return chat.ToolChoice{Mode: chat.ChoiceNone}, nil
 		case llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
-			return chat.ToolChoice{Mode: chat.ChoiceRequired}
+			return chat.ToolChoice{Mode: chat.ChoiceRequired}, nil
+		default:
+			return chat.ToolChoice{}, fmt.Errorf("%w: tool_choice.mode %d is not a ToolChoiceMode", translate.ErrInvalidRequest, v.Mode)
 		}
 	}
-	return chat.ToolChoice{}
+	return chat.ToolChoice{}, nil
 }
 
 var finishReasons = map[chat.FinishReason]llmgatewayv1.FinishReason{
@@ -179,7 +186,7 @@ func capabilitiesProto(c *core.Capabilities) *llmgatewayv1.Capabilities {
 		ToolTypes:        []string{},
 		StreamingTools:   c.StreamingTools,
 		MaxTools:         int32(c.MaxTools),
-		StreamingFormats: nirmata.StreamingFormats,
+		StreamingFormats: nirmata.StreamingFormats, // the same answer as REST's: what a probe may ask for there
 		ToolChoice:       c.ToolChoice,
 		DefaultModel:     c.DefaultModel,
 	}

@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync/atomic"
 	"time"
@@ -117,6 +118,11 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 		defer st.Close()
 		done <- c.relay(ctx, call.RequestID, st, ss, &sendingSince)
 	}()
+	if c.writeTimeout <= 0 { // no bound: wait for the relay
+		r := <-done
+		call.Result, call.Code = r.result, r.code
+		return r.err
+	}
 	timer := time.NewTimer(c.writeTimeout)
 	defer timer.Stop()
 	for {
@@ -132,7 +138,8 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 			if waited >= c.writeTimeout {
 				call.Code = core.CodeName(codes.DeadlineExceeded)
 				// The relay is stuck in Send: returning ends the call, which unblocks it.
-				return status.Errorf(codes.DeadlineExceeded, "the client took no stream message for %v", waited.Round(time.Second))
+				return statusOf(call.RequestID, core.Failure{Kind: core.KindTimeout,
+					Message: fmt.Sprintf("the client took no stream message for %v", waited.Round(time.Second))}).Err()
 			}
 			timer.Reset(c.writeTimeout - waited)
 		}

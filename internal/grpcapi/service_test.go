@@ -22,6 +22,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/coretest"
+	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -160,4 +161,22 @@ func TestFromProto(t *testing.T) {
 		},
 		ToolChoice: chat.ToolChoice{Mode: chat.ChoiceFunction, Function: "f"},
 	}, got)
+}
+
+func TestFromProtoToolChoiceModes(t *testing.T) {
+	t.Parallel()
+	for mode, want := range map[llmgatewayv1.ToolChoiceMode]string{
+		llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_UNSPECIFIED: "",
+		llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO:        chat.ChoiceAuto,
+		llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_NONE:        chat.ChoiceNone,
+		llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:    chat.ChoiceRequired,
+	} {
+		got, err := fromProto(&llmgatewayv1.ChatRequest{ToolChoice: &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Mode{Mode: mode}}})
+		require.NoError(t, err, mode)
+		assert.Equal(t, want, got.ToolChoice.Mode, mode)
+	}
+	// A mode from a newer client must not quietly become auto.
+	_, err := fromProto(&llmgatewayv1.ChatRequest{ToolChoice: &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Mode{Mode: 7}}})
+	require.ErrorIs(t, err, translate.ErrInvalidRequest)
+	assert.EqualError(t, err, "invalid request: tool_choice.mode 7 is not a ToolChoiceMode")
 }

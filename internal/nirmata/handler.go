@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
 
 	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/chat"
@@ -48,6 +50,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 	bp := bufpool.Get()
 	body, err := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, *bp)
 	if err != nil {
+		bufpool.Put(bp, nil)
 		if errors.Is(err, core.ErrBodyTooLarge) {
 			h.svc.Metrics().Rejected(metrics.RejectTooLarge)
 		}
@@ -160,7 +163,12 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 			buf = encodeError(buf, call.Code, f.Message)
 		}
 		if werr := out.Write(buf); werr != nil {
-			return // the client is gone, or stopped reading
+			// The client is gone, or stopped reading for stream_write_timeout.
+			call.Code = core.CodeName(codes.Canceled)
+			if ne, ok := werr.(net.Error); ok && ne.Timeout() {
+				call.Code = core.CodeName(codes.DeadlineExceeded)
+			}
+			return
 		}
 		if err != nil {
 			return

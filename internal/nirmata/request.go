@@ -16,7 +16,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
-// ErrInvalidJSON is the sentinel of every error DecodeRequest returns, wrapped with a
+// ErrInvalidJSON is the sentinel of DecodeRequest's errors about the body, wrapped with a
 // message that names the field by its path ("messages[2].role: want a string, got
 // number") or says why the body is not JSON ("body is not valid JSON: unexpected end of
 // input at byte 57").
@@ -54,6 +54,21 @@ type part struct {
 type imageURL struct {
 	URL    string `json:"url"`
 	Detail string `json:"detail"`
+}
+
+// A member that appears twice keeps its last value whole: json/v2 would merge a repeated
+// object into the first, so these objects start again from zero.
+
+func (f *functionCall) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain functionCall
+	*f = functionCall{}
+	return json.UnmarshalDecode(dec, (*plain)(f))
+}
+
+func (f *functionDef) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain functionDef
+	*f = functionDef{}
+	return json.UnmarshalDecode(dec, (*plain)(f))
 }
 
 type toolCall struct {
@@ -101,17 +116,17 @@ func DecodeRequest(body []byte) (req *chat.Request, stream bool, err error) {
 	}
 	if err := json.Unmarshal(body, &r, decodeOptions); err != nil {
 		var ce *choiceError
-		if errors.As(err, &ce) {
-			return nil, false, ce // an invalid request, not a malformed body
-		}
 		var se *json.SemanticError
 		if errors.As(err, &se) {
 			// Unmarshal stops at the first misfit member, before it has read the rest. A
 			// body that is not JSON at all must say so rather than blame a member.
 			v := jsontext.Value(bytes.Clone(body))
 			if serr := v.Compact(); serr != nil {
-				err = serr
+				return nil, false, bodyError(serr)
 			}
+		}
+		if errors.As(err, &ce) {
+			return nil, false, ce // an invalid request, not a malformed body
 		}
 		return nil, false, bodyError(err)
 	}
@@ -252,6 +267,7 @@ func (u *imageURL) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return json.UnmarshalDecode(dec, &u.URL)
 	case '{':
 		type plain imageURL
+		*u = imageURL{}
 		return json.UnmarshalDecode(dec, (*plain)(u))
 	default:
 		return wantErr("an object or a string", k)
@@ -269,7 +285,7 @@ func (a *arguments) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return json.UnmarshalDecode(dec, (*string)(a))
 	case '{':
 		v, err := dec.ReadValue()
-		*a = arguments(v)
+		*a = arguments(bytes.ToValidUTF8(v, []byte("\uFFFD")))
 		return err
 	default:
 		return wantErr("a string or an object", k)
@@ -292,8 +308,8 @@ func (p *parameters) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err
 		}
-		v = v.Clone()                        // ReadValue's bytes are the decoder's
-		if bytes.ContainsAny(v, " \t\r\n") { // else it is compact already, and valid
+		v = bytes.ToValidUTF8(v, []byte("\uFFFD")) // a copy: ReadValue's bytes are the decoder's
+		if bytes.ContainsAny(v, " \t\r\n") {       // else it is compact already, and valid
 			if err := v.Compact(); err != nil {
 				return err
 			}

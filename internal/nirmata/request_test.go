@@ -214,6 +214,15 @@ func TestDecodeRequest(t *testing.T) {
 		{name: "invalid UTF-8 becomes U+FFFD", body: "{\"model\":\"a\xff\xfeb\",\"messages\":[{\"role\":\"user\",\"content\":\"\xc3\"}]}",
 			want: &chat.Request{Model: "a\uFFFD\uFFFDb", Messages: []chat.Message{user("\uFFFD")}}},
 		{name: "escaped keys match", body: `{"mod\u0065l":"m"}`, want: &chat.Request{Model: "m"}},
+		{name: "a repeated object keeps its last value whole",
+			body: `{"tools":[{"function":{"name":"a","description":"d","parameters":{"x":1}},"function":{"name":"b"}}],
+				"messages":[{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f","arguments":"{}"},"function":{"name":"g"}}]}]}`,
+			want: &chat.Request{Tools: []chat.Tool{{Name: "b", Wrapped: true}},
+				Messages: []chat.Message{{Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "c", Name: "g"}}}}}},
+		{name: "invalid UTF-8 in objects kept as text becomes U+FFFD",
+			body: "{\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":{\"a\":\"\xff\"}}}]}],\"tools\":[{\"name\":\"t\",\"parameters\":{\"d\":\"\xfe\"}}]}",
+			want: &chat.Request{Messages: []chat.Message{{Role: "assistant", ToolCalls: []chat.ToolCall{{ID: "c", Name: "f", Arguments: "{\"a\":\"\uFFFD\"}"}}}},
+				Tools: []chat.Tool{{Name: "t", Parameters: []byte("{\"d\":\"\uFFFD\"}")}}}},
 		{
 			name: "parameters of every JSON type",
 			body: `{"tools":[{"name":"t","parameters":{"s":"x","n":-1.5e2,"b":true,"f":false,"z":null,"l":[1,"a",[],{}],"o":{"k":{}}}}]}`,
@@ -285,6 +294,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"lone minus", `{"top_p":-}`, "body is not valid JSON: invalid character '}' in number (expecting digit) at byte 10"},
 		{"too deep", deep, "body nests deeper than 10000 levels at byte 10004"},
 		{"syntax wins over shape", `{"max_tokens":"x","stop":[1,}`, "body is not valid JSON: invalid character '}' at start of value at byte 28"},
+		{"syntax wins over a bad tool_choice", `{"tool_choice":"bogus","messages":[`, "body is not valid JSON: unexpected end of input at byte 35"},
 		{"syntax in skipped field", `{"x":[1,2,,3]}`, "body is not valid JSON: invalid character ',' at start of value at byte 10"},
 		{"BOM", "\xef\xbb\xbf{}", "body is not valid JSON: invalid character '\\ufeff' at start of value at byte 0"},
 

@@ -12,6 +12,7 @@ package server
 import (
 	"io"
 	"net/http"
+	"path"
 	"time"
 
 	"go.uber.org/zap"
@@ -62,8 +63,23 @@ func NewHTTPHandler(svc *core.Service, opts Options, log *zap.Logger) http.Handl
 	mux.Handle("GET /metrics", svc.Metrics().Handler())
 	// Anything else: a JSON 404, or 405 on a known path, rather than net/http's text.
 	// Unknown paths need a key, so a stranger learns nothing from probing them.
-	mux.Handle("/", s.route(metrics.RouteOther, true, s.noRoute(mux), nirmata.WriteError))
-	return mux
+	other := s.route(metrics.RouteOther, true, s.noRoute(mux), nirmata.WriteError)
+	mux.Handle("/", other)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// ServeMux answers a path that is not canonical ("//", "/./", "/../") with a 301 to
+		// the clean one, which turns a POST into a GET. The gateway serves no such path.
+		if !canonical(r.URL.Path) {
+			other.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// canonical says path is its own path.Clean (a trailing slash aside).
+func canonical(p string) bool {
+	c := path.Clean(p)
+	return c == p || c+"/" == p
 }
 
 type httpServer struct {
@@ -126,15 +142,15 @@ func (s *httpServer) fail(w http.ResponseWriter, r *http.Request, call *core.Cal
 func (s *httpServer) noRoute(mux *http.ServeMux) serveFunc {
 	return func(w http.ResponseWriter, r *http.Request, call *core.Call) error {
 		httpx.SkipBody(w)
-		path := clip.String(r.URL.Path, clip.QuoteMax)
+		p := clip.String(r.URL.Path, clip.QuoteMax)
 		for _, m := range []string{http.MethodGet, http.MethodPost} {
 			probe := &http.Request{Method: m, URL: r.URL, Host: r.Host}
-			if _, pattern := mux.Handler(probe); m != r.Method && pattern != "" && pattern != "/" {
+			if _, pattern := mux.Handler(probe); m != r.Method && pattern != "" && pattern != "/" && canonical(r.URL.Path) {
 				w.Header().Set("Allow", m)
-				return &core.RouteError{Message: "method " + clip.String(r.Method, clip.QuoteMax) + " is not allowed on " + path, WrongMethod: true}
+				return &core.RouteError{Message: "method " + clip.String(r.Method, clip.QuoteMax) + " is not allowed on " + p, WrongMethod: true}
 			}
 		}
-		return &core.RouteError{Message: "no route for " + clip.String(r.Method, clip.QuoteMax) + " " + path}
+		return &core.RouteError{Message: "no route for " + clip.String(r.Method, clip.QuoteMax) + " " + p}
 	}
 }
 

@@ -112,6 +112,14 @@ func TestNoRoute(t *testing.T) {
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 	assert.Equal(t, http.MethodGet, resp.Header.Get("Allow"))
 	assert.Contains(t, e["error"], "method POST is not allowed on /llm-apps/capabilities")
+
+	// A path that is not canonical is not redirected (a 301 would turn the POST into a GET).
+	for _, p := range []string{"/llm-apps//chat", "/llm-apps/./chat", "/x/../llm-apps/chat"} {
+		resp, e = get(t, http.MethodPost, srv.URL+p, hello)
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, p)
+		assert.Equal(t, "no route for POST "+p, e["error"])
+		assert.Empty(t, resp.Header.Get("Location"))
+	}
 }
 
 func TestStatusRecorderKeepsFlushing(t *testing.T) {

@@ -1,8 +1,7 @@
 // Package stream turns a Bedrock ConverseStream into the gateway's stream of chat.Event
-// values (docs/PROTOCOL.md 3.2, docs/BEDROCK.md E), and writes them in the Nirmata chunked
-// format (Chunker, docs/PROTOCOL.md 3.3); the server maps them to JSONL and gRPC. It is
-// pure: no HTTP, no goroutines, no logging. The server reads the upstream and writes to
-// the client.
+// values (docs/PROTOCOL.md 3.2, docs/BEDROCK.md E), which each transport encodes in its
+// wire (JSONL, Nirmata chunked events, gRPC). It is pure: no HTTP, no goroutines, no
+// logging. The core reads the upstream; the transports write to the client.
 //
 // A Machine holds the state of one stream, keyed on Bedrock's contentBlockIndex and never
 // on arrival order. Tool calls get dense ordinals 0, 1, 2 … in the order of their
@@ -13,21 +12,20 @@
 //	tool_call      a header {id, type, function.name} without arguments, at contentBlockStart,
 //	               then one non-empty function.arguments fragment per toolUse input delta;
 //	               a tool block that stops without one gets a "{}" fragment
-//	tool_call_end  the call's arguments are complete (for the Chunker; JSONL and gRPC
-//	               have no such event and skip it)
+//	tool_call_end  the call's arguments are complete (for the chunked format's ToolStart;
+//	               JSONL and gRPC have no such event and skip it)
 //	done           finish_reason and usage, once messageStop and metadata have both come
 //	               (or at the end of the stream if metadata never came); nothing follows it
 //
 // Tool and tool-call names go back to the client's through the request's translate.Names.
 //
-// Errors (all wrap translate.ErrUpstream, which the server answers as 502 / Unavailable):
+// Errors (all wrap translate.ErrUpstream, which core.Classify answers as 502 / Unavailable):
 // a malformed_model_output or malformed_tool_use stop reason; a stream that ends without
 // messageStop (ErrTruncated); Bedrock breaking its own protocol (tool input for a block
 // that never started or already stopped, a block started twice, a tool call without an
 // id). Errors the upstream reader returns (in-stream exceptions, cut frames) pass through
-// Step unchanged. After an error the stream is over: the server writes an error line
-// (Chunker.AppendError for chunked) with the code its error classifier gives, and nothing
-// more.
+// Step unchanged. After an error the stream is over: the transport writes its error event
+// with the code core.Classify gives, and nothing more.
 //
 // Tool arguments are not validated as JSON. Bedrock checks the model's tool input itself
 // and ends the stream with malformed_tool_use when it is not valid, which is an error
@@ -36,8 +34,8 @@
 //
 // Design of the chunked format. A chunked ToolStart line needs the complete arguments, and
 // the best moment for it is the tool block's contentBlockStop, which produces nothing in
-// JSONL or gRPC. The Machine marks that moment with a tool_call_end event; the Chunker
-// writes the ToolStart line then. The Chunker needs no guessing (a "flush when the next
+// JSONL or gRPC. The Machine marks that moment with a tool_call_end event; the chunked
+// encoder (internal/nirmata) writes the ToolStart line then. It needs no guessing (a "flush when the next
 // header or text arrives" rule would send incomplete arguments when parallel calls
 // interleave); a call without a marker gets its ToolStart at done, still correct. A call
 // whose arguments are not valid JSON at its marker waits for done: with

@@ -21,8 +21,9 @@ import (
 )
 
 // These tests are in package stream_test so that they can write what a client reads with
-// the server's own conversions (server.EventToProto for JSONL, server.RequestFromProto for
-// a case's request): the server imports stream.
+// the REST surface's own encoders (nirmata.AppendLine for JSONL, nirmata.Chunker for
+// chunked) and decode a case's request with nirmata.DecodeRequest: internal/nirmata
+// depends on stream through the core.
 
 // A fixture (testdata/<case>.bedrock.jsonl) holds one upstream frame a line:
 //

@@ -88,9 +88,9 @@ func (m *Machine) Step(src Events, out []chat.Event) ([]chat.Event, error) {
 }
 
 // Feed consumes one Bedrock event and appends the client events it produces to out. It
-// goes by ev.Type, as bedrock.EventStream sets it; events after done are ignored. It returns an error wrapping translate.ErrUpstream for a
-// malformed_* stop reason or for events that break Bedrock's protocol; after an error,
-// every call returns the same error.
+// goes by ev.Type, as bedrock.EventStream sets it; events after done are ignored. It
+// returns an error wrapping translate.ErrUpstream for a malformed_* stop reason or for
+// events that break Bedrock's protocol; after an error, every call returns the same error.
 func (m *Machine) Feed(ev bedrock.StreamEvent, out []chat.Event) ([]chat.Event, error) {
 	if m.err != nil {
 		return out, m.err
@@ -156,10 +156,7 @@ func (m *Machine) Finish(out []chat.Event) ([]chat.Event, error) {
 	return m.finishStream(out), nil
 }
 
-// Done reports whether the done event was produced: the stream is complete.
-func (m *Machine) Done() bool { return m.done }
-
-// StopReason is Bedrock's stop reason as sent, "" before messageStop; the server logs the
+// StopReason is Bedrock's stop reason as sent, "" before messageStop; the core logs the
 // ones translate.KnownStopReason does not know.
 func (m *Machine) StopReason() string { return m.stopReason }
 

@@ -117,11 +117,13 @@ func TestMachine(t *testing.T) {
 			got, err := run(t, m, &sliceEvents{evs: tt.events})
 			if tt.wantErr == "" {
 				require.NoError(t, err)
-				require.True(t, m.Done())
+				require.Equal(t, chat.EventDone, got[len(got)-1].Kind, "the stream completes")
 			} else {
 				require.ErrorContains(t, err, tt.wantErr)
 				require.ErrorIs(t, err, translate.ErrUpstream)
-				require.False(t, m.Done())
+				for _, ev := range got {
+					require.NotEqual(t, chat.EventDone, ev.Kind, "a failed stream never completes")
+				}
 				// The machine stays failed.
 				_, again := m.Feed(evText(0, "more"), nil)
 				require.Equal(t, err, again)
@@ -202,7 +204,7 @@ func TestMachineAccessors(t *testing.T) {
 	require.Equal(t, 2, m.ToolCalls())
 	require.Equal(t, "tool_use", m.StopReason())
 	require.Equal(t, int32(11), m.Usage().TotalTokens)
-	require.True(t, m.Done())
+	require.Equal(t, chat.EventDone, out[len(out)-1].Kind)
 }
 
 func TestErrTruncated(t *testing.T) {

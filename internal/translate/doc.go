@@ -1,8 +1,8 @@
 // Package translate turns the gateway's chat request (internal/chat) into a Bedrock
 // Converse request and a Converse answer back into a chat response. It is pure: no
 // network, no goroutines, no logging; what it repairs it reports in [Stats] for the caller
-// to log and count. It knows no transport: the server maps the API's protos to and from
-// the chat model.
+// to log and count. It knows no transport: each transport maps its wire to and from the
+// chat model.
 //
 // Request applies docs/BEDROCK.md section C: it turns any history a client may send (system
 // messages mid-way, parallel tool calls split over several assistant or tool messages,
@@ -11,8 +11,8 @@
 // error wrapping [ErrInvalidRequest] or [ErrUnsupported] that names the field by its
 // 0-based JSON path. Tool arguments, JSON results and tool schemas travel as raw JSON:
 // validated and compacted, never decoded, so numbers keep every digit and objects their
-// key order. Marshal the result with [bedrock.MarshalRequest], not json.Marshal, which
-// HTML-escapes < > & even inside raw JSON.
+// key order. Marshal the result with [bedrock.MarshalRequest], which writes that raw JSON
+// as it is rather than re-encoding it.
 //
 // Response, FinishReason and Usage apply section D. The [Names] that Request returns maps
 // the Bedrock-safe tool names and ids back to the client's, for unary and stream answers

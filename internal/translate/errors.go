@@ -10,7 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Sentinels the server maps to statuses (docs/PROTOCOL.md section 5). Every error this package
+// Sentinels core.Classify maps to statuses (docs/PROTOCOL.md section 5). Every error this package
 // returns wraps exactly one of them; the text after the sentinel is meant for the client and
 // names the offending field by its 0-based JSON path, e.g.
 // "invalid request: messages[3].tool_calls[0].function.arguments is not valid JSON: …".
@@ -39,9 +39,6 @@ func invalidf(format string, args ...any) error {
 func upstreamf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUpstream}, args...)...)
 }
-
-// notJSON words an error of compactJSON as the end of a message about a field.
-func notJSON(err error) string { return JSONErrorText(err) }
 
 // JSONErrorText words a JSON syntax error of json/v2 as the end of a message about a field
 // or a body: "is not valid JSON: unexpected end of input at byte 12", or "nests deeper

@@ -22,10 +22,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// These tests are in package translate_test so that they can read their fixtures, API
-// requests in protojson form (proto field names, so they do not depend on the REST codec),
-// with the conversion the server uses, server.RequestFromProto: translate itself knows
-// only the chat model, and the server imports it.
+// These tests are in package translate_test so that they can read their fixtures, Nirmata
+// REST bodies, with the REST surface's own decoder (nirmata.DecodeRequest): translate
+// itself knows only the chat model, and internal/nirmata imports it.
 
 // loadRequest reads a request fixture and converts it to the chat model. A fixture the
 // conversion refuses is returned as its error.

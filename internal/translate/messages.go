@@ -397,7 +397,7 @@ func toolInput(args string) ([]byte, error) {
 	}
 	b, err := compactJSON([]byte(args))
 	if err != nil {
-		return nil, errors.New(notJSON(err))
+		return nil, errors.New(JSONErrorText(err))
 	}
 	if b[0] != '{' {
 		return nil, fmt.Errorf("must be a JSON object, not %s", jsonKind(b[0]))

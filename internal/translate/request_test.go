@@ -1,7 +1,6 @@
 package translate_test
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -69,24 +68,17 @@ func TestMarshalKeepsBytes(t *testing.T) {
 		`"json":{"stored":12345678901234567890,"note":"日本語 😀 <&>","ratio":1.5}`,
 		`{"text":"Store the record <&> 日本語 😀"}`,
 		`"description":"Store a record <b>&</b>"`,
-		// A schema given as JSON text (parameters_json, as the REST API fills it): the
-		// client's key order, every digit, 0.1 as written, no HTML escaping.
+		// A schema given as JSON text (as the REST surface and parameters_json give it):
+		// the client's key order, every digit, 0.1 as written, no HTML escaping.
 		`"inputSchema":{"json":{"properties":{"zeta":{"type":"integer","maximum":12345678901234567890},"alpha":{"type":"number","multipleOf":0.1,"description":"<&> 日本語 😀"}},"required":["zeta"],"type":"object"}}`,
 	} {
 		assert.Contains(t, s, want)
 	}
 	assert.NotContains(t, s, `\u00`)
 	assert.False(t, strings.HasSuffix(s, "\n"))
-
-	// Why bedrock.MarshalRequest is needed: encoding/json.Marshal HTML-escapes, even inside
-	// RawMessage.
-	std, err := json.Marshal(out)
-	require.NoError(t, err)
-	assert.Contains(t, string(std), `\u003c\u0026\u003e`)
-	assert.Contains(t, string(std), `12345678901234567890`)
 }
 
-// TestRESTSchemaBytes follows a REST body through the whole request path (jsonapi decoding,
+// TestRESTSchemaBytes follows a REST body through the whole request path (the REST surface's decoding,
 // Request, bedrock.MarshalRequest): each tool's schema reaches Bedrock as the client wrote
 // it, compacted, with "type":"object" inserted first where it was missing.
 func TestRESTSchemaBytes(t *testing.T) {

@@ -53,7 +53,7 @@ func Arguments(input []byte) (string, error) {
 	}
 	b, err := compactJSON(bytes.Clone(trimmed))
 	if err != nil {
-		return "", upstreamf("Bedrock sent a tool call whose input %s", notJSON(err))
+		return "", upstreamf("Bedrock sent a tool call whose input %s", JSONErrorText(err))
 	}
 	if b[0] != '{' {
 		return "", upstreamf("Bedrock sent a tool call whose input is %s, not a JSON object", jsonKind(b[0]))

@@ -72,16 +72,16 @@ func jsonSchema(s []byte) ([]byte, error) {
 	if bytes.ContainsAny(b, " \t\r\n") { // else compact already (the REST surface compacts); checkRootType validates
 		var err error
 		if b, err = compactJSON(b); err != nil {
-			return nil, schemaError(notJSON(err))
+			return nil, schemaError(JSONErrorText(err))
 		}
 	}
 	if len(b) == 0 {
-		return nil, schemaError(notJSON(io.ErrUnexpectedEOF))
+		return nil, schemaError(JSONErrorText(io.ErrUnexpectedEOF))
 	}
 	if b[0] != '{' {
 		if !jsontext.Value(b).IsValid() {
 			_, err := compactJSON(b) // for its error
-			return nil, schemaError(notJSON(err))
+			return nil, schemaError(JSONErrorText(err))
 		}
 		return nil, schemaError("must be a JSON object, not " + jsonKind(b[0]))
 	}
@@ -91,7 +91,7 @@ func jsonSchema(s []byte) ([]byte, error) {
 	found, err := checkRootType(b)
 	if errors.Is(err, errNotJSON) {
 		_, err = compactJSON(b) // its words for what is wrong
-		return nil, schemaError(notJSON(err))
+		return nil, schemaError(JSONErrorText(err))
 	}
 	if err != nil {
 		return nil, err
