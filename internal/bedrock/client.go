@@ -454,7 +454,7 @@ func codeForStatus(status int) string {
 // decodeConverse decodes a Converse answer.
 func decodeConverse(body []byte) (*ConverseResponse, error) {
 	out := &ConverseResponse{}
-	if err := json.Unmarshal(body, out, decodeOptions); err != nil {
+	if err := json.Unmarshal(body, out, Lenient); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -472,6 +472,8 @@ func MarshalRequest(req *ConverseRequest) ([]byte, error) {
 
 var marshalOptions = json.JoinOptions(jsontext.PreserveRawStrings(true), jsontext.AllowInvalidUTF8(true))
 
-// decodeOptions read Bedrock's answers leniently: a model's text may end in half a
-// surrogate pair or hold invalid UTF-8, which becomes U+FFFD rather than failing the answer.
-var decodeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+// Lenient reads JSON the way the gateway reads what others wrote: invalid UTF-8 becomes
+// U+FFFD (a model's text may end in half a surrogate pair) and a repeated name keeps its
+// last value, rather than failing the whole value. Bedrock's answers are read with it, and
+// the values the translator checks before they go to Bedrock.
+var Lenient = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))

@@ -114,7 +114,7 @@ func decodeEvent(typ string, payload []byte) (StreamEvent, error) {
 	default:
 		return ev, nil
 	}
-	if err := json.Unmarshal(payload, dst, decodeOptions); err != nil {
+	if err := json.Unmarshal(payload, dst, Lenient); err != nil {
 		return StreamEvent{}, fmt.Errorf("%w: decode %s event: %w", ErrTransport, typ, err)
 	}
 	return ev, nil

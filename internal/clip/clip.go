@@ -39,11 +39,7 @@ func Quote(s string) string {
 	if len(s) <= QuoteMax {
 		return strconv.Quote(s)
 	}
-	cut := QuoteMax
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut]+"…") + " (" + strconv.Itoa(len(s)) + " bytes)"
+	return strconv.Quote(String(s, QuoteMax)) + " (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // Message bounds an error message a client reads: control characters become spaces,

@@ -55,6 +55,16 @@ func (s *Service) Fail(ctx context.Context, call *Call, err error) Failure {
 	return f
 }
 
+// Panicked records a panic a transport recovered from while serving call: its detail and
+// stack go to the log ("panic serving " + what), the call's outcome is internal, and the
+// client gets the returned Failure, which says nothing of it. Call it from the deferred
+// function that recovered.
+func (s *Service) Panicked(call *Call, what string, p any) Failure {
+	s.log.Error("panic serving "+what, zap.String("request_id", call.RequestID), zap.Any("panic", p), zap.StackSkip("stack", 2))
+	call.Code = KindInternal.CodeName()
+	return Failure{Kind: KindInternal, Message: "internal error"}
+}
+
 // Observe writes the call's access-log line and records it in the metrics. Prompt text,
 // arguments and keys are never logged: the key's identity is a digest prefix.
 func (s *Service) Observe(c *Call) {

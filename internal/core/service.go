@@ -58,6 +58,8 @@ type Service struct {
 	// drain waits on.
 	slots    chan struct{}
 	draining atomic.Bool
+	// aliasTargets are the configured aliases' model ids, sorted.
+	aliasTargets []string
 }
 
 // New returns a Service calling upstream.
@@ -66,7 +68,12 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 		// Access lines go without the caller: it would name the same line every time, and
 		// finding it walks the stack on every request.
 		access: log.WithOptions(zap.WithCaller(false))}
-	opts.Metrics.ConfiguredModels(s.configuredModels()...)
+	for _, id := range opts.Aliases {
+		s.aliasTargets = append(s.aliasTargets, id)
+	}
+	slices.Sort(s.aliasTargets)
+	// The default and the alias targets get their metric series from the start.
+	opts.Metrics.ConfiguredModels(append([]string{s.resolveModel("")}, s.aliasTargets...)...)
 	return s
 }
 
@@ -291,6 +298,8 @@ type Capabilities struct {
 	// Model is the model the top-level flags describe.
 	Model          string
 	ToolsSupported bool
+	// ToolTypes are the tool types the model takes: ["function"], or [] without tools.
+	ToolTypes      []string
 	StreamingTools bool
 	// ToolChoice lists the client tool_choice values the model takes: auto, required,
 	// function, none.
@@ -326,12 +335,14 @@ func (s *Service) Capabilities(model string) (*Capabilities, error) {
 	out := &Capabilities{
 		Model:          m.ID,
 		ToolsSupported: m.Tools,
+		ToolTypes:      []string{},
 		StreamingTools: m.Tools && m.StreamingTools,
 		ToolChoice:     []string{},
 		MaxTools:       s.opts.MaxTools,
 		DefaultModel:   s.opts.DefaultModel,
 	}
 	if m.Tools {
+		out.ToolTypes = append(out.ToolTypes, "function")
 		for _, kind := range []string{capabilities.ChoiceAuto, capabilities.ChoiceAny, capabilities.ChoiceTool} {
 			if m.SupportsChoice(kind) {
 				out.ToolChoice = append(out.ToolChoice, clientChoiceOf[kind])
@@ -340,7 +351,7 @@ func (s *Service) Capabilities(model string) (*Capabilities, error) {
 		out.ToolChoice = append(out.ToolChoice, "none")
 	}
 	seen := map[string]bool{}
-	for _, id := range append([]string{s.opts.DefaultModel, m.ID}, s.aliasTargets()...) {
+	for _, id := range append([]string{s.opts.DefaultModel, m.ID}, s.aliasTargets...) {
 		if seen[id] {
 			continue
 		}
@@ -351,20 +362,4 @@ func (s *Service) Capabilities(model string) (*Capabilities, error) {
 		})
 	}
 	return out, nil
-}
-
-// aliasTargets are the configured aliases' model ids, sorted.
-func (s *Service) aliasTargets() []string {
-	targets := make([]string, 0, len(s.opts.Aliases))
-	for _, id := range s.opts.Aliases {
-		targets = append(targets, id)
-	}
-	slices.Sort(targets)
-	return targets
-}
-
-// configuredModels are the model ids the operator configured: the default and the alias
-// targets.
-func (s *Service) configuredModels() []string {
-	return append([]string{s.resolveModel("")}, s.aliasTargets()...)
 }

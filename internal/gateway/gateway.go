@@ -111,7 +111,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	defer cancelCalls(nil)
 	grpcServer, health := grpcapi.NewServer(svc, grpcapi.Options{
 		Keys: keys, MaxMsgBytes: cfg.MaxBodyBytes, Base: base, StreamWriteTimeout: cfg.StreamWriteTimeout,
-	}, log)
+	})
 	upstreamName := "bedrock"
 	if cfg.Sim.Enabled {
 		upstreamName = "bedrock-simulator"
@@ -122,7 +122,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		Upstream:           upstreamName,
 		StreamWriteTimeout: cfg.StreamWriteTimeout,
 		BodyReadTimeout:    cfg.BodyReadTimeout,
-	}, log)
+	})
 	httpServer := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

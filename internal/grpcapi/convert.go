@@ -2,7 +2,6 @@ package grpcapi
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -57,10 +56,21 @@ func fromProto(in *llmgatewayv1.ChatRequest) (*chat.Request, error) {
 
 // roleOf spells a Role as the chat model does: ROLE_USER is "user".
 func roleOf(r llmgatewayv1.Role) string {
-	if r == llmgatewayv1.Role_ROLE_UNSPECIFIED {
+	switch r {
+	case llmgatewayv1.Role_ROLE_UNSPECIFIED:
 		return ""
+	case llmgatewayv1.Role_ROLE_SYSTEM:
+		return chat.RoleSystem
+	case llmgatewayv1.Role_ROLE_DEVELOPER:
+		return chat.RoleDeveloper
+	case llmgatewayv1.Role_ROLE_USER:
+		return chat.RoleUser
+	case llmgatewayv1.Role_ROLE_ASSISTANT:
+		return chat.RoleAssistant
+	case llmgatewayv1.Role_ROLE_TOOL:
+		return chat.RoleTool
 	}
-	return strings.ToLower(strings.TrimPrefix(r.String(), "ROLE_"))
+	return r.String() // its number, which the translator refuses naming the field
 }
 
 func message(m *llmgatewayv1.Message) chat.Message {
@@ -152,12 +162,8 @@ func responseProto(r *chat.Response) *llmgatewayv1.ChatResponse {
 			Model: r.Model, StopReason: r.StopReason, LatencyMs: int32(r.LatencyMs), RequestId: r.RequestID,
 		},
 	}
-	for _, tc := range r.ToolCalls {
-		args := tc.Arguments
-		if args == "" {
-			args = "{}"
-		}
-		out.ToolCalls = append(out.ToolCalls, &llmgatewayv1.ToolCall{Id: tc.ID, Function: &llmgatewayv1.FunctionCall{Name: tc.Name, Arguments: args}})
+	for _, tc := range r.ToolCalls { // translate.Response gives every call its arguments, "{}" at least
+		out.ToolCalls = append(out.ToolCalls, &llmgatewayv1.ToolCall{Id: tc.ID, Function: &llmgatewayv1.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
 	}
 	return out
 }
@@ -183,15 +189,12 @@ func eventProto(ev *chat.Event) *llmgatewayv1.ChatStreamEvent {
 func capabilitiesProto(c *core.Capabilities) *llmgatewayv1.Capabilities {
 	out := &llmgatewayv1.Capabilities{
 		ToolsSupported:   c.ToolsSupported,
-		ToolTypes:        []string{},
+		ToolTypes:        c.ToolTypes,
 		StreamingTools:   c.StreamingTools,
 		MaxTools:         int32(c.MaxTools),
 		StreamingFormats: nirmata.StreamingFormats, // the same answer as REST's: what a probe may ask for there
 		ToolChoice:       c.ToolChoice,
 		DefaultModel:     c.DefaultModel,
-	}
-	if c.ToolsSupported {
-		out.ToolTypes = []string{"function"}
 	}
 	for _, m := range c.Models {
 		out.Models = append(out.Models, &llmgatewayv1.ModelCapabilities{Id: m.ID, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice})

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
@@ -32,13 +31,12 @@ const maxKeylessReceives = 2
 type keyGate struct {
 	keys *auth.Keyring
 	svc  *core.Service
-	log  *zap.Logger
 	// slots holds one token per keyless message being received (maxKeylessReceives).
 	slots chan struct{}
 }
 
-func newKeyGate(keys *auth.Keyring, svc *core.Service, log *zap.Logger) *keyGate {
-	return &keyGate{keys: keys, svc: svc, log: log, slots: make(chan struct{}, maxKeylessReceives)}
+func newKeyGate(keys *auth.Keyring, svc *core.Service) *keyGate {
+	return &keyGate{keys: keys, svc: svc, slots: make(chan struct{}, maxKeylessReceives)}
 }
 
 // keyIDKey holds the caller's key identity in a call's context; the tap sets it, once,
@@ -94,9 +92,11 @@ func (g *keyGate) refuse(method string, f core.Failure) error {
 
 // openMethod is true for methods that need no key: capabilities, health, reflection.
 func openMethod(method string) bool {
-	return method == llmgatewayv1.ChatService_GetCapabilities_FullMethodName ||
-		!strings.HasPrefix(method, "/"+llmgatewayv1.ChatService_ServiceDesc.ServiceName+"/")
+	return method == llmgatewayv1.ChatService_GetCapabilities_FullMethodName || !strings.HasPrefix(method, chatMethods)
 }
+
+// chatMethods is the prefix of ChatService's full method names.
+var chatMethods = "/" + llmgatewayv1.ChatService_ServiceDesc.ServiceName + "/"
 
 // routeOf names a method for the metrics.
 func routeOf(method string) string {

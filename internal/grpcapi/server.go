@@ -10,7 +10,6 @@ import (
 	"context"
 	"time"
 
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -46,8 +45,8 @@ const (
 
 // NewServer returns a gRPC server with ChatService, server reflection and grpc.health.v1
 // registered, and the health server, which the drain turns not-serving.
-func NewServer(svc *core.Service, opts Options, log *zap.Logger) (*grpc.Server, *health.Server) {
-	gate := newKeyGate(opts.Keys, svc, log)
+func NewServer(svc *core.Service, opts Options) (*grpc.Server, *health.Server) {
+	gate := newKeyGate(opts.Keys, svc)
 	s := grpc.NewServer(
 		grpc.MaxRecvMsgSize(opts.MaxMsgBytes),
 		grpc.MaxHeaderListSize(maxHeaderListBytes),
@@ -56,7 +55,7 @@ func NewServer(svc *core.Service, opts Options, log *zap.Logger) (*grpc.Server, 
 		grpc.ChainUnaryInterceptor(gate.unary),
 		grpc.ChainStreamInterceptor(gate.stream),
 	)
-	llmgatewayv1.RegisterChatServiceServer(s, &chatService{svc: svc, log: log, base: opts.Base, writeTimeout: opts.StreamWriteTimeout})
+	llmgatewayv1.RegisterChatServiceServer(s, &chatService{svc: svc, base: opts.Base, writeTimeout: opts.StreamWriteTimeout})
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(llmgatewayv1.ChatService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)

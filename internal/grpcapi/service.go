@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.uber.org/zap"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -27,7 +26,6 @@ import (
 type chatService struct {
 	llmgatewayv1.UnimplementedChatServiceServer
 	svc *core.Service
-	log *zap.Logger
 	// base, when cancelled, cancels every call, with its cause (the end of a drain).
 	base context.Context
 	// writeTimeout bounds one Send to a client that stopped reading (see ChatStream).
@@ -53,16 +51,9 @@ func (c *chatService) begin(ctx context.Context, method, route string) (context.
 // the call is logged and counted. Defer it directly, so it can recover.
 func (c *chatService) end(call *core.Call, err *error) {
 	if p := recover(); p != nil {
-		c.log.Error("panic serving request", zap.String("request_id", call.RequestID), zap.Any("panic", p), zap.StackSkip("stack", 1))
-		*err = internalError(call)
+		*err = statusOf(call.RequestID, c.svc.Panicked(call, "request", p)).Err()
 	}
 	c.svc.Observe(call)
-}
-
-// internalError is the status of a bug.
-func internalError(call *core.Call) error {
-	call.Code = core.KindInternal.CodeName()
-	return statusOf(call.RequestID, core.Failure{Kind: core.KindInternal, Message: "internal error"}).Err()
 }
 
 // fail classifies err and returns the status a client gets.
@@ -165,9 +156,9 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 	call := &core.Call{RequestID: requestID, Code: "ok"}
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("panic serving stream", zap.String("request_id", requestID), zap.Any("panic", p), zap.StackSkip("stack", 1))
-			r.err = internalError(call)
-			_ = send(errorEvent(status.Convert(r.err)))
+			s := statusOf(requestID, c.svc.Panicked(call, "stream", p))
+			r.err = s.Err()
+			_ = send(errorEvent(s))
 		}
 		r.code, r.result = call.Code, st.Result()
 	}()

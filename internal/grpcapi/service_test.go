@@ -28,9 +28,9 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // client serves svc over gRPC on a loopback port for the test's duration.
-func client(t *testing.T, svc *core.Service, log *zap.Logger) llmgatewayv1.ChatServiceClient {
+func client(t *testing.T, svc *core.Service) llmgatewayv1.ChatServiceClient {
 	t.Helper()
-	s, _ := NewServer(svc, Options{Keys: &auth.Keyring{}, MaxMsgBytes: 1 << 20, StreamWriteTimeout: time.Minute}, log)
+	s, _ := NewServer(svc, Options{Keys: &auth.Keyring{}, MaxMsgBytes: 1 << 20, StreamWriteTimeout: time.Minute})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go s.Serve(lis) //nolint:errcheck // Stop ends it
@@ -59,7 +59,7 @@ func TestPanicIsInternal(t *testing.T) {
 	t.Parallel()
 	obs, logs := observer.New(zap.InfoLevel)
 	log := zap.New(obs)
-	_, err := client(t, coretest.Service(coretest.Panicking{}, log), log).Chat(t.Context(), hi)
+	_, err := client(t, coretest.Service(coretest.Panicking{}, log)).Chat(t.Context(), hi)
 	s := status.Convert(err)
 	assert.Equal(t, codes.Internal, s.Code())
 	assert.Equal(t, "internal error", s.Message())
@@ -75,7 +75,7 @@ func TestStreamPanicIsInternal(t *testing.T) {
 	t.Parallel()
 	obs, logs := observer.New(zap.InfoLevel)
 	log := zap.New(obs)
-	c := client(t, coretest.Service(coretest.PanicsMidStream{}, log), log)
+	c := client(t, coretest.Service(coretest.PanicsMidStream{}, log))
 	for range 2 { // the second call proves the process survived the first
 		st, err := c.ChatStream(t.Context(), hi)
 		require.NoError(t, err)

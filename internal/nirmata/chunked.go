@@ -93,7 +93,7 @@ func (c *Chunker) Append(dst []byte, ev *chat.Event) []byte {
 	case chat.EventToolCallEnd:
 		for i := range c.calls {
 			if p := &c.calls[i]; p.index == ev.Index {
-				if jsontext.Value(p.args).IsValid(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) {
+				if jsontext.Value(p.args).IsValid(decodeOptions) {
 					dst = c.toolStart(dst, p)
 				}
 				break

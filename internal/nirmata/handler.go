@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 
 	"github.com/nirmata/llm-gateway/internal/bufpool"
@@ -36,12 +35,11 @@ type Options struct {
 type Handler struct {
 	svc  *core.Service
 	opts Options
-	log  *zap.Logger
 }
 
 // NewHandler returns the surface's handler.
-func NewHandler(svc *core.Service, opts Options, log *zap.Logger) *Handler {
-	return &Handler{svc: svc, opts: opts, log: log}
+func NewHandler(svc *core.Service, opts Options) *Handler {
+	return &Handler{svc: svc, opts: opts}
 }
 
 // Chat serves POST /llm-apps/chat: the unary answer, or with stream=true the JSONL delta
@@ -142,9 +140,8 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			h.log.Error("panic serving stream", zap.String("request_id", call.RequestID), zap.Any("panic", p), zap.StackSkip("stack", 1))
-			call.Code = core.KindInternal.CodeName()
-			_ = out.Write(encodeError(nil, call.Code, "internal error"))
+			f := h.svc.Panicked(call, "stream", p)
+			_ = out.Write(encodeError(nil, call.Code, f.Message))
 		}
 	}()
 	var (
@@ -217,15 +214,13 @@ func (h *Handler) Capabilities(w http.ResponseWriter, r *http.Request, call *cor
 	}
 	out := capabilities{
 		ToolsSupported:   c.ToolsSupported,
+		ToolTypes:        c.ToolTypes,
 		StreamingTools:   c.StreamingTools,
 		MaxTools:         c.MaxTools,
 		StreamingFormats: StreamingFormats,
 		ToolChoice:       c.ToolChoice,
 		DefaultModel:     c.DefaultModel,
 		Models:           make([]modelCapabilities, len(c.Models)),
-	}
-	if c.ToolsSupported {
-		out.ToolTypes = []string{"function"}
 	}
 	for i, m := range c.Models { // nil lists encode as []
 		out.Models[i] = modelCapabilities{ID: m.ID, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice}

@@ -170,9 +170,18 @@ func AppendError(dst []byte, message, code, requestID string) []byte {
 // appendJSON appends v's JSON to dst. The values are the declared structs above, which
 // always encode.
 func appendJSON(dst []byte, v any) []byte {
-	b, err := json.Marshal(v, encodeOptions)
-	if err != nil {
+	a := appender{dst}
+	if err := json.MarshalWrite(&a, v, encodeOptions); err != nil {
 		panic("nirmata: encoding a declared answer: " + err.Error())
 	}
-	return append(dst, b...)
+	return a.b
+}
+
+// appender is an io.Writer that appends to its slice: the encoder writes into dst itself,
+// where json.Marshal would build a buffer of its own and return a copy of it.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
 }

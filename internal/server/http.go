@@ -15,8 +15,6 @@ import (
 	"path"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
@@ -46,9 +44,9 @@ type serveFunc func(w http.ResponseWriter, r *http.Request, call *core.Call) err
 type errorWriter func(w http.ResponseWriter, requestID string, f core.Failure)
 
 // NewHTTPHandler returns the REST API.
-func NewHTTPHandler(svc *core.Service, opts Options, log *zap.Logger) http.Handler {
-	s := &httpServer{svc: svc, opts: opts, log: log}
-	n := nirmata.NewHandler(svc, nirmata.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout}, log)
+func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
+	s := &httpServer{svc: svc, opts: opts}
+	n := nirmata.NewHandler(svc, nirmata.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
 	mux := http.NewServeMux()
 	mux.Handle("POST /llm-apps/chat", s.route(metrics.RouteChat, true, n.Chat, nirmata.WriteError))
 	for _, path := range []string{"/llm-apps/capabilities", "/capabilities"} {
@@ -85,7 +83,6 @@ func canonical(p string) bool {
 type httpServer struct {
 	svc  *core.Service
 	opts Options
-	log  *zap.Logger
 }
 
 // route wraps a surface's handler in the middleware: request id (X-Request-Id), body
@@ -108,10 +105,9 @@ func (s *httpServer) route(route string, needKey bool, serve serveFunc, writeErr
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				s.log.Error("panic serving request", zap.String("request_id", call.RequestID), zap.Any("panic", p), zap.StackSkip("stack", 1))
-				call.Code = core.KindInternal.CodeName()
+				f := s.svc.Panicked(call, "request", p)
 				if !rec.wrote {
-					writeError(rec, call.RequestID, core.Failure{Kind: core.KindInternal, Message: "internal error"})
+					writeError(rec, call.RequestID, f)
 				}
 			}
 			call.Status = rec.status

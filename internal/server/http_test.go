@@ -24,10 +24,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const hello = `{"messages":[{"role":"user","content":"hi"}]}`
 
-func serve(t *testing.T, svc *core.Service, log *zap.Logger) *httptest.Server {
+func serve(t *testing.T, svc *core.Service) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(NewHTTPHandler(svc, Options{Keys: &auth.Keyring{}, MaxBodyBytes: 1 << 20,
-		StreamWriteTimeout: time.Minute, BodyReadTimeout: time.Minute}, log))
+		StreamWriteTimeout: time.Minute, BodyReadTimeout: time.Minute}))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -56,7 +56,7 @@ func TestPanicIsA500(t *testing.T) {
 	obs, logs := observer.New(zap.InfoLevel)
 	log := zap.New(obs)
 	svc := coretest.Service(coretest.Panicking{}, log)
-	srv := serve(t, svc, log)
+	srv := serve(t, svc)
 	for _, query := range []string{"", "?stream=true"} {
 		resp, e := get(t, http.MethodPost, srv.URL+"/llm-apps/chat"+query, hello)
 		assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
@@ -82,7 +82,7 @@ func TestStreamPanicEndsTheStream(t *testing.T) {
 	t.Parallel()
 	obs, logs := observer.New(zap.InfoLevel)
 	log := zap.New(obs)
-	srv := serve(t, coretest.Service(coretest.PanicsMidStream{}, log), log)
+	srv := serve(t, coretest.Service(coretest.PanicsMidStream{}, log))
 	resp, err := http.Post(srv.URL+"/llm-apps/chat?stream=true", "application/json", strings.NewReader(hello))
 	require.NoError(t, err)
 	b, err := io.ReadAll(resp.Body)
@@ -96,7 +96,7 @@ func TestStreamPanicEndsTheStream(t *testing.T) {
 // TestNoRoute: unknown paths and wrong methods are JSON errors, not net/http's text.
 func TestNoRoute(t *testing.T) {
 	t.Parallel()
-	srv := serve(t, coretest.Service(coretest.Panicking{}, zap.NewNop()), zap.NewNop())
+	srv := serve(t, coretest.Service(coretest.Panicking{}, zap.NewNop()))
 	resp, e := get(t, http.MethodGet, srv.URL+"/nowhere", "")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 	assert.Equal(t, "not_found", e["code"])

@@ -113,7 +113,7 @@ var errNotJSON = errors.New("not JSON")
 // members is "type"; every one that is must be "object" (which of two duplicates Bedrock
 // reads is not documented). Text that is not JSON is errNotJSON.
 func checkRootType(obj []byte) (found bool, err error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(obj), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	dec := jsontext.NewDecoder(bytes.NewBuffer(obj), bedrock.Lenient) // a Buffer is read in place, not copied
 	defer func() {
 		if err == nil {
 			if _, eof := dec.ReadToken(); eof != io.EOF { // the object ends the text
