@@ -22,6 +22,15 @@ type ConverseRequest struct {
 	InferenceConfig              *InferenceConfig `json:"inferenceConfig,omitzero"`
 	ToolConfig                   *ToolConfig      `json:"toolConfig,omitzero"`
 	AdditionalModelRequestFields jsontext.Value   `json:"additionalModelRequestFields,omitzero"`
+	// RequestMetadata is filterable in Bedrock's invocation logs.
+	RequestMetadata map[string]string `json:"requestMetadata,omitempty"`
+	ServiceTier     *ServiceTier      `json:"serviceTier,omitzero"`
+}
+
+// ServiceTier chooses the capacity a call runs on, and says which one an answer ran on.
+type ServiceTier struct {
+	// Type is priority, default, flex or reserved.
+	Type string `json:"type"`
 }
 
 // Roles of a Converse message.
@@ -148,10 +157,11 @@ type SpecificToolChoice struct {
 
 // ConverseResponse is the body of a successful Converse call.
 type ConverseResponse struct {
-	Output     *ConverseOutput `json:"output,omitzero"`
-	StopReason string          `json:"stopReason"`
-	Usage      *TokenUsage     `json:"usage,omitzero"`
-	Metrics    *Metrics        `json:"metrics,omitzero"`
+	Output      *ConverseOutput `json:"output,omitzero"`
+	StopReason  string          `json:"stopReason"`
+	Usage       *TokenUsage     `json:"usage,omitzero"`
+	Metrics     *Metrics        `json:"metrics,omitzero"`
+	ServiceTier *ServiceTier    `json:"serviceTier,omitzero"`
 }
 
 // ConverseOutput is a union; Bedrock only sends message.
@@ -261,8 +271,9 @@ type MessageStopEvent struct {
 
 // MetadataEvent is the last event: usage and metrics.
 type MetadataEvent struct {
-	Usage   *TokenUsage `json:"usage,omitzero"`
-	Metrics *Metrics    `json:"metrics,omitzero"`
+	Usage       *TokenUsage  `json:"usage,omitzero"`
+	Metrics     *Metrics     `json:"metrics,omitzero"`
+	ServiceTier *ServiceTier `json:"serviceTier,omitzero"`
 }
 
 // ErrorBody is the JSON body of an error answer and the payload of an in-stream exception.

@@ -38,6 +38,16 @@ type Request struct {
 	Temperature *float64
 	TopP        *float64
 	Stop        []string
+
+	// User identifies the end user, CacheKey the conversation's prompt-cache key; both go
+	// to Bedrock's requestMetadata.
+	User, CacheKey string
+	// ServiceTier is Bedrock's service tier (priority, default, flex, reserved); empty
+	// sends none.
+	ServiceTier string
+	// Ignored lists the JSON paths of fields the transport accepted without effect; the
+	// Result adds those the translator dropped.
+	Ignored []string
 }
 
 // Message is one message of the history.
@@ -114,6 +124,9 @@ type ToolChoice struct {
 	Mode string
 	// Function is the client's tool name for ChoiceFunction.
 	Function string
+	// Allowed, when not nil, names the only tools the model may call (OpenAI's
+	// allowed_tools); each must be in the request's tools.
+	Allowed []string
 }
 
 // FinishReason says why the model stopped (docs/PROTOCOL.md 3.1).
@@ -133,6 +146,9 @@ type Usage struct {
 	PromptTokens     int32
 	CompletionTokens int32
 	TotalTokens      int32
+	// CacheReadTokens and CacheWriteTokens are the prompt tokens read from and written to
+	// the prompt cache.
+	CacheReadTokens, CacheWriteTokens int32
 }
 
 // Response is a complete answer.
@@ -144,12 +160,16 @@ type Response struct {
 	Usage     Usage
 	// StopReason is Bedrock's own stopReason.
 	StopReason string
+	// ServiceTier is the tier Bedrock says the call ran on; empty when it said none.
+	ServiceTier string
 	// Model is the Bedrock model id that answered.
 	Model string
 	// LatencyMs is the time from the request to the answer.
 	LatencyMs int64
 	// RequestID is the call's id.
 	RequestID string
+	// Ignored lists the request fields accepted without effect (core.Result.Ignored).
+	Ignored []string
 }
 
 // EventKind tells what an Event carries.

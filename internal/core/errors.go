@@ -28,6 +28,8 @@ var (
 	// ErrDraining: the gateway is shutting down. It is also the cause with which calls
 	// still running at the end of a drain are cancelled.
 	ErrDraining = errors.New("the gateway is shutting down; retry on another instance")
+	// ErrModelNotFound: a model name the gateway does not list.
+	ErrModelNotFound = errors.New("model not found: GET /v1/models lists the models this gateway serves")
 	// errCredentialsRefused stands in for Bedrock's text when Bedrock refuses the gateway's
 	// own AWS credentials (docs/PROTOCOL.md 14.7).
 	errCredentialsRefused = errors.New("Bedrock refused the gateway's AWS credentials; the gateway log has the cause under this request id")
@@ -127,6 +129,26 @@ type Failure struct {
 	RetryAfter time.Duration
 	// Logged: the detail is the log's, not the client's (internal and credential failures).
 	Logged bool
+	// Param is the request field to blame, as a JSON path; empty when no one field is.
+	Param string
+	// Reason refines an invalid request: a translate.Code constant, or
+	// ReasonContextLength; empty otherwise. OpenAI's API answers it as its error code.
+	Reason string
+}
+
+// ReasonModelNotFound is a model that does not exist: one the gateway does not list, or
+// one Bedrock does not know.
+const ReasonModelNotFound = "model_not_found"
+
+// ReasonContextLength is a Bedrock ValidationException saying the input is longer than the
+// model takes.
+const ReasonContextLength = "context_length_exceeded"
+
+// contextLengthTexts are what Bedrock's ValidationException says, model by model, when the
+// input is longer than the model takes (docs/PROTOCOL.md 10.5).
+var contextLengthTexts = []string{
+	"input is too long", "input length and max_tokens exceed context limit",
+	"too many total text bytes", "prompt is too long",
 }
 
 // retryAfter is what a retryable failure tells the client to wait.
@@ -148,6 +170,7 @@ func Classify(ctx context.Context, err error) Failure {
 
 func classify(err error) Failure {
 	var route *RouteError
+	var refused *translate.RequestError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return Failure{Kind: KindTimeout, Message: "the upstream model did not answer in time"}
@@ -157,12 +180,16 @@ func classify(err error) Failure {
 		return Failure{Kind: KindUnauthenticated, Message: err.Error()}
 	case errors.Is(err, ErrOverloaded), errors.Is(err, ErrDraining):
 		return Failure{Kind: KindUnavailable, Message: err.Error(), RetryAfter: retryAfter}
+	case errors.Is(err, ErrModelNotFound):
+		return Failure{Kind: KindNotFound, Message: err.Error(), Reason: ReasonModelNotFound}
 	case errors.Is(err, ErrBodyTooLarge):
 		return Failure{Kind: KindTooLarge, Message: err.Error()}
 	case errors.Is(err, ErrBodyTimeout):
 		return Failure{Kind: KindBodyTimeout, Message: err.Error()}
+	case errors.As(err, &refused):
+		return Failure{Kind: KindInvalid, Message: err.Error(), Param: refused.Param, Reason: refused.Code}
 	case errors.Is(err, translate.ErrInvalidRequest), errors.Is(err, translate.ErrUnsupported), errors.As(err, new(*invalidBody)):
-		return Failure{Kind: KindInvalid, Message: err.Error()}
+		return Failure{Kind: KindInvalid, Message: err.Error(), Reason: translate.CodeInvalidValue}
 	case errors.As(err, &route) && route.WrongMethod:
 		return Failure{Kind: KindWrongMethod, Message: route.Message}
 	case route != nil:
@@ -186,9 +213,15 @@ func classifyBedrock(code, message string) Failure {
 	f := Failure{Message: message}
 	switch code {
 	case bedrock.CodeValidation:
-		f.Kind = KindInvalid
+		f.Kind, f.Reason = KindInvalid, translate.CodeInvalidValue
+		lower := strings.ToLower(message)
+		for _, t := range contextLengthTexts {
+			if strings.Contains(lower, t) {
+				f.Reason = ReasonContextLength
+			}
+		}
 	case bedrock.CodeResourceNotFound:
-		f.Kind = KindNotFound
+		f.Kind, f.Reason = KindNotFound, ReasonModelNotFound
 	case bedrock.CodeThrottling, bedrock.CodeModelNotReady, bedrock.CodeServiceQuotaExceeded:
 		f.Kind, f.RetryAfter = KindRateLimited, retryAfter
 	case bedrock.CodeModelTimeout:

@@ -19,7 +19,8 @@ import (
 // is not safe for concurrent use.
 type Call struct {
 	Start time.Time
-	// Transport is the metrics' transport label: "rest", "grpc" (metrics.Transport*).
+	// Transport is the metrics' transport label: "rest", "openai", "grpc"
+	// (metrics.Transport*).
 	Transport string
 	// Route is the metrics' route label: "chat", "chat_stream", "capabilities".
 	Route string
@@ -77,9 +78,9 @@ func (s *Service) Observe(c *Call) {
 		m.Repairs(c.Result.Model, r.SynthesizedResults, r.OrphanResults)
 		s.logRepairs(c.RequestID, c.Result.Model, r)
 	}
-	msg := c.Transport
-	if msg == metrics.TransportREST {
-		msg = "http" // the access log's message since the first release
+	msg := "http" // the access log's message for REST calls since the first release
+	if c.Transport == metrics.TransportGRPC {
+		msg = c.Transport
 	}
 	s.access.Info(msg, zap.Inline(c), zap.Duration("latency", d))
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -60,6 +61,9 @@ type Service struct {
 	draining atomic.Bool
 	// aliasTargets are the configured aliases' model ids, sorted.
 	aliasTargets []string
+	// models is what the gateway lists as its models; see Models.
+	models  []ModelEntry
+	started time.Time
 }
 
 // New returns a Service calling upstream.
@@ -72,6 +76,13 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 		s.aliasTargets = append(s.aliasTargets, id)
 	}
 	slices.Sort(s.aliasTargets)
+	s.started = time.Now()
+	for _, name := range slices.Sorted(maps.Keys(opts.Aliases)) {
+		s.models = append(s.models, ModelEntry{Name: name, ID: opts.Aliases[name]})
+	}
+	if _, isAlias := opts.Aliases[opts.DefaultModel]; !isAlias && opts.DefaultModel != "" {
+		s.models = append(s.models, ModelEntry{Name: opts.DefaultModel, ID: opts.DefaultModel})
+	}
 	// The default and the alias targets get their metric series from the start.
 	opts.Metrics.ConfiguredModels(append([]string{s.resolveModel("")}, s.aliasTargets...)...)
 	return s
@@ -91,6 +102,9 @@ type Result struct {
 	ToolCalls int
 	// Repairs is what the translator repaired in the client's history.
 	Repairs translate.Stats
+	// Ignored lists the JSON paths of request fields accepted without effect: the
+	// transport's, then the translator's (docs/PROTOCOL.md 10.1).
+	Ignored []string
 }
 
 // admit reserves a slot for one Bedrock call. Call release when the call has ended.
@@ -173,6 +187,10 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 		return nil, err
 	}
 	res.Repairs = names.Stats
+	res.Ignored = req.Ignored
+	if names.Stats.DroppedTopP {
+		res.Ignored = append(slices.Clip(res.Ignored), "top_p")
+	}
 	return &prepared{model: model, converse: converse, names: names}, nil
 }
 
@@ -272,6 +290,7 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	resp.Model = p.model.ID
 	resp.LatencyMs = time.Since(start).Milliseconds()
 	resp.RequestID = req.ID
+	resp.Ignored = res.Ignored
 	return resp, res, nil
 }
 
@@ -292,6 +311,34 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (
 	s.logUnknownStop(requestID, answer.StopReason)
 	return translate.Response(answer, p.names)
 }
+
+// ModelEntry is a model the gateway offers by name.
+type ModelEntry struct {
+	// Name is what a client sends: an alias, or the default model's id.
+	Name string
+	// ID is the Bedrock model id the name resolves to.
+	ID string
+}
+
+// Models lists the configured aliases by name, then the default model unless it is an
+// alias.
+func (s *Service) Models() []ModelEntry { return s.models }
+
+// Model returns the listed model of that name.
+func (s *Service) Model(name string) (ModelEntry, error) {
+	for _, m := range s.models {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return ModelEntry{}, ErrModelNotFound
+}
+
+// Started is when the Service was made: the "created" time of the models it lists.
+func (s *Service) Started() time.Time { return s.started }
+
+// DefaultModel is the model name of a request that names none.
+func (s *Service) DefaultModel() string { return s.opts.DefaultModel }
 
 // Capabilities is what the gateway and one model support (docs/PROTOCOL.md 4).
 type Capabilities struct {

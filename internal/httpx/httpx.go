@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/nirmata/llm-gateway/internal/core"
@@ -87,3 +88,19 @@ func (s *StreamWriter) Write(b []byte) error {
 
 // End lifts the write deadline: the connection may serve more requests.
 func (s *StreamWriter) End() { _ = s.rc.SetWriteDeadline(time.Time{}) }
+
+// HeaderIgnored lists the request fields a REST call accepted without effect
+// (docs/PROTOCOL.md 10.1).
+const HeaderIgnored = "X-Gateway-Ignored-Params"
+
+// maxIgnored bounds the names HeaderIgnored lists.
+const maxIgnored = 32
+
+// SetIgnored sets HeaderIgnored to the comma-separated paths; nothing when none was
+// ignored.
+func SetIgnored(h http.Header, ignored []string) {
+	if len(ignored) == 0 {
+		return
+	}
+	h.Set(HeaderIgnored, strings.Join(ignored[:min(len(ignored), maxIgnored)], ","))
+}

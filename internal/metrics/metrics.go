@@ -12,8 +12,9 @@ import (
 
 // Transports, the values of the transport label: which surface a request came in on.
 const (
-	TransportREST = "rest" // the Nirmata REST API
-	TransportGRPC = "grpc"
+	TransportREST   = "rest"   // the Nirmata REST API
+	TransportOpenAI = "openai" // OpenAI's Chat Completions API
+	TransportGRPC   = "grpc"
 )
 
 // Routes, the values of the route label: what a request asked for, on any transport.
@@ -21,6 +22,7 @@ const (
 	RouteChat         = "chat"
 	RouteChatStream   = "chat_stream"
 	RouteCapabilities = "capabilities"
+	RouteModels       = "models"
 	// RouteOther is any other path or method; it shares one series so a scan of random
 	// paths cannot grow them.
 	RouteOther = "other"

@@ -93,7 +93,7 @@ func (c *Chunker) Append(dst []byte, ev *chat.Event) []byte {
 	case chat.EventToolCallEnd:
 		for i := range c.calls {
 			if p := &c.calls[i]; p.index == ev.Index {
-				if jsontext.Value(p.args).IsValid(decodeOptions) {
+				if jsontext.Value(p.args).IsValid(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)) {
 					dst = c.toolStart(dst, p)
 				}
 				break

@@ -5,21 +5,7 @@
 // byte for byte.
 //
 // Every wire is declared as Go structs and read and written with json/v2
-// (github.com/go-json-experiment/json); members that take several shapes (content as a
-// string or parts, tools in two forms, tool_choice as a string or an object, stop as a
-// string or a list, arguments as a string or an object) have UnmarshalJSONFrom methods of
-// their own. Where the contract is silent:
-//
-//   - Unknown members are ignored at every depth; a member that appears twice keeps its
-//     last value.
-//   - null for a scalar or a list means absent; a null element of a list (a null message,
-//     tool, part or stop string) is an error.
-//   - max_tokens is a whole number within int32: 1024.0 and 1e3 are accepted, 1.5 and
-//     "1024" are not. stream must be a boolean.
-//   - Arguments sent as an object keep their text exactly as written, and a tool's
-//     parameters keep theirs with the whitespace between tokens removed (key order,
-//     escapes and number spelling reach Bedrock unchanged).
-//   - image_url may be an object {url, detail} or a bare URL string.
-//   - Invalid UTF-8 and unpaired surrogates become U+FFFD.
-//   - When a body is both malformed and misshapen, the syntax error wins.
+// (github.com/go-json-experiment/json). The request's messages, tools and tool choice are
+// the shapes both REST surfaces share, in package chatjson, which says what the body
+// accepts where the contract is silent; stream must be a boolean.
 package nirmata

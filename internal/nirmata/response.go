@@ -1,19 +1,12 @@
 package nirmata
 
 import (
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/chatjson"
 )
 
 // The answers of docs/PROTOCOL.md 3.1, 3.2 and 5, in the key order of the contract's
-// examples. json/v2 writes them without HTML escaping, non-ASCII as raw UTF-8, and, with
-// EscapeForJS, U+2028 and U+2029 escaped: valid in JSON, but line terminators in
-// JavaScript source before ES2019, so escaping them is free safety for JS consumers.
-
-// encodeOptions: see above; invalid UTF-8 becomes U+FFFD rather than an error.
-var encodeOptions = json.JoinOptions(jsontext.EscapeForJS(true), jsontext.AllowInvalidUTF8(true))
+// examples, encoded by chatjson.Append.
 
 type response struct {
 	Message      string        `json:"message"`
@@ -46,6 +39,8 @@ type metadata struct {
 	StopReason string `json:"stop_reason"`
 	LatencyMs  int64  `json:"latency_ms"`
 	RequestID  string `json:"request_id"`
+	// IgnoredParams lists the request fields accepted without effect.
+	IgnoredParams []string `json:"ignored_params,omitempty"`
 }
 
 // AppendResponse appends the unary answer of docs/PROTOCOL.md 3.1 to dst.
@@ -54,7 +49,8 @@ func AppendResponse(dst []byte, r *chat.Response) []byte {
 		Message:      r.Text,
 		FinishReason: string(r.Finish),
 		Usage:        usageOf(r.Usage),
-		Metadata:     metadata{Model: r.Model, StopReason: r.StopReason, LatencyMs: r.LatencyMs, RequestID: r.RequestID},
+		Metadata: metadata{Model: r.Model, StopReason: r.StopReason, LatencyMs: r.LatencyMs, RequestID: r.RequestID,
+			IgnoredParams: r.Ignored},
 	}
 	if len(r.ToolCalls) > 0 {
 		out.ToolCalls = make([]toolCallOut, len(r.ToolCalls))
@@ -167,21 +163,4 @@ func AppendError(dst []byte, message, code, requestID string) []byte {
 	return appendJSON(dst, &errorAnswer{Error: message, Code: code, RequestID: requestID})
 }
 
-// appendJSON appends v's JSON to dst. The values are the declared structs above, which
-// always encode.
-func appendJSON(dst []byte, v any) []byte {
-	a := appender{dst}
-	if err := json.MarshalWrite(&a, v, encodeOptions); err != nil {
-		panic("nirmata: encoding a declared answer: " + err.Error())
-	}
-	return a.b
-}
-
-// appender is an io.Writer that appends to its slice: the encoder writes into dst itself,
-// where json.Marshal would build a buffer of its own and return a copy of it.
-type appender struct{ b []byte }
-
-func (a *appender) Write(p []byte) (int, error) {
-	a.b = append(a.b, p...)
-	return len(p), nil
-}
+func appendJSON(dst []byte, v any) []byte { return chatjson.Append(dst, v) }

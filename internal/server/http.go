@@ -1,5 +1,5 @@
 // Package server is the gateway's HTTP server: one net/http ServeMux that serves every
-// REST route once (the Nirmata surface, health, metrics), with one middleware that gives
+// REST route once (the Nirmata surface, OpenAI's, health, metrics), with one middleware that gives
 // each call its id, checks its key, bounds its body's arrival, turns a panic into a 500,
 // and hands the call to the core's access log and metrics.
 //
@@ -21,6 +21,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/nirmata"
+	"github.com/nirmata/llm-gateway/internal/openai"
 )
 
 // Options configures the HTTP server.
@@ -43,25 +44,42 @@ type serveFunc func(w http.ResponseWriter, r *http.Request, call *core.Call) err
 // errorWriter answers a failure in a surface's own error shape.
 type errorWriter func(w http.ResponseWriter, requestID string, f core.Failure)
 
+// surface is a REST surface: its metrics transport label and its error shape.
+type surface struct {
+	transport  string
+	writeError errorWriter
+}
+
+var (
+	nirmataSurface = surface{metrics.TransportREST, nirmata.WriteError}
+	openaiSurface  = surface{metrics.TransportOpenAI, openai.WriteError}
+)
+
 // NewHTTPHandler returns the REST API.
 func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 	s := &httpServer{svc: svc, opts: opts}
 	n := nirmata.NewHandler(svc, nirmata.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
+	o := openai.NewHandler(svc, openai.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
 	mux := http.NewServeMux()
-	mux.Handle("POST /llm-apps/chat", s.route(metrics.RouteChat, true, n.Chat, nirmata.WriteError))
+	mux.Handle("POST /llm-apps/chat", s.route(nirmataSurface, metrics.RouteChat, true, n.Chat))
 	for _, path := range []string{"/llm-apps/capabilities", "/capabilities"} {
 		// Capability probes need no key (docs/PROTOCOL.md 2).
-		mux.Handle("GET "+path, s.route(metrics.RouteCapabilities, false, n.Capabilities, nirmata.WriteError))
+		mux.Handle("GET "+path, s.route(nirmataSurface, metrics.RouteCapabilities, false, n.Capabilities))
 	}
+	mux.Handle("POST /v1/chat/completions", s.route(openaiSurface, metrics.RouteChat, true, o.Chat))
+	mux.Handle("GET /v1/models", s.route(openaiSurface, metrics.RouteModels, true, o.Models))
+	mux.Handle("GET /v1/models/{id...}", s.route(openaiSurface, metrics.RouteModels, true, o.Model))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"status":"ok"}`)
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", svc.Metrics().Handler())
-	// Anything else: a JSON 404, or 405 on a known path, rather than net/http's text.
-	// Unknown paths need a key, so a stranger learns nothing from probing them.
-	other := s.route(metrics.RouteOther, true, s.noRoute(mux), nirmata.WriteError)
+	// Anything else: a JSON 404, or 405 on a known path, in the shape of the surface the
+	// path is under, rather than net/http's text. Unknown paths need a key, so a stranger
+	// learns nothing from probing them.
+	mux.Handle("/v1/", s.route(openaiSurface, metrics.RouteOther, true, s.noRoute(mux)))
+	other := s.route(nirmataSurface, metrics.RouteOther, true, s.noRoute(mux))
 	mux.Handle("/", other)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// ServeMux answers a path that is not canonical ("//", "/./", "/../") with a 301 to
@@ -88,10 +106,11 @@ type httpServer struct {
 // route wraps a surface's handler in the middleware: request id (X-Request-Id), body
 // deadline, key check when needKey, panic recovery, error answers, and the call's access
 // line and metrics once it has ended.
-func (s *httpServer) route(route string, needKey bool, serve serveFunc, writeError errorWriter) http.Handler {
+func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFunc) http.Handler {
+	writeError := sf.writeError
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		call := &core.Call{
-			Start: time.Now(), Transport: metrics.TransportREST, Route: route,
+			Start: time.Now(), Transport: sf.transport, Route: route,
 			Method: r.Method, Path: r.URL.Path, RequestID: core.NewRequestID(), Code: "ok",
 		}
 		w.Header().Set("X-Request-Id", call.RequestID)

@@ -30,9 +30,73 @@ var (
 	ErrUpstream = errors.New("upstream error")
 )
 
-// invalidf wraps ErrInvalidRequest with a message naming the field.
+// Codes say which kind of refusal a RequestError is; OpenAI's API answers them as its
+// error "code" (docs/PROTOCOL.md 10.5).
+const (
+	// CodeInvalidValue: a malformed body or a bad value.
+	CodeInvalidValue = "invalid_value"
+	// CodeUnsupportedParameter: a parameter the gateway cannot honour (n above 1, tools on a
+	// model without tool use).
+	CodeUnsupportedParameter = "unsupported_parameter"
+	// CodeUnsupportedValue: a value the gateway cannot honour (a remote image URL, a tool
+	// type other than function).
+	CodeUnsupportedValue = "unsupported_value"
+)
+
+// RequestError is a request refused because of one field. Every refusal of a client's
+// request, by a transport's decoder or by the translator, is one, so each surface can name
+// the field in its own error shape.
+type RequestError struct {
+	// Err is the sentinel: ErrInvalidRequest, ErrUnsupported, or a transport's own.
+	Err error
+	// Param is the field's JSON path in the REST body's notation
+	// ("messages[1].tool_calls[0].function.arguments"); empty when no one field is to blame.
+	Param string
+	// Code is one of the Code constants.
+	Code string
+	// Msg is the text after the sentinel; it starts with Param when Param is set.
+	Msg string
+}
+
+func (e *RequestError) Error() string { return e.Err.Error() + ": " + e.Msg }
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// Refuse returns a RequestError wrapping sentinel, with code and the message; the field is
+// the path the message starts with (see LeadingPath).
+func Refuse(sentinel error, code, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	return &RequestError{Err: sentinel, Param: LeadingPath(msg), Code: code, Msg: msg}
+}
+
+// invalidf refuses an invalid value, with a message that starts with the field's path.
 func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidRequest}, args...)...)
+	return Refuse(ErrInvalidRequest, CodeInvalidValue, format, args...)
+}
+
+// unsupportedf refuses a value the gateway cannot honour, with a message that starts with
+// the field's path.
+func unsupportedf(format string, args ...any) error {
+	return Refuse(ErrInvalidRequest, CodeUnsupportedValue, format, args...)
+}
+
+// LeadingPath is the field path a refusal's message starts with: "messages[2].role" of
+// "messages[2].role is missing", "max_tokens" of "max_tokens must be at least 1", ""
+// when the message starts with no path. Every refusal names its field first, so the path
+// is written once, in the message.
+func LeadingPath(msg string) string {
+	end := 0
+	for end < len(msg) {
+		c := msg[end]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '[' || c == ']' {
+			end++
+			continue
+		}
+		break
+	}
+	if end < len(msg) && msg[end] != ' ' && msg[end] != ':' {
+		return ""
+	}
+	return strings.TrimRight(msg[:end], ".")
 }
 
 // upstreamf wraps ErrUpstream with a message a person can act on.

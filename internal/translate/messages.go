@@ -414,7 +414,7 @@ func partKind(i, j int, p *chat.Part) (isText bool, err error) {
 	case p.Type == chat.PartImageURL, p.Type == "":
 		return false, nil
 	default:
-		return false, invalidf("messages[%d].content[%d].type %s is not one of \"text\", \"image_url\"", i, j, clip.Quote(p.Type))
+		return false, unsupportedf("messages[%d].content[%d].type %s is not one of \"text\", \"image_url\"", i, j, clip.Quote(p.Type))
 	}
 }
 
@@ -439,7 +439,7 @@ func imageBlock(i, j int, p *chat.Part) (*bedrock.ImageBlock, error) {
 		return nil, invalidf("%s is missing", path)
 	}
 	if len(url) < 5 || !strings.EqualFold(url[:5], "data:") {
-		return nil, invalidf("%s: remote image URLs are not fetched; send the image inline as a data URL (data:image/png;base64,...)", path)
+		return nil, unsupportedf("%s: remote image URLs are not fetched; send the image inline as a data URL (data:image/png;base64,...)", path)
 	}
 	meta, data, ok := strings.Cut(url[5:], ",")
 	if !ok {
@@ -448,7 +448,7 @@ func imageBlock(i, j int, p *chat.Part) (*bedrock.ImageBlock, error) {
 	params := strings.Split(meta, ";")
 	format, ok := imageFormats[strings.ToLower(strings.TrimSpace(params[0]))]
 	if !ok {
-		return nil, invalidf("%s: media type %s is not supported; use image/png, image/jpeg, image/gif or image/webp", path, clip.Quote(params[0]))
+		return nil, unsupportedf("%s: media type %s is not supported; use image/png, image/jpeg, image/gif or image/webp", path, clip.Quote(params[0]))
 	}
 	isBase64 := false
 	for _, prm := range params[1:] {

@@ -92,7 +92,7 @@ func newNamer(req *chat.Request) (*namer, error) {
 	seen := make(map[string]int, len(req.Tools))
 	for i, t := range req.Tools {
 		if t.Type != "" && t.Type != "function" {
-			return nil, invalidf("tools[%d].type %s is not supported; the only tool type is \"function\"", i, clip.Quote(t.Type))
+			return nil, unsupportedf("tools[%d].type %s is not supported; the only tool type is \"function\"", i, clip.Quote(t.Type))
 		}
 		path := toolPath(i, &t)
 		if t.Name == "" {
@@ -111,7 +111,7 @@ func newNamer(req *chat.Request) (*namer, error) {
 		for j, tc := range m.ToolCalls {
 			switch {
 			case tc.Type != "" && tc.Type != "function":
-				return nil, invalidf("messages[%d].tool_calls[%d].type %s is not supported; the only tool call type is \"function\"", i, j, clip.Quote(tc.Type))
+				return nil, unsupportedf("messages[%d].tool_calls[%d].type %s is not supported; the only tool call type is \"function\"", i, j, clip.Quote(tc.Type))
 			case tc.ID == "":
 				return nil, invalidf("messages[%d].tool_calls[%d].id is empty", i, j)
 			case tc.Name == "":

@@ -56,6 +56,7 @@ func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequ
 	if out.ToolConfig, err = toolConfig(req, names, model, stats); err != nil {
 		return nil, nil, err
 	}
+	out.RequestMetadata, out.ServiceTier = requestMetadata(req), serviceTier(req)
 	return out, names.names, nil
 }
 

@@ -21,6 +21,9 @@ func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, err
 		return nil, err
 	}
 	out := &chat.Response{Finish: finish, Usage: Usage(resp.Usage), StopReason: resp.StopReason}
+	if resp.ServiceTier != nil {
+		out.ServiceTier = resp.ServiceTier.Type
+	}
 	var text strings.Builder
 	for _, b := range resp.Output.Message.Content {
 		switch {
@@ -72,6 +75,8 @@ func Usage(u *bedrock.TokenUsage) chat.Usage {
 		PromptTokens:     u.InputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens,
 		CompletionTokens: u.OutputTokens,
 		TotalTokens:      u.TotalTokens,
+		CacheReadTokens:  u.CacheReadInputTokens,
+		CacheWriteTokens: u.CacheWriteInputTokens,
 	}
 	if out.TotalTokens == 0 {
 		out.TotalTokens = out.PromptTokens + out.CompletionTokens

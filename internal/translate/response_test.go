@@ -104,8 +104,8 @@ func TestUsage(t *testing.T) {
 		{"nil", nil, chat.Usage{}},
 		{"plain", &bedrock.TokenUsage{InputTokens: 120, OutputTokens: 30, TotalTokens: 150}, chat.Usage{PromptTokens: 120, CompletionTokens: 30, TotalTokens: 150}},
 		{"cache read and write", &bedrock.TokenUsage{InputTokens: 20, OutputTokens: 10, TotalTokens: 1530, CacheReadInputTokens: 1000, CacheWriteInputTokens: 500},
-			chat.Usage{PromptTokens: 1520, CompletionTokens: 10, TotalTokens: 1530}},
-		{"no total", &bedrock.TokenUsage{InputTokens: 5, OutputTokens: 7, CacheReadInputTokens: 3}, chat.Usage{PromptTokens: 8, CompletionTokens: 7, TotalTokens: 15}},
+			chat.Usage{PromptTokens: 1520, CompletionTokens: 10, TotalTokens: 1530, CacheReadTokens: 1000, CacheWriteTokens: 500}},
+		{"no total", &bedrock.TokenUsage{InputTokens: 5, OutputTokens: 7, CacheReadInputTokens: 3}, chat.Usage{PromptTokens: 8, CompletionTokens: 7, TotalTokens: 15, CacheReadTokens: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -191,16 +192,25 @@ func toolConfig(req *chat.Request, names *namer, model capabilities.Model, stats
 	case choice.Mode == chat.ChoiceRequired && len(req.Tools) == 0:
 		return nil, invalidf(`tool_choice "required" needs at least one tool in tools`)
 	}
+	for i, name := range choice.Allowed {
+		if !hasTool(req.Tools, name) {
+			return nil, invalidf("tool_choice.allowed_tools.tools[%d] %s names no tool in tools", i, clip.Quote(name))
+		}
+	}
 	history := len(names.historyNames) > 0
 	if !history && (len(req.Tools) == 0 || choice.Mode == chat.ChoiceNone) {
 		return nil, nil
 	}
 	if !model.Tools {
-		return nil, fmt.Errorf("%w: model %s does not support tool use; remove the tools and tool calls or choose a model that supports them", ErrUnsupported, clip.String(model.ID, clip.LogMax))
+		return nil, &RequestError{Err: ErrUnsupported, Param: "tools", Code: CodeUnsupportedParameter,
+			Msg: "model " + clip.String(model.ID, clip.LogMax) + " does not support tool use; remove the tools and tool calls or choose a model that supports them"}
 	}
 	cfg := &bedrock.ToolConfig{Tools: make([]bedrock.Tool, 0, max(len(req.Tools), 1))}
 	for i := range req.Tools {
 		t := &req.Tools[i]
+		if choice.Allowed != nil && !slices.Contains(choice.Allowed, t.Name) {
+			continue // not offered to the model on this request
+		}
 		spec, err := toolSpec(i, t, names.toolName(t.Name))
 		if err != nil {
 			return nil, err

@@ -1,0 +1,663 @@
+// Package chatjson is the JSON both REST surfaces (the Nirmata API and OpenAI's) take for
+// the parts of a chat call they share: messages, content parts, tool calls, tools, tool
+// choice, stop sequences and numbers, declared as structs for json/v2
+// (github.com/go-json-experiment/json), with the conversion to the chat model and one
+// wording of every decoding error. Each surface declares its own top-level body from these
+// and decodes it with Decode.
+//
+// Where the contracts are silent:
+//
+//   - Unknown members are ignored at every depth; a member that appears twice keeps its
+//     last value.
+//   - null for a scalar or a list means absent; a null element of a list (a null message,
+//     tool, part or stop string) is an error.
+//   - Integers are whole numbers within int32: 1024.0 and 1e3 are accepted, 1.5 and
+//     "1024" are not.
+//   - Arguments sent as an object keep their text exactly as written, and a tool's
+//     parameters keep theirs with the whitespace between tokens removed (key order,
+//     escapes and number spelling reach Bedrock unchanged).
+//   - image_url may be an object {url, detail} or a bare URL string.
+//   - Invalid UTF-8 and unpaired surrogates become U+FFFD.
+//   - When a body is both malformed and misshapen, the syntax error wins.
+package chatjson
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/translate"
+)
+
+// ErrInvalidJSON is the sentinel of Decode's errors about the body, each a
+// *translate.RequestError whose message names the field by its path ("messages[2].role:
+// want a string, got number") or says why the body is not JSON ("body is not valid JSON:
+// unexpected end of input at byte 57").
+var ErrInvalidJSON = errors.New("invalid request body")
+
+// decodeOptions: invalid UTF-8 and unpaired surrogates become U+FFFD (every string the
+// gateway passes on is valid UTF-8), and a key that appears twice keeps its last value,
+// as clients built on encoding/json expect.
+var decodeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+
+// Decode reads a request body into v, a pointer to a surface's body struct. It checks JSON
+// syntax and the type of every known member; values are the caller's and the
+// translator's to check.
+func Decode(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return bodyErr("", "body is empty")
+	}
+	if k := jsontext.Value(bytes.TrimLeft(body, " \t\r\n")).Kind(); k != '{' && jsontext.Value(body).IsValid() {
+		return bodyErr("", "body must be a JSON object, got "+kindName(k))
+	}
+	err := json.Unmarshal(body, v, decodeOptions)
+	if err == nil {
+		return nil
+	}
+	var se *json.SemanticError
+	if errors.As(err, &se) {
+		// Unmarshal stops at the first misfit member, before it has read the rest. A body
+		// that is not JSON at all must say so rather than blame a member.
+		v := jsontext.Value(bytes.Clone(body))
+		if serr := v.Compact(); serr != nil {
+			return bodyError(serr)
+		}
+	}
+	var refused *translate.RequestError
+	if errors.As(err, &refused) {
+		return refused // a value refused as it was read (tool_choice)
+	}
+	return bodyError(err)
+}
+
+// encodeOptions: answers are written without HTML escaping and with non-ASCII as raw
+// UTF-8; U+2028 and U+2029 are escaped (valid in JSON, but line terminators in JavaScript
+// source before ES2019, so escaping them is free safety for JS consumers), and invalid
+// UTF-8 becomes U+FFFD rather than an error.
+var encodeOptions = json.JoinOptions(jsontext.EscapeForJS(true), jsontext.AllowInvalidUTF8(true))
+
+// Append appends the JSON of v, one of a surface's declared answer structs, to dst. The
+// encoder writes into dst itself, where json.Marshal would build a buffer of its own and
+// return a copy of it.
+func Append(dst []byte, v any) []byte {
+	a := appender{dst}
+	if err := json.MarshalWrite(&a, v, encodeOptions); err != nil {
+		panic("chatjson: encoding a declared answer: " + err.Error())
+	}
+	return a.b
+}
+
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
+}
+
+// bodyErr is ErrInvalidJSON about the member at path ("" for the body as a whole).
+func bodyErr(path, msg string) error {
+	if path != "" {
+		msg = path + ": " + msg
+	}
+	return &translate.RequestError{Err: ErrInvalidJSON, Param: path, Code: translate.CodeInvalidValue, Msg: msg}
+}
+
+type Message struct {
+	Role       string      `json:"role"`
+	Content    Content     `json:"content"`
+	ToolCalls  []*ToolCall `json:"tool_calls"`
+	ToolCallID string      `json:"tool_call_id"`
+	Name       string      `json:"name"`
+}
+
+type Part struct {
+	Type     string    `json:"type"`
+	Text     string    `json:"text"`
+	ImageURL *ImageURL `json:"image_url"`
+}
+
+type ImageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail"`
+}
+
+// A member that appears twice keeps its last value whole: json/v2 would merge a repeated
+// object into the first, so these objects start again from zero.
+
+func (f *FunctionCall) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain FunctionCall
+	*f = FunctionCall{}
+	return json.UnmarshalDecode(dec, (*plain)(f))
+}
+
+func (f *FunctionDef) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain FunctionDef
+	*f = FunctionDef{}
+	return json.UnmarshalDecode(dec, (*plain)(f))
+}
+
+type ToolCall struct {
+	ID       string        `json:"id"`
+	Type     string        `json:"type"`
+	Function *FunctionCall `json:"function"`
+}
+
+type FunctionCall struct {
+	Name      string    `json:"name"`
+	Arguments Arguments `json:"arguments"`
+}
+
+// Tool holds both forms: wrapped {"type","function":{…}} (what the gollm client sends)
+// and flat {"name","description","parameters"}; the wrapped one wins when both are there.
+type Tool struct {
+	Type        string       `json:"type"`
+	Function    *FunctionDef `json:"function"`
+	Name        string       `json:"name"`
+	Description string       `json:"description"`
+	Parameters  Parameters   `json:"parameters"`
+}
+
+type FunctionDef struct {
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Parameters  Parameters `json:"parameters"`
+}
+
+// bodyError words a decoding error for the client: the member's path in the REST body's
+// own notation (messages[2].tool_calls[0].function.name) and what was wrong.
+func bodyError(err error) error {
+	var sy *jsontext.SyntacticError
+	var se *json.SemanticError
+	switch {
+	case errors.As(err, &sy):
+		return bodyErr("", "body "+translate.JSONErrorText(sy))
+	case errors.As(err, &se):
+		path := memberPath(se.JSONPointer)
+		var fe *fieldError
+		switch {
+		case errors.As(se.Err, &fe):
+			return bodyErr(path, fe.msg)
+		case path == "":
+			return bodyErr("", "body must be a JSON object, got "+kindName(se.JSONKind))
+		}
+		return bodyErr(path, "want "+wantOf(se)+", got "+kindName(se.JSONKind))
+	}
+	return bodyErr("", err.Error())
+}
+
+// memberPath turns a JSON pointer (/messages/2/content/0) into the REST body's notation
+// (messages[2].content[0]). Every number in a pointer into this body is an array index:
+// no member of it has a numeric name.
+func memberPath(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		if _, err := strconv.Atoi(tok); err == nil {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+// kindName names a JSON kind as the errors say it.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 'f', 't':
+		return "boolean"
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "nothing"
+}
+
+// wantOf says what a member of the Go type of a semantic error takes.
+func wantOf(se *json.SemanticError) string {
+	if se.GoType == nil {
+		return "a value"
+	}
+	switch se.GoType.Kind().String() {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice":
+		return "an array"
+	case "struct", "ptr", "map":
+		return "an object"
+	}
+	return "a value"
+}
+
+// fieldError is a message of this package's own about a member; the member's path comes
+// from where json/v2 found it.
+type fieldError struct{ msg string }
+
+func (e *fieldError) Error() string { return e.msg }
+
+func wantErr(want string, k jsontext.Kind) error {
+	return &fieldError{"want " + want + ", got " + kindName(k)}
+}
+
+// Elements of lists are pointers: json/v2 reads null as a nil element, which the
+// conversion to the chat model refuses (a null message, tool, call or part has no meaning),
+// naming it by its index.
+
+// Content is a message's content: a string, null, or an array of parts.
+type Content struct {
+	text  string
+	parts []*Part
+}
+
+func (c *Content) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch k := dec.PeekKind(); k {
+	case '"', 'n':
+		*c = Content{}
+		return json.UnmarshalDecode(dec, &c.text)
+	case '[':
+		*c = Content{}
+		return json.UnmarshalDecode(dec, &c.parts)
+	default:
+		return wantErr("a string, null or an array of parts", k)
+	}
+}
+
+// UnmarshalJSONFrom reads image_url as {url, detail}, or as a bare URL string, which some
+// clients send.
+func (u *ImageURL) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch k := dec.PeekKind(); k {
+	case '"':
+		return json.UnmarshalDecode(dec, &u.URL)
+	case '{':
+		type plain ImageURL
+		*u = ImageURL{}
+		return json.UnmarshalDecode(dec, (*plain)(u))
+	default:
+		return wantErr("an object or a string", k)
+	}
+}
+
+// Arguments is a tool call's arguments: the JSON text as a string, kept verbatim, or the
+// object itself, which some clients send; its text is then kept exactly as written, so
+// 12345678901234567890 is not rounded.
+type Arguments string
+
+func (a *Arguments) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch k := dec.PeekKind(); k {
+	case '"', 'n':
+		return json.UnmarshalDecode(dec, (*string)(a))
+	case '{':
+		v, err := dec.ReadValue()
+		*a = Arguments(bytes.ToValidUTF8(v, []byte("\uFFFD")))
+		return err
+	default:
+		return wantErr("a string or an object", k)
+	}
+}
+
+// Parameters is a tool's JSON Schema: an object, kept as its text with the whitespace
+// between tokens removed and otherwise as written (key order, escapes, number spelling),
+// so the schema reaches Bedrock as the client wrote it. null is absent.
+type Parameters []byte
+
+func (p *Parameters) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch k := dec.PeekKind(); k {
+	case 'n':
+		_, err := dec.ReadToken()
+		*p = nil
+		return err
+	case '{':
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		v = bytes.ToValidUTF8(v, []byte("\uFFFD")) // a copy: ReadValue's bytes are the decoder's
+		if bytes.ContainsAny(v, " \t\r\n") {       // else it is compact already, and valid
+			if err := v.Compact(); err != nil {
+				return err
+			}
+		}
+		*p = Parameters(v)
+		return nil
+	default:
+		return wantErr("an object", k)
+	}
+}
+
+// Stop is one stop sequence or a list of them.
+type Stop []string
+
+func (s *Stop) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch k := dec.PeekKind(); k {
+	case '"':
+		var one string
+		err := json.UnmarshalDecode(dec, &one)
+		*s = Stop{one}
+		return err
+	case 'n', '[':
+		var list []stringElem
+		if err := json.UnmarshalDecode(dec, &list); err != nil {
+			return err
+		}
+		*s = make(Stop, len(list))
+		for i, e := range list {
+			(*s)[i] = string(e)
+		}
+		return nil
+	default:
+		return wantErr("a string or an array of strings", k)
+	}
+}
+
+// stringElem is a string element of a list; null is not one.
+type stringElem string
+
+func (e *stringElem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if k := dec.PeekKind(); k != '"' {
+		return wantErr("a string", k)
+	}
+	return json.UnmarshalDecode(dec, (*string)(e))
+}
+
+// WholeInt is an int32 written as any JSON number of whole value: 1024, 1024.0 and 1e3
+// are the same number to JSON; 1.5 and "1024" are not integers.
+type WholeInt int32
+
+func (w *WholeInt) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if k := dec.PeekKind(); k != '0' {
+		return wantErr("an integer", k)
+	}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	s := string(v)
+	if n, err := strconv.ParseInt(s, 10, 32); err == nil {
+		*w = WholeInt(n)
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err == nil && f != math.Trunc(f) {
+		return &fieldError{"want an integer, got " + clip.String(s, clip.QuoteMax)}
+	}
+	if err != nil || f < math.MinInt32 || f > math.MaxInt32 {
+		return &fieldError{"integer " + clip.String(s, clip.QuoteMax) + " is out of range"}
+	}
+	*w = WholeInt(f)
+	return nil
+}
+
+// Number is a float64 within float64's range.
+type Number float64
+
+func (n *Number) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if k := dec.PeekKind(); k != '0' {
+		return wantErr("a number", k)
+	}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil {
+		return &fieldError{"number " + clip.String(string(v), clip.QuoteMax) + " is out of range"}
+	}
+	*n = Number(f)
+	return nil
+}
+
+// ToolChoice is "auto" | "none" | "required" | "any" (= required) | {"type":"function",
+// "function":{"name":"X"}}; the object forms {"type":"auto"} (and none, required, any) and
+// {"type":"function","name":"X"} are accepted too. null or "" leaves the choice to the
+// model. Values are checked here, as the choice is read: a wrong one is an invalid
+// request, worded as the translator words its own.
+type ToolChoice chat.ToolChoice
+
+func (c *ToolChoice) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch k := dec.PeekKind(); k {
+	case 'n':
+		_, err := dec.ReadToken()
+		*c = ToolChoice{}
+		return err
+	case '"':
+		var s string
+		if err := json.UnmarshalDecode(dec, &s); err != nil {
+			return err
+		}
+		mode, ok := choiceMode(s)
+		if !ok {
+			return invalidChoice(`tool_choice %s is not one of "auto", "none", "required", "any" or a function object`, clip.Quote(s))
+		}
+		*c = ToolChoice{Mode: mode}
+		return nil
+	case '{':
+		var o struct {
+			Type     *jsontext.Value `json:"type"`
+			Function *struct {
+				Name jsontext.Value `json:"name"`
+			} `json:"function"`
+			Name         jsontext.Value `json:"name"`
+			AllowedTools *allowedTools  `json:"allowed_tools"`
+		}
+		if err := json.UnmarshalDecode(dec, &o); err != nil {
+			return err
+		}
+		typ, typeIsString := stringOf(o.Type)
+		switch {
+		case typeIsString && typ == "allowed_tools":
+			return c.allowed(o.AllowedTools)
+		case typeIsString && typ == "custom":
+			return translate.Refuse(translate.ErrInvalidRequest, translate.CodeUnsupportedValue,
+				`tool_choice.type "custom" is not supported; the only tool type is "function"`)
+		case typeIsString && typ == chat.ChoiceFunction, o.Type == nil && o.Function != nil:
+			name, ok := "", false
+			if o.Function != nil {
+				name, ok = stringOf(&o.Function.Name)
+			}
+			if !ok {
+				name, ok = stringOf(&o.Name)
+			}
+			if !ok || name == "" {
+				return invalidChoice(`tool_choice.function.name is required when tool_choice.type is "function"`)
+			}
+			*c = ToolChoice{Mode: chat.ChoiceFunction, Function: name}
+			return nil
+		case typeIsString:
+			mode, ok := choiceMode(typ)
+			if !ok {
+				return invalidChoice(`tool_choice.type %s is not one of "auto", "none", "required", "any", "function"`, clip.Quote(typ))
+			}
+			*c = ToolChoice{Mode: mode}
+			return nil
+		default:
+			return invalidChoice(`tool_choice.type is required`)
+		}
+	default:
+		return wantErr("a string or an object", k)
+	}
+}
+
+// allowedTools is OpenAI's {"mode": "auto" | "required", "tools": [{"type": "function",
+// "function": {"name": …}}]}: the model may use only the named tools.
+type allowedTools struct {
+	Mode  string `json:"mode"`
+	Tools []*struct {
+		Type     string `json:"type"`
+		Function *struct {
+			Name string `json:"name"`
+		} `json:"function"`
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+func (c *ToolChoice) allowed(a *allowedTools) error {
+	if a == nil {
+		return invalidChoice(`tool_choice.allowed_tools is required when tool_choice.type is "allowed_tools"`)
+	}
+	mode, ok := map[string]string{"auto": chat.ChoiceAuto, "required": chat.ChoiceRequired}[a.Mode]
+	if !ok {
+		return invalidChoice(`tool_choice.allowed_tools.mode %s is not one of "auto", "required"`, clip.Quote(a.Mode))
+	}
+	if len(a.Tools) == 0 {
+		return invalidChoice(`tool_choice.allowed_tools.tools is empty; name at least one tool`)
+	}
+	names := make([]string, len(a.Tools))
+	for i, t := range a.Tools {
+		switch {
+		case t == nil:
+			return nullElement(fmt.Sprintf("tool_choice.allowed_tools.tools[%d]", i))
+		case t.Type != "" && t.Type != "function":
+			return translate.Refuse(translate.ErrInvalidRequest, translate.CodeUnsupportedValue,
+				`tool_choice.allowed_tools.tools[%d].type %s is not supported; the only tool type is "function"`, i, clip.Quote(t.Type))
+		case t.Function != nil:
+			names[i] = t.Function.Name
+		default:
+			names[i] = t.Name
+		}
+		if names[i] == "" {
+			return invalidChoice(`tool_choice.allowed_tools.tools[%d].function.name is required`, i)
+		}
+	}
+	*c = ToolChoice{Mode: mode, Allowed: names}
+	return nil
+}
+
+// stringOf returns the string a raw JSON value holds, if it holds one.
+func stringOf(v *jsontext.Value) (string, bool) {
+	if v == nil || len(*v) == 0 || (*v)[0] != '"' {
+		return "", false
+	}
+	var s string
+	return s, json.Unmarshal(*v, &s, decodeOptions) == nil
+}
+
+func choiceMode(s string) (string, bool) {
+	switch s {
+	case "":
+		return "", true
+	case "auto":
+		return chat.ChoiceAuto, true
+	case "none":
+		return chat.ChoiceNone, true
+	case "required", "any":
+		return chat.ChoiceRequired, true
+	}
+	return "", false
+}
+
+// invalidChoice is a tool_choice the gateway cannot honour: an invalid request (400),
+// worded as the translator words its own.
+func invalidChoice(format string, args ...any) error {
+	return translate.Refuse(translate.ErrInvalidRequest, translate.CodeInvalidValue, format, args...)
+}
+
+// nullElement is a null element of a list.
+func nullElement(path string) error {
+	return bodyErr(path, "want an object, got null")
+}
+
+// Messages converts messages to the chat model.
+func Messages(ms []*Message) ([]chat.Message, error) {
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	out := make([]chat.Message, len(ms))
+	for i, m := range ms {
+		if m == nil {
+			return nil, nullElement(fmt.Sprintf("messages[%d]", i))
+		}
+		var err error
+		if out[i], err = m.chat(i); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Tools converts tools to the chat model.
+func Tools(ts []*Tool) ([]chat.Tool, error) {
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	out := make([]chat.Tool, len(ts))
+	for i, t := range ts {
+		if t == nil {
+			return nil, nullElement(fmt.Sprintf("tools[%d]", i))
+		}
+		out[i] = t.chat()
+	}
+	return out, nil
+}
+
+// Int32 is w as the chat model's optional integer.
+func (w *WholeInt) Int32() *int32 {
+	if w == nil {
+		return nil
+	}
+	v := int32(*w)
+	return &v
+}
+
+// Float64 is n as the chat model's optional number.
+func (n *Number) Float64() *float64 {
+	if n == nil {
+		return nil
+	}
+	v := float64(*n)
+	return &v
+}
+
+func (m *Message) chat(i int) (chat.Message, error) {
+	out := chat.Message{Role: m.Role, Content: m.Content.text, ToolCallID: m.ToolCallID, Name: m.Name}
+	if len(m.Content.parts) > 0 {
+		out.Parts = make([]chat.Part, len(m.Content.parts))
+		for j, p := range m.Content.parts {
+			if p == nil {
+				return out, nullElement(fmt.Sprintf("messages[%d].content[%d]", i, j))
+			}
+			out.Parts[j] = chat.Part{Type: p.Type, Text: p.Text}
+			if p.ImageURL != nil {
+				out.Parts[j].Image = &chat.ImageURL{URL: p.ImageURL.URL, Detail: p.ImageURL.Detail}
+			}
+		}
+	}
+	if len(m.ToolCalls) > 0 {
+		out.ToolCalls = make([]chat.ToolCall, len(m.ToolCalls))
+		for j, tc := range m.ToolCalls {
+			if tc == nil {
+				return out, nullElement(fmt.Sprintf("messages[%d].tool_calls[%d]", i, j))
+			}
+			out.ToolCalls[j] = chat.ToolCall{ID: tc.ID, Type: tc.Type}
+			if tc.Function != nil {
+				out.ToolCalls[j].Name, out.ToolCalls[j].Arguments = tc.Function.Name, string(tc.Function.Arguments)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (t *Tool) chat() chat.Tool {
+	if f := t.Function; f != nil {
+		return chat.Tool{Type: t.Type, Name: f.Name, Description: f.Description, Parameters: f.Parameters, Wrapped: true}
+	}
+	return chat.Tool{Type: t.Type, Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+}

@@ -1,0 +1,265 @@
+package openai
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/nirmata/llm-gateway/internal/bufpool"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/httpx"
+	"github.com/nirmata/llm-gateway/internal/metrics"
+)
+
+// Options configures the OpenAI surface.
+type Options struct {
+	// MaxBodyBytes bounds a request body (413 beyond).
+	MaxBodyBytes int64
+	// StreamWriteTimeout cuts a stream whose client took no write for this long.
+	StreamWriteTimeout time.Duration
+}
+
+// Handler serves OpenAI's Chat Completions API on the chat core: POST
+// /v1/chat/completions, GET /v1/models and GET /v1/models/{id}. The server's middleware
+// has given the call its id, checked its key and set the body deadline; errors a method
+// returns are answered by WriteError.
+type Handler struct {
+	svc  *core.Service
+	opts Options
+}
+
+// NewHandler returns the surface's handler.
+func NewHandler(svc *core.Service, opts Options) *Handler {
+	return &Handler{svc: svc, opts: opts}
+}
+
+// Chat serves POST /v1/chat/completions: the unary answer, or with "stream": true the SSE
+// stream.
+func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) error {
+	bp := bufpool.Get()
+	body, err := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, *bp)
+	if err != nil {
+		bufpool.Put(bp, nil)
+		if errors.Is(err, core.ErrBodyTooLarge) {
+			h.svc.Metrics().Rejected(metrics.RejectTooLarge)
+		}
+		httpx.SkipBody(w) // what is left of the body is not read
+		return err
+	}
+	c, err := decodeRequest(body)
+	bufpool.Put(bp, body) // the request copies what it keeps of the body
+	if err != nil {
+		return err
+	}
+	c.req.ID = call.RequestID
+	hd := head{ID: "chatcmpl-" + call.RequestID, Created: time.Now().Unix(), Model: c.req.Model}
+	if hd.Model == "" {
+		hd.Model = h.svc.DefaultModel()
+	}
+	if c.stream {
+		call.Route = metrics.RouteChatStream
+		st, res, err := h.svc.Stream(r.Context(), c.req)
+		call.Result = res
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		err = h.stream(w, r, st, newChunker(hd, c.includeUsage), call)
+		call.Result = st.Result()
+		return err
+	}
+	resp, res, err := h.svc.Chat(r.Context(), c.req)
+	call.Result = res
+	if err != nil {
+		return err
+	}
+	bp = bufpool.Get()
+	b := appendCompletion(*bp, hd, resp)
+	hdr := w.Header()
+	httpx.SetIgnored(hdr, res.Ignored)
+	hdr["Content-Type"] = []string{"application/json"}
+	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
+	_, _ = w.Write(b)
+	bufpool.Put(bp, b)
+	return nil
+}
+
+// stream answers with server-sent events (docs/PROTOCOL.md 10.3). Nothing is written
+// before the first event: a failure before it is answered with its status, as a unary
+// call's would be. After it, a failure is one error event and the stream ends without
+// [DONE], so the client knows the answer is incomplete. The client going away cancels the
+// request context, which cancels the upstream call.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream, ch *chunker, call *core.Call) error {
+	var (
+		events []chat.Event
+		err    error
+	)
+	for len(events) == 0 && err == nil {
+		events, err = st.Next(events[:0])
+	}
+	if len(events) == 0 && err != io.EOF {
+		return err
+	}
+	httpx.SetIgnored(w.Header(), st.Result().Ignored)
+	out := httpx.StartStream(w, "text/event-stream", h.opts.StreamWriteTimeout)
+	defer out.End()
+	defer func() {
+		// A bug after the first byte still ends the stream the way the contract says.
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			f := h.svc.Panicked(call, "stream", p)
+			_ = out.Write(appendErrorEvent(nil, errorOf(f)))
+		}
+	}()
+	var buf []byte
+	for {
+		buf = buf[:0]
+		for i := range events {
+			buf = ch.appendEvent(buf, &events[i])
+		}
+		if err != nil && err != io.EOF {
+			buf = appendErrorEvent(buf, errorOf(h.svc.Fail(r.Context(), call, err)))
+		}
+		if werr := out.Write(buf); werr != nil {
+			// The client is gone, or stopped reading for stream_write_timeout.
+			call.Code = core.CodeName(codes.Canceled)
+			if ne, ok := werr.(net.Error); ok && ne.Timeout() {
+				call.Code = core.CodeName(codes.DeadlineExceeded)
+			}
+			return nil
+		}
+		if err != nil {
+			return nil
+		}
+		events, err = st.Next(events[:0])
+	}
+}
+
+// modelObject is one model of GET /v1/models (docs/PROTOCOL.md 10.4).
+type modelObject struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+type modelList struct {
+	Object string        `json:"object"`
+	Data   []modelObject `json:"data"`
+}
+
+func (h *Handler) modelObject(m core.ModelEntry) modelObject {
+	return modelObject{ID: m.Name, Object: "model", Created: h.svc.Started().Unix(), OwnedBy: ownerOf(m.ID)}
+}
+
+// Models serves GET /v1/models: the configured aliases, then the default model.
+func (h *Handler) Models(w http.ResponseWriter, _ *http.Request, _ *core.Call) error {
+	models := h.svc.Models()
+	out := modelList{Object: "list", Data: make([]modelObject, len(models))}
+	for i, m := range models {
+		out.Data[i] = h.modelObject(m)
+	}
+	writeJSON(w, &out)
+	return nil
+}
+
+// Model serves GET /v1/models/{id}; the id may hold ":" and "/".
+func (h *Handler) Model(w http.ResponseWriter, r *http.Request, _ *core.Call) error {
+	m, err := h.svc.Model(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	out := h.modelObject(m)
+	writeJSON(w, &out)
+	return nil
+}
+
+// regionPrefixes are the inference-profile prefixes before a model id's provider.
+var regionPrefixes = map[string]bool{"us": true, "eu": true, "apac": true, "global": true, "us-gov": true, "ca": true, "jp": true, "au": true}
+
+// ownerOf is the provider segment of a Bedrock model id ("anthropic" of
+// "us.anthropic.claude-sonnet-4-20250514-v1:0"), else "bedrock" (an ARN, a bare name).
+func ownerOf(id string) string {
+	if strings.HasPrefix(id, "arn:") {
+		return "bedrock"
+	}
+	parts := strings.Split(id, ".")
+	if len(parts) > 2 && regionPrefixes[parts[0]] {
+		parts = parts[1:]
+	}
+	if len(parts) < 2 || parts[0] == "" {
+		return "bedrock"
+	}
+	return parts[0]
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(appendJSON(nil, v))
+}
+
+// errorTypes are each Kind's OpenAI error type and default code (docs/PROTOCOL.md 10.5).
+var errorTypes = [...]struct{ typ, code string }{
+	core.KindInternal:        {"server_error", "internal_error"},
+	core.KindInvalid:         {"invalid_request_error", "invalid_value"},
+	core.KindUnauthenticated: {"authentication_error", "invalid_api_key"},
+	core.KindNotFound:        {"invalid_request_error", ""},
+	core.KindTooLarge:        {"invalid_request_error", "request_too_large"},
+	core.KindBodyTimeout:     {"invalid_request_error", "request_timeout"},
+	core.KindRateLimited:     {"rate_limit_error", "rate_limit_exceeded"},
+	core.KindTimeout:         {"timeout", "timeout"},
+	core.KindUnavailable:     {"server_error", "service_unavailable"},
+	core.KindUpstream:        {"server_error", "upstream_error"},
+	core.KindCredentials:     {"server_error", "upstream_error"},
+	core.KindCanceled:        {"invalid_request_error", "canceled"},
+	core.KindWrongMethod:     {"invalid_request_error", "method_not_allowed"},
+}
+
+// errorOf is a failure in OpenAI's error shape.
+func errorOf(f core.Failure) *errorBody {
+	t := errorTypes[f.Kind]
+	d := errorDetail{Message: f.Message, Type: t.typ}
+	code := t.code
+	if f.Reason != "" {
+		code = f.Reason
+	}
+	if code != "" {
+		d.Code = &code
+	}
+	if f.Param != "" {
+		d.Param = &f.Param
+	}
+	return &errorBody{Error: d}
+}
+
+// noRetryAbove is the longest Retry-After after which OpenAI's SDKs are told not to retry.
+const noRetryAbove = 60 * time.Second
+
+// WriteError answers a failed call with OpenAI's error body, Retry-After when a retry may
+// succeed, and x-should-retry: false when the SDKs' automatic retry cannot help.
+func WriteError(w http.ResponseWriter, _ string, f core.Failure) {
+	h := w.Header()
+	if f.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(f.RetryAfter.Seconds())))
+	}
+	switch f.Kind {
+	case core.KindTooLarge, core.KindCredentials, core.KindInternal:
+		h.Set("X-Should-Retry", "false")
+	default:
+		if f.RetryAfter > noRetryAbove {
+			h.Set("X-Should-Retry", "false")
+		}
+	}
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(f.Kind.HTTPStatus())
+	_, _ = w.Write(appendJSON(nil, errorOf(f)))
+}

@@ -1,0 +1,191 @@
+package openai
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/chatjson"
+	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/translate"
+)
+
+// The body of POST /v1/chat/completions (docs/PROTOCOL.md 10.1), built from the shapes
+// both REST surfaces share (package chatjson). Every member the gateway does not act on,
+// known to OpenAI or not, lands in Unknown and is listed in x-gateway-ignored-params.
+type request struct {
+	Model               string              `json:"model"`
+	Messages            []*chatjson.Message `json:"messages"`
+	Tools               []*chatjson.Tool    `json:"tools"`
+	ToolChoice          chatjson.ToolChoice `json:"tool_choice"`
+	Stream              bool                `json:"stream"`
+	StreamOptions       *streamOptions      `json:"stream_options"`
+	MaxTokens           *chatjson.WholeInt  `json:"max_tokens"`
+	MaxCompletionTokens *chatjson.WholeInt  `json:"max_completion_tokens"`
+	Temperature         *chatjson.Number    `json:"temperature"`
+	TopP                *chatjson.Number    `json:"top_p"`
+	Stop                chatjson.Stop       `json:"stop"`
+	N                   *chatjson.WholeInt  `json:"n"`
+	Logprobs            *bool               `json:"logprobs"`
+	TopLogprobs         *chatjson.WholeInt  `json:"top_logprobs"`
+	Modalities          []string            `json:"modalities"`
+	Audio               jsontext.Value      `json:"audio"`
+	User                string              `json:"user"`
+	SafetyIdentifier    string              `json:"safety_identifier"`
+	PromptCacheKey      string              `json:"prompt_cache_key"`
+	ServiceTier         string              `json:"service_tier"`
+	// Accepted and not yet acted on (docs/PROTOCOL.md 11–13): listed as ignored unless
+	// they ask for what the gateway does anyway.
+	ParallelToolCalls *bool          `json:"parallel_tool_calls"`
+	ResponseFormat    *typed         `json:"response_format"`
+	Unknown           jsontext.Value `json:",unknown"`
+}
+
+type streamOptions struct {
+	IncludeUsage       bool           `json:"include_usage"`
+	IncludeObfuscation jsontext.Value `json:"include_obfuscation"`
+}
+
+// typed is an object of which only the type matters here.
+type typed struct {
+	Type string `json:"type"`
+}
+
+// call is a decoded request and how to answer it.
+type call struct {
+	req                  *chat.Request
+	stream, includeUsage bool
+}
+
+// serviceTiers maps OpenAI's service_tier values to Bedrock's; "" sends none.
+var serviceTiers = map[string]string{
+	"": "", "auto": "", "default": "default", "flex": "flex", "priority": "priority", "fast": "priority", "scale": "reserved",
+}
+
+// decodeRequest reads a POST /v1/chat/completions body into the chat model. It refuses,
+// naming the field, what the gateway cannot honour (n above 1, logprobs, audio) and
+// lists in req.Ignored what it accepts without effect.
+func decodeRequest(body []byte) (*call, error) {
+	var r request
+	if err := chatjson.Decode(body, &r); err != nil {
+		return nil, err
+	}
+	out := &chat.Request{
+		Model:       r.Model,
+		ToolChoice:  chat.ToolChoice(r.ToolChoice),
+		MaxTokens:   r.MaxTokens.Int32(),
+		Temperature: r.Temperature.Float64(),
+		TopP:        r.TopP.Float64(),
+		Stop:        r.Stop,
+		User:        r.User,
+		CacheKey:    r.PromptCacheKey,
+	}
+	if r.SafetyIdentifier != "" {
+		out.User = r.SafetyIdentifier
+	}
+	if r.MaxCompletionTokens != nil {
+		if *r.MaxCompletionTokens < 1 {
+			return nil, invalid("max_completion_tokens must be at least 1, got %d", *r.MaxCompletionTokens)
+		}
+		out.MaxTokens = r.MaxCompletionTokens.Int32()
+	}
+	if err := r.unsupported(); err != nil {
+		return nil, err
+	}
+	tier, ok := serviceTiers[r.ServiceTier]
+	if !ok {
+		return nil, invalid(`service_tier %s is not one of "auto", "default", "flex", "priority", "fast", "scale"`, clip.Quote(r.ServiceTier))
+	}
+	out.ServiceTier = tier
+	var err error
+	if out.Messages, err = chatjson.Messages(r.Messages); err != nil {
+		return nil, err
+	}
+	for i := range out.Messages {
+		if out.Messages[i].Role == "function" {
+			return nil, translate.Refuse(translate.ErrInvalidRequest, translate.CodeUnsupportedValue,
+				`messages[%d].role "function" is deprecated and not supported; answer tool calls with "tool" messages`, i)
+		}
+	}
+	if out.Tools, err = chatjson.Tools(r.Tools); err != nil {
+		return nil, err
+	}
+	out.Ignored, err = r.ignored()
+	if err != nil {
+		return nil, err
+	}
+	c := &call{req: out, stream: r.Stream}
+	if r.StreamOptions != nil {
+		c.includeUsage = r.StreamOptions.IncludeUsage
+	}
+	return c, nil
+}
+
+// unsupported refuses the parameters that ask for what Bedrock cannot give: several
+// choices, log probabilities, audio.
+func (r *request) unsupported() error {
+	switch {
+	case r.N != nil && *r.N < 1:
+		return invalid("n must be at least 1, got %d", *r.N)
+	case r.N != nil && *r.N > 1:
+		return refuse(translate.CodeUnsupportedParameter, "n: %d choices asked for; Bedrock answers one, so n must be 1", *r.N)
+	case r.Logprobs != nil && *r.Logprobs:
+		return refuse(translate.CodeUnsupportedParameter, "logprobs: Bedrock does not return log probabilities")
+	case r.TopLogprobs != nil && *r.TopLogprobs > 0:
+		return refuse(translate.CodeUnsupportedParameter, "top_logprobs: Bedrock does not return log probabilities")
+	case len(r.Modalities) > 0 && !slices.Equal(r.Modalities, []string{"text"}):
+		return refuse(translate.CodeUnsupportedParameter, `modalities: only ["text"] is supported`)
+	case len(r.Audio) > 0 && r.Audio.Kind() != 'n':
+		return refuse(translate.CodeUnsupportedParameter, "audio: audio output is not supported")
+	}
+	return nil
+}
+
+// ignored lists the members accepted without effect: every unknown member (seed,
+// frequency_penalty, metadata, store, …) that is not null, and the known ones the gateway
+// does not act on yet.
+func (r *request) ignored() ([]string, error) {
+	var out []string
+	if r.ParallelToolCalls != nil && !*r.ParallelToolCalls {
+		out = append(out, "parallel_tool_calls")
+	}
+	if f := r.ResponseFormat; f != nil && f.Type != "" && f.Type != "text" {
+		out = append(out, "response_format")
+	}
+	if o := r.StreamOptions; o != nil && len(o.IncludeObfuscation) > 0 && o.IncludeObfuscation.Kind() != 'n' {
+		out = append(out, "stream_options.include_obfuscation")
+	}
+	if len(r.Unknown) == 0 {
+		return out, nil
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(r.Unknown))
+	if _, err := dec.ReadToken(); err != nil { // {
+		return nil, err
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		if dec.PeekKind() != 'n' {
+			out = append(out, clip.String(name.String(), maxIgnoredName))
+		}
+		if err := dec.SkipValue(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// maxIgnoredName bounds a listed member's name.
+const maxIgnoredName = 64
+
+func invalid(format string, args ...any) error {
+	return translate.Refuse(translate.ErrInvalidRequest, translate.CodeInvalidValue, format, args...)
+}
+
+func refuse(code, format string, args ...any) error {
+	return translate.Refuse(translate.ErrInvalidRequest, code, format, args...)
+}
