@@ -40,7 +40,7 @@ type request struct {
 	// they ask for what the gateway does anyway.
 	ParallelToolCalls *bool          `json:"parallel_tool_calls"`
 	ResponseFormat    *typed         `json:"response_format"`
-	Unknown           jsontext.Value `json:",unknown"`
+	Unknown           jsontext.Value `json:",embed"`
 }
 
 type streamOptions struct {
@@ -169,8 +169,9 @@ func (r *request) ignored() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		member := clip.String(name.String(), maxIgnoredName) // before the token is voided
 		if dec.PeekKind() != 'n' {
-			out = append(out, clip.String(name.String(), maxIgnoredName))
+			out = append(out, member)
 		}
 		if err := dec.SkipValue(); err != nil {
 			return nil, err

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/nirmata/llm-gateway/internal/auth"
@@ -154,13 +155,14 @@ func (s *httpServer) fail(w http.ResponseWriter, r *http.Request, call *core.Cal
 }
 
 // noRoute answers a path no route serves: 405 when another method serves it, else 404.
+// The catch-all patterns ("/", "/v1/") end in a slash; no served route does.
 func (s *httpServer) noRoute(mux *http.ServeMux) serveFunc {
 	return func(w http.ResponseWriter, r *http.Request, call *core.Call) error {
 		httpx.SkipBody(w)
 		p := clip.String(r.URL.Path, clip.QuoteMax)
 		for _, m := range []string{http.MethodGet, http.MethodPost} {
 			probe := &http.Request{Method: m, URL: r.URL, Host: r.Host}
-			if _, pattern := mux.Handler(probe); m != r.Method && pattern != "" && pattern != "/" && canonical(r.URL.Path) {
+			if _, pattern := mux.Handler(probe); m != r.Method && pattern != "" && !strings.HasSuffix(pattern, "/") && canonical(r.URL.Path) {
 				w.Header().Set("Allow", m)
 				return &core.RouteError{Message: "method " + clip.String(r.Method, clip.QuoteMax) + " is not allowed on " + p, WrongMethod: true}
 			}
