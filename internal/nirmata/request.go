@@ -45,15 +45,24 @@ type message struct {
 	Name       string      `json:"name"`
 }
 
+// part is one content part. An assistant's refusal part carries its text in refusal.
 type part struct {
 	Type     string    `json:"type"`
 	Text     string    `json:"text"`
+	Refusal  string    `json:"refusal"`
 	ImageURL *imageURL `json:"image_url"`
+	File     *file     `json:"file"`
 }
 
 type imageURL struct {
 	URL    string `json:"url"`
 	Detail string `json:"detail"`
+}
+
+type file struct {
+	FileData string `json:"file_data"`
+	Filename string `json:"filename"`
+	FileID   string `json:"file_id"`
 }
 
 // A member that appears twice keeps its last value whole: json/v2 would merge a repeated
@@ -68,6 +77,12 @@ func (f *functionCall) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 func (f *functionDef) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	type plain functionDef
 	*f = functionDef{}
+	return json.UnmarshalDecode(dec, (*plain)(f))
+}
+
+func (f *file) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain file
+	*f = file{}
 	return json.UnmarshalDecode(dec, (*plain)(f))
 }
 
@@ -559,8 +574,14 @@ func (m *message) chat(i int) (chat.Message, error) {
 				return out, nullElement(fmt.Sprintf("messages[%d].content[%d]", i, j))
 			}
 			out.Parts[j] = chat.Part{Type: p.Type, Text: p.Text}
+			if p.Type == chat.PartRefusal {
+				out.Parts[j].Text = p.Refusal
+			}
 			if p.ImageURL != nil {
 				out.Parts[j].Image = &chat.ImageURL{URL: p.ImageURL.URL, Detail: p.ImageURL.Detail}
+			}
+			if p.File != nil {
+				out.Parts[j].File = &chat.File{Data: p.File.FileData, Filename: p.File.Filename, FileID: p.File.FileID}
 			}
 		}
 	}

@@ -35,6 +35,22 @@ func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidRequest}, args...)...)
 }
 
+// unsupportedf is invalidf for a value the gateway does not take although OpenAI's API
+// does (a remote image URL, a file_id, an audio part, a document format Bedrock lacks). The
+// error wraps ErrInvalidRequest, and its UnsupportedValue method tells a surface that
+// distinguishes the two (OpenAI's unsupported_value) which it is:
+//
+//	var u interface{ UnsupportedValue() bool }
+//	if errors.As(err, &u) && u.UnsupportedValue() { … }
+func unsupportedf(format string, args ...any) error {
+	return &unsupportedError{invalidf(format, args...)}
+}
+
+type unsupportedError struct{ error }
+
+func (e *unsupportedError) Unwrap() error          { return e.error }
+func (e *unsupportedError) UnsupportedValue() bool { return true }
+
 // upstreamf wraps ErrUpstream with a message a person can act on.
 func upstreamf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUpstream}, args...)...)
