@@ -50,6 +50,7 @@ type Message struct {
 type ContentBlock struct {
 	Text       *string          `json:"text,omitzero"`
 	Image      *ImageBlock      `json:"image,omitzero"`
+	Document   *DocumentBlock   `json:"document,omitzero"`
 	ToolUse    *ToolUseBlock    `json:"toolUse,omitzero"`
 	ToolResult *ToolResultBlock `json:"toolResult,omitzero"`
 	CachePoint *CachePoint      `json:"cachePoint,omitzero"`
@@ -80,6 +81,21 @@ type ImageBlock struct {
 
 // ImageSource holds the image bytes; json/v2 writes []byte as base64, as Bedrock wants.
 type ImageSource struct {
+	Bytes []byte `json:"bytes"`
+}
+
+// DocumentBlock is a document given inline (docs/BEDROCK.md K).
+type DocumentBlock struct {
+	// Format is pdf, csv, doc, docx, xls, xlsx, html, txt or md.
+	Format string `json:"format"`
+	// Name is 1–200 characters of letters, digits, single spaces, hyphens, parentheses and
+	// square brackets, unique in the conversation; the model reads it.
+	Name   string         `json:"name"`
+	Source DocumentSource `json:"source"`
+}
+
+// DocumentSource holds the document bytes, written as base64 like ImageSource's.
+type DocumentSource struct {
 	Bytes []byte `json:"bytes"`
 }
 

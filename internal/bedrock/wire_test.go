@@ -18,6 +18,7 @@ func TestWireRoundTrip(t *testing.T) {
 		`{"messages":[{"role":"user","content":[{"text":"hi <&> é"}]}],"toolConfig":{"tools":[{"toolSpec":{"name":"a","inputSchema":{"json":{"type":"object","properties":{"n":{"maximum":12345678901234567890}}}}}}],"toolChoice":{"auto":{}}}}`,
 		`{"messages":[{"role":"assistant","content":[{"text":""},{"toolUse":{"toolUseId":"t1","name":"a","input":{"x":1.50}}}]},{"role":"user","content":[{"toolResult":{"toolUseId":"t1","content":[{"json":{"ok":true}}],"status":"error"}}]}],"inferenceConfig":{"maxTokens":0,"temperature":0}}`,
 		`{"messages":[{"role":"user","content":[{"image":{"format":"png","source":{"bytes":"iVBORw0KGgo="}}}]}],"system":[{"text":"s"}]}`,
+		`{"messages":[{"role":"user","content":[{"document":{"format":"pdf","name":"report (2)","source":{"bytes":"JVBERi0xLjQK"}}},{"text":"Attached: report (2)"}]}]}`,
 	} {
 		var req ConverseRequest
 		require.NoError(t, json.Unmarshal([]byte(body), &req), body)

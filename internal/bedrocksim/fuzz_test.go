@@ -13,6 +13,8 @@ var fuzzSeeds = []string{
 	reqWith(weatherTC, user(`{"text":"use get_weather"}`)),
 	reqWith(`"toolConfig":{"tools":[`+weather+`],"toolChoice":{"any":{}}}`, hi),
 	reqWith(`"inferenceConfig":{"maxTokens":1}`, hi),
+	req(user(`{"text":"x"}`, image("png", pngBytes), doc("pdf", "a b"))),
+	req(user(image("jpeg", gifBytes), doc("md", "a"))),
 	`{"messages":[{"role":"user","content":[{"text":null}]}]}`,
 	`{"messages":[null]}`,
 	`{"toolConfig":null,"messages":[{"role":"user","content":null}]}`,

@@ -21,7 +21,7 @@ var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 const maxCachePoints = 4
 
 // ValidateJSON checks a Converse request body for modelID against the rules of
-// docs/BEDROCK.md section A, including those only the raw JSON shows (extraneous keys,
+// docs/BEDROCK.md sections A and K (images and documents), including those only the raw JSON shows (extraneous keys,
 // unions with more or fewer than one member, empty descriptions). It returns nil, or an
 // error that reads "<code>: <message>" with Bedrock's code and message: ValidationException,
 // or ResourceNotFoundException for a model id the simulator's table lacks. The rules are
@@ -68,8 +68,8 @@ func malformedJSON(err error) *apiError {
 	return validation("Malformed input request: " + msg + ", reformat your input and try again.")
 }
 
-// validate applies to a decoded request the rules of docs/BEDROCK.md section A, with model m's
-// variants of them; stream is true for ConverseStream.
+// validate applies to a decoded request the rules of docs/BEDROCK.md sections A and K, with
+// model m's variants of them; stream is true for ConverseStream.
 func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
 	if err := checkConstraints(req); err != nil {
 		return err
@@ -86,6 +86,9 @@ func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
 		}
 	}
 	if err := checkMessages(m, req); err != nil {
+		return err
+	}
+	if err := checkMedia(req); err != nil {
 		return err
 	}
 	if err := checkTools(m, req.ToolConfig); err != nil {
@@ -112,9 +115,12 @@ func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
 type constraints []string
 
 const (
-	ruleMinLen1  = "Member must have length greater than or equal to 1"
-	ruleMaxLen64 = "Member must have length less than or equal to 64"
-	rulePattern  = "Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+"
+	ruleMinLen1     = "Member must have length greater than or equal to 1"
+	ruleMaxLen64    = "Member must have length less than or equal to 64"
+	ruleMaxLen200   = "Member must have length less than or equal to 200"
+	rulePattern     = "Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+"
+	ruleImageFormat = "Member must satisfy enum value set: [png, jpeg, gif, webp]"
+	ruleDocFormat   = "Member must satisfy enum value set: [pdf, csv, doc, docx, xls, xlsx, html, txt, md]"
 )
 
 func (c *constraints) add(value *string, path, rule string) {
@@ -175,6 +181,21 @@ func checkConstraints(req *converseRequest) *apiError {
 			}
 			if b.ToolResult != nil {
 				c.name(b.ToolResult.ToolUseID, path+"toolResult.toolUseId", true)
+				for k, rc := range b.ToolResult.Content {
+					c.imageFormatEnum(rc.Image, fmt.Sprintf("%stoolResult.content.%d.member.image.format", path, k+1))
+				}
+			}
+			c.imageFormatEnum(b.Image, path+"image.format")
+			if d := b.Document; d != nil {
+				if !slices.Contains(documentFormats, d.Format) {
+					c.add(nil, path+"document.format", ruleDocFormat)
+				}
+				switch n := utf8.RuneCountInString(d.Name); {
+				case n < 1:
+					c.add(nil, path+"document.name", ruleMinLen1)
+				case n > 200:
+					c.add(nil, path+"document.name", ruleMaxLen200)
+				}
 			}
 		}
 	}
@@ -226,6 +247,13 @@ func checkConstraints(req *converseRequest) *apiError {
 	return c.err()
 }
 
+// imageFormatEnum checks an image's format against the enum, case included (K2).
+func (c *constraints) imageFormatEnum(img *imageBlock, path string) {
+	if img != nil && !slices.Contains(imageFormats, img.Format) {
+		c.add(nil, path, ruleImageFormat)
+	}
+}
+
 // malformed is the schema validator's answer, which names the place with a JSON pointer.
 func malformed(pointer, problem string) *apiError {
 	return validation(fmt.Sprintf("Malformed input request: %s: %s, reformat your input and try again.", pointer, problem))
@@ -251,8 +279,8 @@ func count(set ...bool) int {
 	return n
 }
 
-// checkEnums checks the enumerated strings: roles (A5: a system prompt in messages is
-// refused here), tool result statuses, image formats.
+// checkEnums checks the enumerated strings the schema validator refuses: roles (A5: a
+// system prompt in messages is refused here) and tool result statuses.
 func checkEnums(req *converseRequest) *apiError {
 	for i, msg := range req.Messages {
 		switch msg.Role {
@@ -270,31 +298,8 @@ func checkEnums(req *converseRequest) *apiError {
 				default:
 					return malformed(ptr+"/toolResult/status", b.ToolResult.Status+" is not a valid enum value")
 				}
-				for k, rc := range b.ToolResult.Content {
-					if err := checkImage(fmt.Sprintf("%s/toolResult/content/%d/image", ptr, k), rc.Image); err != nil {
-						return err
-					}
-				}
-			}
-			if err := checkImage(ptr+"/image", b.Image); err != nil {
-				return err
 			}
 		}
-	}
-	return nil
-}
-
-func checkImage(ptr string, img *imageBlock) *apiError {
-	if img == nil {
-		return nil
-	}
-	switch img.Format {
-	case "png", "jpeg", "gif", "webp":
-	default:
-		return malformed(ptr+"/format", img.Format+" is not a valid enum value")
-	}
-	if len(img.Source.Bytes) == 0 {
-		return validation("The image bytes at " + strings.ReplaceAll(strings.TrimPrefix(ptr, "#/"), "/", ".") + ".source are empty. Provide image bytes and try again.")
 	}
 	return nil
 }
@@ -314,7 +319,7 @@ func checkMessages(m ModelInfo, req *converseRequest) *apiError {
 		if len(msg.Content) == 0 {
 			return validation(fmt.Sprintf("The content field in the Message object at messages.%d is empty. Add a ContentBlock object to the content field and try again.", i))
 		}
-		conversation := false // a text or image block seen in this turn
+		conversation := false // a text, image or document block seen in this turn
 		for j, b := range msg.Content {
 			at := fmt.Sprintf("messages.%d.content.%d", i, j)
 			switch {
@@ -323,7 +328,7 @@ func checkMessages(m ModelInfo, req *converseRequest) *apiError {
 					return validation(fmt.Sprintf("The text field in the ContentBlock object at %s is blank. Add text to the text field, and try again.", at))
 				}
 				conversation = true
-			case b.Image != nil:
+			case b.Image != nil, b.Document != nil:
 				conversation = true
 			case b.ToolUse != nil:
 				if req.ToolConfig == nil {

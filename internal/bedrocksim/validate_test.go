@@ -35,6 +35,29 @@ const (
 	cachePt   = `{"cachePoint":{"type":"default"}}`
 )
 
+// Image bytes (base64): a 1×1 PNG and a 1×1 GIF.
+const (
+	pngBytes = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+	gifBytes = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
+)
+
+func image(format, b64 string) string {
+	return `{"image":{"format":"` + format + `","source":{"bytes":"` + b64 + `"}}}`
+}
+
+// doc is a document block of a minimal PDF.
+func doc(format, name string) string {
+	return `{"document":{"format":"` + format + `","name":"` + name + `","source":{"bytes":"JVBERi0xLjQKJSVFT0YK"}}}`
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
 func req(messages ...string) string {
 	return `{"messages":[` + strings.Join(messages, ",") + `]}`
 }
@@ -186,7 +209,27 @@ func TestValidateJSON(t *testing.T) {
 		{"duplicate toolUse ids", sonnet4, reqWith(weatherTC, hi, `{"role":"assistant","content":[{"toolUse":{"toolUseId":"tooluse_a","name":"get_weather","input":{}}},{"toolUse":{"toolUseId":"tooluse_a","name":"get_weather","input":{}}}]}`, user(resultA)), "messages.1.content.1: toolUse ids must be unique. The toolUseId tooluse_a appears more than once in the conversation."},
 		{"model without tools", titan, reqWith(weatherTC, hi), "This model doesn't support tool use."},
 		{"toolUse in a user turn", sonnet4, reqWith(weatherTC, user(`{"toolUse":{"toolUseId":"a","name":"get_weather","input":{}}}`)), "messages.0.content.0: toolUse blocks can only be in assistant messages."},
-		{"image format", sonnet4, req(user(`{"image":{"format":"bmp","source":{"bytes":"aGk="}}}`)), "Malformed input request: #/messages/0/content/0/image/format: bmp is not a valid enum value, reformat your input and try again."},
+		// K: images and documents.
+		{"png image", sonnet4, req(user(`{"text":"what?"}`, image("png", pngBytes))), ""},
+		{"gif image in a tool result", sonnet4, reqWith(weatherTC, hi, callA, user(`{"toolResult":{"toolUseId":"tooluse_a","content":[`+image("gif", gifBytes)+`]}}`)), ""},
+		{"document with text", sonnet4, req(user(doc("pdf", "Q3 report (final) [v2]"), `{"text":"Summarize."}`)), ""},
+		{"K2 image format bmp", sonnet4, req(user(image("bmp", pngBytes))), "1 validation error detected: Value at 'messages.1.member.content.1.member.image.format' failed to satisfy constraint: Member must satisfy enum value set: [png, jpeg, gif, webp]"},
+		{"K2 image format jpg and PNG", sonnet4, req(hi, hello, user(`{"text":"x"}`, image("jpg", pngBytes), image("PNG", pngBytes))), "2 validation errors detected: Value at 'messages.3.member.content.2.member.image.format' failed to satisfy constraint: Member must satisfy enum value set: [png, jpeg, gif, webp]; Value at 'messages.3.member.content.3.member.image.format' failed to satisfy constraint: Member must satisfy enum value set: [png, jpeg, gif, webp]"},
+		{"K2 tool result image format", sonnet4, reqWith(weatherTC, hi, callA, user(`{"toolResult":{"toolUseId":"tooluse_a","content":[`+image("jpg", pngBytes)+`]}}`)), "1 validation error detected: Value at 'messages.3.member.content.1.member.toolResult.content.1.member.image.format' failed to satisfy constraint: Member must satisfy enum value set: [png, jpeg, gif, webp]"},
+		{"K2 bytes of another format", sonnet4, req(user(image("png", gifBytes))), "The model returned the following errors: The provided image does not match the specified image format."},
+		{"K2 bytes of no image", sonnet4, req(user(image("png", "aVZCT1J3MEtHZ28="))), "Failed to sanitize image: Invalid or unsupported image format"},
+		{"empty image bytes", sonnet4, req(user(image("png", ""))), "The image bytes at messages.0.content.0.image.source are empty. Provide image bytes and try again."},
+		{"K1 image in an assistant turn", sonnet4, req(hi, `{"role":"assistant","content":[`+image("png", pngBytes)+`]}`), "messages.1.content.0: image blocks can only be in user messages."},
+		{"K1 21 images", sonnet4, req(user(append([]string{`{"text":"x"}`}, repeat(image("png", pngBytes), 20)...)...), hello, user(image("png", pngBytes))), "The model returned the following errors: messages: too many images: image_count > 20"},
+		{"K3 document format", sonnet4, req(user(doc("pptx", "deck"), `{"text":"x"}`)), "1 validation error detected: Value at 'messages.1.member.content.1.member.document.format' failed to satisfy constraint: Member must satisfy enum value set: [pdf, csv, doc, docx, xls, xlsx, html, txt, md]"},
+		{"K3 empty document name", sonnet4, req(user(doc("pdf", ""), `{"text":"x"}`)), "1 validation error detected: Value at 'messages.1.member.content.1.member.document.name' failed to satisfy constraint: Member must have length greater than or equal to 1"},
+		{"K3 201-character document name", sonnet4, req(user(doc("pdf", strings.Repeat("a", 201)), `{"text":"x"}`)), "1 validation error detected: Value at 'messages.1.member.content.1.member.document.name' failed to satisfy constraint: Member must have length less than or equal to 200"},
+		{"K3 dot in a document name", sonnet4, req(user(doc("pdf", "report.pdf"), `{"text":"x"}`)), "The document file name can only contain alphanumeric characters, whitespace characters, hyphens, parentheses, and square brackets. The name can't contain more than one consecutive whitespace character. Check that the file name conforms to these restrictions and retry your request."},
+		{"K3 two spaces in a document name", sonnet4, req(user(doc("pdf", "a  b"), `{"text":"x"}`)), "The document file name can only contain alphanumeric characters, whitespace characters, hyphens, parentheses, and square brackets. The name can't contain more than one consecutive whitespace character. Check that the file name conforms to these restrictions and retry your request."},
+		{"K3 duplicate names across turns", sonnet4, req(user(doc("pdf", "a"), `{"text":"x"}`), hello, user(doc("txt", "a"), `{"text":"y"}`)), "Messages can't contain duplicate document names."},
+		{"K3 document without text", sonnet4, req(user(doc("pdf", "a"))), "A text block must be included when using documents."},
+		{"K1 document in an assistant turn", sonnet4, req(hi, `{"role":"assistant","content":[{"text":"x"},`+doc("pdf", "a")+`]}`), "messages.1.content.1: document blocks can only be in user messages."},
+		{"K1 6 documents", sonnet4, req(user(doc("pdf", "a"), doc("pdf", "b"), doc("pdf", "c"), `{"text":"x"}`), hello, user(doc("pdf", "d"), doc("pdf", "e"), doc("pdf", "f"), `{"text":"y"}`)), "You can't include more than 5 documents in a request."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

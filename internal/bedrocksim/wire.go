@@ -8,7 +8,7 @@ import (
 // The structs in this file mirror the JSON of Bedrock Runtime's Converse and ConverseStream
 // (API version 2023-09-30; the names and shapes are the service model's, as aws-sdk-go-v2's
 // bedrockruntime types spell them). They hold only what the simulator reads or writes: the
-// other members a request may carry (document, video, guardContent, …) are accepted by
+// other members a request may carry (video, guardContent, …) are accepted by
 // checkRaw (validate_raw.go) and ignored when decoding.
 //
 // Union members are pointers, so an absent member is nil; checkRaw has already made sure a
@@ -40,6 +40,7 @@ type message struct {
 type contentBlock struct {
 	Text       *string          `json:"text,omitzero"`
 	Image      *imageBlock      `json:"image,omitzero"`
+	Document   *documentBlock   `json:"document,omitzero"`
 	ToolUse    *toolUseBlock    `json:"toolUse,omitzero"`
 	ToolResult *toolResultBlock `json:"toolResult,omitzero"`
 	CachePoint *cachePointBlock `json:"cachePoint,omitzero"`
@@ -62,6 +63,17 @@ type imageBlock struct {
 
 // imageSource holds the image inline, as base64 in JSON.
 type imageSource struct {
+	Bytes []byte `json:"bytes"`
+}
+
+// documentBlock is a document given inline; the simulator reads only bytes sources.
+type documentBlock struct {
+	Format string         `json:"format"` // pdf, csv, doc, docx, xls, xlsx, html, txt or md
+	Name   string         `json:"name"`
+	Source documentSource `json:"source"`
+}
+
+type documentSource struct {
 	Bytes []byte `json:"bytes"`
 }
 

@@ -64,24 +64,40 @@ type Message struct {
 	Name string
 }
 
-// Part types. A part without a type is an image when it has one, else text.
+// Part types (docs/PROTOCOL.md 10.1). A part without a type is an image when it has one,
+// else text.
 const (
 	PartText     = "text"
 	PartImageURL = "image_url"
+	PartFile     = "file"
+	// PartRefusal is an assistant's refusal, sent back in history; it reads as text.
+	PartRefusal = "refusal"
 )
 
 // Part is one content part.
 type Part struct {
 	Type string
+	// Text is a text part's text, or a refusal part's refusal.
 	Text string
 	// Image is the image_url member: present (even empty) makes a typeless part an image.
 	Image *ImageURL
+	// File is the file member of a file part.
+	File *File
 }
 
 // ImageURL is an image reference; the gateway accepts data URLs only.
 type ImageURL struct {
 	URL    string
 	Detail string
+}
+
+// File is a document given inline. The gateway stores no files, so FileID is only there
+// to be refused by name.
+type File struct {
+	// Data is file_data: a data URL (data:application/pdf;base64,...) or bare base64.
+	Data     string
+	Filename string
+	FileID   string
 }
 
 // ToolCall is a call the model made: in a request's history, or in an answer.

@@ -118,10 +118,27 @@ type Message struct {
 	Name       string      `json:"name"`
 }
 
+// Part is one content part. An assistant's refusal part carries its text in refusal.
 type Part struct {
 	Type     string    `json:"type"`
 	Text     string    `json:"text"`
+	Refusal  string    `json:"refusal"`
 	ImageURL *ImageURL `json:"image_url"`
+	File     *File     `json:"file"`
+}
+
+// File is a file part's file: its data inline (a data URL or bare base64), or an id the
+// gateway refuses (it stores no files).
+type File struct {
+	FileData string `json:"file_data"`
+	Filename string `json:"filename"`
+	FileID   string `json:"file_id"`
+}
+
+func (f *File) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain File
+	*f = File{}
+	return json.UnmarshalDecode(dec, (*plain)(f))
 }
 
 type ImageURL struct {
@@ -635,8 +652,14 @@ func (m *Message) chat(i int) (chat.Message, error) {
 				return out, nullElement(fmt.Sprintf("messages[%d].content[%d]", i, j))
 			}
 			out.Parts[j] = chat.Part{Type: p.Type, Text: p.Text}
+			if p.Type == chat.PartRefusal {
+				out.Parts[j].Text = p.Refusal
+			}
 			if p.ImageURL != nil {
 				out.Parts[j].Image = &chat.ImageURL{URL: p.ImageURL.URL, Detail: p.ImageURL.Detail}
+			}
+			if p.File != nil {
+				out.Parts[j].File = &chat.File{Data: p.File.FileData, Filename: p.File.Filename, FileID: p.File.FileID}
 			}
 		}
 	}

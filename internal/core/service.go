@@ -226,6 +226,9 @@ func messageBytes(m *chat.Message) int {
 		if p.Image != nil {
 			n += len(p.Image.URL)
 		}
+		if p.File != nil {
+			n += len(p.File.Data) + len(p.File.Filename) + len(p.File.FileID)
+		}
 	}
 	for _, c := range m.ToolCalls {
 		n += len(c.ID) + len(c.Name) + len(c.Arguments)

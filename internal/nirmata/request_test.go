@@ -93,6 +93,24 @@ func TestDecodeRequest(t *testing.T) {
 				{Type: "text"},
 			}}}},
 		},
+		{
+			name: "file, refusal and audio parts",
+			body: `{"messages":[{"role":"user","content":[
+				{"type":"file","file":{"file_data":"data:application/pdf;base64,JVBERi0=","filename":"a.pdf"}},
+				{"type":"file","file":{"file_id":"file-1"},"file":{"filename":"b.pdf"}},
+				{"type":"file","file":null},
+				{"type":"input_audio","input_audio":{"data":"AAAA","format":"wav"}}
+			]},{"role":"assistant","content":[{"type":"refusal","refusal":"I can't.","text":"ignored"}]}]}`,
+			want: &chat.Request{Messages: []chat.Message{
+				{Role: "user", Parts: []chat.Part{
+					{Type: "file", File: &chat.File{Data: "data:application/pdf;base64,JVBERi0=", Filename: "a.pdf"}},
+					{Type: "file", File: &chat.File{Filename: "b.pdf"}}, // a repeated member keeps its last value whole
+					{Type: "file"},
+					{Type: "input_audio"},
+				}},
+				{Role: "assistant", Parts: []chat.Part{{Type: "refusal", Text: "I can't."}}},
+			}},
+		},
 		{name: "content empty parts", body: `{"messages":[{"role":"user","content":[]}]}`,
 			want: &chat.Request{Messages: []chat.Message{{Role: "user"}}}},
 		{
@@ -318,6 +336,9 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"image_url number", `{"messages":[{"content":[{"type":"image_url","image_url":7}]}]}`, "messages[0].content[0].image_url: want an object or a string, got number"},
 		{"image_url.url", `{"messages":[{"content":[{"image_url":{"url":false}}]}]}`, "messages[0].content[0].image_url.url: want a string, got boolean"},
 		{"image_url.detail", `{"messages":[{"content":[{"image_url":{"detail":1}}]}]}`, "messages[0].content[0].image_url.detail: want a string, got number"},
+		{"file string", `{"messages":[{"content":[{"type":"file","file":"a.pdf"}]}]}`, "messages[0].content[0].file: want an object, got string"},
+		{"file.file_data", `{"messages":[{"content":[{"type":"file","file":{"file_data":{}}}]}]}`, "messages[0].content[0].file.file_data: want a string, got object"},
+		{"refusal", `{"messages":[{"content":[{"type":"refusal","refusal":false}]}]}`, "messages[0].content[0].refusal: want a string, got boolean"},
 		{"tool_calls object", `{"messages":[{"role":"assistant"},{"role":"assistant","tool_calls":{}}]}`, "messages[1].tool_calls: want an array, got object"},
 		{"tool_call string", `{"messages":[{"tool_calls":["x"]}]}`, "messages[0].tool_calls[0]: want an object, got string"},
 		{"tool_call id", `{"messages":[{"tool_calls":[{"id":1}]}]}`, "messages[0].tool_calls[0].id: want a string, got number"},

@@ -1,10 +1,8 @@
 package translate
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -25,6 +23,9 @@ const (
 	missingResultText = "No result was provided for this tool call."
 	// emptyResultText stands for a tool message with empty content (rules 4 and 18).
 	emptyResultText = "(empty)"
+	// attachedPrefix opens the text a user turn with documents and no text gets, followed by
+	// the documents' names: Bedrock wants a text block beside documents (K rule 3).
+	attachedPrefix = "Attached: "
 )
 
 // messages turns the client's messages into Converse's system blocks and messages,
@@ -51,6 +52,7 @@ type conversation struct {
 
 	turns  []*turn
 	system []bedrock.SystemBlock
+	media  media
 }
 
 // turn is one Converse message being assembled from one or more client messages.
@@ -92,7 +94,7 @@ func (c *conversation) message(i int, m *chat.Message) error {
 			c.system = append(c.system, bedrock.SystemBlock{Text: s})
 		}
 	case chat.RoleUser:
-		blocks, err := userBlocks(i, m)
+		blocks, err := c.userBlocks(i, m)
 		if err != nil || len(blocks) == 0 {
 			return err
 		}
@@ -164,7 +166,7 @@ func (c *conversation) toolMessage(i int, m *chat.Message) error {
 	if id == "" {
 		return invalidf("messages[%d].tool_call_id is missing; a tool message must name the call it answers", i)
 	}
-	text, images, err := toolContent(i, m)
+	text, images, err := c.toolContent(i, m)
 	if err != nil {
 		return err
 	}
@@ -229,6 +231,9 @@ func (c *conversation) assemble() ([]bedrock.Message, error) {
 			content = c.results(u.prev, len(u.other))
 		}
 		content = append(content, u.other...)
+		if text, ok := attachedText(u.other); ok {
+			content = append(content, text)
+		}
 		out = append(out, bedrock.Message{Role: bedrock.RoleUser, Content: content})
 	}
 	last := c.turns[len(c.turns)-1]
@@ -271,7 +276,7 @@ func (c *conversation) results(a *turn, extra int) []bedrock.ContentBlock {
 }
 
 // textsOf returns the non-blank texts of a system or assistant message: its parts when it
-// has any, else its content. Images are only accepted in user turns.
+// has any, else its content.
 func textsOf(i int, m *chat.Message, role string) ([]string, error) {
 	if len(m.Parts) == 0 {
 		if isBlank(m.Content) {
@@ -282,12 +287,8 @@ func textsOf(i int, m *chat.Message, role string) ([]string, error) {
 	var texts []string
 	for j := range m.Parts {
 		p := &m.Parts[j]
-		isText, err := partKind(i, j, p)
-		if err != nil {
+		if _, err := partKindFor(i, j, p, role); err != nil {
 			return nil, err
-		}
-		if !isText {
-			return nil, invalidf("messages[%d].content[%d]: images are only accepted in user and tool messages, not in %s messages", i, j, role)
 		}
 		if !isBlank(p.Text) {
 			texts = append(texts, p.Text)
@@ -297,7 +298,7 @@ func textsOf(i int, m *chat.Message, role string) ([]string, error) {
 }
 
 // userBlocks returns the content blocks of a user message; blank text is dropped (rule 4).
-func userBlocks(i int, m *chat.Message) ([]bedrock.ContentBlock, error) {
+func (c *conversation) userBlocks(i int, m *chat.Message) ([]bedrock.ContentBlock, error) {
 	if len(m.Parts) == 0 {
 		if isBlank(m.Content) {
 			return nil, nil
@@ -307,28 +308,35 @@ func userBlocks(i int, m *chat.Message) ([]bedrock.ContentBlock, error) {
 	blocks := make([]bedrock.ContentBlock, 0, len(m.Parts))
 	for j := range m.Parts {
 		p := &m.Parts[j]
-		isText, err := partKind(i, j, p)
+		kind, err := partKindFor(i, j, p, chat.RoleUser)
 		if err != nil {
 			return nil, err
 		}
-		if isText {
+		switch kind {
+		case partText:
 			if !isBlank(p.Text) {
 				blocks = append(blocks, bedrock.TextBlock(p.Text))
 			}
-			continue
+		case partImage:
+			img, err := c.media.image(i, j, p)
+			if err != nil {
+				return nil, err
+			}
+			blocks = append(blocks, bedrock.ContentBlock{Image: img})
+		case partDocument:
+			doc, err := c.media.document(i, j, p)
+			if err != nil {
+				return nil, err
+			}
+			blocks = append(blocks, bedrock.ContentBlock{Document: doc})
 		}
-		img, err := imageBlock(i, j, p)
-		if err != nil {
-			return nil, err
-		}
-		blocks = append(blocks, bedrock.ContentBlock{Image: img})
 	}
 	return blocks, nil
 }
 
 // toolContent returns the text of a tool message (its text parts joined, else its content)
 // and its images.
-func toolContent(i int, m *chat.Message) (string, []bedrock.ToolResultContentBlock, error) {
+func (c *conversation) toolContent(i int, m *chat.Message) (string, []bedrock.ToolResultContentBlock, error) {
 	if len(m.Parts) == 0 {
 		return m.Content, nil, nil
 	}
@@ -336,21 +344,39 @@ func toolContent(i int, m *chat.Message) (string, []bedrock.ToolResultContentBlo
 	var images []bedrock.ToolResultContentBlock
 	for j := range m.Parts {
 		p := &m.Parts[j]
-		isText, err := partKind(i, j, p)
+		kind, err := partKindFor(i, j, p, chat.RoleTool)
 		if err != nil {
 			return "", nil, err
 		}
-		if isText {
+		if kind == partText {
 			text.WriteString(p.Text)
 			continue
 		}
-		img, err := imageBlock(i, j, p)
+		img, err := c.media.image(i, j, p)
 		if err != nil {
 			return "", nil, err
 		}
 		images = append(images, bedrock.ToolResultContentBlock{Image: img})
 	}
 	return text.String(), images, nil
+}
+
+// attachedText is the text block a user turn with documents and no text block needs, naming
+// the documents; ok is false when the turn needs none.
+func attachedText(blocks []bedrock.ContentBlock) (text bedrock.ContentBlock, ok bool) {
+	var names []string
+	for _, b := range blocks {
+		switch {
+		case b.Text != nil:
+			return text, false
+		case b.Document != nil:
+			names = append(names, b.Document.Name)
+		}
+	}
+	if len(names) == 0 {
+		return text, false
+	}
+	return bedrock.TextBlock(attachedPrefix + strings.Join(names, ", ")), true
 }
 
 // resultContent is the content of a toolResult: a JSON object stays JSON (rule 17: json
@@ -405,69 +431,44 @@ func toolInput(args string) ([]byte, error) {
 	return b, nil
 }
 
-// partKind checks a content part and reports whether it is text (else an image). A part
-// without type is an image when it has image_url, else text.
-func partKind(i, j int, p *chat.Part) (isText bool, err error) {
-	switch {
-	case p.Type == chat.PartText, p.Type == "" && p.Image == nil:
-		return true, nil
-	case p.Type == chat.PartImageURL, p.Type == "":
-		return false, nil
-	default:
-		return false, unsupportedf("messages[%d].content[%d].type %s is not one of \"text\", \"image_url\"", i, j, clip.Quote(p.Type))
-	}
-}
+// partKind is what a content part holds.
+type partKind uint8
 
-// imageFormats maps the data URL media types Bedrock accepts to its format names.
-var imageFormats = map[string]string{
-	"image/png":  "png",
-	"image/jpeg": "jpeg",
-	"image/jpg":  "jpeg",
-	"image/gif":  "gif",
-	"image/webp": "webp",
-}
+const (
+	partText partKind = iota
+	partImage
+	partDocument
+)
 
-// imageBlock decodes an image_url part. Only data URLs are accepted: the gateway does not
-// fetch remote URLs on a client's behalf (docs/BEDROCK.md C).
-func imageBlock(i, j int, p *chat.Part) (*bedrock.ImageBlock, error) {
-	var url string
-	if p.Image != nil {
-		url = p.Image.URL
-	}
-	path := "messages[" + strconv.Itoa(i) + "].content[" + strconv.Itoa(j) + "].image_url.url"
-	if url == "" {
-		return nil, invalidf("%s is missing", path)
-	}
-	if len(url) < 5 || !strings.EqualFold(url[:5], "data:") {
-		return nil, unsupportedf("%s: remote image URLs are not fetched; send the image inline as a data URL (data:image/png;base64,...)", path)
-	}
-	meta, data, ok := strings.Cut(url[5:], ",")
-	if !ok {
-		return nil, invalidf("%s is not a valid data URL", path)
-	}
-	params := strings.Split(meta, ";")
-	format, ok := imageFormats[strings.ToLower(strings.TrimSpace(params[0]))]
-	if !ok {
-		return nil, unsupportedf("%s: media type %s is not supported; use image/png, image/jpeg, image/gif or image/webp", path, clip.Quote(params[0]))
-	}
-	isBase64 := false
-	for _, prm := range params[1:] {
-		isBase64 = isBase64 || strings.EqualFold(strings.TrimSpace(prm), "base64")
-	}
-	if !isBase64 {
-		return nil, invalidf("%s: the data URL must be base64-encoded (data:image/%s;base64,...)", path, format)
-	}
-	raw, err := base64.StdEncoding.DecodeString(data)
-	if err != nil {
-		// Some clients drop the padding.
-		if raw, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(data, "=")); err != nil {
-			return nil, invalidf("%s: the image data is not valid base64", path)
+// partKindFor checks part j of message i, whose role is role, and tells what it holds. A
+// part without type is an image when it has image_url, else text; a refusal is text. Every
+// role takes text; user and tool messages also images; user messages also documents;
+// assistant messages also refusals (docs/PROTOCOL.md 10.1).
+func partKindFor(i, j int, p *chat.Part, role string) (partKind, error) {
+	var kind partKind
+	switch p.Type {
+	case chat.PartText, chat.PartRefusal:
+		kind = partText
+	case chat.PartImageURL:
+		kind = partImage
+	case chat.PartFile:
+		kind = partDocument
+	case "":
+		if p.Image != nil {
+			kind = partImage
 		}
+	default:
+		return 0, unsupportedf("%s.type %s is not supported; parts are \"text\", \"image_url\", \"file\" and, in assistant messages, \"refusal\"", partPath(i, j), clip.Quote(p.Type))
 	}
-	if len(raw) == 0 {
-		return nil, invalidf("%s: the data URL holds no image data", path)
+	switch {
+	case p.Type == chat.PartRefusal && role != chat.RoleAssistant:
+		return 0, invalidf("%s: refusal parts are only accepted in assistant messages, not in %s messages", partPath(i, j), role)
+	case kind == partImage && role != chat.RoleUser && role != chat.RoleTool:
+		return 0, invalidf("%s: images are only accepted in user and tool messages, not in %s messages", partPath(i, j), role)
+	case kind == partDocument && role != chat.RoleUser:
+		return 0, invalidf("%s: documents are only accepted in user messages, not in %s messages", partPath(i, j), role)
 	}
-	return &bedrock.ImageBlock{Format: format, Source: bedrock.ImageSource{Bytes: raw}}, nil
+	return kind, nil
 }
 
 // isBlank reports whether s would be refused as blank text (rule 4): only whitespace or

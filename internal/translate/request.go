@@ -30,7 +30,16 @@ import (
 //     simply not sent).
 //   - A tool call needs an id and a function name; arguments that are only whitespace
 //     count as "" ({}).
-//   - Tool messages may carry image parts; they become image blocks of the toolResult.
+//   - Tool messages may carry image parts; they become image blocks of the toolResult and
+//     count towards the 20 images. Documents are taken in user messages only, refusal parts
+//     in assistant messages only (as text).
+//   - Image sizes are checked as 3.75 MiB and document sizes as 4.5 MiB (AWS says "MB");
+//     an image whose header cannot be read for its dimensions is left to Bedrock.
+//   - A document's format comes from its data URL's media type, else from its filename's
+//     extension, so application/octet-stream with report.pdf is a PDF.
+//   - Document names keep only ASCII letters and digits besides Bedrock's punctuation; the
+//     extension stays, its dot a space ("report.pdf" is "report pdf"). A user turn with
+//     documents and no text gets "Attached: <name>, <name>".
 //   - temperature and top_p must lie in [0, 1], Bedrock's range, not OpenAI's [0, 2].
 //   - A history that ends with the assistant's tool calls (no results yet) gets a final
 //     user turn of synthesized error results, counted in Stats.SynthesizedResults, on

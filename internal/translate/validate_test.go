@@ -49,6 +49,7 @@ func checkConverse(modelID string, body []byte) error {
 	}
 	usesTools := false
 	seenIDs := map[string]bool{}
+	docNames := map[string]bool{}
 	var prevUses map[string]bool // toolUse ids of the previous assistant turn
 	for i, m := range r.Messages {
 		if m.Role != bedrock.RoleUser && m.Role != bedrock.RoleAssistant {
@@ -62,10 +63,10 @@ func checkConverse(modelID string, body []byte) error {
 		}
 		uses := map[string]bool{}
 		results := map[string]bool{}
-		seenOther := false
+		seenOther, hasText, hasDocument := false, false, false
 		for j, b := range m.Content {
 			n := 0
-			for _, set := range []bool{b.Text != nil, b.Image != nil, b.ToolUse != nil, b.ToolResult != nil, b.CachePoint != nil, b.ReasoningContent != nil} {
+			for _, set := range []bool{b.Text != nil, b.Image != nil, b.Document != nil, b.ToolUse != nil, b.ToolResult != nil, b.CachePoint != nil, b.ReasoningContent != nil} {
 				if set {
 					n++
 				}
@@ -75,7 +76,7 @@ func checkConverse(modelID string, body []byte) error {
 			}
 			switch {
 			case b.Text != nil:
-				seenOther = true
+				seenOther, hasText = true, true
 				if strings.TrimSpace(*b.Text) == "" {
 					fail("rule 4: messages.%d.content.%d: blank text", i, j)
 				}
@@ -85,6 +86,25 @@ func checkConverse(modelID string, body []byte) error {
 					fail("messages.%d.content.%d: image in %s turn", i, j, m.Role)
 				}
 				checkImage(b.Image, fmt.Sprintf("messages.%d.content.%d", i, j), fail)
+			case b.Document != nil:
+				seenOther, hasDocument = true, true
+				d := b.Document
+				if m.Role != bedrock.RoleUser {
+					fail("K1: messages.%d.content.%d: document in %s turn", i, j, m.Role)
+				}
+				if !documentFormat.MatchString(d.Format) {
+					fail("K3: messages.%d.content.%d.document.format %q", i, j, d.Format)
+				}
+				if len(d.Name) > 200 || !documentName.MatchString(d.Name) {
+					fail("K3: messages.%d.content.%d.document.name %q", i, j, d.Name)
+				}
+				if docNames[d.Name] {
+					fail("K3: messages.%d.content.%d.document.name %q is not unique", i, j, d.Name)
+				}
+				docNames[d.Name] = true
+				if len(d.Source.Bytes) == 0 {
+					fail("messages.%d.content.%d.document.source.bytes is empty", i, j)
+				}
 			case b.ToolUse != nil:
 				usesTools = true
 				u := b.ToolUse
@@ -142,6 +162,9 @@ func checkConverse(modelID string, body []byte) error {
 					}
 				}
 			}
+		}
+		if hasDocument && !hasText {
+			fail("K3: messages.%d has a document and no text block", i)
 		}
 		if m.Role == bedrock.RoleUser {
 			for id := range prevUses {
@@ -268,6 +291,13 @@ func rootTypeIsObject(schema []byte) bool {
 	}
 	return found
 }
+
+// documentFormat and documentName are what Bedrock accepts as a document's format and name
+// (K3); the name's 200-character limit is checked apart.
+var (
+	documentFormat = regexp.MustCompile(`^(pdf|csv|doc|docx|xls|xlsx|html|txt|md)$`)
+	documentName   = regexp.MustCompile(`^[a-zA-Z0-9()\[\]-]+( [a-zA-Z0-9()\[\]-]+)*$`)
+)
 
 // bedrockName is what Bedrock accepts as a tool name and a toolUseId (rules 9 and 14).
 var bedrockName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
