@@ -7,6 +7,9 @@ MAKEFLAGS += --no-print-directory
 # Buf Schema Registry.
 BUF := go tool -modfile=tools/go.mod buf
 
+# test/node's npm packages (see the rule below test).
+NODE_MODULES := test/node/node_modules
+
 .PHONY: help run test lint generate checkgenerate fuzz
 
 help: ## Show the targets
@@ -15,8 +18,16 @@ help: ## Show the targets
 run: ## Run the gateway on the embedded Bedrock simulator (REST localhost:8080, gRPC localhost:9090; no keys, so loopback only)
 	go run ./cmd/gateway --sim --http-addr 127.0.0.1:8080 --grpc-addr 127.0.0.1:9090
 
-test: ## Run every test (race detector on)
+test: $(NODE_MODULES) ## Run every test (race detector on); installs test/node's npm packages first when missing
 	go test -race -count=1 ./...
+
+# The official openai npm client and the Vercel AI SDK, which internal/gateway's
+# TestNodeClients runs against the gateway: pinned in test/node/package-lock.json, installed
+# when node_modules is absent or older than the lock file.
+$(NODE_MODULES): test/node/package-lock.json test/node/package.json
+	@command -v npm >/dev/null || { echo "npm not found: make test needs Node.js 20 or later with npm (test/node)"; exit 1; }
+	npm ci --prefix test/node --no-audit --no-fund --ignore-scripts
+	@touch $@
 
 lint: ## go vet, gofmt, buf lint, buf format, and buf breaking against the main branch
 	go vet ./...
