@@ -331,6 +331,41 @@ func TestOpenAIImage(t *testing.T) {
 	assert.Len(t, sim.converseRequests(t), 1, "refused before Bedrock")
 }
 
+// TestOpenAIDocument: a file part becomes a Bedrock document, named from its filename,
+// and a file_id (the gateway stores no files) is refused naming the part.
+func TestOpenAIDocument(t *testing.T) {
+	client, sim, _ := openAIGateway(t)
+	pdf := []byte("%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n")
+	resp, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
+		Model: testModel,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.TextContentPart("Summarise the attached report."),
+			openai.FileContentPart(openai.ChatCompletionContentPartFileFileParam{
+				FileData: openai.String("data:application/pdf;base64," + base64.StdEncoding.EncodeToString(pdf)),
+				Filename: openai.String("q3_report.pdf"),
+			}),
+		})},
+	})
+	require.NoError(t, err)
+	assert.NotEmpty(t, resp.Choices[0].Message.Content)
+	doc := blockOf(t, sim.converseRequests(t)[0]["messages"].([]any)[0], "document")
+	assert.Equal(t, "pdf", doc["format"])
+	assert.Equal(t, "q3 report pdf", doc["name"])
+	assert.Equal(t, base64.StdEncoding.EncodeToString(pdf), doc["source"].(map[string]any)["bytes"])
+
+	_, err = client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
+		Model: testModel,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.TextContentPart("And this one?"),
+			openai.FileContentPart(openai.ChatCompletionContentPartFileFileParam{FileID: openai.String("file-abc")}),
+		})},
+	})
+	apiErr := requireAPIError(t, err, http.StatusBadRequest)
+	assert.Equal(t, "unsupported_value", apiErr.Code)
+	assert.Equal(t, "messages[0].content[1].file.file_id", apiErr.Param)
+	assert.Len(t, sim.converseRequests(t), 1, "refused before Bedrock")
+}
+
 func requireAPIError(t *testing.T, err error, status int) *openai.Error {
 	t.Helper()
 	var apiErr *openai.Error

@@ -273,8 +273,9 @@ func TestOpenLoop(t *testing.T) {
 	t.Cleanup(client.CloseIdleConnections)
 	res := NewRunner(Config{Client: client, URL: srv.URL, Format: FormatUnary, Concurrency: 4, Requests: 21, Rate: 100}).Run(t.Context())
 	assert.Equal(t, 21, res.Counts[OK])
+	// Lower bounds only: the schedule makes them certain, where an upper bound would
+	// measure how busy the machine is.
 	assert.GreaterOrEqual(t, res.Elapsed, 200*time.Millisecond, "the 21st request is due 200 ms in")
-	assert.Less(t, res.Elapsed, 2*time.Second)
 
 	// One worker, a request every 10 ms, each taking 30 ms: the schedule falls behind by
 	// 20 ms a request, so the last of 8 waited about 140 ms before it could start.
@@ -290,7 +291,6 @@ func TestOpenLoop(t *testing.T) {
 	t.Cleanup(srv2.Close)
 	res = NewRunner(Config{Client: client, URL: srv2.URL, Format: FormatUnary, Concurrency: 1, Requests: 8, Rate: 100}).Run(t.Context())
 	require.Len(t, res.Latencies, 8)
-	assert.Less(t, res.Latencies[0], 100*time.Millisecond)
 	assert.GreaterOrEqual(t, res.Latencies[7], 160*time.Millisecond, "30 ms of work plus 140 ms behind schedule")
 }
 
