@@ -348,10 +348,10 @@ func (p *Parameters) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			return err
 		}
 		v = bytes.ToValidUTF8(v, []byte("\uFFFD")) // a copy: ReadValue's bytes are the decoder's
-		if bytes.ContainsAny(v, " \t\r\n") {       // else it is compact already, and valid
-			if err := v.Compact(); err != nil {
-				return err
-			}
+		// Compact checks again, without the body's leniency: a schema reaches Bedrock as
+		// JSON the marshaller accepts, so a member named twice is refused here.
+		if err := v.Compact(jsontext.AllowDuplicateNames(false)); err != nil {
+			return &fieldError{strings.TrimPrefix(translate.JSONErrorText(err), "is ")}
 		}
 		*p = Parameters(v)
 		return nil

@@ -314,6 +314,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"syntax wins over shape", `{"max_tokens":"x","stop":[1,}`, "body is not valid JSON: invalid character '}' at start of value at byte 28"},
 		{"syntax wins over a bad tool_choice", `{"tool_choice":"bogus","messages":[`, "body is not valid JSON: unexpected end of input at byte 35"},
 		{"syntax in skipped field", `{"x":[1,2,,3]}`, "body is not valid JSON: invalid character ',' at start of value at byte 10"},
+		{"schema names a member twice", `{"tools":[{"function":{"name":"a","parameters":{"a":1,"a":2}}}]}`, `tools[0].function.parameters: not valid JSON: duplicate object member name at byte 7`},
 		{"BOM", "\xef\xbb\xbf{}", "body is not valid JSON: invalid character '\\ufeff' at start of value at byte 0"},
 
 		// JSON of the wrong shape.

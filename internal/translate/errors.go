@@ -129,7 +129,7 @@ func JSONErrorText(err error) string {
 // through float64.
 func compactJSON(b []byte) ([]byte, error) {
 	v := jsontext.Value(b)
-	if err := v.Compact(); err != nil {
+	if err := v.Compact(jsontext.AllowDuplicateNames(false)); err != nil {
 		return nil, err
 	}
 	return v, nil
