@@ -356,8 +356,14 @@ type Capabilities struct {
 	ToolChoice   []string
 	MaxTools     int
 	DefaultModel string
-	Models       []ModelCapabilities
+	// Surfaces are the APIs the gateway serves.
+	Surfaces []string
+	Models   []ModelCapabilities
 }
+
+// Surfaces are the APIs every gateway serves: the Nirmata REST API, OpenAI's Chat
+// Completions API, and gRPC.
+var Surfaces = []string{"nirmata", "openai", "grpc"}
 
 // ModelCapabilities describes one listed model.
 type ModelCapabilities struct {
@@ -390,6 +396,7 @@ func (s *Service) Capabilities(model string) (*Capabilities, error) {
 		ToolChoice:     []string{},
 		MaxTools:       s.opts.MaxTools,
 		DefaultModel:   s.opts.DefaultModel,
+		Surfaces:       Surfaces,
 	}
 	if m.Tools {
 		out.ToolTypes = append(out.ToolTypes, "function")

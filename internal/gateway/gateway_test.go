@@ -308,6 +308,7 @@ func TestGRPCAuthHealthAndReflection(t *testing.T) {
 	caps, err := client.GetCapabilities(t.Context(), &llmgatewayv1.GetCapabilitiesRequest{})
 	require.NoError(t, err)
 	assert.True(t, caps.GetToolsSupported())
+	assert.Equal(t, []string{"nirmata", "openai", "grpc"}, caps.GetSurfaces())
 
 	h, err := healthpb.NewHealthClient(conn).Check(t.Context(), &healthpb.HealthCheckRequest{Service: "llmgateway.v1.ChatService"})
 	require.NoError(t, err)
@@ -345,6 +346,7 @@ func TestRESTCapabilitiesAndErrors(t *testing.T) {
 		assert.Equal(t, false, caps["streaming_tools"], "llama 3.1 has no streaming tool use")
 		assert.EqualValues(t, 128, caps["max_tools"])
 		assert.Equal(t, testModel, caps["default_model"])
+		assert.Equal(t, []any{"nirmata", "openai", "grpc"}, caps["surfaces"])
 	}
 
 	many := make([]string, 129)

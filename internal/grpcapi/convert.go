@@ -160,6 +160,7 @@ func responseProto(r *chat.Response) *llmgatewayv1.ChatResponse {
 		Usage:        usage(r.Usage),
 		Metadata: &llmgatewayv1.ResponseMetadata{
 			Model: r.Model, StopReason: r.StopReason, LatencyMs: int32(r.LatencyMs), RequestId: r.RequestID,
+			IgnoredParams: r.Ignored,
 		},
 	}
 	for _, tc := range r.ToolCalls { // translate.Response gives every call its arguments, "{}" at least
@@ -195,6 +196,7 @@ func capabilitiesProto(c *core.Capabilities) *llmgatewayv1.Capabilities {
 		StreamingFormats: nirmata.StreamingFormats, // the same answer as REST's: what a probe may ask for there
 		ToolChoice:       c.ToolChoice,
 		DefaultModel:     c.DefaultModel,
+		Surfaces:         c.Surfaces,
 	}
 	for _, m := range c.Models {
 		out.Models = append(out.Models, &llmgatewayv1.ModelCapabilities{Id: m.ID, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice})

@@ -195,6 +195,7 @@ type capabilities struct {
 	StreamingFormats []string            `json:"streaming_formats"`
 	ToolChoice       []string            `json:"tool_choice"`
 	DefaultModel     string              `json:"default_model"`
+	Surfaces         []string            `json:"surfaces"`
 	Models           []modelCapabilities `json:"models"`
 }
 
@@ -222,6 +223,7 @@ func (h *Handler) Capabilities(w http.ResponseWriter, r *http.Request, call *cor
 		StreamingFormats: StreamingFormats,
 		ToolChoice:       c.ToolChoice,
 		DefaultModel:     c.DefaultModel,
+		Surfaces:         c.Surfaces,
 		Models:           make([]modelCapabilities, len(c.Models)),
 	}
 	for i, m := range c.Models { // nil lists encode as []

@@ -1031,9 +1031,11 @@ type ResponseMetadata struct {
 	// The Bedrock model id that answered.
 	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
 	// Bedrock's own stopReason.
-	StopReason    string `protobuf:"bytes,2,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
-	LatencyMs     int32  `protobuf:"varint,3,opt,name=latency_ms,json=latencyMs,proto3" json:"latency_ms,omitempty"`
-	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	StopReason string `protobuf:"bytes,2,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	LatencyMs  int32  `protobuf:"varint,3,opt,name=latency_ms,json=latencyMs,proto3" json:"latency_ms,omitempty"`
+	RequestId  string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The request fields accepted without effect, as JSON paths of the REST body.
+	IgnoredParams []string `protobuf:"bytes,5,rep,name=ignored_params,json=ignoredParams,proto3" json:"ignored_params,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1094,6 +1096,13 @@ func (x *ResponseMetadata) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *ResponseMetadata) GetIgnoredParams() []string {
+	if x != nil {
+		return x.IgnoredParams
+	}
+	return nil
 }
 
 // ChatStreamEvent is one event of a streamed answer.
@@ -1561,8 +1570,10 @@ type Capabilities struct {
 	ToolChoice       []string               `protobuf:"bytes,6,rep,name=tool_choice,json=toolChoice,proto3" json:"tool_choice,omitempty"`
 	DefaultModel     string                 `protobuf:"bytes,7,opt,name=default_model,json=defaultModel,proto3" json:"default_model,omitempty"`
 	Models           []*ModelCapabilities   `protobuf:"bytes,8,rep,name=models,proto3" json:"models,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The APIs the gateway serves: "nirmata" (REST), "openai" (REST), "grpc".
+	Surfaces      []string `protobuf:"bytes,9,rep,name=surfaces,proto3" json:"surfaces,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Capabilities) Reset() {
@@ -1647,6 +1658,13 @@ func (x *Capabilities) GetDefaultModel() string {
 func (x *Capabilities) GetModels() []*ModelCapabilities {
 	if x != nil {
 		return x.Models
+	}
+	return nil
+}
+
+func (x *Capabilities) GetSurfaces() []string {
+	if x != nil {
+		return x.Surfaces
 	}
 	return nil
 }
@@ -1795,7 +1813,7 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\x05Usage\x12#\n" +
 	"\rprompt_tokens\x18\x01 \x01(\x05R\fpromptTokens\x12+\n" +
 	"\x11completion_tokens\x18\x02 \x01(\x05R\x10completionTokens\x12!\n" +
-	"\ftotal_tokens\x18\x03 \x01(\x05R\vtotalTokens\"\x87\x01\n" +
+	"\ftotal_tokens\x18\x03 \x01(\x05R\vtotalTokens\"\xae\x01\n" +
 	"\x10ResponseMetadata\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x1f\n" +
 	"\vstop_reason\x18\x02 \x01(\tR\n" +
@@ -1803,7 +1821,8 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\n" +
 	"latency_ms\x18\x03 \x01(\x05R\tlatencyMs\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x04 \x01(\tR\trequestId\"\xdf\x02\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\x12%\n" +
+	"\x0eignored_params\x18\x05 \x03(\tR\rignoredParams\"\xdf\x02\n" +
 	"\x0fChatStreamEvent\x127\n" +
 	"\acontent\x18\n" +
 	" \x01(\v2\x1b.llmgateway.v1.ContentDeltaH\x00R\acontent\x12;\n" +
@@ -1830,7 +1849,7 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12.\n" +
 	"\adetails\x18\x03 \x03(\v2\x14.google.protobuf.AnyR\adetails\".\n" +
 	"\x16GetCapabilitiesRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\"\xc9\x02\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\"\xe5\x02\n" +
 	"\fCapabilities\x12'\n" +
 	"\x0ftools_supported\x18\x01 \x01(\bR\x0etoolsSupported\x12\x1d\n" +
 	"\n" +
@@ -1841,7 +1860,8 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\vtool_choice\x18\x06 \x03(\tR\n" +
 	"toolChoice\x12#\n" +
 	"\rdefault_model\x18\a \x01(\tR\fdefaultModel\x128\n" +
-	"\x06models\x18\b \x03(\v2 .llmgateway.v1.ModelCapabilitiesR\x06models\"\x83\x01\n" +
+	"\x06models\x18\b \x03(\v2 .llmgateway.v1.ModelCapabilitiesR\x06models\x12\x1a\n" +
+	"\bsurfaces\x18\t \x03(\tR\bsurfaces\"\x83\x01\n" +
 	"\x11ModelCapabilities\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05tools\x18\x02 \x01(\bR\x05tools\x12'\n" +
