@@ -1,0 +1,119 @@
+package openai
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/translate"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestDecodeRequest(t *testing.T) {
+	t.Parallel()
+	const hi = `"messages":[{"role":"user","content":"hi"}]`
+	tests := []struct {
+		name, body string
+		check      func(t *testing.T, c *call)
+	}{
+		{"max_completion_tokens wins over max_tokens", `{` + hi + `,"max_tokens":10,"max_completion_tokens":20}`, func(t *testing.T, c *call) {
+			assert.Equal(t, ptr(int32(20)), c.req.MaxTokens)
+		}},
+		{"safety_identifier wins over user", `{` + hi + `,"user":"u","safety_identifier":"s","prompt_cache_key":"k"}`, func(t *testing.T, c *call) {
+			assert.Equal(t, "s", c.req.User)
+			assert.Equal(t, "k", c.req.CacheKey)
+		}},
+		{"stream with usage", `{` + hi + `,"stream":true,"stream_options":{"include_usage":true}}`, func(t *testing.T, c *call) {
+			assert.True(t, c.stream)
+			assert.True(t, c.includeUsage)
+		}},
+		{"what an SDK sends back of its own answers is ignored", `{"messages":[{"role":"user","content":"hi"},
+			{"role":"assistant","content":null,"refusal":null,"annotations":[],"audio":null,"parsed":null,
+			 "tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}","parsed_arguments":null}}]},
+			{"role":"tool","tool_call_id":"c1","content":"ok"}]}`, func(t *testing.T, c *call) {
+			require.Len(t, c.req.Messages, 3)
+			assert.Equal(t, []chat.ToolCall{{ID: "c1", Type: "function", Name: "f", Arguments: "{}"}}, c.req.Messages[1].ToolCalls)
+			assert.Empty(t, c.req.Ignored, "nested members are not listed")
+		}},
+		{"ignored parameters are listed; null ones and no-ops are not", `{` + hi + `,"seed":1,"frequency_penalty":0.5,"logit_bias":{"1":2},
+			"metadata":null,"parallel_tool_calls":false,"response_format":{"type":"json_object"},
+			"stream_options":{"include_obfuscation":false},"n":1,"logprobs":false,"top_logprobs":0,"modalities":["text"]}`, func(t *testing.T, c *call) {
+			assert.Equal(t, []string{"parallel_tool_calls", "response_format", "stream_options.include_obfuscation", "seed", "frequency_penalty", "logit_bias"}, c.req.Ignored)
+		}},
+		{"defaults are not ignored", `{` + hi + `,"parallel_tool_calls":true,"response_format":{"type":"text"}}`, func(t *testing.T, c *call) {
+			assert.Empty(t, c.req.Ignored)
+		}},
+		{"allowed_tools", `{` + hi + `,"tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"b"}}],
+			"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[{"type":"function","function":{"name":"b"}}]}}}`, func(t *testing.T, c *call) {
+			assert.Equal(t, chat.ToolChoice{Mode: chat.ChoiceRequired, Allowed: []string{"b"}}, c.req.ToolChoice)
+		}},
+	}
+	for tier, want := range map[string]string{"auto": "", "default": "default", "flex": "flex", "priority": "priority", "fast": "priority", "scale": "reserved"} {
+		tests = append(tests, struct {
+			name, body string
+			check      func(t *testing.T, c *call)
+		}{"service_tier " + tier, `{` + hi + `,"service_tier":"` + tier + `"}`, func(t *testing.T, c *call) {
+			assert.Equal(t, want, c.req.ServiceTier)
+		}})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := decodeRequest([]byte(tt.body))
+			require.NoError(t, err)
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestDecodeRequestRefusals(t *testing.T) {
+	t.Parallel()
+	const hi = `"messages":[{"role":"user","content":"hi"}]`
+	tests := []struct {
+		body, param, code, msg string
+	}{
+		{`{` + hi + `,"n":2}`, "n", translate.CodeUnsupportedParameter, "n: 2 choices asked for"},
+		{`{` + hi + `,"n":0}`, "n", translate.CodeInvalidValue, "n must be at least 1"},
+		{`{` + hi + `,"logprobs":true}`, "logprobs", translate.CodeUnsupportedParameter, "log probabilities"},
+		{`{` + hi + `,"top_logprobs":3}`, "top_logprobs", translate.CodeUnsupportedParameter, "log probabilities"},
+		{`{` + hi + `,"modalities":["text","audio"]}`, "modalities", translate.CodeUnsupportedParameter, `only ["text"]`},
+		{`{` + hi + `,"audio":{"voice":"alloy","format":"mp3"}}`, "audio", translate.CodeUnsupportedParameter, "audio output"},
+		{`{` + hi + `,"service_tier":"gold"}`, "service_tier", translate.CodeInvalidValue, `service_tier "gold" is not one of`},
+		{`{` + hi + `,"max_completion_tokens":0}`, "max_completion_tokens", translate.CodeInvalidValue, "at least 1, got 0"},
+		{`{"messages":[{"role":"function","name":"f","content":"x"}]}`, "messages[0].role", translate.CodeUnsupportedValue, "deprecated"},
+		{`{` + hi + `,"tool_choice":{"type":"custom","custom":{"name":"x"}}}`, "tool_choice.type", translate.CodeUnsupportedValue, `"custom" is not supported`},
+		{`{` + hi + `,"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"none","tools":[]}}}`, "tool_choice.allowed_tools.mode", translate.CodeInvalidValue, "is not one of"},
+		{`{` + hi + `,"temperature":"hot"}`, "temperature", translate.CodeInvalidValue, "want a number, got string"},
+		{`{"messages":[{"role":"user","content":5}]}`, "messages[0].content", translate.CodeInvalidValue, "want a string, null or an array of parts"},
+		{`[]`, "", translate.CodeInvalidValue, "body must be a JSON object, got array"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			t.Parallel()
+			_, err := decodeRequest([]byte(tt.body))
+			var re *translate.RequestError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, tt.param, re.Param)
+			assert.Equal(t, tt.code, re.Code)
+			assert.Contains(t, re.Msg, tt.msg)
+		})
+	}
+}
+
+func TestOwnerOf(t *testing.T) {
+	t.Parallel()
+	for id, want := range map[string]string{
+		"us.anthropic.claude-sonnet-4-20250514-v1:0":      "anthropic",
+		"anthropic.claude-3-haiku-20240307-v1:0":          "anthropic",
+		"global.anthropic.claude-sonnet-4-5-v1:0":         "anthropic",
+		"amazon.nova-pro-v1:0":                            "amazon",
+		"us.meta.llama3-3-70b-instruct-v1:0":              "meta",
+		"arn:aws:bedrock:us-east-1:1:inference-profile/x": "bedrock",
+		"mystery": "bedrock",
+	} {
+		assert.Equal(t, want, ownerOf(id), id)
+	}
+}
