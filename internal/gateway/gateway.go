@@ -195,6 +195,7 @@ func logStarted(log *zap.Logger, addrs Addrs, upstream string, auth bool) {
 	log.Info("gateway listening",
 		zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), zap.String("upstream", upstream),
 		zap.String("try", "curl -s http://"+dialable(addrs.HTTP)+"/llm-apps/chat"+tryAuth+` -d '{"messages":[{"role":"user","content":"What can you do?"}]}'`+
+			"; OpenAI SDKs: base URL http://"+dialable(addrs.HTTP)+"/v1"+
 			"; grpcurl -plaintext "+dialable(addrs.GRPC)+" list; README.md \"Try it\" has more"))
 	if !auth {
 		where := "on loopback only"
