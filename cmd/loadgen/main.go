@@ -2,7 +2,10 @@
 // -concurrency workers each send the next request as soon as the previous answer was read to
 // its end (closed loop), or, with -rate, requests start on a fixed schedule (open loop), for
 // -n requests or for -duration. Streams are read line by line (or frame by frame for Bedrock
-// event streams); one without its final done line is an error.
+// event streams); one without its final done line is an error. OpenAI answers (the openai-*
+// scenarios) are decoded and checked for OpenAI's shape: a unary chat.completion with its
+// choice, finish reason and usage; a stream of chat.completion.chunk events ending with
+// [DONE], with a finish reason and no error event.
 //
 // With -pid it also samples that process (the server under test): CPU time from
 // /proc/PID/stat over the run gives CPU µs per request, and RSS from /proc/PID/status is
@@ -64,7 +67,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080", "target; a URL with no path gets the scenario's path")
 	fs.StringVar(&o.scenario, "scenario", "unary", "request to repeat: "+strings.Join(loadtest.Scenarios, ", "))
 	fs.StringVar(&o.bodyFile, "body-file", "", "send this file's bytes instead of the scenario's body")
-	fs.StringVar(&o.format, "format", "", "how to read answers: unary, jsonl, eventstream, sse (default: the scenario's)")
+	fs.StringVar(&o.format, "format", "", "how to read answers: unary, jsonl, eventstream, sse, openai (default: the scenario's)")
 	fs.StringVar(&o.model, "model", loadtest.DefaultModel, "model the scenario asks for")
 	fs.IntVar(&o.concurrency, "concurrency", 4, "requests in flight")
 	fs.IntVar(&o.n, "n", 0, "total requests (or use -duration)")
@@ -118,12 +121,12 @@ func target(o options) (loadtest.Config, string, error) {
 	if u.Path == "" || u.Path == "/" {
 		full = strings.TrimSuffix(o.url, "/") + sc.Path
 	}
-	cfg := loadtest.Config{URL: full, Body: sc.Body, Header: o.headers, Format: sc.Format, Expect: sc.Expect}
+	cfg := loadtest.Config{URL: full, Body: sc.Body, Header: o.headers, Format: sc.Format, Expect: sc.Expect, Usage: sc.Usage}
 	if o.bodyFile != "" {
 		if cfg.Body, err = os.ReadFile(o.bodyFile); err != nil {
 			return cfg, "", err
 		}
-		cfg.Expect = nil // the scenario's expectation is about the scenario's body
+		cfg.Expect, cfg.Usage = nil, false // the scenario's expectations are about the scenario's body
 	}
 	if o.format != "" {
 		cfg.Format = loadtest.Format(o.format)
@@ -260,7 +263,7 @@ func fill(s *summary, res *loadtest.Result, f loadtest.Format) {
 	}
 	s.P50Ms, s.P90Ms = ms(loadtest.Percentile(res.Latencies, 50)), ms(loadtest.Percentile(res.Latencies, 90))
 	s.P99Ms, s.MaxMs = ms(loadtest.Percentile(res.Latencies, 99)), ms(loadtest.Percentile(res.Latencies, 100))
-	if f != loadtest.FormatUnary && s.OK > 0 {
+	if f.Streams() && s.OK > 0 {
 		s.FirstLineP50Ms = ptr(ms(loadtest.Percentile(res.FirstLines, 50)))
 		s.LinesPerStream = ptr(float64(res.Lines) / float64(s.OK))
 	}

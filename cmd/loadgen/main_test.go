@@ -29,6 +29,10 @@ func TestTarget(t *testing.T) {
 			"http://h:1/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream", loadtest.FormatEventStream, "", false},
 		{"the OpenAI stream", []string{"-url", "http://h:1", "-scenario", "openai-stream", "-n", "1"},
 			"http://h:1/v1/chat/completions", loadtest.FormatSSE, "", false},
+		{"the OpenAI unary answer", []string{"-url", "http://h:1", "-scenario", "openai-unary", "-n", "1"},
+			"http://h:1/v1/chat/completions", loadtest.FormatOpenAI, "", false},
+		{"a body file drops the usage requirement", []string{"-url", "http://h:1", "-scenario", "openai-stream", "-body-file", body, "-n", "1"},
+			"http://h:1/v1/chat/completions", loadtest.FormatSSE, `{"messages":[]}`, true},
 		{"a URL with a path is used as is", []string{"-url", "http://h:1/other?x=1", "-n", "1"},
 			"http://h:1/other?x=1", loadtest.FormatUnary, "", false},
 		{"a body file replaces the body and its expectation", []string{"-url", "http://h:1/x", "-body-file", body, "-format", "jsonl", "-duration", "1s"},
@@ -48,6 +52,8 @@ func TestTarget(t *testing.T) {
 				assert.Equal(t, tt.wantBody, string(cfg.Body))
 			}
 			assert.Equal(t, tt.noExpect, cfg.Expect == nil)
+			// Only the OpenAI stream, with the scenario's own body, must report usage.
+			assert.Equal(t, o.scenario == "openai-stream" && o.bodyFile == "", cfg.Usage)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 )
@@ -28,10 +29,14 @@ const (
 	Truncated
 	// Unexpected: a complete answer without Scenario.Expect in it.
 	Unexpected
+	// Malformed: an OpenAI answer or chunk that is not the shape OpenAI's API gives (not a
+	// chat.completion or chat.completion.chunk object, no choice or finish reason, a tool
+	// call without its name or with arguments that are not JSON, no usage).
+	Malformed
 	numKinds
 )
 
-var kindNames = [numKinds]string{"ok", "transport", "status", "stream_error", "truncated", "unexpected"}
+var kindNames = [numKinds]string{"ok", "transport", "status", "stream_error", "truncated", "unexpected", "malformed"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -132,13 +137,73 @@ func (rd *reader) jsonl(body io.Reader, expect []byte, first func()) readResult 
 	return res
 }
 
+// openaiCompletion is what the OpenAI readers check of an answer: the members every
+// chat.completion (unary) or chat.completion.chunk (stream) has. Others are not read.
+type openaiCompletion struct {
+	Object  string `json:"object"`
+	Choices []struct {
+		Message struct {
+			Role      string `json:"role"`
+			ToolCalls []struct {
+				ID       string `json:"id"`
+				Type     string `json:"type"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		TotalTokens int64 `json:"total_tokens"`
+	} `json:"usage"`
+	Error jsontext.Value `json:"error"`
+}
+
+// openai reads a unary chat completion whole and checks its shape: a chat.completion
+// object with one assistant choice and its finish reason, tool calls with an id, type
+// "function", a name and JSON arguments, and usage. A 200 whose body is an error object is
+// a StreamError: the request failed, whatever the status said.
+func (rd *reader) openai(body io.Reader, expect []byte) readResult {
+	rd.body.Reset()
+	if _, err := rd.body.ReadFrom(body); err != nil {
+		return readResult{kind: Truncated}
+	}
+	var c openaiCompletion
+	if err := json.Unmarshal(rd.body.Bytes(), &c); err != nil {
+		return readResult{kind: Malformed}
+	}
+	if len(c.Error) > 0 && c.Error.Kind() != 'n' {
+		return readResult{kind: StreamError}
+	}
+	if c.Object != "chat.completion" || len(c.Choices) != 1 || c.Usage == nil || c.Usage.TotalTokens <= 0 {
+		return readResult{kind: Malformed}
+	}
+	ch := &c.Choices[0]
+	if ch.Message.Role != "assistant" || ch.FinishReason == nil || *ch.FinishReason == "" {
+		return readResult{kind: Malformed}
+	}
+	for _, tc := range ch.Message.ToolCalls {
+		if tc.ID == "" || tc.Type != "function" || tc.Function.Name == "" || !jsontext.Value(tc.Function.Arguments).IsValid() {
+			return readResult{kind: Malformed}
+		}
+	}
+	if expect != nil && !bytes.Contains(rd.body.Bytes(), expect) {
+		return readResult{kind: Unexpected}
+	}
+	return readResult{kind: OK}
+}
+
 // sse reads an OpenAI chat-completions stream: "data: {chunk}" events ending with
-// "data: [DONE]". lines counts data lines (the [DONE] one included); the finish reason
-// rides on the last chunk before [DONE], so expect may be in any of them. An event whose
-// payload is an {"error":…} object is a stream error.
-func (rd *reader) sse(body io.Reader, expect []byte, first func()) readResult {
+// "data: [DONE]". lines counts data lines (the [DONE] one included). Every event before
+// [DONE] is decoded: an {"error":…} object is a stream error; anything but a
+// chat.completion.chunk with a choices array is malformed. Complete means [DONE] came last,
+// one chunk carried a finish reason, and, with needUsage, one carried usage; the finish
+// reason rides on the last chunks, so expect may be in any of them.
+func (rd *reader) sse(body io.Reader, expect []byte, needUsage bool, first func()) readResult {
 	var res readResult
-	var expected, failed bool
+	var expected, finished, usage, failed, malformed bool
 	rd.last = rd.last[:0]
 	err := rd.eachLine(body, func(line []byte) {
 		data, ok := bytes.CutPrefix(line, []byte("data:"))
@@ -151,8 +216,28 @@ func (rd *reader) sse(body io.Reader, expect []byte, first func()) readResult {
 		}
 		res.lines++
 		rd.last = append(rd.last[:0], data...)
+		if string(data) == "[DONE]" {
+			return
+		}
 		expected = expected || expect == nil || bytes.Contains(data, expect)
-		failed = failed || bytes.HasPrefix(data, []byte(`{"error"`))
+		var c openaiCompletion
+		if err := json.Unmarshal(data, &c); err != nil {
+			malformed = true
+			return
+		}
+		if len(c.Error) > 0 && c.Error.Kind() != 'n' {
+			failed = true
+			return
+		}
+		if c.Object != "chat.completion.chunk" || c.Choices == nil {
+			malformed = true
+		}
+		for i := range c.Choices {
+			if f := c.Choices[i].FinishReason; f != nil && *f != "" {
+				finished = true
+			}
+		}
+		usage = usage || c.Usage != nil && c.Usage.TotalTokens > 0
 	})
 	switch {
 	case err != nil:
@@ -161,6 +246,8 @@ func (rd *reader) sse(body io.Reader, expect []byte, first func()) readResult {
 		res.kind = StreamError
 	case string(rd.last) != "[DONE]":
 		res.kind = Truncated
+	case malformed, !finished, needUsage && !usage:
+		res.kind = Malformed
 	case !expected:
 		res.kind = Unexpected
 	}

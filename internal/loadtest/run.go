@@ -23,6 +23,7 @@ type Config struct {
 	Header http.Header // sent with every request; Content-Type defaults to application/json
 	Format Format
 	Expect []byte // see Scenario.Expect
+	Usage  bool   // see Scenario.Usage
 	// Concurrency is the number of requests in flight.
 	Concurrency int
 	// Requests is the total to send; when 0, workers start requests until Duration has
@@ -231,7 +232,7 @@ func (w *worker) one(ctx context.Context, start time.Time) {
 		w.res.Statuses[status]++
 	case kind == OK:
 		w.res.Latencies = append(w.res.Latencies, elapsed)
-		if cfg.Format != FormatUnary {
+		if cfg.Format.Streams() {
 			w.res.FirstLines = append(w.res.FirstLines, firstLine)
 			w.res.Lines += int64(lines)
 		}
@@ -263,7 +264,9 @@ func (w *worker) exchange(ctx context.Context, first func()) (kind Kind, lines, 
 	case FormatEventStream:
 		res = w.rd.eventStream(resp.Body, cfg.Expect, first)
 	case FormatSSE:
-		res = w.rd.sse(resp.Body, cfg.Expect, first)
+		res = w.rd.sse(resp.Body, cfg.Expect, cfg.Usage, first)
+	case FormatOpenAI:
+		res = w.rd.openai(resp.Body, cfg.Expect)
 	default:
 		res = w.rd.unary(resp.Body, cfg.Expect)
 	}

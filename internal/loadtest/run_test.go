@@ -111,34 +111,50 @@ func TestJSONLOutcomes(t *testing.T) {
 func TestSSEOutcomes(t *testing.T) {
 	t.Parallel()
 	const (
-		role   = "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"},\"finish_reason\":null}]}\n\n"
-		call   = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0}]},\"finish_reason\":null}]}\n\n"
-		finish = "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
-		stop   = "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+		role   = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"role\":\"assistant\"},\"finish_reason\":null}]}\n\n"
+		call   = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0}]},\"finish_reason\":null}]}\n\n"
+		finish = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+		stop   = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+		usage  = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"total_tokens\":9}}\n\n"
 		done   = "data: [DONE]\n\n"
 		errEv  = "data: {\"error\":{\"message\":\"upstream\"}}\n\n"
 	)
-	long := "data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("x", 100<<10) + "\"}}]}\n\n"
+	long := "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("x", 100<<10) + "\"}}]}\n\n"
 	tests := []struct {
 		name      string
 		h         http.Handler
+		usage     bool // the stream must report usage
 		want      Kind
 		wantLines int64 // data lines per successful stream
 	}{
-		{"complete", lines(role, call, finish, done), OK, 4},
-		{"comments and event names are not data", lines(": keep-alive\n\n", "event: chunk\n"+role, finish, done), OK, 3},
-		{"no space after data:", lines("data:"+strings.TrimPrefix(finish, "data: "), "data:[DONE]\n\n"), OK, 2},
-		{"lines longer than the read buffer", lines(long, finish, done), OK, 3},
-		{"no [DONE]", lines(role, finish), Truncated, 0},
-		{"[DONE] is not last", lines(role, done, finish), Truncated, 0},
-		{"error event", lines(role, errEv, done), StreamError, 0},
-		{"without the expected finish", lines(role, stop, done), Unexpected, 0},
-		{"empty body", lines(), Truncated, 0},
+		{"complete", lines(role, call, finish, done), false, OK, 4},
+		{"complete with usage", lines(role, call, finish, usage, done), true, OK, 5},
+		{"usage asked for and missing", lines(role, call, finish, done), true, Malformed, 0},
+		{"usage null", lines(role, finish, strings.Replace(usage, `{"total_tokens":9}`, "null", 1), done), true, Malformed, 0},
+		{"comments and event names are not data", lines(": keep-alive\n\n", "event: chunk\n"+role, finish, done), false, OK, 3},
+		{"no space after data:", lines("data:"+strings.TrimPrefix(finish, "data: "), "data:[DONE]\n\n"), false, OK, 2},
+		{"lines longer than the read buffer", lines(long, finish, done), false, OK, 3},
+		{"no [DONE]", lines(role, finish), false, Truncated, 0},
+		{"[DONE] is not last", lines(role, done, finish), false, Truncated, 0},
+		{"error event", lines(role, errEv, done), false, StreamError, 0},
+		{"error event, no [DONE]", lines(role, errEv), false, StreamError, 0},
+		{"without the expected finish", lines(role, stop, done), false, Unexpected, 0},
+		{"no finish reason at all", lines(role, call, done), false, Malformed, 0},
+		{"not a chunk object", lines(role, strings.Replace(finish, "chat.completion.chunk", "chat.completion", 1), done), false, Malformed, 0},
+		{"no choices", lines(role, "data: {\"object\":\"chat.completion.chunk\",\"finish_reason\":\"tool_calls\"}\n\n", finish, done), false, Malformed, 0},
+		{"not JSON", lines(role, "data: tool_calls\n\n", finish, done), false, Malformed, 0},
+		{"only [DONE]", lines(done), false, Malformed, 0},
+		{"empty body", lines(), false, Truncated, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			res := run(t, tt.h, FormatSSE, `"finish_reason":"tool_calls"`, 4, 2)
+			srv := httptest.NewServer(tt.h)
+			t.Cleanup(srv.Close)
+			client := NewClient(2, 10*time.Second)
+			t.Cleanup(client.CloseIdleConnections)
+			res := NewRunner(Config{Client: client, URL: srv.URL, Body: []byte(`{}`), Format: FormatSSE,
+				Expect: []byte(`"finish_reason":"tool_calls"`), Usage: tt.usage, Concurrency: 2, Requests: 4}).Run(t.Context())
 			assert.Equal(t, 4, res.Counts[tt.want], "counts %v", res.Counts)
 			assert.Equal(t, tt.wantLines*int64(res.Counts[OK]), res.Lines)
 		})
@@ -156,6 +172,48 @@ func TestUnaryOutcomes(t *testing.T) {
 	assert.Equal(t, 10, res.Counts[Unexpected])
 	res = run(t, body(`{"finish_reason":"stop"}`), FormatUnary, "", 10, 3)
 	assert.Equal(t, 10, res.Counts[OK], "no expectation checks nothing")
+}
+
+func TestOpenAIOutcomes(t *testing.T) {
+	t.Parallel()
+	const good = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,` +
+		`"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},` +
+		`"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":4,"total_tokens":9}}`
+	edit := func(old, new string) string {
+		require.Contains(t, good, old)
+		return strings.Replace(good, old, new, 1)
+	}
+	tests := []struct {
+		name, body string
+		want       Kind
+	}{
+		{"complete", good, OK},
+		{"text answer, other members", `{"object":"chat.completion","choices":[{"message":{"role":"assistant","content":"hi","refusal":null},` +
+			`"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"total_tokens":3},"service_tier":"default","provider":"x"}`, OK},
+		{"without the expected finish", edit(`"finish_reason":"tool_calls"`, `"finish_reason":"stop"`), Unexpected},
+		{"error body", `{"error":{"message":"upstream","type":"server_error","param":null,"code":null}}`, StreamError},
+		{"not JSON", `tool_calls`, Malformed},
+		{"cut JSON", good[:len(good)-10], Malformed},
+		{"not a completion", edit(`"object":"chat.completion"`, `"object":"chat.completion.chunk"`), Malformed},
+		{"no choices", edit(`"choices":[{`, `"choices":[],"x":[{`), Malformed},
+		{"two choices", edit(`"choices":[{`, `"choices":[{"message":{"role":"assistant"},"finish_reason":"stop"},{`), Malformed},
+		{"no role", edit(`"role":"assistant",`, ``), Malformed},
+		{"no finish reason", edit(`"finish_reason":"tool_calls"`, `"finish_reason":null`), Malformed},
+		{"no usage", edit(`,"usage":{"prompt_tokens":5,"completion_tokens":4,"total_tokens":9}`, ``), Malformed},
+		{"zero usage", edit(`"total_tokens":9`, `"total_tokens":0`), Malformed},
+		{"tool call without a name", edit(`"name":"get_weather",`, ``), Malformed},
+		{"tool call without an id", edit(`"id":"call_1",`, ``), Malformed},
+		{"tool call arguments not JSON", edit(`"{\"city\":\"Paris\"}"`, `"{\"city\":"`), Malformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := run(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, tt.body) }),
+				FormatOpenAI, `"finish_reason":"tool_calls"`, 4, 2)
+			assert.Equal(t, 4, res.Counts[tt.want], "counts %v", res.Counts)
+			assert.Empty(t, res.FirstLines, "a unary answer has no first line")
+		})
+	}
 }
 
 func TestTransportError(t *testing.T) {
@@ -367,6 +425,19 @@ func TestScenarios(t *testing.T) {
 	assert.Error(t, err)
 	sc, _ := Lookup("bedrock-stream", DefaultModel)
 	assert.Equal(t, "/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream", sc.Path)
+
+	// The OpenAI scenarios send what the Nirmata ones send, in OpenAI's form; the stream
+	// also asks for the usage chunk and is read as requiring it.
+	unary, _ := Lookup("unary", DefaultModel)
+	openaiUnary, _ := Lookup("openai-unary", DefaultModel)
+	assert.Equal(t, string(unary.Body), string(openaiUnary.Body))
+	assert.Equal(t, FormatOpenAI, openaiUnary.Format)
+	stream, _ := Lookup("stream", DefaultModel)
+	openaiStream, _ := Lookup("openai-stream", DefaultModel)
+	assert.NotContains(t, string(stream.Body), "stream_options")
+	assert.Equal(t, strings.TrimSuffix(string(stream.Body), "}")+`,"stream_options":{"include_usage":true}}`, string(openaiStream.Body))
+	assert.True(t, openaiStream.Usage)
+	assert.Equal(t, FormatSSE, openaiStream.Format)
 }
 
 func TestProc(t *testing.T) {

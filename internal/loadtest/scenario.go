@@ -26,13 +26,21 @@ const (
 	// FormatEventStream is Bedrock's ConverseStream: complete when a messageStop event came
 	// and the last event is metadata.
 	FormatEventStream Format = "eventstream"
-	// FormatSSE is OpenAI's chat-completions stream (server-sent events): complete when the
-	// last data line is "data: [DONE]".
+	// FormatSSE is OpenAI's chat-completions stream (server-sent events): complete when every
+	// data line before the last is a chat.completion.chunk object, one of them carries a
+	// finish reason, and the last is "data: [DONE]".
 	FormatSSE Format = "sse"
+	// FormatOpenAI is OpenAI's unary chat completion, read whole and decoded: a
+	// chat.completion object with one assistant choice, a finish reason, well-formed tool
+	// calls and usage.
+	FormatOpenAI Format = "openai"
 )
 
+// Streams reports whether answers in f are streams, read line by line (or frame by frame).
+func (f Format) Streams() bool { return f == FormatJSONL || f == FormatEventStream || f == FormatSSE }
+
 // Formats are the formats an answer can be read in.
-var Formats = []Format{FormatUnary, FormatJSONL, FormatEventStream, FormatSSE}
+var Formats = []Format{FormatUnary, FormatJSONL, FormatEventStream, FormatSSE, FormatOpenAI}
 
 // Scenario is one kind of request a load run repeats.
 type Scenario struct {
@@ -44,14 +52,19 @@ type Scenario struct {
 	// event stream's messageStop payload. It proves the run measured the intended work (a
 	// tool call) rather than, say, a fast text answer. Nil checks nothing.
 	Expect []byte
+	// Usage: an OpenAI stream (FormatSSE) must report token usage in one of its chunks, as
+	// it does when the body asks for it with stream_options.include_usage.
+	Usage bool
 }
 
 // Scenarios are the names Lookup knows. The bedrock-* ones are the same requests in
 // Bedrock's Converse form, sent through a plain proxy to the same simulator, so the
 // simulator does the same work and the difference is the gateway's own cost. The openai-*
-// ones are the same requests to an OpenAI-compatible gateway (Portkey, for the side-by-side
-// run): the chat body is already OpenAI's shape; only the path and the stream's framing
-// differ.
+// ones are the same requests to an OpenAI-compatible surface (the gateway's
+// /v1/chat/completions, and Portkey in the side-by-side run, sent the identical body): the
+// chat body is already OpenAI's shape; the stream also asks for usage
+// (stream_options.include_usage), and the answers are read as OpenAI's and checked for its
+// shape.
 var Scenarios = []string{"unary", "stream", "bedrock-unary", "bedrock-stream", "openai-unary", "openai-stream"}
 
 // benchTool is one tool every scenario offers; three of them, so the request carries a
@@ -88,11 +101,11 @@ func Lookup(name, model string) (Scenario, error) {
 		return Scenario{Name: name, Path: "/llm-apps/chat?stream=true&client_type=loadgen", Body: chatBody(model, streamText, true),
 			Format: FormatJSONL, Expect: []byte(`"finish_reason":"tool_calls"`)}, nil
 	case "openai-unary":
-		return Scenario{Name: name, Path: "/v1/chat/completions", Body: chatBody(model, unaryText, false),
-			Format: FormatUnary, Expect: []byte(`"finish_reason":"tool_calls"`)}, nil
+		return Scenario{Name: name, Path: "/v1/chat/completions", Body: openaiBody(model, unaryText, false),
+			Format: FormatOpenAI, Expect: []byte(`"finish_reason":"tool_calls"`)}, nil
 	case "openai-stream":
-		return Scenario{Name: name, Path: "/v1/chat/completions", Body: chatBody(model, streamText, true),
-			Format: FormatSSE, Expect: []byte(`"finish_reason":"tool_calls"`)}, nil
+		return Scenario{Name: name, Path: "/v1/chat/completions", Body: openaiBody(model, streamText, true),
+			Format: FormatSSE, Expect: []byte(`"finish_reason":"tool_calls"`), Usage: true}, nil
 	case "bedrock-unary":
 		return Scenario{Name: name, Path: modelPath(model) + "/converse", Body: converseBody(unaryText),
 			Format: FormatUnary, Expect: []byte(`"stopReason":"tool_use"`)}, nil
@@ -112,6 +125,16 @@ func modelPath(model string) string {
 // chatBody is the gateway's REST request (docs/PROTOCOL.md section 3) in the wrapped tool form
 // the gollm client sends, which is also an OpenAI chat-completions request.
 func chatBody(model, text string, stream bool) []byte {
+	return toolsBody(model, text, stream, false)
+}
+
+// openaiBody is chatBody as an OpenAI client sends it: a stream also asks for the usage
+// chunk (stream_options.include_usage), as OpenAI's SDKs do when asked to count tokens.
+func openaiBody(model, text string, stream bool) []byte {
+	return toolsBody(model, text, stream, stream)
+}
+
+func toolsBody(model, text string, stream, includeUsage bool) []byte {
 	type function struct {
 		Name        string         `json:"name"`
 		Description string         `json:"description"`
@@ -125,13 +148,20 @@ func chatBody(model, text string, stream bool) []byte {
 		Role    string `json:"role"`
 		Content string `json:"content"`
 	}
+	type streamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	}
 	body := struct {
-		Model      string    `json:"model"`
-		Messages   []message `json:"messages"`
-		Tools      []tool    `json:"tools"`
-		ToolChoice string    `json:"tool_choice"`
-		Stream     bool      `json:"stream,omitzero"`
+		Model         string         `json:"model"`
+		Messages      []message      `json:"messages"`
+		Tools         []tool         `json:"tools"`
+		ToolChoice    string         `json:"tool_choice"`
+		Stream        bool           `json:"stream,omitzero"`
+		StreamOptions *streamOptions `json:"stream_options,omitzero"`
 	}{Model: model, Messages: []message{{"user", text}}, ToolChoice: "auto", Stream: stream}
+	if includeUsage {
+		body.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
 	for _, t := range benchTools {
 		body.Tools = append(body.Tools, tool{"function", function{t.name, t.description, jsontext.Value(t.schema)}})
 	}

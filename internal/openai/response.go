@@ -133,11 +133,20 @@ type chunker struct {
 	// calls holds the one tool-call delta of a chunk, reused.
 	calls [1]toolCall
 	index int
+	// chunk and choice are the chunk being encoded, reused: passed to the encoder as an
+	// interface, a chunk built per call would be allocated per call.
+	chunk  chunk
+	choice [1]chunkChoice
 }
 
 func newChunker(h head, includeUsage bool) *chunker {
 	h.Object = "chat.completion.chunk"
-	return &chunker{head: h, includeUsage: includeUsage}
+	c := &chunker{head: h, includeUsage: includeUsage}
+	c.chunk.head = h
+	if includeUsage {
+		c.chunk.Usage = nullUsage
+	}
+	return c
 }
 
 var (
@@ -198,11 +207,9 @@ func (c *chunker) appendCall(dst []byte, index int, tc toolCall) []byte {
 }
 
 func (c *chunker) appendChunk(dst []byte, d delta, finish *string) []byte {
-	ch := chunk{head: c.head, Choices: []chunkChoice{{Delta: d, FinishReason: finish}}}
-	if c.includeUsage {
-		ch.Usage = nullUsage
-	}
-	return c.appendData(dst, &ch)
+	c.choice[0] = chunkChoice{Delta: d, FinishReason: finish}
+	c.chunk.Choices = c.choice[:]
+	return c.appendData(dst, &c.chunk)
 }
 
 func (c *chunker) appendData(dst []byte, v any) []byte {
