@@ -287,9 +287,8 @@ type MessageStopEvent struct {
 
 // MetadataEvent is the last event: usage and metrics.
 type MetadataEvent struct {
-	Usage       *TokenUsage  `json:"usage,omitzero"`
-	Metrics     *Metrics     `json:"metrics,omitzero"`
-	ServiceTier *ServiceTier `json:"serviceTier,omitzero"`
+	Usage   *TokenUsage `json:"usage,omitzero"`
+	Metrics *Metrics    `json:"metrics,omitzero"`
 }
 
 // ErrorBody is the JSON body of an error answer and the payload of an in-stream exception.

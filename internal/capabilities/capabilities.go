@@ -36,6 +36,8 @@ type Model struct {
 	NoPrefill bool
 	// NoTemperatureWithTopP: the model refuses temperature and topP together.
 	NoTemperatureWithTopP bool
+	// NoBlankStop: the model refuses a stop sequence of only whitespace.
+	NoBlankStop bool
 }
 
 // SupportsChoice reports whether the model accepts the toolChoice kind.
@@ -122,6 +124,9 @@ func Lookup(modelID string) Model {
 	if !m.Known {
 		m.Tools, m.StreamingTools, m.ToolChoice = true, true, allChoices
 	}
+	// Anthropic's models refuse a stop sequence of only whitespace ("\n"), which OpenAI's
+	// clients send.
+	m.NoBlankStop = strings.HasPrefix(m.Family, "anthropic.")
 	if tier, major, minor, ok := claudeVersion(m.Family); ok {
 		v := major*10 + minor
 		// Claude Sonnet 4.5, Haiku 4.5, Opus 4.1 and later refuse temperature with top_p.

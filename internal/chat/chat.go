@@ -72,6 +72,10 @@ const (
 	PartFile     = "file"
 	// PartRefusal is an assistant's refusal, sent back in history; it reads as text.
 	PartRefusal = "refusal"
+	// PartThinking and PartRedactedThinking are an assistant's reasoning blocks, sent back
+	// in history.
+	PartThinking         = "thinking"
+	PartRedactedThinking = "redacted_thinking"
 )
 
 // Part is one content part.

@@ -43,10 +43,10 @@ import (
 // unexpected end of input at byte 57").
 var ErrInvalidJSON = errors.New("invalid request body")
 
-// decodeOptions: invalid UTF-8 and unpaired surrogates become U+FFFD (every string the
-// gateway passes on is valid UTF-8), and a key that appears twice keeps its last value,
-// as clients built on encoding/json expect.
-var decodeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+// Lenient is how client JSON is read: invalid UTF-8 and unpaired surrogates become U+FFFD
+// (every string the gateway passes on is valid UTF-8), and a key that appears twice keeps
+// its last value, as clients built on encoding/json expect.
+var Lenient = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
 
 // Decode reads a request body into v, a pointer to a surface's body struct. It checks JSON
 // syntax and the type of every known member; values are the caller's and the
@@ -58,7 +58,7 @@ func Decode(body []byte, v any) error {
 	if k := jsontext.Value(bytes.TrimLeft(body, " \t\r\n")).Kind(); k != '{' && jsontext.Value(body).IsValid() {
 		return bodyErr("", "body must be a JSON object, got "+kindName(k))
 	}
-	err := json.Unmarshal(body, v, decodeOptions)
+	err := json.Unmarshal(body, v, Lenient)
 	if err == nil {
 		return nil
 	}
@@ -111,8 +111,11 @@ func bodyErr(path, msg string) error {
 }
 
 type Message struct {
-	Role       string      `json:"role"`
-	Content    Content     `json:"content"`
+	Role    string  `json:"role"`
+	Content Content `json:"content"`
+	// Refusal is an assistant's refusal, as OpenAI's answers carry it; it stands for the
+	// text when the message has no content.
+	Refusal    string      `json:"refusal"`
 	ToolCalls  []*ToolCall `json:"tool_calls"`
 	ToolCallID string      `json:"tool_call_id"`
 	Name       string      `json:"name"`
@@ -186,6 +189,8 @@ type FunctionDef struct {
 	Name        string     `json:"name"`
 	Description string     `json:"description"`
 	Parameters  Parameters `json:"parameters"`
+	// Strict asks for arguments that match the schema exactly; not acted on yet.
+	Strict bool `json:"strict"`
 }
 
 // bodyError words a decoding error for the client: the member's path in the REST body's
@@ -564,7 +569,7 @@ func stringOf(v *jsontext.Value) (string, bool) {
 		return "", false
 	}
 	var s string
-	return s, json.Unmarshal(*v, &s, decodeOptions) == nil
+	return s, json.Unmarshal(*v, &s, Lenient) == nil
 }
 
 func choiceMode(s string) (string, bool) {
@@ -645,6 +650,9 @@ func (n *Number) Float64() *float64 {
 
 func (m *Message) chat(i int) (chat.Message, error) {
 	out := chat.Message{Role: m.Role, Content: m.Content.text, ToolCallID: m.ToolCallID, Name: m.Name}
+	if out.Content == "" && len(m.Content.parts) == 0 {
+		out.Content = m.Refusal
+	}
 	if len(m.Content.parts) > 0 {
 		out.Parts = make([]chat.Part, len(m.Content.parts))
 		for j, p := range m.Content.parts {

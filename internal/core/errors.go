@@ -131,8 +131,10 @@ type Failure struct {
 	Logged bool
 	// Param is the request field to blame, as a JSON path; empty when no one field is.
 	Param string
-	// Reason refines an invalid request: a translate.Code constant, or
-	// ReasonContextLength; empty otherwise. OpenAI's API answers it as its error code.
+	// Reason refines the Kind where a surface tells causes apart: a translate.Code
+	// constant or ReasonContextLength for an invalid request, ReasonModelNotFound for a
+	// model that does not exist; empty otherwise. OpenAI's API answers it as its error
+	// code.
 	Reason string
 }
 

@@ -22,7 +22,8 @@ type Call struct {
 	// Transport is the metrics' transport label: "rest", "openai", "grpc"
 	// (metrics.Transport*).
 	Transport string
-	// Route is the metrics' route label: "chat", "chat_stream", "capabilities".
+	// Route is the metrics' route label: "chat", "chat_stream", "capabilities", "models",
+	// "other" (metrics.Route*).
 	Route string
 	// Method and Path name the call in the log: the HTTP method and path, or the gRPC
 	// method. Both are bounded before they are logged.

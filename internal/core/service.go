@@ -10,7 +10,6 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -168,14 +167,14 @@ type prepared struct {
 // fills res as it learns.
 func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	if n := len(req.ClientType); n > maxClientTypeBytes {
-		return nil, fmt.Errorf("%w: client_type: %d bytes, at most %d are allowed", translate.ErrInvalidRequest, n, maxClientTypeBytes)
+		return nil, refuse("client_type: %d bytes, at most %d are allowed", n, maxClientTypeBytes)
 	}
 	res.ClientType = req.ClientType
 	if err := checkModelID(req.Model); err != nil {
 		return nil, err
 	}
 	if p := req.Provider; p != "" && !strings.EqualFold(p, "bedrock") {
-		return nil, fmt.Errorf("%w: provider %s is not supported; this gateway serves \"bedrock\"", translate.ErrInvalidRequest, clip.Quote(p))
+		return nil, translate.Refuse(translate.ErrInvalidRequest, translate.CodeUnsupportedValue, "provider %s is not supported; this gateway serves \"bedrock\"", clip.Quote(p))
 	}
 	if err := s.checkLimits(req); err != nil {
 		return nil, err
@@ -187,10 +186,7 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 		return nil, err
 	}
 	res.Repairs = names.Stats
-	res.Ignored = req.Ignored
-	if names.Stats.DroppedTopP {
-		res.Ignored = append(slices.Clip(res.Ignored), "top_p")
-	}
+	res.Ignored = append(slices.Clip(req.Ignored), names.Ignored...)
 	return &prepared{model: model, converse: converse, names: names}, nil
 }
 
@@ -198,24 +194,29 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 // label or Bedrock.
 func checkModelID(model string) error {
 	if n := len(model); n > maxModelIDBytes {
-		return fmt.Errorf("%w: model: %d bytes, at most %d are allowed (Bedrock's limit for a model id)", translate.ErrInvalidRequest, n, maxModelIDBytes)
+		return refuse("model: %d bytes, at most %d are allowed (Bedrock's limit for a model id)", n, maxModelIDBytes)
 	}
 	return nil
 }
 
 func (s *Service) checkLimits(req *chat.Request) error {
 	if n := len(req.Tools); n > s.opts.MaxTools {
-		return fmt.Errorf("%w: tools: %d tools given, at most %d are allowed", translate.ErrInvalidRequest, n, s.opts.MaxTools)
+		return refuse("tools: %d tools given, at most %d are allowed", n, s.opts.MaxTools)
 	}
 	if n := len(req.Messages); n > s.opts.MaxMessages {
-		return fmt.Errorf("%w: messages: %d messages given, at most %d are allowed", translate.ErrInvalidRequest, n, s.opts.MaxMessages)
+		return refuse("messages: %d messages given, at most %d are allowed", n, s.opts.MaxMessages)
 	}
 	for i := range req.Messages {
 		if n := messageBytes(&req.Messages[i]); n > s.opts.MaxMessageBytes {
-			return fmt.Errorf("%w: messages[%d]: %d bytes, at most %d are allowed", translate.ErrInvalidRequest, i, n, s.opts.MaxMessageBytes)
+			return refuse("messages[%d]: %d bytes, at most %d are allowed", i, n, s.opts.MaxMessageBytes)
 		}
 	}
 	return nil
+}
+
+// refuse is an invalid request naming the field its message starts with.
+func refuse(format string, args ...any) error {
+	return translate.Refuse(translate.ErrInvalidRequest, translate.CodeInvalidValue, format, args...)
 }
 
 // messageBytes is the size of what one message carries.

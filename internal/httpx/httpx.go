@@ -93,14 +93,29 @@ func (s *StreamWriter) End() { _ = s.rc.SetWriteDeadline(time.Time{}) }
 // (docs/PROTOCOL.md 10.1).
 const HeaderIgnored = "X-Gateway-Ignored-Params"
 
-// maxIgnored bounds the names HeaderIgnored lists.
-const maxIgnored = 32
+// MaxIgnored bounds the names HeaderIgnored lists.
+const MaxIgnored = 32
 
-// SetIgnored sets HeaderIgnored to the comma-separated paths; nothing when none was
-// ignored.
+// SetIgnored sets HeaderIgnored to the comma-separated paths, at most MaxIgnored of them;
+// nothing when none was ignored. A path holds what a client named its fields, so each byte
+// outside printable ASCII, and each comma, is written as "_": the header stays one valid
+// line and one list.
 func SetIgnored(h http.Header, ignored []string) {
 	if len(ignored) == 0 {
 		return
 	}
-	h.Set(HeaderIgnored, strings.Join(ignored[:min(len(ignored), maxIgnored)], ","))
+	var b strings.Builder
+	for i, name := range ignored[:min(len(ignored), MaxIgnored)] {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		for j := 0; j < len(name); j++ {
+			c := name[j]
+			if c < 0x20 || c >= 0x7f || c == ',' {
+				c = '_'
+			}
+			b.WriteByte(c)
+		}
+	}
+	h.Set(HeaderIgnored, b.String())
 }

@@ -78,7 +78,7 @@ func New() *Metrics {
 
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_requests_total",
-			Help: `Requests answered, counted once each when its answer (or stream) ended: by transport ("rest", "grpc"), route ("chat", "chat_stream", "capabilities", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".`,
+			Help: `Requests answered, counted once each when its answer (or stream) ended: by transport ("rest" for the Nirmata API, "openai", "grpc"), route ("chat", "chat_stream", "capabilities", "models", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".`,
 		}, []string{"transport", "route", "code", "model", "client_type"}),
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gateway_request_duration_seconds",

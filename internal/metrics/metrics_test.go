@@ -173,7 +173,7 @@ func TestGatherAndCompare(t *testing.T) {
 	m.Tokens(model1, client, 12, 34)
 	m.UpstreamError("", "ThrottlingException")
 	want := `
-# HELP gateway_requests_total Requests answered, counted once each when its answer (or stream) ended: by transport ("rest", "grpc"), route ("chat", "chat_stream", "capabilities", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".
+# HELP gateway_requests_total Requests answered, counted once each when its answer (or stream) ended: by transport ("rest" for the Nirmata API, "openai", "grpc"), route ("chat", "chat_stream", "capabilities", "models", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".
 # TYPE gateway_requests_total counter
 gateway_requests_total{client_type="kyverno",code="ok",model="anthropic.claude-3-5-sonnet",route="chat_stream",transport="rest"} 1
 # HELP gateway_tokens_total Tokens of successful answers as Bedrock reported them, by direction: "input" (prompt tokens, prompt-cache reads and writes included) or "output".

@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/chatjson"
 )
 
 // Line types of the Nirmata chunked stream (docs/PROTOCOL.md 3.3).
@@ -93,7 +94,7 @@ func (c *Chunker) Append(dst []byte, ev *chat.Event) []byte {
 	case chat.EventToolCallEnd:
 		for i := range c.calls {
 			if p := &c.calls[i]; p.index == ev.Index {
-				if jsontext.Value(p.args).IsValid(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)) {
+				if jsontext.Value(p.args).IsValid(chatjson.Lenient) {
 					dst = c.toolStart(dst, p)
 				}
 				break

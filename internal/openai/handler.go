@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/nirmata/llm-gateway/internal/bufpool"
+	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/httpx"
@@ -183,23 +184,15 @@ func (h *Handler) Model(w http.ResponseWriter, r *http.Request, _ *core.Call) er
 	return nil
 }
 
-// regionPrefixes are the inference-profile prefixes before a model id's provider.
-var regionPrefixes = map[string]bool{"us": true, "eu": true, "apac": true, "global": true, "us-gov": true, "ca": true, "jp": true, "au": true}
-
-// ownerOf is the provider segment of a Bedrock model id ("anthropic" of
-// "us.anthropic.claude-sonnet-4-20250514-v1:0"), else "bedrock" (an ARN, a bare name).
+// ownerOf is the provider of a Bedrock model id: the first segment of its family
+// ("anthropic" of "us.anthropic.claude-sonnet-4-20250514-v1:0", and of an inference
+// profile's ARN), else "bedrock" (a name of no known shape).
 func ownerOf(id string) string {
-	if strings.HasPrefix(id, "arn:") {
+	provider, _, ok := strings.Cut(capabilities.FamilyOf(id), ".")
+	if !ok || provider == "" {
 		return "bedrock"
 	}
-	parts := strings.Split(id, ".")
-	if len(parts) > 2 && regionPrefixes[parts[0]] {
-		parts = parts[1:]
-	}
-	if len(parts) < 2 || parts[0] == "" {
-		return "bedrock"
-	}
-	return parts[0]
+	return provider
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -9,12 +10,15 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/chatjson"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // The body of POST /v1/chat/completions (docs/PROTOCOL.md 10.1), built from the shapes
-// both REST surfaces share (package chatjson). Every member the gateway does not act on,
-// known to OpenAI or not, lands in Unknown and is listed in x-gateway-ignored-params.
+// both REST surfaces share (package chatjson). Top-level members the struct does not
+// declare (seed, logit_bias, metadata, … and any unknown one) land in Unknown and are
+// listed in x-gateway-ignored-params; so are declared ones accepted without effect
+// (see ignored). Unknown members deeper down are ignored without being listed.
 type request struct {
 	Model               string              `json:"model"`
 	Messages            []*chatjson.Message `json:"messages"`
@@ -86,6 +90,8 @@ func decodeRequest(body []byte) (*call, error) {
 		out.User = r.SafetyIdentifier
 	}
 	if r.MaxCompletionTokens != nil {
+		// The translator checks max_tokens the same way; this names the field the client
+		// sent.
 		if *r.MaxCompletionTokens < 1 {
 			return nil, invalid("max_completion_tokens must be at least 1, got %d", *r.MaxCompletionTokens)
 		}
@@ -103,19 +109,10 @@ func decodeRequest(body []byte) (*call, error) {
 	if out.Messages, err = chatjson.Messages(r.Messages); err != nil {
 		return nil, err
 	}
-	for i := range out.Messages {
-		if out.Messages[i].Role == "function" {
-			return nil, translate.Refuse(translate.ErrInvalidRequest, translate.CodeUnsupportedValue,
-				`messages[%d].role "function" is deprecated and not supported; answer tool calls with "tool" messages`, i)
-		}
-	}
 	if out.Tools, err = chatjson.Tools(r.Tools); err != nil {
 		return nil, err
 	}
-	out.Ignored, err = r.ignored()
-	if err != nil {
-		return nil, err
-	}
+	out.Ignored = r.ignored()
 	c := &call{req: out, stream: r.Stream}
 	if r.StreamOptions != nil {
 		c.includeUsage = r.StreamOptions.IncludeUsage
@@ -143,41 +140,56 @@ func (r *request) unsupported() error {
 	return nil
 }
 
-// ignored lists the members accepted without effect: every unknown member (seed,
-// frequency_penalty, metadata, store, …) that is not null, and the known ones the gateway
-// does not act on yet.
-func (r *request) ignored() ([]string, error) {
+// ignored lists the top-level members accepted without effect: those declared here that
+// ask for what the gateway does not do yet or does not do on this request, then every
+// undeclared member (seed, frequency_penalty, metadata, …) that is not null, at most
+// httpx.MaxIgnored in all. The body was read leniently (a member named twice keeps its
+// last value; invalid UTF-8 is U+FFFD), and Unknown is read back the same way.
+func (r *request) ignored() []string {
 	var out []string
+	if r.MaxCompletionTokens != nil && r.MaxTokens != nil {
+		out = append(out, "max_tokens")
+	}
 	if r.ParallelToolCalls != nil && !*r.ParallelToolCalls {
 		out = append(out, "parallel_tool_calls")
 	}
 	if f := r.ResponseFormat; f != nil && f.Type != "" && f.Type != "text" {
 		out = append(out, "response_format")
 	}
-	if o := r.StreamOptions; o != nil && len(o.IncludeObfuscation) > 0 && o.IncludeObfuscation.Kind() != 'n' {
+	if o := r.StreamOptions; o != nil && !r.Stream {
+		out = append(out, "stream_options")
+	} else if o != nil && len(o.IncludeObfuscation) > 0 && o.IncludeObfuscation.Kind() != 'n' {
 		out = append(out, "stream_options.include_obfuscation")
 	}
+	for i, t := range r.Tools {
+		if len(out) == httpx.MaxIgnored {
+			break
+		}
+		if t != nil && t.Function != nil && t.Function.Strict {
+			out = append(out, fmt.Sprintf("tools[%d].function.strict", i))
+		}
+	}
 	if len(r.Unknown) == 0 {
-		return out, nil
+		return out
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(r.Unknown))
+	dec := jsontext.NewDecoder(bytes.NewReader(r.Unknown), chatjson.Lenient)
 	if _, err := dec.ReadToken(); err != nil { // {
-		return nil, err
+		return out
 	}
-	for dec.PeekKind() != '}' {
+	for len(out) < httpx.MaxIgnored && dec.PeekKind() == '"' {
 		name, err := dec.ReadToken()
 		if err != nil {
-			return nil, err
+			break
 		}
 		member := clip.String(name.String(), maxIgnoredName) // before the token is voided
 		if dec.PeekKind() != 'n' {
 			out = append(out, member)
 		}
 		if err := dec.SkipValue(); err != nil {
-			return nil, err
+			break
 		}
 	}
-	return out, nil
+	return out
 }
 
 // maxIgnoredName bounds a listed member's name.

@@ -1,12 +1,14 @@
 package openai
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -40,8 +42,21 @@ func TestDecodeRequest(t *testing.T) {
 		}},
 		{"ignored parameters are listed; null ones and no-ops are not", `{` + hi + `,"seed":1,"frequency_penalty":0.5,"logit_bias":{"1":2},
 			"metadata":null,"parallel_tool_calls":false,"response_format":{"type":"json_object"},
-			"stream_options":{"include_obfuscation":false},"n":1,"logprobs":false,"top_logprobs":0,"modalities":["text"]}`, func(t *testing.T, c *call) {
+			"stream":true,"stream_options":{"include_obfuscation":false},"n":1,"logprobs":false,"top_logprobs":0,"modalities":["text"]}`, func(t *testing.T, c *call) {
 			assert.Equal(t, []string{"parallel_tool_calls", "response_format", "stream_options.include_obfuscation", "seed", "frequency_penalty", "logit_bias"}, c.req.Ignored)
+		}},
+		{"fields without effect on this request", `{` + hi + `,"max_tokens":5,"max_completion_tokens":6,"stream_options":{"include_usage":true},
+			"tools":[{"type":"function","function":{"name":"a","strict":true}},{"type":"function","function":{"name":"b","strict":false}}]}`, func(t *testing.T, c *call) {
+			assert.Equal(t, []string{"max_tokens", "stream_options", "tools[0].function.strict"}, c.req.Ignored)
+		}},
+		{"unknown members are read as leniently as the body: repeated, invalid UTF-8", "{" + hi + ",\"seed\":1,\"seed\":2,\"x\xff\":{\"k\":1,\"k\":\"\xff\"}}", func(t *testing.T, c *call) {
+			assert.Equal(t, []string{"seed", "seed", "x\ufffd"}, c.req.Ignored)
+		}},
+		{"at most 32 listed", "{" + hi + strings.Repeat(`,"k":1`, 1000) + "}", func(t *testing.T, c *call) {
+			assert.Len(t, c.req.Ignored, 32)
+		}},
+		{"refusal stands for an assistant's missing content", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"refusal":"I can't"},{"role":"user","content":"ok"}]}`, func(t *testing.T, c *call) {
+			assert.Equal(t, "I can't", c.req.Messages[1].Content)
 		}},
 		{"defaults are not ignored", `{` + hi + `,"parallel_tool_calls":true,"response_format":{"type":"text"}}`, func(t *testing.T, c *call) {
 			assert.Empty(t, c.req.Ignored)
@@ -83,7 +98,6 @@ func TestDecodeRequestRefusals(t *testing.T) {
 		{`{` + hi + `,"audio":{"voice":"alloy","format":"mp3"}}`, "audio", translate.CodeUnsupportedParameter, "audio output"},
 		{`{` + hi + `,"service_tier":"gold"}`, "service_tier", translate.CodeInvalidValue, `service_tier "gold" is not one of`},
 		{`{` + hi + `,"max_completion_tokens":0}`, "max_completion_tokens", translate.CodeInvalidValue, "at least 1, got 0"},
-		{`{"messages":[{"role":"function","name":"f","content":"x"}]}`, "messages[0].role", translate.CodeUnsupportedValue, "deprecated"},
 		{`{` + hi + `,"tool_choice":{"type":"custom","custom":{"name":"x"}}}`, "tool_choice.type", translate.CodeUnsupportedValue, `"custom" is not supported`},
 		{`{` + hi + `,"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"none","tools":[]}}}`, "tool_choice.allowed_tools.mode", translate.CodeInvalidValue, "is not one of"},
 		{`{` + hi + `,"temperature":"hot"}`, "temperature", translate.CodeInvalidValue, "want a number, got string"},
@@ -112,8 +126,32 @@ func TestOwnerOf(t *testing.T) {
 		"amazon.nova-pro-v1:0":                            "amazon",
 		"us.meta.llama3-3-70b-instruct-v1:0":              "meta",
 		"arn:aws:bedrock:us-east-1:1:inference-profile/x": "bedrock",
+		"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-20250514-v1:0": "anthropic",
 		"mystery": "bedrock",
 	} {
 		assert.Equal(t, want, ownerOf(id), id)
 	}
+}
+
+// FuzzDecodeRequest: no body panics the decoder, and a body it refuses gets a
+// RequestError (a 400 naming what is wrong), never another error (a 500).
+func FuzzDecodeRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}`,
+		`{"messages":[{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}],"seed":1,"seed":2}`,
+		`{"tools":[{"type":"function","function":{"name":"a","parameters":{"type":"object"},"strict":true}}],"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[{"type":"function","function":{"name":"a"}}]}}}`,
+		`{"n":2,"logprobs":true,"service_tier":"scale","max_completion_tokens":0,"metadata":{"k":"\xff"}}`,
+		`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AA=="}},{"type":"file","file":{"file_data":"x","filename":"a.pdf"}}]}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c, err := decodeRequest(body)
+		if err != nil {
+			var re *translate.RequestError
+			require.ErrorAs(t, err, &re)
+			return
+		}
+		require.LessOrEqual(t, len(c.req.Ignored), httpx.MaxIgnored+4) // the declared ones, then at most MaxIgnored
+	})
 }

@@ -81,12 +81,8 @@ func appendCompletion(dst []byte, h head, r *chat.Response) []byte {
 	}
 	if len(r.ToolCalls) > 0 {
 		msg.ToolCalls = make([]toolCall, len(r.ToolCalls))
-		for i, tc := range r.ToolCalls {
-			args := tc.Arguments
-			if args == "" {
-				args = "{}"
-			}
-			msg.ToolCalls[i] = toolCall{ID: tc.ID, Type: "function", Function: function{Name: tc.Name, Arguments: args}}
+		for i, tc := range r.ToolCalls { // the translator gives arguments "{}" at least
+			msg.ToolCalls[i] = toolCall{ID: tc.ID, Type: "function", Function: function{Name: tc.Name, Arguments: tc.Arguments}}
 		}
 	}
 	tier := r.ServiceTier
@@ -128,8 +124,6 @@ type chunker struct {
 	head         head
 	includeUsage bool
 	started      bool
-	// argued[i]: the tool call at index i has had an arguments fragment.
-	argued []bool
 	// calls holds the one tool-call delta of a chunk, reused.
 	calls [1]toolCall
 	index int
@@ -167,21 +161,13 @@ func (c *chunker) appendEvent(dst []byte, ev *chat.Event) []byte {
 			dst = c.appendChunk(dst, delta{Content: &ev.Text}, nil)
 		}
 	case chat.EventToolCall:
-		for len(c.argued) <= ev.Index {
-			c.argued = append(c.argued, false)
-		}
+		// The stream machine gives every call an arguments fragment, "{}" at least.
 		if ev.ToolCall.ID != "" {
 			// The header: id, type and name once, never repeated (clients concatenate names).
 			dst = c.appendCall(dst, ev.Index, toolCall{ID: ev.ToolCall.ID, Type: "function", Function: function{Name: ev.ToolCall.Name}})
 		}
 		if ev.ToolCall.Arguments != "" {
-			c.argued[ev.Index] = true
 			dst = c.appendCall(dst, ev.Index, toolCall{Function: function{Arguments: ev.ToolCall.Arguments}})
-		}
-	case chat.EventToolCallEnd:
-		if ev.Index < len(c.argued) && !c.argued[ev.Index] {
-			c.argued[ev.Index] = true
-			dst = c.appendCall(dst, ev.Index, toolCall{Function: function{Arguments: "{}"}})
 		}
 	case chat.EventDone:
 		finish := string(ev.Finish)

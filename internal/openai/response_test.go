@@ -25,7 +25,7 @@ func TestAppendCompletion(t *testing.T) {
 			`{"id":"chatcmpl-abc","object":"chat.completion","created":1767225600,"model":"sonnet","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"tooluse_abc","type":"function","function":{"name":"save_policy","arguments":"{\"filename\":\"p.yaml\"}"}}]},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":1200,"completion_tokens":40,"total_tokens":1240,"prompt_tokens_details":{"cached_tokens":1000,"cache_write_tokens":0}},"service_tier":"default"}`},
 		{"text, Bedrock's tier", chat.Response{Text: "Hi <there> & \u2028", Finish: chat.FinishStop, ServiceTier: "priority"},
 			`{"id":"chatcmpl-abc","object":"chat.completion","created":1767225600,"model":"sonnet","choices":[{"index":0,"message":{"role":"assistant","content":"Hi <there> & \u2028","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,"prompt_tokens_details":{"cached_tokens":0,"cache_write_tokens":0}},"service_tier":"priority"}`},
-		{"neither: content empty, arguments {}", chat.Response{Finish: chat.FinishLength},
+		{"neither: content empty", chat.Response{Finish: chat.FinishLength},
 			`{"id":"chatcmpl-abc","object":"chat.completion","created":1767225600,"model":"sonnet","choices":[{"index":0,"message":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0,"prompt_tokens_details":{"cached_tokens":0,"cache_write_tokens":0}},"service_tier":"default"}`},
 	}
 	for _, tt := range tests {
@@ -37,7 +37,7 @@ func TestAppendCompletion(t *testing.T) {
 }
 
 // streamEvents is a stream with text, a call with arguments in two fragments, and a call
-// that streamed no arguments.
+// that streamed no arguments (the stream machine gives it "{}").
 var streamEvents = []chat.Event{
 	{Kind: chat.EventContent, Text: "Saving."},
 	{Kind: chat.EventToolCall, Index: 0, ToolCall: chat.ToolCall{ID: "tooluse_a", Name: "save"}},
@@ -45,6 +45,7 @@ var streamEvents = []chat.Event{
 	{Kind: chat.EventToolCall, Index: 0, ToolCall: chat.ToolCall{Arguments: `1}`}},
 	{Kind: chat.EventToolCallEnd, Index: 0},
 	{Kind: chat.EventToolCall, Index: 1, ToolCall: chat.ToolCall{ID: "tooluse_b", Name: "list"}},
+	{Kind: chat.EventToolCall, Index: 1, ToolCall: chat.ToolCall{Arguments: "{}"}}, // the machine's, for no arguments
 	{Kind: chat.EventToolCallEnd, Index: 1},
 	{Kind: chat.EventDone, Finish: chat.FinishToolCalls, Usage: chat.Usage{PromptTokens: 120, CompletionTokens: 30, TotalTokens: 150, CacheWriteTokens: 100}},
 }

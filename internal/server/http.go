@@ -79,13 +79,20 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 	// Anything else: a JSON 404, or 405 on a known path, in the shape of the surface the
 	// path is under, rather than net/http's text. Unknown paths need a key, so a stranger
 	// learns nothing from probing them.
-	mux.Handle("/v1/", s.route(openaiSurface, metrics.RouteOther, true, s.noRoute(mux)))
+	openaiOther := s.route(openaiSurface, metrics.RouteOther, true, s.noRoute(mux))
+	mux.Handle("/v1/", openaiOther)
+	mux.Handle("/v1", openaiOther) // else ServeMux redirects it to /v1/
 	other := s.route(nirmataSurface, metrics.RouteOther, true, s.noRoute(mux))
 	mux.Handle("/", other)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// ServeMux answers a path that is not canonical ("//", "/./", "/../") with a 301 to
-		// the clean one, which turns a POST into a GET. The gateway serves no such path.
-		if !canonical(r.URL.Path) {
+		// the clean one, which turns a POST into a GET. The gateway serves no such path; it
+		// answers in the shape of the surface the clean path is under.
+		if p := r.URL.Path; !canonical(p) {
+			if c := path.Clean(p); c == "/v1" || strings.HasPrefix(c, "/v1/") {
+				openaiOther.ServeHTTP(w, r)
+				return
+			}
 			other.ServeHTTP(w, r)
 			return
 		}
@@ -154,15 +161,17 @@ func (s *httpServer) fail(w http.ResponseWriter, r *http.Request, call *core.Cal
 	writeError(w, call.RequestID, s.svc.Fail(r.Context(), call, err))
 }
 
+// catchAll are the patterns of paths no route serves.
+var catchAll = map[string]bool{"/": true, "/v1/": true, "/v1": true}
+
 // noRoute answers a path no route serves: 405 when another method serves it, else 404.
-// The catch-all patterns ("/", "/v1/") end in a slash; no served route does.
 func (s *httpServer) noRoute(mux *http.ServeMux) serveFunc {
 	return func(w http.ResponseWriter, r *http.Request, call *core.Call) error {
 		httpx.SkipBody(w)
 		p := clip.String(r.URL.Path, clip.QuoteMax)
 		for _, m := range []string{http.MethodGet, http.MethodPost} {
 			probe := &http.Request{Method: m, URL: r.URL, Host: r.Host}
-			if _, pattern := mux.Handler(probe); m != r.Method && pattern != "" && !strings.HasSuffix(pattern, "/") && canonical(r.URL.Path) {
+			if _, pattern := mux.Handler(probe); m != r.Method && pattern != "" && !catchAll[pattern] && canonical(r.URL.Path) {
 				w.Header().Set("Allow", m)
 				return &core.RouteError{Message: "method " + clip.String(r.Method, clip.QuoteMax) + " is not allowed on " + p, WrongMethod: true}
 			}

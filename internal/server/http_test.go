@@ -131,3 +131,58 @@ func TestStatusRecorderKeepsFlushing(t *testing.T) {
 	assert.True(t, rec.Flushed)
 	assert.True(t, w.wrote)
 }
+
+// openAIError reads an OpenAI-shaped error answer.
+func openAIError(t *testing.T, method, url, body string) (*http.Response, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var e struct {
+		Error map[string]any `json:"error"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+	require.NotNil(t, e.Error, "an OpenAI error object")
+	assert.NotEmpty(t, resp.Header.Get("X-Request-Id"))
+	return resp, e.Error
+}
+
+// TestOpenAINoRoute: under /v1 every error is OpenAI's shape, non-canonical paths too.
+func TestOpenAINoRoute(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, coretest.Service(coretest.Panicking{}, zap.NewNop()))
+	for _, p := range []string{"/v1", "/v1/", "/v1/embeddings", "/v1//chat/completions", "/v1/./chat/completions", "/x/../v1/chat/completions"} {
+		resp, e := openAIError(t, http.MethodPost, srv.URL+p, hello)
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, p)
+		assert.Equal(t, "invalid_request_error", e["type"], p)
+		assert.Nil(t, e["code"], p)
+		assert.Equal(t, "no route for POST "+p, e["message"])
+	}
+	resp, e := openAIError(t, http.MethodGet, srv.URL+"/v1/chat/completions", "")
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	assert.Equal(t, "method_not_allowed", e["code"])
+	assert.Equal(t, http.MethodPost, resp.Header.Get("Allow"))
+}
+
+// TestOpenAIPanic: a bug is a 500 the SDKs do not retry, on a stream too when it comes
+// before the first chunk.
+func TestOpenAIPanic(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		upstream core.Upstream
+		body     string
+	}{
+		{coretest.Panicking{}, hello},
+		{coretest.PanicsMidStream{}, `{"stream":true,` + hello[1:]},
+	} {
+		srv := serve(t, coretest.Service(tt.upstream, zap.NewNop()))
+		resp, e := openAIError(t, http.MethodPost, srv.URL+"/v1/chat/completions", tt.body)
+		assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+		assert.Equal(t, "server_error", e["type"])
+		assert.Equal(t, "internal_error", e["code"])
+		assert.Equal(t, "internal error", e["message"])
+		assert.Equal(t, "false", resp.Header.Get("X-Should-Retry"))
+	}
+}

@@ -1,13 +1,18 @@
 package translate
 
 import (
+	"fmt"
+
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 )
 
 // inference maps max_tokens, temperature, top_p and stop (rule 20); nil when none is set.
-func inference(req *chat.Request, model capabilities.Model, stats *Stats) (*bedrock.InferenceConfig, error) {
+// Empty stop sequences are dropped, and on models that refuse them, those of only
+// whitespace, which are listed as ignored.
+func inference(req *chat.Request, model capabilities.Model, names *Names) (*bedrock.InferenceConfig, error) {
+	stats := &names.Stats
 	var c bedrock.InferenceConfig
 	set := false
 	if req.MaxTokens != nil {
@@ -29,12 +34,17 @@ func inference(req *chat.Request, model capabilities.Model, stats *Stats) (*bedr
 		if c.Temperature != nil && model.NoTemperatureWithTopP {
 			// The model refuses both; temperature is the one clients tune on purpose.
 			stats.DroppedTopP = true
+			names.Ignored = append(names.Ignored, "top_p")
 		} else {
 			c.TopP, set = ptr(*req.TopP), true
 		}
 	}
-	for _, s := range req.Stop {
-		if s != "" {
+	for i, s := range req.Stop {
+		switch {
+		case s == "":
+		case model.NoBlankStop && isBlank(s):
+			names.Ignored = append(names.Ignored, fmt.Sprintf("stop[%d]", i))
+		default:
 			c.StopSequences = append(c.StopSequences, s)
 			set = true
 		}

@@ -86,7 +86,7 @@ func (c *conversation) message(i int, m *chat.Message) error {
 	case chat.RoleSystem, chat.RoleDeveloper:
 		// Rule 5: system prompts live in the top-level system array, wherever the client
 		// put them.
-		texts, err := textsOf(i, m, "system")
+		texts, err := c.textsOf(i, m, "system")
 		if err != nil {
 			return err
 		}
@@ -104,6 +104,8 @@ func (c *conversation) message(i int, m *chat.Message) error {
 		return c.assistant(i, m)
 	case chat.RoleTool:
 		return c.toolMessage(i, m)
+	case "function":
+		return unsupportedf(`messages[%d].role "function" is deprecated and not supported; answer tool calls with "tool" messages`, i)
 	case "":
 		return invalidf("messages[%d].role is missing", i)
 	default:
@@ -130,7 +132,7 @@ func (c *conversation) turn(role string, i int) *turn {
 }
 
 func (c *conversation) assistant(i int, m *chat.Message) error {
-	texts, err := textsOf(i, m, "assistant")
+	texts, err := c.textsOf(i, m, "assistant")
 	if err != nil {
 		return err
 	}
@@ -276,8 +278,9 @@ func (c *conversation) results(a *turn, extra int) []bedrock.ContentBlock {
 }
 
 // textsOf returns the non-blank texts of a system or assistant message: its parts when it
-// has any, else its content.
-func textsOf(i int, m *chat.Message, role string) ([]string, error) {
+// has any, else its content. An assistant's reasoning parts are left out and listed as
+// ignored: sending them back to Bedrock is docs/PROTOCOL.md 11.3, not built yet.
+func (c *conversation) textsOf(i int, m *chat.Message, role string) ([]string, error) {
 	if len(m.Parts) == 0 {
 		if isBlank(m.Content) {
 			return nil, nil
@@ -287,8 +290,13 @@ func textsOf(i int, m *chat.Message, role string) ([]string, error) {
 	var texts []string
 	for j := range m.Parts {
 		p := &m.Parts[j]
-		if _, err := partKindFor(i, j, p, role); err != nil {
+		kind, err := partKindFor(i, j, p, role)
+		if err != nil {
 			return nil, err
+		}
+		if kind == partReasoning {
+			c.names.names.Ignored = append(c.names.names.Ignored, partPath(i, j))
+			continue
 		}
 		if !isBlank(p.Text) {
 			texts = append(texts, p.Text)
@@ -438,6 +446,7 @@ const (
 	partText partKind = iota
 	partImage
 	partDocument
+	partReasoning
 )
 
 // partKindFor checks part j of message i, whose role is role, and tells what it holds. A
@@ -453,16 +462,18 @@ func partKindFor(i, j int, p *chat.Part, role string) (partKind, error) {
 		kind = partImage
 	case chat.PartFile:
 		kind = partDocument
+	case chat.PartThinking, chat.PartRedactedThinking:
+		kind = partReasoning
 	case "":
 		if p.Image != nil {
 			kind = partImage
 		}
 	default:
-		return 0, unsupportedf("%s.type %s is not supported; parts are \"text\", \"image_url\", \"file\" and, in assistant messages, \"refusal\"", partPath(i, j), clip.Quote(p.Type))
+		return 0, unsupportedf("%s.type %s is not supported; parts are \"text\", \"image_url\", \"file\" and, in assistant messages, \"refusal\", \"thinking\" and \"redacted_thinking\"", partPath(i, j), clip.Quote(p.Type))
 	}
 	switch {
-	case p.Type == chat.PartRefusal && role != chat.RoleAssistant:
-		return 0, invalidf("%s: refusal parts are only accepted in assistant messages, not in %s messages", partPath(i, j), role)
+	case (p.Type == chat.PartRefusal || kind == partReasoning) && role != chat.RoleAssistant:
+		return 0, invalidf("%s: %s parts are only accepted in assistant messages, not in %s messages", partPath(i, j), p.Type, role)
 	case kind == partImage && role != chat.RoleUser && role != chat.RoleTool:
 		return 0, invalidf("%s: images are only accepted in user and tool messages, not in %s messages", partPath(i, j), role)
 	case kind == partDocument && role != chat.RoleUser:

@@ -21,6 +21,9 @@ const maxNameLen = 64
 type Names struct {
 	// Stats counts what Request repaired in the client's history, for logs and metrics.
 	Stats Stats
+	// Ignored lists the JSON paths of request fields Request accepted without effect
+	// (docs/PROTOCOL.md 10.1).
+	Ignored []string
 
 	toolToClient map[string]string // Bedrock tool name → client tool name, only where they differ
 	idToClient   map[string]string // Bedrock toolUseId → client tool_call id, only where they differ

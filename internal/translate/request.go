@@ -59,7 +59,7 @@ func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequ
 	if out.System, out.Messages, err = messages(req.Messages, names, model, stats); err != nil {
 		return nil, nil, err
 	}
-	if out.InferenceConfig, err = inference(req, model, stats); err != nil {
+	if out.InferenceConfig, err = inference(req, model, names.names); err != nil {
 		return nil, nil, err
 	}
 	if out.ToolConfig, err = toolConfig(req, names, model, stats); err != nil {
