@@ -561,3 +561,23 @@ func TestOpenAIUnknownRoute(t *testing.T) {
 	assert.Equal(t, "invalid_request_error", apiErr.Type)
 	assert.Contains(t, apiErr.Message, "no route for POST /v1/embeddings")
 }
+
+// TestIgnoredParamsOnNirmata: the Nirmata surface reports what it accepted without effect
+// in the same header, and in the answer's metadata.
+func TestIgnoredParamsOnNirmata(t *testing.T) {
+	_, sim, g := openAIGateway(t)
+	body := `{"model":"us.anthropic.claude-sonnet-4-5-20250929-v1:0","temperature":0.5,"top_p":0.9,"stop":["\n","END"],
+		"messages":[{"role":"user","content":"hi"}]}`
+	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, body)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	assert.Equal(t, "top_p,stop[0]", resp.Header.Get("X-Gateway-Ignored-Params"))
+	var answer struct {
+		Metadata struct {
+			IgnoredParams []string `json:"ignored_params"`
+		} `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal(b, &answer))
+	assert.Equal(t, []string{"top_p", "stop[0]"}, answer.Metadata.IgnoredParams)
+	sent := sim.converseRequests(t)[0]["inferenceConfig"]
+	assert.Equal(t, map[string]any{"temperature": 0.5, "stopSequences": []any{"END"}}, sent)
+}
