@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -235,4 +236,38 @@ func TestReadFrameGrowsWithWhatArrives(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20))
+}
+
+// TestReadyTellsWhatHasArrived: Ready is true exactly when the next event is already in
+// hand, so a surface can write a burst at once and never waits for an event to pass one on.
+func TestReadyTellsWhatHasArrived(t *testing.T) {
+	t.Parallel()
+	event := func(typ, payload string) []byte {
+		return message(t, payload,
+			eventstream.Header{Name: ":message-type", Value: eventstream.StringValue("event")},
+			eventstream.Header{Name: ":event-type", Value: eventstream.StringValue(typ)})
+	}
+	delta := event(EventContentBlockDelta, `{"contentBlockIndex":0,"delta":{"text":"a"}}`)
+	pr, pw := io.Pipe()
+	s := NewEventStream(pr, nil)
+	defer s.Close()
+	go func() {
+		_, _ = pw.Write(append(append(event(EventMessageStart, `{"role":"assistant"}`), delta...), delta[:5]...)) // a burst, and a part of the next
+		_, _ = pw.Write(delta[5:])
+		_ = pw.Close()
+	}()
+	assert.False(t, s.Ready(), "nothing read yet")
+	ev, err := s.Next()
+	require.NoError(t, err)
+	assert.Equal(t, EventMessageStart, ev.Type)
+	assert.True(t, s.Ready(), "the second event came in the same write")
+	_, err = s.Next()
+	require.NoError(t, err)
+	assert.False(t, s.Ready(), "only 5 bytes of the third have arrived")
+	ev, err = s.Next()
+	require.NoError(t, err)
+	assert.Equal(t, EventContentBlockDelta, ev.Type)
+	_, err = s.Next()
+	assert.ErrorIs(t, err, io.EOF)
+	assert.False(t, s.Ready())
 }

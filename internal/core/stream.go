@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/stream"
 )
@@ -16,7 +17,7 @@ type Stream struct {
 	svc       *Service
 	ctx       context.Context
 	requestID string
-	src       stream.Events
+	src       *bedrock.EventStream
 	machine   *stream.Machine
 	// replay holds a unary answer replayed as a stream, for models without streaming tool
 	// use; src and machine are nil then.
@@ -79,9 +80,12 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	return st, res, nil
 }
 
-// Next appends the events of the next upstream event to out. It returns io.EOF, with the
-// last events in out, once the stream is complete, and any other error when the upstream
-// failed after the stream started.
+// Next appends the events of the next upstream event to out, and of those after it that
+// have already arrived: a transport writes what one call returns at once, so a burst of
+// Bedrock events costs one write to the client, while an event that comes alone is passed
+// on without waiting for the next. It returns io.EOF, with the last events in out, once
+// the stream is complete, and any other error when the upstream failed after the stream
+// started.
 func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
 	if st.machine == nil {
 		out = append(out, st.replay...)
@@ -90,6 +94,9 @@ func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
 		return out, io.EOF
 	}
 	out, err := st.machine.Step(st.src, out)
+	for err == nil && st.src.Ready() {
+		out, err = st.machine.Step(st.src, out)
+	}
 	st.firstEvent(out)
 	if err != nil && err != io.EOF {
 		st.svc.upstreamFailed(st.ctx, st.requestID, st.result.Model, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nirmata/llm-gateway/internal/core"
+	"google.golang.org/grpc/codes"
 )
 
 // ReadBody appends a request body of at most limit bytes to dst, sized from
@@ -84,6 +85,16 @@ func (s *StreamWriter) Write(b []byte) error {
 		return err
 	}
 	return s.rc.Flush()
+}
+
+// WriteFailed is the outcome, as a snake-case gRPC code, of a stream whose Write failed:
+// the client is gone ("canceled"), or stopped reading for the write timeout
+// ("deadline_exceeded").
+func WriteFailed(err error) string {
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		return core.CodeName(codes.DeadlineExceeded)
+	}
+	return core.CodeName(codes.Canceled)
 }
 
 // End lifts the write deadline: the connection may serve more requests.

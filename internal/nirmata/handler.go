@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
-
-	"google.golang.org/grpc/codes"
 
 	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/chat"
@@ -162,11 +159,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 			buf = encodeError(buf, call.Code, f.Message)
 		}
 		if werr := out.Write(buf); werr != nil {
-			// The client is gone, or stopped reading for stream_write_timeout.
-			call.Code = core.CodeName(codes.Canceled)
-			if ne, ok := werr.(net.Error); ok && ne.Timeout() {
-				call.Code = core.CodeName(codes.DeadlineExceeded)
-			}
+			call.Code = httpx.WriteFailed(werr)
 			return
 		}
 		if err != nil {

@@ -3,13 +3,10 @@ package openai
 import (
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"google.golang.org/grpc/codes"
 
 	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
@@ -131,11 +128,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 			buf = appendErrorEvent(buf, errorOf(h.svc.Fail(r.Context(), call, err)))
 		}
 		if werr := out.Write(buf); werr != nil {
-			// The client is gone, or stopped reading for stream_write_timeout.
-			call.Code = core.CodeName(codes.Canceled)
-			if ne, ok := werr.(net.Error); ok && ne.Timeout() {
-				call.Code = core.CodeName(codes.DeadlineExceeded)
-			}
+			call.Code = httpx.WriteFailed(werr)
 			return nil
 		}
 		if err != nil {
