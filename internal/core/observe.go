@@ -73,7 +73,9 @@ func (s *Service) Observe(c *Call) {
 	d := time.Since(c.Start)
 	m := s.opts.Metrics
 	m.Request(c.Transport, c.Route, c.Code, c.Result.Model, c.Result.ClientType, d)
-	m.Tokens(c.Result.Model, c.Result.ClientType, int(c.Result.Usage.PromptTokens), int(c.Result.Usage.CompletionTokens))
+	u := &c.Result.Usage
+	m.Tokens(c.Result.Model, c.Result.ClientType, int(u.PromptTokens), int(u.CompletionTokens))
+	m.CacheTokens(c.Result.Model, int(u.CacheReadTokens), int(u.CacheWriteTokens))
 	m.ToolCalls(c.Result.Model, c.Result.ClientType, c.Result.ToolCalls)
 	if r := c.Result.Repairs; r != (translate.Stats{}) {
 		m.Repairs(c.Result.Model, r.SynthesizedResults, r.OrphanResults)
@@ -104,6 +106,10 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	}
 	enc.AddInt32("input_tokens", c.Result.Usage.PromptTokens)
 	enc.AddInt32("output_tokens", c.Result.Usage.CompletionTokens)
+	if u := c.Result.Usage; u.CacheReadTokens != 0 || u.CacheWriteTokens != 0 {
+		enc.AddInt32("cache_read_tokens", u.CacheReadTokens)
+		enc.AddInt32("cache_write_tokens", u.CacheWriteTokens)
+	}
 	enc.AddInt("tool_calls", c.Result.ToolCalls)
 	return nil
 }

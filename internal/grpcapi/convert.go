@@ -150,7 +150,8 @@ var finishReasons = map[chat.FinishReason]llmgatewayv1.FinishReason{
 }
 
 func usage(u chat.Usage) *llmgatewayv1.Usage {
-	return &llmgatewayv1.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	return &llmgatewayv1.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
+		CachedTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
 }
 
 func responseProto(r *chat.Response) *llmgatewayv1.ChatResponse {

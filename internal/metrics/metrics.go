@@ -58,6 +58,8 @@ type Metrics struct {
 	firstEvent      *prometheus.HistogramVec
 	upstreamErrors  *prometheus.CounterVec
 	tokens          *prometheus.CounterVec
+	cacheRead       *prometheus.CounterVec
+	cacheWrite      *prometheus.CounterVec
 	toolCalls       *prometheus.CounterVec
 	synthesized     *prometheus.CounterVec
 	orphans         *prometheus.CounterVec
@@ -98,6 +100,14 @@ func New() *Metrics {
 			Name: "gateway_tokens_total",
 			Help: `Tokens of successful answers as Bedrock reported them, by direction: "input" (prompt tokens, prompt-cache reads and writes included) or "output".`,
 		}, []string{"model", "client_type", "direction"}),
+		cacheRead: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_cache_read_tokens_total",
+			Help: "Prompt tokens of successful answers read from Bedrock's prompt cache (billed at about a tenth of input); part of gateway_tokens_total's input.",
+		}, []string{"model"}),
+		cacheWrite: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_cache_write_tokens_total",
+			Help: "Prompt tokens of successful answers written to Bedrock's prompt cache; part of gateway_tokens_total's input.",
+		}, []string{"model"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_tool_calls_total",
 			Help: "Tool calls in answers returned to clients (a stream's counted once complete).",
@@ -131,7 +141,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
-		m.toolCalls, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
+		m.cacheRead, m.cacheWrite, m.toolCalls, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
 		m.rejected,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
@@ -226,6 +236,21 @@ func (m *Metrics) Tokens(model, clientType string, in, out int) {
 	}
 	if out > 0 {
 		m.tokens.WithLabelValues(model, clientType, "output").Add(float64(out))
+	}
+}
+
+// CacheTokens adds the prompt tokens an answer read from and wrote to the prompt cache to
+// gateway_cache_read_tokens_total and gateway_cache_write_tokens_total. Zeros are skipped.
+func (m *Metrics) CacheTokens(model string, read, write int) {
+	if m == nil || (read <= 0 && write <= 0) {
+		return
+	}
+	model = m.models.value(model)
+	if read > 0 {
+		m.cacheRead.WithLabelValues(model).Add(float64(read))
+	}
+	if write > 0 {
+		m.cacheWrite.WithLabelValues(model).Add(float64(write))
 	}
 }
 

@@ -171,8 +171,17 @@ func TestGatherAndCompare(t *testing.T) {
 	m := New()
 	m.Request(TransportREST, RouteChatStream, "ok", model1, client, time.Second)
 	m.Tokens(model1, client, 12, 34)
+	m.CacheTokens(model1, 1000, 0)
+	m.CacheTokens(model1, 0, 200)
+	m.CacheTokens(model1, 0, 0)
 	m.UpstreamError("", "ThrottlingException")
 	want := `
+# HELP gateway_cache_read_tokens_total Prompt tokens of successful answers read from Bedrock's prompt cache (billed at about a tenth of input); part of gateway_tokens_total's input.
+# TYPE gateway_cache_read_tokens_total counter
+gateway_cache_read_tokens_total{model="anthropic.claude-3-5-sonnet"} 1000
+# HELP gateway_cache_write_tokens_total Prompt tokens of successful answers written to Bedrock's prompt cache; part of gateway_tokens_total's input.
+# TYPE gateway_cache_write_tokens_total counter
+gateway_cache_write_tokens_total{model="anthropic.claude-3-5-sonnet"} 200
 # HELP gateway_requests_total Requests answered, counted once each when its answer (or stream) ended: by transport ("rest" for the Nirmata API, "openai", "grpc"), route ("chat", "chat_stream", "capabilities", "models", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".
 # TYPE gateway_requests_total counter
 gateway_requests_total{client_type="kyverno",code="ok",model="anthropic.claude-3-5-sonnet",route="chat_stream",transport="rest"} 1
@@ -185,7 +194,8 @@ gateway_tokens_total{client_type="kyverno",direction="output",model="anthropic.c
 gateway_upstream_errors_total{error_code="ThrottlingException",model="none"} 1
 `
 	require.NoError(t, testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
-		"gateway_requests_total", "gateway_tokens_total", "gateway_upstream_errors_total"))
+		"gateway_requests_total", "gateway_tokens_total", "gateway_upstream_errors_total",
+		"gateway_cache_read_tokens_total", "gateway_cache_write_tokens_total"))
 }
 
 // Client-controlled labels beyond their cap land in "other", and stay bounded.

@@ -32,6 +32,10 @@ type usage struct {
 	PromptTokens     int32 `json:"prompt_tokens"`
 	CompletionTokens int32 `json:"completion_tokens"`
 	TotalTokens      int32 `json:"total_tokens"`
+	// The prompt tokens read from and written to the prompt cache: both present when
+	// either is not zero, else neither (docs/PROTOCOL.md 12.3).
+	CachedTokens     *int32 `json:"cached_tokens,omitzero"`
+	CacheWriteTokens *int32 `json:"cache_write_tokens,omitzero"`
 }
 
 type metadata struct {
@@ -70,7 +74,11 @@ func complete(tc chat.ToolCall) toolCallOut {
 }
 
 func usageOf(u chat.Usage) usage {
-	return usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	out := usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	if u.CacheReadTokens != 0 || u.CacheWriteTokens != 0 {
+		out.CachedTokens, out.CacheWriteTokens = &u.CacheReadTokens, &u.CacheWriteTokens
+	}
+	return out
 }
 
 // Lines of the JSONL delta stream (docs/PROTOCOL.md 3.2).

@@ -43,6 +43,13 @@ func TestAppendResponse(t *testing.T) {
 				`"metadata":{"model":"","stop_reason":"","latency_ms":0,"request_id":""}}`,
 		},
 		{
+			name: "prompt cache counts: both when either is set, ignored params",
+			in: &chat.Response{Text: "ok", Finish: chat.FinishStop, Ignored: []string{"top_p"},
+				Usage: chat.Usage{PromptTokens: 1500, CompletionTokens: 5, TotalTokens: 1505, CacheReadTokens: 1200}},
+			want: `{"message":"ok","finish_reason":"stop","usage":{"prompt_tokens":1500,"completion_tokens":5,"total_tokens":1505,"cached_tokens":1200,"cache_write_tokens":0},` +
+				`"metadata":{"model":"","stop_reason":"","latency_ms":0,"request_id":"","ignored_params":["top_p"]}}`,
+		},
+		{
 			name: "text stays literal, JavaScript line terminators escaped, invalid UTF-8 replaced",
 			in:   &chat.Response{Text: "日本語 😀 <&>\n\"q\"\\\u2028\u2029\x01\xff", Finish: chat.FinishStop, Usage: chat.Usage{PromptTokens: 2147483647}},
 			want: `{"message":"日本語 😀 <&>\n\"q\"\\\u2028\u2029\u0001` + "\uFFFD" + `","finish_reason":"stop","usage":{"prompt_tokens":2147483647,"completion_tokens":0,"total_tokens":0},"metadata":{"model":"","stop_reason":"","latency_ms":0,"request_id":""}}`,
@@ -73,6 +80,8 @@ func TestAppendLine(t *testing.T) {
 			`{"type":"tool_call","index":1,"delta":{"function":{"arguments":"{\"filename\":"}}}`},
 		{"done", chat.Event{Kind: chat.EventDone, Finish: chat.FinishToolCalls, Usage: chat.Usage{PromptTokens: 120, CompletionTokens: 30, TotalTokens: 150}},
 			`{"type":"done","finish_reason":"tool_calls","usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}}`},
+		{"done with cache counts", chat.Event{Kind: chat.EventDone, Finish: chat.FinishStop, Usage: chat.Usage{PromptTokens: 120, CompletionTokens: 30, TotalTokens: 150, CacheWriteTokens: 100}},
+			`{"type":"done","finish_reason":"stop","usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150,"cached_tokens":0,"cache_write_tokens":100}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

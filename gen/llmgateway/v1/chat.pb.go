@@ -967,10 +967,15 @@ func (x *ChatResponse) GetMetadata() *ResponseMetadata {
 }
 
 type Usage struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	PromptTokens     int32                  `protobuf:"varint,1,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
-	CompletionTokens int32                  `protobuf:"varint,2,opt,name=completion_tokens,json=completionTokens,proto3" json:"completion_tokens,omitempty"`
-	TotalTokens      int32                  `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Includes the tokens read from and written to the prompt cache.
+	PromptTokens     int32 `protobuf:"varint,1,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	CompletionTokens int32 `protobuf:"varint,2,opt,name=completion_tokens,json=completionTokens,proto3" json:"completion_tokens,omitempty"`
+	TotalTokens      int32 `protobuf:"varint,3,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
+	// The prompt tokens read from the prompt cache.
+	CachedTokens int32 `protobuf:"varint,4,opt,name=cached_tokens,json=cachedTokens,proto3" json:"cached_tokens,omitempty"`
+	// The prompt tokens written to the prompt cache.
+	CacheWriteTokens int32 `protobuf:"varint,5,opt,name=cache_write_tokens,json=cacheWriteTokens,proto3" json:"cache_write_tokens,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -1022,6 +1027,20 @@ func (x *Usage) GetCompletionTokens() int32 {
 func (x *Usage) GetTotalTokens() int32 {
 	if x != nil {
 		return x.TotalTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetCachedTokens() int32 {
+	if x != nil {
+		return x.CachedTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetCacheWriteTokens() int32 {
+	if x != nil {
+		return x.CacheWriteTokens
 	}
 	return 0
 }
@@ -1809,11 +1828,13 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"tool_calls\x18\x02 \x03(\v2\x17.llmgateway.v1.ToolCallR\ttoolCalls\x12@\n" +
 	"\rfinish_reason\x18\x06 \x01(\x0e2\x1b.llmgateway.v1.FinishReasonR\ffinishReason\x12*\n" +
 	"\x05usage\x18\x04 \x01(\v2\x14.llmgateway.v1.UsageR\x05usage\x12;\n" +
-	"\bmetadata\x18\x05 \x01(\v2\x1f.llmgateway.v1.ResponseMetadataR\bmetadataJ\x04\b\x03\x10\x04\"|\n" +
+	"\bmetadata\x18\x05 \x01(\v2\x1f.llmgateway.v1.ResponseMetadataR\bmetadataJ\x04\b\x03\x10\x04\"\xcf\x01\n" +
 	"\x05Usage\x12#\n" +
 	"\rprompt_tokens\x18\x01 \x01(\x05R\fpromptTokens\x12+\n" +
 	"\x11completion_tokens\x18\x02 \x01(\x05R\x10completionTokens\x12!\n" +
-	"\ftotal_tokens\x18\x03 \x01(\x05R\vtotalTokens\"\xae\x01\n" +
+	"\ftotal_tokens\x18\x03 \x01(\x05R\vtotalTokens\x12#\n" +
+	"\rcached_tokens\x18\x04 \x01(\x05R\fcachedTokens\x12,\n" +
+	"\x12cache_write_tokens\x18\x05 \x01(\x05R\x10cacheWriteTokens\"\xae\x01\n" +
 	"\x10ResponseMetadata\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x1f\n" +
 	"\vstop_reason\x18\x02 \x01(\tR\n" +
