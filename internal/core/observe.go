@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -127,4 +128,28 @@ func (s *Service) logRepairs(requestID, model string, st translate.Stats) {
 		zap.Int("synthesized_tool_specs", st.SynthesizedToolSpecs),
 		zap.String("tool_choice_fallback", st.ToolChoiceFallback),
 		zap.Bool("dropped_top_p", st.DroppedTopP))
+}
+
+// MaxIgnored bounds the names IgnoredValue lists.
+const MaxIgnored = 32
+
+// IgnoredValue is Result.Ignored as one header value: the comma-separated paths, at most
+// MaxIgnored of them. A path holds what a client named its fields, so each byte outside
+// printable ASCII, and each comma, is written as "_": the value stays one valid header
+// line and one list.
+func IgnoredValue(ignored []string) string {
+	var b strings.Builder
+	for i, name := range ignored[:min(len(ignored), MaxIgnored)] {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		for j := 0; j < len(name); j++ {
+			c := name[j]
+			if c < 0x20 || c >= 0x7f || c == ',' {
+				c = '_'
+			}
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }

@@ -16,7 +16,10 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
+	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 )
 
@@ -562,9 +565,10 @@ func TestOpenAIUnknownRoute(t *testing.T) {
 	assert.Contains(t, apiErr.Message, "no route for POST /v1/embeddings")
 }
 
-// TestIgnoredParamsOnNirmata: the Nirmata surface reports what it accepted without effect
-// in the same header, and in the answer's metadata.
-func TestIgnoredParamsOnNirmata(t *testing.T) {
+// TestIgnoredParamsOnNirmataAndGRPC: the Nirmata surface reports what it accepted without
+// effect in the same header and in the answer's metadata; gRPC in header metadata and the
+// answer's metadata.
+func TestIgnoredParamsOnNirmataAndGRPC(t *testing.T) {
 	_, sim, g := openAIGateway(t)
 	body := `{"model":"us.anthropic.claude-sonnet-4-5-20250929-v1:0","temperature":0.5,"top_p":0.9,"stop":["\n","END"],
 		"messages":[{"role":"user","content":"hi"}]}`
@@ -580,4 +584,12 @@ func TestIgnoredParamsOnNirmata(t *testing.T) {
 	assert.Equal(t, []string{"top_p", "stop[0]"}, answer.Metadata.IgnoredParams)
 	sent := sim.converseRequests(t)[0]["inferenceConfig"]
 	assert.Equal(t, map[string]any{"temperature": 0.5, "stopSequences": []any{"END"}}, sent)
+
+	// gRPC: response header metadata, and the answer's metadata.
+	var header metadata.MD
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
+	out, err := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, grpcRequest(t, body), grpc.Header(&header))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"top_p,stop[0]"}, header.Get("x-gateway-ignored-params"))
+	assert.Equal(t, []string{"top_p", "stop[0]"}, out.GetMetadata().GetIgnoredParams())
 }

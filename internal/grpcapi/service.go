@@ -47,6 +47,14 @@ func (c *chatService) begin(ctx context.Context, method, route string) (context.
 	return ctx, call, func() { stop(); cancel(nil) }
 }
 
+// setIgnored sends the request fields accepted without effect as response header
+// metadata, as REST sends them in its header (docs/PROTOCOL.md 10.1).
+func setIgnored(ctx context.Context, ignored []string) {
+	if len(ignored) > 0 {
+		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-ignored-params", core.IgnoredValue(ignored)))
+	}
+}
+
 // end finishes a call begun by begin: a panic becomes Internal (its detail logged), and
 // the call is logged and counted. Defer it directly, so it can recover.
 func (c *chatService) end(call *core.Call, err *error) {
@@ -76,6 +84,7 @@ func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (o
 	if err != nil {
 		return nil, c.fail(ctx, call, err)
 	}
+	setIgnored(ctx, res.Ignored)
 	return responseProto(resp), nil
 }
 
@@ -103,6 +112,7 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 	if err != nil {
 		return c.fail(ctx, call, err)
 	}
+	setIgnored(ctx, res.Ignored)
 	var sendingSince atomic.Int64 // UnixNano when the Send under way began; 0 between Sends
 	done := make(chan relayed, 1)
 	go func() {

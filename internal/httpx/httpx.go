@@ -8,7 +8,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/nirmata/llm-gateway/internal/core"
@@ -101,32 +100,16 @@ func WriteFailed(err error) string {
 func (s *StreamWriter) End() { _ = s.rc.SetWriteDeadline(time.Time{}) }
 
 // HeaderIgnored lists the request fields a REST call accepted without effect
-// (docs/PROTOCOL.md 10.1).
+// (docs/PROTOCOL.md 10.1); gRPC sends the same as response header metadata.
 const HeaderIgnored = "X-Gateway-Ignored-Params"
 
 // MaxIgnored bounds the names HeaderIgnored lists.
-const MaxIgnored = 32
+const MaxIgnored = core.MaxIgnored
 
-// SetIgnored sets HeaderIgnored to the comma-separated paths, at most MaxIgnored of them;
-// nothing when none was ignored. A path holds what a client named its fields, so each byte
-// outside printable ASCII, and each comma, is written as "_": the header stays one valid
-// line and one list.
+// SetIgnored sets HeaderIgnored to core.IgnoredValue of the paths; nothing when none was
+// ignored.
 func SetIgnored(h http.Header, ignored []string) {
-	if len(ignored) == 0 {
-		return
+	if len(ignored) > 0 {
+		h.Set(HeaderIgnored, core.IgnoredValue(ignored))
 	}
-	var b strings.Builder
-	for i, name := range ignored[:min(len(ignored), MaxIgnored)] {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		for j := 0; j < len(name); j++ {
-			c := name[j]
-			if c < 0x20 || c >= 0x7f || c == ',' {
-				c = '_'
-			}
-			b.WriteByte(c)
-		}
-	}
-	h.Set(HeaderIgnored, b.String())
 }
