@@ -38,6 +38,7 @@ type Model struct {
 	NoTemperatureWithTopP bool
 	// NoBlankStop: the model refuses a stop sequence of only whitespace.
 	NoBlankStop bool
+	Features
 }
 
 // SupportsChoice reports whether the model accepts the toolChoice kind.
@@ -124,6 +125,7 @@ func Lookup(modelID string) Model {
 	if !m.Known {
 		m.Tools, m.StreamingTools, m.ToolChoice = true, true, allChoices
 	}
+	m.Features = featuresOf(m.Family)
 	// Anthropic's models refuse a stop sequence of only whitespace ("\n"), which OpenAI's
 	// clients send.
 	m.NoBlankStop = strings.HasPrefix(m.Family, "anthropic.")

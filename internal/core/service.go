@@ -360,6 +360,8 @@ type Capabilities struct {
 	// Surfaces are the APIs the gateway serves.
 	Surfaces []string
 	Models   []ModelCapabilities
+	// ModelFlags are Model's flags when a model was asked about; nil without one.
+	ModelFlags *Flags
 }
 
 // Surfaces are the APIs every gateway serves: the Nirmata REST API, OpenAI's Chat
@@ -373,6 +375,21 @@ type ModelCapabilities struct {
 	StreamingTools bool
 	// ToolChoice lists Bedrock's toolChoice kinds: auto, any, tool.
 	ToolChoice []string
+	Flags
+}
+
+// Flags are what a model supports beyond tools (docs/PROTOCOL.md 4, from docs/BEDROCK.md
+// F.2): unverified counts as false, except Images and Documents, which Bedrock decides.
+type Flags struct {
+	Reasoning, PromptCaching, StrictTools, StructuredOutput, Images, Documents bool
+}
+
+func flagsOf(m capabilities.Model) Flags {
+	return Flags{
+		Reasoning: m.Reasoning != "", PromptCaching: m.CacheMinTokens > 0,
+		StrictTools: m.StructuredOutput, StructuredOutput: m.StructuredOutput,
+		Images: m.Images, Documents: m.Documents,
+	}
 }
 
 // Client-facing tool_choice values; Bedrock's kinds map onto them.
@@ -399,6 +416,10 @@ func (s *Service) Capabilities(model string) (*Capabilities, error) {
 		DefaultModel:   s.opts.DefaultModel,
 		Surfaces:       Surfaces,
 	}
+	if model != "" {
+		f := flagsOf(m)
+		out.ModelFlags = &f
+	}
 	if m.Tools {
 		out.ToolTypes = append(out.ToolTypes, "function")
 		for _, kind := range []string{capabilities.ChoiceAuto, capabilities.ChoiceAny, capabilities.ChoiceTool} {
@@ -417,6 +438,7 @@ func (s *Service) Capabilities(model string) (*Capabilities, error) {
 		mc := capabilities.Lookup(id)
 		out.Models = append(out.Models, ModelCapabilities{
 			ID: id, Tools: mc.Tools, StreamingTools: mc.Tools && mc.StreamingTools, ToolChoice: slices.Clone(mc.ToolChoice),
+			Flags: flagsOf(mc),
 		})
 	}
 	return out, nil

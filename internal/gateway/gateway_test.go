@@ -309,6 +309,13 @@ func TestGRPCAuthHealthAndReflection(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, caps.GetToolsSupported())
 	assert.Equal(t, []string{"nirmata", "openai", "grpc"}, caps.GetSurfaces())
+	assert.Nil(t, caps.Reasoning, "top-level flags only with a model")
+	assert.True(t, caps.GetModels()[0].GetPromptCaching())
+	caps, err = client.GetCapabilities(t.Context(), &llmgatewayv1.GetCapabilitiesRequest{Model: "amazon.nova-micro-v1:0"})
+	require.NoError(t, err)
+	require.NotNil(t, caps.Images)
+	assert.False(t, caps.GetImages())
+	assert.True(t, caps.GetPromptCaching())
 
 	h, err := healthpb.NewHealthClient(conn).Check(t.Context(), &healthpb.HealthCheckRequest{Service: "llmgateway.v1.ChatService"})
 	require.NoError(t, err)
@@ -347,7 +354,22 @@ func TestRESTCapabilitiesAndErrors(t *testing.T) {
 		assert.EqualValues(t, 128, caps["max_tools"])
 		assert.Equal(t, testModel, caps["default_model"])
 		assert.Equal(t, []any{"nirmata", "openai", "grpc"}, caps["surfaces"])
+		// Llama 3.1: no reasoning, caching or structured output; no images; documents left
+		// to Bedrock. With ?model= the flags are at the top level too.
+		llama := map[string]any{"reasoning": false, "prompt_caching": false, "strict_tools": false, "structured_output": false, "images": false, "documents": true}
+		models := caps["models"].([]any)
+		for k, v := range llama {
+			assert.Equal(t, v, caps[k], k)
+			assert.Equal(t, v, models[1].(map[string]any)[k], k)
+		}
+		assert.Equal(t, true, models[0].(map[string]any)["reasoning"], "the default model, Claude Sonnet 4, reasons")
 	}
+	resp, err := http.Get(base + "/capabilities")
+	require.NoError(t, err)
+	var caps map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&caps))
+	resp.Body.Close()
+	assert.NotContains(t, caps, "reasoning", "top-level flags only with ?model=")
 
 	many := make([]string, 129)
 	for i := range many {

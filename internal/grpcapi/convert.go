@@ -200,7 +200,13 @@ func capabilitiesProto(c *core.Capabilities) *llmgatewayv1.Capabilities {
 		Surfaces:         c.Surfaces,
 	}
 	for _, m := range c.Models {
-		out.Models = append(out.Models, &llmgatewayv1.ModelCapabilities{Id: m.ID, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice})
+		out.Models = append(out.Models, &llmgatewayv1.ModelCapabilities{Id: m.ID, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice,
+			Reasoning: m.Reasoning, PromptCaching: m.PromptCaching, StrictTools: m.StrictTools,
+			StructuredOutput: m.StructuredOutput, Images: m.Images, Documents: m.Documents})
+	}
+	if f := c.ModelFlags; f != nil {
+		out.Reasoning, out.PromptCaching, out.StrictTools = &f.Reasoning, &f.PromptCaching, &f.StrictTools
+		out.StructuredOutput, out.Images, out.Documents = &f.StructuredOutput, &f.Images, &f.Documents
 	}
 	return out
 }

@@ -190,6 +190,8 @@ type capabilities struct {
 	DefaultModel     string              `json:"default_model"`
 	Surfaces         []string            `json:"surfaces"`
 	Models           []modelCapabilities `json:"models"`
+	// The asked model's flags, with ?model= only.
+	*flags `json:",inline"`
 }
 
 type modelCapabilities struct {
@@ -197,6 +199,22 @@ type modelCapabilities struct {
 	Tools          bool     `json:"tools"`
 	StreamingTools bool     `json:"streaming_tools"`
 	ToolChoice     []string `json:"tool_choice"`
+	flags          `json:",inline"`
+}
+
+// flags are a model's flags after tool_choice (docs/PROTOCOL.md 4).
+type flags struct {
+	Reasoning        bool `json:"reasoning"`
+	PromptCaching    bool `json:"prompt_caching"`
+	StrictTools      bool `json:"strict_tools"`
+	StructuredOutput bool `json:"structured_output"`
+	Images           bool `json:"images"`
+	Documents        bool `json:"documents"`
+}
+
+func flagsOf(f core.Flags) flags {
+	return flags{Reasoning: f.Reasoning, PromptCaching: f.PromptCaching, StrictTools: f.StrictTools,
+		StructuredOutput: f.StructuredOutput, Images: f.Images, Documents: f.Documents}
 }
 
 // StreamingFormats are the stream formats this surface serves.
@@ -220,7 +238,11 @@ func (h *Handler) Capabilities(w http.ResponseWriter, r *http.Request, call *cor
 		Models:           make([]modelCapabilities, len(c.Models)),
 	}
 	for i, m := range c.Models { // nil lists encode as []
-		out.Models[i] = modelCapabilities{ID: m.ID, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice}
+		out.Models[i] = modelCapabilities{ID: m.ID, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice, flags: flagsOf(m.Flags)}
+	}
+	if c.ModelFlags != nil {
+		f := flagsOf(*c.ModelFlags)
+		out.flags = &f
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(appendJSON(nil, &out))

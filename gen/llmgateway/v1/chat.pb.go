@@ -1590,9 +1590,16 @@ type Capabilities struct {
 	DefaultModel     string                 `protobuf:"bytes,7,opt,name=default_model,json=defaultModel,proto3" json:"default_model,omitempty"`
 	Models           []*ModelCapabilities   `protobuf:"bytes,8,rep,name=models,proto3" json:"models,omitempty"`
 	// The APIs the gateway serves: "nirmata" (REST), "openai" (REST), "grpc".
-	Surfaces      []string `protobuf:"bytes,9,rep,name=surfaces,proto3" json:"surfaces,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Surfaces []string `protobuf:"bytes,9,rep,name=surfaces,proto3" json:"surfaces,omitempty"`
+	// The asked model's flags (see ModelCapabilities); set only when a model was asked.
+	Reasoning        *bool `protobuf:"varint,10,opt,name=reasoning,proto3,oneof" json:"reasoning,omitempty"`
+	PromptCaching    *bool `protobuf:"varint,11,opt,name=prompt_caching,json=promptCaching,proto3,oneof" json:"prompt_caching,omitempty"`
+	StrictTools      *bool `protobuf:"varint,12,opt,name=strict_tools,json=strictTools,proto3,oneof" json:"strict_tools,omitempty"`
+	StructuredOutput *bool `protobuf:"varint,13,opt,name=structured_output,json=structuredOutput,proto3,oneof" json:"structured_output,omitempty"`
+	Images           *bool `protobuf:"varint,14,opt,name=images,proto3,oneof" json:"images,omitempty"`
+	Documents        *bool `protobuf:"varint,15,opt,name=documents,proto3,oneof" json:"documents,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Capabilities) Reset() {
@@ -1688,15 +1695,65 @@ func (x *Capabilities) GetSurfaces() []string {
 	return nil
 }
 
+func (x *Capabilities) GetReasoning() bool {
+	if x != nil && x.Reasoning != nil {
+		return *x.Reasoning
+	}
+	return false
+}
+
+func (x *Capabilities) GetPromptCaching() bool {
+	if x != nil && x.PromptCaching != nil {
+		return *x.PromptCaching
+	}
+	return false
+}
+
+func (x *Capabilities) GetStrictTools() bool {
+	if x != nil && x.StrictTools != nil {
+		return *x.StrictTools
+	}
+	return false
+}
+
+func (x *Capabilities) GetStructuredOutput() bool {
+	if x != nil && x.StructuredOutput != nil {
+		return *x.StructuredOutput
+	}
+	return false
+}
+
+func (x *Capabilities) GetImages() bool {
+	if x != nil && x.Images != nil {
+		return *x.Images
+	}
+	return false
+}
+
+func (x *Capabilities) GetDocuments() bool {
+	if x != nil && x.Documents != nil {
+		return *x.Documents
+	}
+	return false
+}
+
 type ModelCapabilities struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Tools          bool                   `protobuf:"varint,2,opt,name=tools,proto3" json:"tools,omitempty"`
 	StreamingTools bool                   `protobuf:"varint,3,opt,name=streaming_tools,json=streamingTools,proto3" json:"streaming_tools,omitempty"`
 	// Bedrock toolChoice kinds: auto, any, tool.
-	ToolChoice    []string `protobuf:"bytes,4,rep,name=tool_choice,json=toolChoice,proto3" json:"tool_choice,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ToolChoice []string `protobuf:"bytes,4,rep,name=tool_choice,json=toolChoice,proto3" json:"tool_choice,omitempty"`
+	// What the model supports beyond tools; unverified counts as false, except images and
+	// documents, which Bedrock decides.
+	Reasoning        bool `protobuf:"varint,5,opt,name=reasoning,proto3" json:"reasoning,omitempty"`
+	PromptCaching    bool `protobuf:"varint,6,opt,name=prompt_caching,json=promptCaching,proto3" json:"prompt_caching,omitempty"`
+	StrictTools      bool `protobuf:"varint,7,opt,name=strict_tools,json=strictTools,proto3" json:"strict_tools,omitempty"`
+	StructuredOutput bool `protobuf:"varint,8,opt,name=structured_output,json=structuredOutput,proto3" json:"structured_output,omitempty"`
+	Images           bool `protobuf:"varint,9,opt,name=images,proto3" json:"images,omitempty"`
+	Documents        bool `protobuf:"varint,10,opt,name=documents,proto3" json:"documents,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ModelCapabilities) Reset() {
@@ -1755,6 +1812,48 @@ func (x *ModelCapabilities) GetToolChoice() []string {
 		return x.ToolChoice
 	}
 	return nil
+}
+
+func (x *ModelCapabilities) GetReasoning() bool {
+	if x != nil {
+		return x.Reasoning
+	}
+	return false
+}
+
+func (x *ModelCapabilities) GetPromptCaching() bool {
+	if x != nil {
+		return x.PromptCaching
+	}
+	return false
+}
+
+func (x *ModelCapabilities) GetStrictTools() bool {
+	if x != nil {
+		return x.StrictTools
+	}
+	return false
+}
+
+func (x *ModelCapabilities) GetStructuredOutput() bool {
+	if x != nil {
+		return x.StructuredOutput
+	}
+	return false
+}
+
+func (x *ModelCapabilities) GetImages() bool {
+	if x != nil {
+		return x.Images
+	}
+	return false
+}
+
+func (x *ModelCapabilities) GetDocuments() bool {
+	if x != nil {
+		return x.Documents
+	}
+	return false
 }
 
 var File_llmgateway_v1_chat_proto protoreflect.FileDescriptor
@@ -1870,7 +1969,7 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12.\n" +
 	"\adetails\x18\x03 \x03(\v2\x14.google.protobuf.AnyR\adetails\".\n" +
 	"\x16GetCapabilitiesRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\"\xe5\x02\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\"\xaf\x05\n" +
 	"\fCapabilities\x12'\n" +
 	"\x0ftools_supported\x18\x01 \x01(\bR\x0etoolsSupported\x12\x1d\n" +
 	"\n" +
@@ -1882,13 +1981,35 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"toolChoice\x12#\n" +
 	"\rdefault_model\x18\a \x01(\tR\fdefaultModel\x128\n" +
 	"\x06models\x18\b \x03(\v2 .llmgateway.v1.ModelCapabilitiesR\x06models\x12\x1a\n" +
-	"\bsurfaces\x18\t \x03(\tR\bsurfaces\"\x83\x01\n" +
+	"\bsurfaces\x18\t \x03(\tR\bsurfaces\x12!\n" +
+	"\treasoning\x18\n" +
+	" \x01(\bH\x00R\treasoning\x88\x01\x01\x12*\n" +
+	"\x0eprompt_caching\x18\v \x01(\bH\x01R\rpromptCaching\x88\x01\x01\x12&\n" +
+	"\fstrict_tools\x18\f \x01(\bH\x02R\vstrictTools\x88\x01\x01\x120\n" +
+	"\x11structured_output\x18\r \x01(\bH\x03R\x10structuredOutput\x88\x01\x01\x12\x1b\n" +
+	"\x06images\x18\x0e \x01(\bH\x04R\x06images\x88\x01\x01\x12!\n" +
+	"\tdocuments\x18\x0f \x01(\bH\x05R\tdocuments\x88\x01\x01B\f\n" +
+	"\n" +
+	"_reasoningB\x11\n" +
+	"\x0f_prompt_cachingB\x0f\n" +
+	"\r_strict_toolsB\x14\n" +
+	"\x12_structured_outputB\t\n" +
+	"\a_imagesB\f\n" +
+	"\n" +
+	"_documents\"\xce\x02\n" +
 	"\x11ModelCapabilities\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05tools\x18\x02 \x01(\bR\x05tools\x12'\n" +
 	"\x0fstreaming_tools\x18\x03 \x01(\bR\x0estreamingTools\x12\x1f\n" +
 	"\vtool_choice\x18\x04 \x03(\tR\n" +
-	"toolChoice*s\n" +
+	"toolChoice\x12\x1c\n" +
+	"\treasoning\x18\x05 \x01(\bR\treasoning\x12%\n" +
+	"\x0eprompt_caching\x18\x06 \x01(\bR\rpromptCaching\x12!\n" +
+	"\fstrict_tools\x18\a \x01(\bR\vstrictTools\x12+\n" +
+	"\x11structured_output\x18\b \x01(\bR\x10structuredOutput\x12\x16\n" +
+	"\x06images\x18\t \x01(\bR\x06images\x12\x1c\n" +
+	"\tdocuments\x18\n" +
+	" \x01(\bR\tdocuments*s\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\x12\n" +
@@ -2015,6 +2136,7 @@ func file_llmgateway_v1_chat_proto_init() {
 		(*ChatStreamEvent_Done)(nil),
 		(*ChatStreamEvent_Error)(nil),
 	}
+	file_llmgateway_v1_chat_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
