@@ -39,6 +39,10 @@ type Request struct {
 	TopP        *float64
 	Stop        []string
 
+	// ParallelToolCalls false asks for one tool call per answer; nil leaves it to the
+	// gateway (docs/PROTOCOL.md 13.4).
+	ParallelToolCalls *bool
+
 	// User identifies the end user, CacheKey the conversation's prompt-cache key; both go
 	// to Bedrock's requestMetadata.
 	User, CacheKey string
@@ -190,6 +194,9 @@ type Response struct {
 	RequestID string
 	// Ignored lists the request fields accepted without effect (core.Result.Ignored).
 	Ignored []string
+	// DroppedToolCalls counts the tool calls the model made that the answer leaves out:
+	// all but the first when parallel tool calls are off.
+	DroppedToolCalls int
 }
 
 // EventKind tells what an Event carries.

@@ -78,8 +78,12 @@ func (s *Service) Observe(c *Call) {
 	m.Tokens(c.Result.Model, c.Result.ClientType, int(u.PromptTokens), int(u.CompletionTokens))
 	m.CacheTokens(c.Result.Model, int(u.CacheReadTokens), int(u.CacheWriteTokens))
 	m.ToolCalls(c.Result.Model, c.Result.ClientType, c.Result.ToolCalls)
+	m.ToolCallsDropped(c.Result.Model, metrics.DropParallel, c.Result.DroppedToolCalls)
 	if r := c.Result.Repairs; r != (translate.Stats{}) {
 		m.Repairs(c.Result.Model, r.SynthesizedResults, r.OrphanResults)
+		if r.ParallelDisabled {
+			m.ParallelDisabled(c.Result.Model, c.Result.ClientType)
+		}
 		s.logRepairs(c.RequestID, c.Result.Model, r)
 	}
 	msg := "http" // the access log's message for REST calls since the first release
@@ -112,6 +116,9 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddInt32("cache_write_tokens", u.CacheWriteTokens)
 	}
 	enc.AddInt("tool_calls", c.Result.ToolCalls)
+	if n := c.Result.DroppedToolCalls; n > 0 {
+		enc.AddInt("dropped_tool_calls", n)
+	}
 	return nil
 }
 
@@ -127,7 +134,9 @@ func (s *Service) logRepairs(requestID, model string, st translate.Stats) {
 		zap.Int("mapped_tool_call_ids", st.MappedToolCallIDs),
 		zap.Int("synthesized_tool_specs", st.SynthesizedToolSpecs),
 		zap.String("tool_choice_fallback", st.ToolChoiceFallback),
-		zap.Bool("dropped_top_p", st.DroppedTopP))
+		zap.Bool("dropped_top_p", st.DroppedTopP),
+		zap.Int("partial_results", st.PartialResults),
+		zap.Bool("parallel_calls_disabled", st.ParallelDisabled))
 }
 
 // MaxIgnored bounds the names IgnoredValue lists.

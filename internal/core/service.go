@@ -104,6 +104,9 @@ type Result struct {
 	// Ignored lists the JSON paths of request fields accepted without effect: the
 	// transport's, then the translator's (docs/PROTOCOL.md 10.1).
 	Ignored []string
+	// DroppedToolCalls counts the tool calls left out of the answer: all but the first
+	// when parallel tool calls are off.
+	DroppedToolCalls int
 }
 
 // admit reserves a slot for one Bedrock call. Call release when the call has ended.
@@ -290,7 +293,7 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	if err != nil {
 		return nil, res, err
 	}
-	res.Usage, res.ToolCalls = resp.Usage, len(resp.ToolCalls)
+	res.Usage, res.ToolCalls, res.DroppedToolCalls = resp.Usage, len(resp.ToolCalls), resp.DroppedToolCalls
 	resp.Model = p.model.ID
 	resp.LatencyMs = time.Since(start).Milliseconds()
 	resp.RequestID = req.ID

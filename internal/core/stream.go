@@ -48,7 +48,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 			return nil, res, err
 		}
 		st.replay, st.done = stream.Synthesize(resp), func() {}
-		st.result.Usage, st.result.ToolCalls = resp.Usage, len(resp.ToolCalls)
+		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = resp.Usage, len(resp.ToolCalls), resp.DroppedToolCalls
 		return st, res, nil
 	}
 	release, err := s.admit()
@@ -103,7 +103,7 @@ func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
 	}
 	if err == io.EOF {
 		st.svc.logUnknownStop(st.requestID, st.machine.StopReason())
-		st.result.Usage, st.result.ToolCalls = st.machine.Usage(), st.machine.ToolCalls()
+		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = st.machine.Usage(), st.machine.ToolCalls(), st.machine.Dropped()
 	}
 	return out, err
 }

@@ -16,8 +16,10 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
@@ -592,4 +594,67 @@ func TestIgnoredParamsOnNirmataAndGRPC(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"top_p,stop[0]"}, header.Get("x-gateway-ignored-params"))
 	assert.Equal(t, []string{"top_p", "stop[0]"}, out.GetMetadata().GetIgnoredParams())
+}
+
+// TestParallelToolCallsOff: parallel_tool_calls false reaches Claude as Anthropic's
+// tool_choice; on other families the gateway keeps the first call itself, and counts the
+// rest; streams never show them.
+func TestParallelToolCallsOff(t *testing.T) {
+	client, sim, g := openAIGateway(t)
+	tools := []openai.ChatCompletionToolUnionParam{weatherTool("get_weather"), weatherTool("get_time")}
+	ask := func(model string) openai.ChatCompletionNewParams {
+		return openai.ChatCompletionNewParams{Model: model, Tools: tools, ParallelToolCalls: openai.Bool(false),
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Call get_weather and get_time for Lima.")}}
+	}
+	resp, err := client.Chat.Completions.New(t.Context(), ask(testModel))
+	require.NoError(t, err)
+	require.Len(t, resp.Choices[0].Message.ToolCalls, 1)
+	assert.Equal(t, map[string]any{"tool_choice": map[string]any{"type": "auto", "disable_parallel_tool_use": true}},
+		sim.converseRequests(t)[0]["additionalModelRequestFields"])
+
+	const nova = "us.amazon.nova-pro-v1:0"
+	resp, err = client.Chat.Completions.New(t.Context(), ask(nova))
+	require.NoError(t, err)
+	require.Len(t, resp.Choices[0].Message.ToolCalls, 1)
+	assert.Equal(t, "get_weather", resp.Choices[0].Message.ToolCalls[0].Function.Name)
+	assert.Equal(t, "tool_calls", resp.Choices[0].FinishReason)
+	assert.NotContains(t, sim.converseRequests(t)[1], "additionalModelRequestFields")
+
+	stream := client.Chat.Completions.NewStreaming(t.Context(), ask(nova))
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	require.NoError(t, stream.Err())
+	require.Len(t, acc.Choices[0].Message.ToolCalls, 1)
+	assert.Equal(t, "get_weather", acc.Choices[0].Message.ToolCalls[0].Function.Name)
+	assert.EqualValues(t, 2, metricValue(t, g, "gateway_tool_calls_dropped_total", map[string]string{"reason": "parallel", "model": nova}),
+		"Nova's second call, unary and streamed")
+
+	// gRPC takes the same field.
+	in := grpcRequest(t, `{"model":"`+nova+`","messages":[{"role":"user","content":"Call get_weather and get_time for Lima."}],
+		"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}]}`)
+	in.ParallelToolCalls = proto.Bool(false)
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
+	out, err := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, in)
+	require.NoError(t, err)
+	require.Len(t, out.GetToolCalls(), 1)
+}
+
+// TestPartialResultsTurnParallelCallsOff: a client that answered only the first of two
+// calls (the deployed gollm client) gets one call per turn from then on, without asking.
+func TestPartialResultsTurnParallelCallsOff(t *testing.T) {
+	_, sim, g := openAIGateway(t)
+	body := `{"messages":[{"role":"user","content":"Call get_weather and get_time for Lima."},
+		{"role":"assistant","content":"","tool_calls":[
+			{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}},
+			{"id":"c2","type":"function","function":{"name":"get_time","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"c1","content":"sunny"}],
+		"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}]}`
+	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat?client_type=gollm", "Bearer "+testKey, body)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	assert.Equal(t, map[string]any{"tool_choice": map[string]any{"type": "auto", "disable_parallel_tool_use": true}},
+		sim.converseRequests(t)[0]["additionalModelRequestFields"])
+	assert.EqualValues(t, 1, metricValue(t, g, "gateway_parallel_calls_disabled_total", map[string]string{"client_type": "gollm"}))
+	assert.Equal(t, 1, g.logs.FilterMessage("request repaired").FilterField(zap.Bool("parallel_calls_disabled", true)).Len())
 }

@@ -31,6 +31,8 @@ func fromProto(in *llmgatewayv1.ChatRequest) (*chat.Request, error) {
 		Temperature: in.Temperature,
 		TopP:        in.TopP,
 		Stop:        in.GetStop(),
+
+		ParallelToolCalls: in.ParallelToolCalls,
 	}
 	if msgs := in.GetMessages(); len(msgs) > 0 {
 		req.Messages = make([]chat.Message, len(msgs))

@@ -59,6 +59,8 @@ type Metrics struct {
 	upstreamErrors  *prometheus.CounterVec
 	tokens          *prometheus.CounterVec
 	cacheRead       *prometheus.CounterVec
+	droppedCalls    *prometheus.CounterVec
+	parallelOff     *prometheus.CounterVec
 	cacheWrite      *prometheus.CounterVec
 	toolCalls       *prometheus.CounterVec
 	synthesized     *prometheus.CounterVec
@@ -108,6 +110,14 @@ func New() *Metrics {
 			Name: "gateway_cache_write_tokens_total",
 			Help: "Prompt tokens of successful answers written to Bedrock's prompt cache; part of gateway_tokens_total's input.",
 		}, []string{"model"}),
+		droppedCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_tool_calls_dropped_total",
+			Help: `Tool calls the model made that the gateway left out of the answer, by reason: "parallel" (all but the first when parallel tool calls are off).`,
+		}, []string{"model", "reason"}),
+		parallelOff: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_parallel_calls_disabled_total",
+			Help: "Requests whose parallel tool calls the gateway turned off because the client's history answered only some of several calls (the deployed gollm client answers only the first) and the request did not set parallel_tool_calls.",
+		}, []string{"model", "client_type"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_tool_calls_total",
 			Help: "Tool calls in answers returned to clients (a stream's counted once complete).",
@@ -141,7 +151,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
-		m.cacheRead, m.cacheWrite, m.toolCalls, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
+		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.toolCalls, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
 		m.rejected,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
@@ -252,6 +262,26 @@ func (m *Metrics) CacheTokens(model string, read, write int) {
 	if write > 0 {
 		m.cacheWrite.WithLabelValues(model).Add(float64(write))
 	}
+}
+
+// Reasons tool calls are dropped, the values of gateway_tool_calls_dropped_total's reason.
+const DropParallel = "parallel"
+
+// ToolCallsDropped adds n tool calls left out of an answer for reason. n of zero or less
+// is skipped.
+func (m *Metrics) ToolCallsDropped(model, reason string, n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.droppedCalls.WithLabelValues(m.models.value(model), reason).Add(float64(n))
+}
+
+// ParallelDisabled counts a request whose parallel tool calls the gateway turned off.
+func (m *Metrics) ParallelDisabled(model, clientType string) {
+	if m == nil {
+		return
+	}
+	m.parallelOff.WithLabelValues(m.models.value(model), m.clientTypes.value(clientType)).Inc()
 }
 
 // ToolCalls adds n tool calls returned to a client to gateway_tool_calls_total. n of zero

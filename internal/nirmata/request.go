@@ -20,6 +20,8 @@ type request struct {
 	Temperature *chatjson.Number    `json:"temperature"`
 	TopP        *chatjson.Number    `json:"top_p"`
 	Stop        chatjson.Stop       `json:"stop"`
+	// ParallelToolCalls false asks for one tool call per answer (docs/PROTOCOL.md 13.4).
+	ParallelToolCalls *bool `json:"parallel_tool_calls"`
 }
 
 // DecodeRequest reads a POST /llm-apps/chat body. It checks JSON syntax and the type of
@@ -37,6 +39,8 @@ func DecodeRequest(body []byte) (req *chat.Request, stream bool, err error) {
 		Temperature: r.Temperature.Float64(),
 		TopP:        r.TopP.Float64(),
 		Stop:        r.Stop,
+
+		ParallelToolCalls: r.ParallelToolCalls,
 	}
 	if out.Messages, err = chatjson.Messages(r.Messages); err != nil {
 		return nil, false, err

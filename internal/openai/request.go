@@ -40,11 +40,11 @@ type request struct {
 	SafetyIdentifier    string              `json:"safety_identifier"`
 	PromptCacheKey      string              `json:"prompt_cache_key"`
 	ServiceTier         string              `json:"service_tier"`
-	// Accepted and not yet acted on (docs/PROTOCOL.md 11–13): listed as ignored unless
-	// they ask for what the gateway does anyway.
-	ParallelToolCalls *bool          `json:"parallel_tool_calls"`
-	ResponseFormat    *typed         `json:"response_format"`
-	Unknown           jsontext.Value `json:",embed"`
+	ParallelToolCalls   *bool               `json:"parallel_tool_calls"`
+	// Accepted and not yet acted on (docs/PROTOCOL.md 13.3): listed as ignored unless it
+	// asks for what the gateway does anyway.
+	ResponseFormat *typed         `json:"response_format"`
+	Unknown        jsontext.Value `json:",embed"`
 }
 
 type streamOptions struct {
@@ -85,6 +85,8 @@ func decodeRequest(body []byte) (*call, error) {
 		Stop:        r.Stop,
 		User:        r.User,
 		CacheKey:    r.PromptCacheKey,
+
+		ParallelToolCalls: r.ParallelToolCalls,
 	}
 	if r.SafetyIdentifier != "" {
 		out.User = r.SafetyIdentifier
@@ -149,9 +151,6 @@ func (r *request) ignored() []string {
 	var out []string
 	if r.MaxCompletionTokens != nil && r.MaxTokens != nil {
 		out = append(out, "max_tokens")
-	}
-	if r.ParallelToolCalls != nil && !*r.ParallelToolCalls {
-		out = append(out, "parallel_tool_calls")
 	}
 	if f := r.ResponseFormat; f != nil && f.Type != "" && f.Type != "text" {
 		out = append(out, "response_format")

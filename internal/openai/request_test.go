@@ -43,7 +43,8 @@ func TestDecodeRequest(t *testing.T) {
 		{"ignored parameters are listed; null ones and no-ops are not", `{` + hi + `,"seed":1,"frequency_penalty":0.5,"logit_bias":{"1":2},
 			"metadata":null,"parallel_tool_calls":false,"response_format":{"type":"json_object"},
 			"stream":true,"stream_options":{"include_obfuscation":false},"n":1,"logprobs":false,"top_logprobs":0,"modalities":["text"]}`, func(t *testing.T, c *call) {
-			assert.Equal(t, []string{"parallel_tool_calls", "response_format", "stream_options.include_obfuscation", "seed", "frequency_penalty", "logit_bias"}, c.req.Ignored)
+			assert.Equal(t, []string{"response_format", "stream_options.include_obfuscation", "seed", "frequency_penalty", "logit_bias"}, c.req.Ignored)
+			assert.Equal(t, ptr(false), c.req.ParallelToolCalls)
 		}},
 		{"fields without effect on this request", `{` + hi + `,"max_tokens":5,"max_completion_tokens":6,"stream_options":{"include_usage":true},
 			"tools":[{"type":"function","function":{"name":"a","strict":true}},{"type":"function","function":{"name":"b","strict":false}}]}`, func(t *testing.T, c *call) {

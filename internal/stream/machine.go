@@ -47,6 +47,9 @@ type toolBlock struct {
 	block   int  // contentBlockIndex
 	args    bool // a non-empty arguments fragment was produced
 	stopped bool // contentBlockStop came (or the stream finished)
+	// dropped: a call after the first when the answer keeps only one (names.FirstCallOnly);
+	// none of its events reach the client.
+	dropped bool
 }
 
 // NewMachine returns a Machine for one stream. names maps Bedrock's tool names and
@@ -163,8 +166,17 @@ func (m *Machine) StopReason() string { return m.stopReason }
 // Usage is the usage of the done event: zero until metadata came, or if it had none.
 func (m *Machine) Usage() chat.Usage { return m.usage }
 
-// ToolCalls is the number of tool calls started so far.
-func (m *Machine) ToolCalls() int { return len(m.tools) }
+// ToolCalls is the number of tool calls passed on so far.
+func (m *Machine) ToolCalls() int { return len(m.tools) - m.Dropped() }
+
+// Dropped is the number of tool calls left out so far: all but the first when the answer
+// keeps only one.
+func (m *Machine) Dropped() int {
+	if len(m.tools) > 1 && m.tools[1].dropped {
+		return len(m.tools) - 1
+	}
+	return 0
+}
 
 func (m *Machine) fail(err error) error {
 	m.err = err
@@ -186,7 +198,7 @@ func (m *Machine) delta(d *bedrock.ContentBlockDeltaEvent, out []chat.Event) ([]
 		if t.stopped {
 			return out, m.fail(fmt.Errorf("%w: Bedrock sent tool input for content block %d after it stopped", translate.ErrUpstream, d.ContentBlockIndex))
 		}
-		if frag := d.Delta.ToolUse.Input; frag != "" {
+		if frag := d.Delta.ToolUse.Input; frag != "" && !t.dropped {
 			t.args = true
 			out = append(out, fragmentEvent(i, frag))
 		}
@@ -205,8 +217,11 @@ func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat
 		return out, m.fail(fmt.Errorf("%w: Bedrock started a tool call without a toolUseId", translate.ErrUpstream))
 	}
 	ordinal := len(m.tools)
-	m.tools = append(m.tools, toolBlock{block: block})
+	m.tools = append(m.tools, toolBlock{block: block, dropped: ordinal > 0 && m.names.FirstCallOnly()})
 	m.last = ordinal
+	if m.tools[ordinal].dropped {
+		return out, nil
+	}
 	return append(out, headerEvent(ordinal, m.names.ToolCallID(tu.ToolUseID), m.names.ToolName(tu.Name))), nil
 }
 
@@ -218,6 +233,9 @@ func (m *Machine) stopTool(i int, out []chat.Event) []chat.Event {
 		return out
 	}
 	t.stopped = true
+	if t.dropped {
+		return out
+	}
 	if !t.args {
 		t.args = true
 		out = append(out, fragmentEvent(i, "{}"))

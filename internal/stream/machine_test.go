@@ -211,3 +211,26 @@ func TestErrTruncated(t *testing.T) {
 	t.Parallel()
 	require.ErrorIs(t, stream.ErrTruncated, translate.ErrUpstream)
 }
+
+// TestMachineFirstCallOnly: when the answer keeps one call, the later calls' events never
+// reach the client, and they are counted.
+func TestMachineFirstCallOnly(t *testing.T) {
+	t.Parallel()
+	src := &sliceEvents{evs: []bedrock.StreamEvent{
+		evText(0, "Calling."), evToolStart(1, "t1", "a"), evToolInput(1, `{"x":`), evToolStart(2, "t2", "b"),
+		evToolInput(2, `{"y":2}`), evToolInput(1, `1}`), evStop(1), evStop(2), evToolStart(3, "t3", "c"),
+		evMessageStop("tool_use"), evMetadata(3, 4),
+	}}
+	m := stream.NewMachine(&translate.Names{OneCall: true})
+	got, err := run(t, m, src)
+	require.NoError(t, err)
+	want := []chat.Event{
+		content("Calling."), header(0, "t1", "a"), fragment(0, `{"x":`), fragment(0, `1}`), toolEnd(0),
+		done(chat.FinishToolCalls, chat.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	require.Equal(t, 1, m.ToolCalls())
+	require.Equal(t, 2, m.Dropped())
+}

@@ -262,6 +262,17 @@ func (c *conversation) results(a *turn, extra int) []bedrock.ContentBlock {
 		return nil
 	}
 	content := make([]bedrock.ContentBlock, 0, len(a.calls)+extra)
+	answered := 0
+	for _, cl := range a.calls {
+		if cl.result != nil {
+			answered++
+		}
+	}
+	if answered > 0 && answered < len(a.calls) {
+		// The client ran some of the parallel calls and sent back only their results, as
+		// the deployed gollm client does with all but the first (docs/PROTOCOL.md 13.4).
+		c.stats.PartialResults++
+	}
 	for _, cl := range a.calls {
 		r := cl.result
 		if r == nil {

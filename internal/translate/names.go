@@ -24,6 +24,9 @@ type Names struct {
 	// Ignored lists the JSON paths of request fields Request accepted without effect
 	// (docs/PROTOCOL.md 10.1).
 	Ignored []string
+	// OneCall: the answer keeps only its first tool call (parallel_tool_calls false, asked
+	// for or automatic; docs/PROTOCOL.md 13.4).
+	OneCall bool
 
 	toolToClient map[string]string // Bedrock tool name → client tool name, only where they differ
 	idToClient   map[string]string // Bedrock toolUseId → client tool_call id, only where they differ
@@ -50,7 +53,17 @@ type Stats struct {
 	ToolChoiceFallback string
 	// DroppedTopP: top_p was dropped because the model refuses temperature and top_p together.
 	DroppedTopP bool
+	// PartialResults: assistant turns with several tool calls of which the client answered
+	// some, not all.
+	PartialResults int
+	// ParallelDisabled: parallel tool calls were turned off for this request because the
+	// client has shown it answers only some of them (PartialResults) and did not set
+	// parallel_tool_calls itself.
+	ParallelDisabled bool
 }
+
+// FirstCallOnly reports whether the answer keeps only its first tool call.
+func (n *Names) FirstCallOnly() bool { return n != nil && n.OneCall }
 
 // ToolName returns the client's name for a tool name Bedrock used.
 func (n *Names) ToolName(bedrockName string) string {

@@ -65,6 +65,10 @@ func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequ
 	if out.ToolConfig, err = toolConfig(req, names, model, stats); err != nil {
 		return nil, nil, err
 	}
+	names.names.OneCall = oneCall(req, stats)
+	if names.names.OneCall && len(req.Tools) > 0 {
+		out.AdditionalModelRequestFields = disableParallel(out.ToolConfig, req.ToolChoice, model)
+	}
 	out.RequestMetadata, out.ServiceTier = requestMetadata(req), serviceTier(req)
 	return out, names.names, nil
 }

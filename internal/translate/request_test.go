@@ -26,7 +26,7 @@ func TestRequestStats(t *testing.T) {
 	tests := map[string]translate.Stats{
 		"basic_tools":                        {},
 		"gollm_streaming_history":            {},
-		"parallel_partial_answer":            {SynthesizedResults: 1},
+		"parallel_partial_answer":            {SynthesizedResults: 1, PartialResults: 1, ParallelDisabled: true},
 		"parallel_unanswered_then_user":      {SynthesizedResults: 2},
 		"orphan_tool_result":                 {OrphanResults: 3},
 		"mcp_names":                          {MappedToolNames: 3, MappedToolCallIDs: 3},

@@ -44,6 +44,7 @@ func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, err
 		// Reasoning blocks are not part of the protocol and are left out.
 	}
 	out.Text = text.String()
+	out.ToolCalls, out.DroppedToolCalls = firstCall(out.ToolCalls, names)
 	return out, nil
 }
 

@@ -221,9 +221,12 @@ type ChatRequest struct {
 	// "bedrock" or empty.
 	Provider string `protobuf:"bytes,20,opt,name=provider,proto3" json:"provider,omitempty"`
 	// A caller label, recorded in logs and metrics.
-	ClientType    string `protobuf:"bytes,21,opt,name=client_type,json=clientType,proto3" json:"client_type,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ClientType string `protobuf:"bytes,21,opt,name=client_type,json=clientType,proto3" json:"client_type,omitempty"`
+	// false asks for one tool call per answer; unset leaves it to the gateway, which turns
+	// parallel calls off for a client whose history shows it answers only some of them.
+	ParallelToolCalls *bool `protobuf:"varint,11,opt,name=parallel_tool_calls,json=parallelToolCalls,proto3,oneof" json:"parallel_tool_calls,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ChatRequest) Reset() {
@@ -324,6 +327,13 @@ func (x *ChatRequest) GetClientType() string {
 		return x.ClientType
 	}
 	return ""
+}
+
+func (x *ChatRequest) GetParallelToolCalls() bool {
+	if x != nil && x.ParallelToolCalls != nil {
+		return *x.ParallelToolCalls
+	}
+	return false
 }
 
 type Message struct {
@@ -1860,7 +1870,7 @@ var File_llmgateway_v1_chat_proto protoreflect.FileDescriptor
 
 const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\n" +
-	"\x18llmgateway/v1/chat.proto\x12\rllmgateway.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xc0\x03\n" +
+	"\x18llmgateway/v1/chat.proto\x12\rllmgateway.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x8d\x04\n" +
 	"\vChatRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x122\n" +
 	"\bmessages\x18\x02 \x03(\v2\x16.llmgateway.v1.MessageR\bmessages\x12)\n" +
@@ -1875,10 +1885,12 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\x04stop\x18\t \x03(\tR\x04stop\x12\x1a\n" +
 	"\bprovider\x18\x14 \x01(\tR\bprovider\x12\x1f\n" +
 	"\vclient_type\x18\x15 \x01(\tR\n" +
-	"clientTypeB\r\n" +
+	"clientType\x123\n" +
+	"\x13parallel_tool_calls\x18\v \x01(\bH\x03R\x11parallelToolCalls\x88\x01\x01B\r\n" +
 	"\v_max_tokensB\x0e\n" +
 	"\f_temperatureB\b\n" +
-	"\x06_top_pJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x16\x10\x17R\x06streamR\achunked\"\xf2\x01\n" +
+	"\x06_top_pB\x16\n" +
+	"\x14_parallel_tool_callsJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x16\x10\x17R\x06streamR\achunked\"\xf2\x01\n" +
 	"\aMessage\x12'\n" +
 	"\x04role\x18\a \x01(\x0e2\x13.llmgateway.v1.RoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x120\n" +

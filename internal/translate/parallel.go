@@ -1,0 +1,70 @@
+package translate
+
+import (
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chat"
+)
+
+// oneCall decides whether the answer may hold only one tool call (docs/PROTOCOL.md 13.4):
+// the client's parallel_tool_calls when it set it, else off when its history shows it
+// answers only some of several calls, so the model sees every result it asked for.
+func oneCall(req *chat.Request, stats *Stats) bool {
+	if p := req.ParallelToolCalls; p != nil {
+		return !*p
+	}
+	if stats.PartialResults > 0 {
+		stats.ParallelDisabled = true
+		return true
+	}
+	return false
+}
+
+// anthropicToolChoice is Anthropic's tool_choice, which Claude on Bedrock takes through
+// additionalModelRequestFields; Converse has no switch of its own for parallel calls
+// (docs/BEDROCK.md J).
+type anthropicToolChoice struct {
+	Type                   string `json:"type"`
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
+}
+
+// disableParallel is the additionalModelRequestFields that turns parallel tool use off on
+// Claude: a tool_choice of the type of the Converse toolChoice (auto when none is sent),
+// naming the tool only for "tool". nil on other families, and when the model is offered no
+// tools to choose from (the caller sends it only when the request offers tools; here, no
+// toolConfig, or tools kept only for the history of a tool_choice "none" request): Bedrock
+// refuses the field there, and the answer keeps only its first call either way.
+func disableParallel(cfg *bedrock.ToolConfig, choice chat.ToolChoice, model capabilities.Model) jsontext.Value {
+	if !strings.HasPrefix(model.Family, "anthropic.") || cfg == nil || choice.Mode == chat.ChoiceNone {
+		return nil
+	}
+	tc := anthropicToolChoice{Type: "auto", DisableParallelToolUse: true}
+	if c := cfg.ToolChoice; c != nil {
+		switch {
+		case c.Any != nil:
+			tc.Type = "any"
+		case c.Tool != nil:
+			tc.Type, tc.Name = "tool", c.Tool.Name
+		}
+	}
+	b, err := json.Marshal(map[string]anthropicToolChoice{"tool_choice": tc})
+	if err != nil {
+		panic("translate: encoding a declared struct: " + err.Error())
+	}
+	return b
+}
+
+// firstCall keeps an answer's first tool call when names say so, and reports how many it
+// dropped.
+func firstCall(calls []chat.ToolCall, names *Names) ([]chat.ToolCall, int) {
+	if !names.FirstCallOnly() || len(calls) <= 1 {
+		return calls, 0
+	}
+	return calls[:1], len(calls) - 1
+}

@@ -1,0 +1,80 @@
+package translate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chat"
+)
+
+// TestParallelToolCalls: parallel_tool_calls false reaches Claude as Anthropic's
+// tool_choice, typed like the Converse toolChoice, and only where tools are offered
+// (docs/BEDROCK.md J); every family keeps one call per answer.
+func TestParallelToolCalls(t *testing.T) {
+	t.Parallel()
+	const claude, nova = "us.anthropic.claude-sonnet-4-20250514-v1:0", "amazon.nova-pro-v1:0"
+	off, on := ptr(false), ptr(true)
+	user := []chat.Message{{Role: chat.RoleUser, Content: "go"}}
+	tools := []chat.Tool{{Name: "get.weather"}, {Name: "b"}}
+	// A history where the client answered the first of two calls only.
+	partial := []chat.Message{{Role: chat.RoleUser, Content: "go"},
+		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "c1", Name: "b"}, {ID: "c2", Name: "b"}}},
+		{Role: chat.RoleTool, ToolCallID: "c1", Content: "ok"}}
+	tests := []struct {
+		name    string
+		model   string
+		req     chat.Request
+		field   string // additionalModelRequestFields, "" for none
+		oneCall bool
+	}{
+		{"auto", claude, chat.Request{Messages: user, Tools: tools, ParallelToolCalls: off},
+			`{"tool_choice":{"type":"auto","disable_parallel_tool_use":true}}`, true},
+		{"required", claude, chat.Request{Messages: user, Tools: tools, ParallelToolCalls: off, ToolChoice: chat.ToolChoice{Mode: chat.ChoiceRequired}},
+			`{"tool_choice":{"type":"any","disable_parallel_tool_use":true}}`, true},
+		{"a function, by its Bedrock name", claude, chat.Request{Messages: user, Tools: tools, ParallelToolCalls: off, ToolChoice: chat.ToolChoice{Mode: chat.ChoiceFunction, Function: "get.weather"}},
+			`{"tool_choice":{"type":"tool","name":"get_weather","disable_parallel_tool_use":true}}`, true},
+		{"none: tools only for the history", claude, chat.Request{Messages: partial, Tools: tools, ParallelToolCalls: off, ToolChoice: chat.ToolChoice{Mode: chat.ChoiceNone}}, "", true},
+		{"no tools", claude, chat.Request{Messages: user, ParallelToolCalls: off}, "", true},
+		{"other families: one call, no field", nova, chat.Request{Messages: user, Tools: tools, ParallelToolCalls: off}, "", true},
+		{"default", claude, chat.Request{Messages: user, Tools: tools}, "", false},
+		{"a client that answered one of two calls", claude, chat.Request{Messages: partial, Tools: tools},
+			`{"tool_choice":{"type":"auto","disable_parallel_tool_use":true}}`, true},
+		{"unless it asked for parallel calls", claude, chat.Request{Messages: partial, Tools: tools, ParallelToolCalls: on}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out, names, err := Request(&tt.req, capabilities.Lookup(tt.model))
+			require.NoError(t, err)
+			assert.Equal(t, tt.field, string(out.AdditionalModelRequestFields))
+			assert.Equal(t, tt.oneCall, names.FirstCallOnly())
+			assert.Equal(t, tt.req.ParallelToolCalls == nil && tt.oneCall, names.Stats.ParallelDisabled)
+		})
+	}
+}
+
+// TestFirstCallOnly: an answer that may hold one call keeps its first and counts the rest.
+func TestFirstCallOnly(t *testing.T) {
+	t.Parallel()
+	answer := &bedrock.ConverseResponse{StopReason: "tool_use", Output: &bedrock.ConverseOutput{Message: &bedrock.Message{Role: "assistant", Content: []bedrock.ContentBlock{
+		bedrock.TextBlock("Calling."),
+		{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "t1", Name: "a", Input: []byte(`{}`)}},
+		{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "t2", Name: "b", Input: []byte(`{}`)}},
+		{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "t3", Name: "c", Input: []byte(`{}`)}},
+	}}}}
+	resp, err := Response(answer, &Names{OneCall: true})
+	require.NoError(t, err)
+	require.Len(t, resp.ToolCalls, 1)
+	assert.Equal(t, "t1", resp.ToolCalls[0].ID)
+	assert.Equal(t, 2, resp.DroppedToolCalls)
+	assert.Equal(t, chat.FinishToolCalls, resp.Finish)
+
+	resp, err = Response(answer, nil)
+	require.NoError(t, err)
+	assert.Len(t, resp.ToolCalls, 3)
+	assert.Zero(t, resp.DroppedToolCalls)
+}
