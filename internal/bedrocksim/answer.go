@@ -56,50 +56,15 @@ func usageFor(body []byte, a answer) tokenUsage {
 // passed validation. It looks at the last user turn: tool results are quoted back in text;
 // otherwise tools named there (or forced by toolChoice) are called with arguments built from
 // their schemas; otherwise the answer is a short text. body seeds the tool-call ids, so the
-// same request always gets the same answer.
+// same request always gets the same answer. With Claude's disable_parallel_tool_use
+// (docs/BEDROCK.md J1) the named tools are called one per answer instead (oneAtATime).
 func buildAnswer(req *converseRequest, body []byte) answer {
-	var last *message
-	lastIndex := -1
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == roleUser {
-			last, lastIndex = &req.Messages[i], i
-			break
-		}
-	}
-	var userText string
-	var results []*toolResultBlock
-	if last != nil {
-		var texts []string
-		for _, b := range last.Content {
-			if b.Text != nil {
-				texts = append(texts, *b.Text)
-			}
-			if b.ToolResult != nil {
-				results = append(results, b.ToolResult)
-			}
-		}
-		userText = strings.Join(texts, "\n")
-	}
-
+	tc := forcedBy(req.ToolConfig, req.anthropicChoice)
 	var a answer
-	switch {
-	case len(results) > 0:
-		a = answer{Text: quoteResults(results, req.Messages, lastIndex), StopReason: stopEndTurn}
-	default:
-		if specs := chosenTools(req.ToolConfig, userText); len(specs) > 0 {
-			a = answer{StopReason: stopToolUse}
-			names := make([]string, len(specs))
-			for i, spec := range specs {
-				names[i] = spec.Name
-				a.Calls = append(a.Calls, toolCall{ID: toolUseID(body, i), Name: spec.Name, Input: exampleArgs(spec.InputSchema.JSON)})
-			}
-			a.Text = "I'll call " + joinAnd(names) + "."
-		} else {
-			a = answer{Text: "Hello from the Bedrock simulator.", StopReason: stopEndTurn}
-			if said := strings.TrimSpace(userText); said != "" {
-				a.Text += " You said: " + truncateRunes(said, 200)
-			}
-		}
+	if ch := req.anthropicChoice; ch != nil && ch.DisableParallel {
+		a = oneAtATime(req.Messages, tc, body)
+	} else {
+		a = parallel(req.Messages, tc, body)
 	}
 
 	// A maxTokens below the answer's size cuts it, as a real model stops mid-sentence.
@@ -113,6 +78,151 @@ func buildAnswer(req *converseRequest, body []byte) answer {
 			}
 		}
 		a = answer{Text: text, StopReason: stopMaxTokens}
+	}
+	return a
+}
+
+// parallel answers the last user turn on its own: its tool results quoted, else every tool
+// named in it called at once, else a greeting.
+func parallel(msgs []message, tc *toolConfiguration, body []byte) answer {
+	lastIndex := lastUser(msgs)
+	var userText string
+	var results []*toolResultBlock
+	if lastIndex >= 0 {
+		userText, results = turnParts(msgs[lastIndex])
+	}
+	if len(results) > 0 {
+		var names map[string]string
+		if lastIndex > 0 {
+			names = toolNames(msgs[lastIndex-1 : lastIndex])
+		}
+		return answer{Text: quoteResults(results, names), StopReason: stopEndTurn}
+	}
+	if specs := chosenTools(tc, userText); len(specs) > 0 {
+		return callTools(specs, body, "")
+	}
+	return greeting(userText)
+}
+
+// oneAtATime is the model under disable_parallel_tool_use (docs/PROTOCOL.md section 9): the
+// task is the last user turn with text and no tool results, its named tools are called one
+// per answer in the order the task first mentions them, a tool whose only result so far came back with
+// status error is called once more, and when no call is left the answer quotes every result
+// since the task. So a loop of one call per turn ends with the text a parallel call ends with.
+func oneAtATime(msgs []message, tc *toolConfiguration, body []byte) answer {
+	task := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != roleUser {
+			continue
+		}
+		if text, results := turnParts(msgs[i]); len(results) == 0 && text != "" {
+			task = i
+			break
+		}
+	}
+	var taskText string
+	if task >= 0 {
+		taskText, _ = turnParts(msgs[task])
+	}
+	since := msgs[task+1:]
+	names := toolNames(since)
+	calls := map[string]int{}
+	for _, name := range names {
+		calls[name]++
+	}
+	failed := map[string]bool{}
+	var results []*toolResultBlock
+	for _, m := range since {
+		if m.Role != roleUser {
+			continue
+		}
+		_, rs := turnParts(m)
+		for _, r := range rs {
+			if r.Status == statusError {
+				failed[names[r.ToolUseID]] = true
+			}
+		}
+		results = append(results, rs...)
+	}
+
+	// In the order the task first mentions them (a forced tool, not mentioned, is alone).
+	named := chosenTools(tc, taskText)
+	slices.SortStableFunc(named, func(a, b *toolSpecification) int {
+		return mentionAt(taskText, a.Name) - mentionAt(taskText, b.Name)
+	})
+	for _, s := range named {
+		if calls[s.Name] == 1 && failed[s.Name] {
+			return callTools([]*toolSpecification{s}, body, " again")
+		}
+	}
+	for _, s := range named {
+		if calls[s.Name] == 0 {
+			return callTools([]*toolSpecification{s}, body, "")
+		}
+	}
+	if len(results) > 0 {
+		return answer{Text: quoteResults(results, names), StopReason: stopEndTurn}
+	}
+	return greeting(taskText)
+}
+
+// lastUser is the index of the last user turn, or -1.
+func lastUser(msgs []message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == roleUser {
+			return i
+		}
+	}
+	return -1
+}
+
+// turnParts are a turn's text blocks joined by newlines, and its tool results.
+func turnParts(m message) (text string, results []*toolResultBlock) {
+	var texts []string
+	for _, b := range m.Content {
+		if b.Text != nil {
+			texts = append(texts, *b.Text)
+		}
+		if b.ToolResult != nil {
+			results = append(results, b.ToolResult)
+		}
+	}
+	return strings.Join(texts, "\n"), results
+}
+
+// toolNames maps the toolUse ids of the assistant turns among msgs to the tools called.
+func toolNames(msgs []message) map[string]string {
+	names := map[string]string{}
+	for _, m := range msgs {
+		if m.Role != roleAssistant {
+			continue
+		}
+		for _, b := range m.Content {
+			if b.ToolUse != nil {
+				names[b.ToolUse.ToolUseID] = b.ToolUse.Name
+			}
+		}
+	}
+	return names
+}
+
+// callTools calls specs, after the text "I'll call a and b<suffix>."
+func callTools(specs []*toolSpecification, body []byte, suffix string) answer {
+	a := answer{StopReason: stopToolUse}
+	names := make([]string, len(specs))
+	for i, spec := range specs {
+		names[i] = spec.Name
+		a.Calls = append(a.Calls, toolCall{ID: toolUseID(body, i), Name: spec.Name, Input: exampleArgs(spec.InputSchema.JSON)})
+	}
+	a.Text = "I'll call " + joinAnd(names) + suffix + "."
+	return a
+}
+
+// greeting is the answer with no tool to call and no result to quote.
+func greeting(userText string) answer {
+	a := answer{Text: "Hello from the Bedrock simulator.", StopReason: stopEndTurn}
+	if said := strings.TrimSpace(userText); said != "" {
+		a.Text += " You said: " + truncateRunes(said, 200)
 	}
 	return a
 }
@@ -154,18 +264,21 @@ func chosenTools(tc *toolConfiguration, userText string) []*toolSpecification {
 
 // mentions reports whether text holds name as a whole word. Tool names are made of
 // [a-zA-Z0-9_-], so those are the word characters: "get" is not mentioned by "get_weather".
-func mentions(text, name string) bool {
+func mentions(text, name string) bool { return mentionAt(text, name) >= 0 }
+
+// mentionAt is the byte offset of the first whole-word mention of name in text, or -1.
+func mentionAt(text, name string) int {
 	if name == "" {
-		return false
+		return -1
 	}
 	for from := 0; ; {
 		i := strings.Index(text[from:], name)
 		if i < 0 {
-			return false
+			return -1
 		}
 		start, end := from+i, from+i+len(name)
 		if (start == 0 || !isNameByte(text[start-1])) && (end == len(text) || !isNameByte(text[end])) {
-			return true
+			return start
 		}
 		from = start + 1
 	}
@@ -175,16 +288,9 @@ func isNameByte(c byte) bool {
 	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// quoteResults renders tool results as "Tool results received: name → content; …".
-func quoteResults(results []*toolResultBlock, msgs []message, userIndex int) string {
-	names := map[string]string{}
-	if userIndex > 0 {
-		for _, b := range msgs[userIndex-1].Content {
-			if b.ToolUse != nil {
-				names[b.ToolUse.ToolUseID] = b.ToolUse.Name
-			}
-		}
-	}
+// quoteResults renders tool results as "Tool results received: name → content; …", names
+// mapping toolUse ids to tool names (an id without a name stands for itself).
+func quoteResults(results []*toolResultBlock, names map[string]string) string {
 	parts := make([]string, 0, len(results))
 	for _, r := range results {
 		name := names[r.ToolUseID]

@@ -14,7 +14,9 @@
 //
 // Answers are deterministic (the same request body gives the same bytes): a tool named in
 // the last user turn is called with arguments built from its JSON schema, tool results are
-// quoted back in text, anything else gets a short text answer. Options add latency and
+// quoted back in text, anything else gets a short text answer; on Claude, Anthropic's
+// disable_parallel_tool_use (additionalModelRequestFields.tool_choice, docs/BEDROCK.md J) makes
+// it call the named tools one per answer. Options add latency and
 // inject faults (throttling, 5xx, hangs, in-stream exceptions, truncated streams) for tests
 // and benchmarks.
 package bedrocksim

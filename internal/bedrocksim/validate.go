@@ -94,6 +94,11 @@ func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
 	if err := checkTools(m, req.ToolConfig); err != nil {
 		return err
 	}
+	ch, err := checkAnthropicToolChoice(m, req)
+	if err != nil {
+		return err
+	}
+	req.anthropicChoice = ch
 	if err := checkCachePoints(req); err != nil {
 		return err
 	}

@@ -22,6 +22,13 @@ type converseRequest struct {
 	System          []systemContentBlock    `json:"system"`
 	InferenceConfig *inferenceConfiguration `json:"inferenceConfig"`
 	ToolConfig      *toolConfiguration      `json:"toolConfig"`
+	// AdditionalModelRequestFields is passed to the model; the simulator reads only Claude's
+	// tool_choice from it (docs/BEDROCK.md J1).
+	AdditionalModelRequestFields jsontext.Value `json:"additionalModelRequestFields"`
+
+	// anthropicChoice is AdditionalModelRequestFields.tool_choice as validate read it on a
+	// Claude model; nil when absent or on other models.
+	anthropicChoice *anthropicChoice
 }
 
 // Roles of a message.
