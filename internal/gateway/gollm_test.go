@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 )
 
 // The types below reproduce what the gollm library's Nirmata provider puts on the wire:
@@ -122,7 +123,9 @@ func TestGollmNirmataClientConversation(t *testing.T) {
 	assert.Contains(t, r.Message, "require-labels.yaml")
 
 	// Turn 3: two parallel calls. The provider answers only the first of them; the gateway
-	// must still send Bedrock a result for the second.
+	// must still send Bedrock a result for the second, and, the client having shown it
+	// answers only one call, turns parallel calls off: the model asks for list_files again,
+	// alone, which the provider does answer.
 	r = chat.send(gollmMessage{Role: "user", Content: "Run generate_policy and list_files."})
 	require.Len(t, r.ToolCalls, 2)
 	first, second := r.ToolCalls[0], r.ToolCalls[1]
@@ -130,13 +133,15 @@ func TestGollmNirmataClientConversation(t *testing.T) {
 	assert.Equal(t, "list_files", second.Function.Name)
 	assert.JSONEq(t, "{}", second.Function.Arguments)
 	r = chat.send(toolResult(t, first.ID, map[string]any{"policy": "apiVersion: kyverno.io/v1"}))
-	assert.Contains(t, r.Message, "kyverno.io/v1")
+	require.Len(t, r.ToolCalls, 1, "one call per turn from now on")
+	assert.Equal(t, "list_files", r.ToolCalls[0].Function.Name)
+	assert.NotEqual(t, second.ID, r.ToolCalls[0].ID)
 
-	// Turn 4: the second result arrives late, after an assistant text turn: it answers no
-	// call of the previous turn, and must not become an orphan toolResult.
-	r = chat.send(toolResult(t, second.ID, map[string]any{"files": []any{"a.yaml", "b.yaml"}}))
+	// Turn 4: its result comes back, and the model has seen every result it asked for.
+	r = chat.send(toolResult(t, r.ToolCalls[0].ID, map[string]any{"files": []any{"a.yaml", "b.yaml"}}))
 	assert.Empty(t, r.ToolCalls)
-	assert.NotEmpty(t, r.Message)
+	assert.Contains(t, r.Message, "a.yaml")
+	assert.Contains(t, r.Message, "kyverno.io/v1")
 
 	// Both repairs are logged, with counts and no prompt text.
 	repaired := g.logs.FilterMessage("request repaired").AllUntimed()
@@ -151,9 +156,11 @@ func TestGollmNirmataClientConversation(t *testing.T) {
 			assert.NotContains(t, line, secret, "log line %q", line)
 		}
 	}
-	// list_files stays unanswered in the history of both later requests; each repairs it.
+	// list_files stays unanswered in the history of both later requests; each repairs it,
+	// and each turns parallel calls off.
 	assert.EqualValues(t, 2, synthesized, "turn 3 left list_files unanswered")
-	assert.Positive(t, orphans, "turn 4 answered a call of an earlier turn")
+	assert.Zero(t, orphans)
+	assert.Len(t, g.logs.FilterMessage("request repaired").FilterField(zap.Bool("parallel_calls_disabled", true)).AllUntimed(), 2)
 }
 
 // The same conversation start with the wrapped tool form the newer gollm client sends.
