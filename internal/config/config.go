@@ -49,7 +49,9 @@ type Config struct {
 	DrainTimeout       time.Duration
 	StreamWriteTimeout time.Duration
 	BodyReadTimeout    time.Duration
-	Sim                Sim
+	// ParallelToolCalls is the default of a request that does not set parallel_tool_calls.
+	ParallelToolCalls bool
+	Sim               Sim
 }
 
 // Sim holds the embedded simulator's settings, kept apart from production ones: none of
@@ -109,6 +111,7 @@ func table(c *Config) []setting {
 		{key: "drain_timeout", def: "20s", help: "after SIGTERM, how long calls in flight may finish (/readyz 503 meanwhile); then the rest are cancelled", v: bind(&c.DrainTimeout, atLeast(time.Duration(0)))},
 		{key: "stream_write_timeout", def: "30s", help: "a stream whose client takes no write for this long is cut, freeing its upstream call", v: bind(&c.StreamWriteTimeout, atLeast(time.Millisecond))},
 		{key: "body_read_timeout", def: "30s", help: "from a request's headers to the end of its body; beyond it, 408 and the connection is closed", v: bind(&c.BodyReadTimeout, atLeast(time.Millisecond))},
+		{key: "parallel_tool_calls", def: "true", help: "the default of a request that does not set parallel_tool_calls; false: one tool call per answer", v: bind(&c.ParallelToolCalls, nil)},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
 		{key: "sim_first_token_delay", sim: true, def: "0s", help: "the simulator's delay before its first event", v: bind(&c.Sim.FirstTokenDelay, atLeast(time.Duration(0)))},

@@ -41,6 +41,7 @@ func TestLoadDefaults(t *testing.T) {
 		DrainTimeout:       20 * time.Second,
 		StreamWriteTimeout: 30 * time.Second,
 		BodyReadTimeout:    30 * time.Second,
+		ParallelToolCalls:  true,
 	}, cfg)
 }
 

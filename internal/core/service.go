@@ -46,6 +46,9 @@ type Options struct {
 	MaxConcurrent int
 	// Metrics records what happens; nil records nothing.
 	Metrics *metrics.Metrics
+	// NoParallelToolCalls makes parallel_tool_calls false the default of a request that
+	// does not set it (the zero value keeps parallel calls on).
+	NoParallelToolCalls bool
 }
 
 // Service answers chat calls. It is safe for concurrent use.
@@ -181,6 +184,10 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	}
 	if err := s.checkLimits(req); err != nil {
 		return nil, err
+	}
+	if req.ParallelToolCalls == nil && s.opts.NoParallelToolCalls {
+		off := false
+		req.ParallelToolCalls = &off
 	}
 	model := capabilities.Lookup(s.resolveModel(req.Model))
 	res.Model = model.ID

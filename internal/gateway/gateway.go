@@ -104,6 +104,8 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		UpstreamTimeout: cfg.UpstreamTimeout,
 		MaxConcurrent:   cfg.MaxConcurrent,
 		Metrics:         m,
+
+		NoParallelToolCalls: !cfg.ParallelToolCalls,
 	}, log)
 	// Calls run under base, so those still in flight when the drain times out can be
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.

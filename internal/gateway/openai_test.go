@@ -658,3 +658,23 @@ func TestPartialResultsTurnParallelCallsOff(t *testing.T) {
 	assert.EqualValues(t, 1, metricValue(t, g, "gateway_parallel_calls_disabled_total", map[string]string{"client_type": "gollm"}))
 	assert.Equal(t, 1, g.logs.FilterMessage("request repaired").FilterField(zap.Bool("parallel_calls_disabled", true)).Len())
 }
+
+// TestParallelToolCallsDefault: parallel_tool_calls false in the configuration is the
+// default of requests that do not set it; a request that sets it wins.
+func TestParallelToolCallsDefault(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim.Enabled = true
+	cfg.ParallelToolCalls = false
+	g := start(t, cfg)
+	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey))
+	params := openai.ChatCompletionNewParams{Model: "us.amazon.nova-pro-v1:0",
+		Tools:    []openai.ChatCompletionToolUnionParam{weatherTool("get_weather"), weatherTool("get_time")},
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Call get_weather and get_time for Lima.")}}
+	resp, err := client.Chat.Completions.New(t.Context(), params)
+	require.NoError(t, err)
+	assert.Len(t, resp.Choices[0].Message.ToolCalls, 1)
+	params.ParallelToolCalls = openai.Bool(true)
+	resp, err = client.Chat.Completions.New(t.Context(), params)
+	require.NoError(t, err)
+	assert.Len(t, resp.Choices[0].Message.ToolCalls, 2)
+}
