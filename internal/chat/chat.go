@@ -42,6 +42,9 @@ type Request struct {
 	// ParallelToolCalls false asks for one tool call per answer; nil leaves it to the
 	// gateway (docs/PROTOCOL.md 13.4).
 	ParallelToolCalls *bool
+	// MaxToolRounds bounds the tool rounds of the task: assistant turns with tool calls
+	// after the last user message; nil is unlimited (docs/PROTOCOL.md 13.5).
+	MaxToolRounds *int32
 
 	// User identifies the end user, CacheKey the conversation's prompt-cache key; both go
 	// to Bedrock's requestMetadata.
@@ -195,8 +198,11 @@ type Response struct {
 	// Ignored lists the request fields accepted without effect (core.Result.Ignored).
 	Ignored []string
 	// DroppedToolCalls counts the tool calls the model made that the answer leaves out:
-	// all but the first when parallel tool calls are off.
+	// all but the first when parallel tool calls are off, all when the tool budget is spent.
 	DroppedToolCalls int
+	// BudgetExhausted: the request's max_tool_rounds were spent, so the model was offered
+	// no tools and the answer holds no tool calls.
+	BudgetExhausted bool
 }
 
 // EventKind tells what an Event carries.

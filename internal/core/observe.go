@@ -78,7 +78,11 @@ func (s *Service) Observe(c *Call) {
 	m.Tokens(c.Result.Model, c.Result.ClientType, int(u.PromptTokens), int(u.CompletionTokens))
 	m.CacheTokens(c.Result.Model, int(u.CacheReadTokens), int(u.CacheWriteTokens))
 	m.ToolCalls(c.Result.Model, c.Result.ClientType, c.Result.ToolCalls)
-	m.ToolCallsDropped(c.Result.Model, metrics.DropParallel, c.Result.DroppedToolCalls)
+	reason := metrics.DropParallel
+	if c.Result.BudgetExhausted {
+		reason = metrics.DropBudget
+	}
+	m.ToolCallsDropped(c.Result.Model, reason, c.Result.DroppedToolCalls)
 	if r := c.Result.Repairs; r != (translate.Stats{}) {
 		m.Repairs(c.Result.Model, r.SynthesizedResults, r.OrphanResults)
 		if r.ParallelDisabled {
@@ -118,6 +122,9 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddInt("tool_calls", c.Result.ToolCalls)
 	if n := c.Result.DroppedToolCalls; n > 0 {
 		enc.AddInt("dropped_tool_calls", n)
+	}
+	if c.Result.BudgetExhausted {
+		enc.AddString("tool_budget", "exhausted")
 	}
 	return nil
 }

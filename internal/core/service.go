@@ -108,8 +108,11 @@ type Result struct {
 	// transport's, then the translator's (docs/PROTOCOL.md 10.1).
 	Ignored []string
 	// DroppedToolCalls counts the tool calls left out of the answer: all but the first
-	// when parallel tool calls are off.
+	// when parallel tool calls are off, all when the tool budget is spent.
 	DroppedToolCalls int
+	// BudgetExhausted: the request's max_tool_rounds were spent (docs/PROTOCOL.md 13.5).
+	// Set once the request is translated, so before any byte of the answer.
+	BudgetExhausted bool
 }
 
 // admit reserves a slot for one Bedrock call. Call release when the call has ended.
@@ -197,6 +200,7 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	}
 	res.Repairs = names.Stats
 	res.Ignored = append(slices.Clip(req.Ignored), names.Ignored...)
+	res.BudgetExhausted = names.BudgetExhausted
 	return &prepared{model: model, converse: converse, names: names}, nil
 }
 

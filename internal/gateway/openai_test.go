@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -628,8 +629,11 @@ func TestParallelToolCallsOff(t *testing.T) {
 	require.NoError(t, stream.Err())
 	require.Len(t, acc.Choices[0].Message.ToolCalls, 1)
 	assert.Equal(t, "get_weather", acc.Choices[0].Message.ToolCalls[0].Function.Name)
-	assert.EqualValues(t, 2, metricValue(t, g, "gateway_tool_calls_dropped_total", map[string]string{"reason": "parallel", "model": nova}),
-		"Nova's second call, unary and streamed")
+	// A stream's call is recorded once its handler returns, which may be just after the
+	// client read the last event.
+	require.Eventually(t, func() bool {
+		return metricValue(t, g, "gateway_tool_calls_dropped_total", map[string]string{"reason": "parallel", "model": nova}) == 2
+	}, 5*time.Second, 10*time.Millisecond, "Nova's second call, unary and streamed")
 
 	// gRPC takes the same field.
 	in := grpcRequest(t, `{"model":"`+nova+`","messages":[{"role":"user","content":"Call get_weather and get_time for Lima."}],
@@ -677,4 +681,64 @@ func TestParallelToolCallsDefault(t *testing.T) {
 	resp, err = client.Chat.Completions.New(t.Context(), params)
 	require.NoError(t, err)
 	assert.Len(t, resp.Choices[0].Message.ToolCalls, 2)
+}
+
+// TestToolBudget: a request whose max_tool_rounds are spent offers the model no tools,
+// drops a call made anyway, and says so on every surface.
+func TestToolBudget(t *testing.T) {
+	client, sim, g := openAIGateway(t)
+	// One round done, then the user asks for another tool: tools stay in toolConfig for
+	// the history, so the simulated model calls it anyway.
+	body := `{"max_tool_rounds":0,"messages":[{"role":"user","content":"Call get_weather for Lima."},
+		{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"c1","content":"sunny"},
+		{"role":"assistant","content":"It is sunny."},
+		{"role":"user","content":"Now call get_time for Lima."}],
+		"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}]}`
+	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, body)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	assert.Equal(t, "exhausted", resp.Header.Get("X-Gateway-Tool-Budget"))
+	var answer struct {
+		ToolCalls    []any  `json:"tool_calls"`
+		FinishReason string `json:"finish_reason"`
+		Metadata     struct {
+			ToolBudget string `json:"tool_budget"`
+		} `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal(b, &answer))
+	assert.Empty(t, answer.ToolCalls)
+	assert.Equal(t, "stop", answer.FinishReason)
+	assert.Equal(t, "exhausted", answer.Metadata.ToolBudget)
+	sent := sim.converseRequests(t)[0]
+	assert.NotContains(t, sent["toolConfig"], "toolChoice")
+	system := sent["system"].([]any)
+	assert.Contains(t, system[len(system)-1].(map[string]any)["text"], "tool budget for this task is used up")
+	assert.EqualValues(t, 1, metricValue(t, g, "gateway_tool_calls_dropped_total", map[string]string{"reason": "budget"}))
+
+	// OpenAI, streamed: no call in the stream, finish "stop", the header before the first byte.
+	var raw *http.Response
+	stream := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{
+		Model: testModel, Tools: []openai.ChatCompletionToolUnionParam{weatherTool("get_weather"), weatherTool("get_time")},
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Call get_weather for Lima.")},
+	}, option.WithJSONSet("max_tool_rounds", 0), option.WithResponseInto(&raw))
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	require.NoError(t, stream.Err())
+	assert.Empty(t, acc.Choices[0].Message.ToolCalls)
+	assert.Equal(t, "stop", acc.Choices[0].FinishReason)
+	assert.Equal(t, "exhausted", raw.Header.Get("X-Gateway-Tool-Budget"))
+	assert.NotContains(t, sim.converseRequests(t)[1], "toolConfig", "no history of tool use: no tools at all")
+
+	// gRPC: header metadata and the answer's metadata.
+	in := grpcRequest(t, body)
+	in.MaxToolRounds = proto.Int32(0)
+	var header metadata.MD
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
+	out, err := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, in, grpc.Header(&header))
+	require.NoError(t, err)
+	assert.Empty(t, out.GetToolCalls())
+	assert.Equal(t, "exhausted", out.GetMetadata().GetToolBudget())
+	assert.Equal(t, []string{"exhausted"}, header.Get("x-gateway-tool-budget"))
 }

@@ -33,6 +33,7 @@ func fromProto(in *llmgatewayv1.ChatRequest) (*chat.Request, error) {
 		Stop:        in.GetStop(),
 
 		ParallelToolCalls: in.ParallelToolCalls,
+		MaxToolRounds:     in.MaxToolRounds,
 	}
 	if msgs := in.GetMessages(); len(msgs) > 0 {
 		req.Messages = make([]chat.Message, len(msgs))
@@ -163,7 +164,7 @@ func responseProto(r *chat.Response) *llmgatewayv1.ChatResponse {
 		Usage:        usage(r.Usage),
 		Metadata: &llmgatewayv1.ResponseMetadata{
 			Model: r.Model, StopReason: r.StopReason, LatencyMs: int32(r.LatencyMs), RequestId: r.RequestID,
-			IgnoredParams: r.Ignored,
+			IgnoredParams: r.Ignored, ToolBudget: toolBudget(r.BudgetExhausted),
 		},
 	}
 	for _, tc := range r.ToolCalls { // translate.Response gives every call its arguments, "{}" at least
@@ -211,4 +212,11 @@ func capabilitiesProto(c *core.Capabilities) *llmgatewayv1.Capabilities {
 		out.StructuredOutput, out.Images, out.Documents = &f.StructuredOutput, &f.Images, &f.Documents
 	}
 	return out
+}
+
+func toolBudget(exhausted bool) string {
+	if exhausted {
+		return "exhausted"
+	}
+	return ""
 }

@@ -47,11 +47,15 @@ func (c *chatService) begin(ctx context.Context, method, route string) (context.
 	return ctx, call, func() { stop(); cancel(nil) }
 }
 
-// setIgnored sends the request fields accepted without effect as response header
-// metadata, as REST sends them in its header (docs/PROTOCOL.md 10.1).
-func setIgnored(ctx context.Context, ignored []string) {
-	if len(ignored) > 0 {
-		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-ignored-params", core.IgnoredValue(ignored)))
+// setCallHeaders sends what the core did with the call as response header metadata, as
+// REST sends it in headers: the request fields accepted without effect
+// (docs/PROTOCOL.md 10.1) and a spent tool budget (13.5).
+func setCallHeaders(ctx context.Context, res core.Result) {
+	if len(res.Ignored) > 0 {
+		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-ignored-params", core.IgnoredValue(res.Ignored)))
+	}
+	if res.BudgetExhausted {
+		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-tool-budget", "exhausted"))
 	}
 }
 
@@ -84,7 +88,7 @@ func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (o
 	if err != nil {
 		return nil, c.fail(ctx, call, err)
 	}
-	setIgnored(ctx, res.Ignored)
+	setCallHeaders(ctx, res)
 	return responseProto(resp), nil
 }
 
@@ -112,7 +116,7 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 	if err != nil {
 		return c.fail(ctx, call, err)
 	}
-	setIgnored(ctx, res.Ignored)
+	setCallHeaders(ctx, res)
 	var sendingSince atomic.Int64 // UnixNano when the Send under way began; 0 between Sends
 	done := make(chan relayed, 1)
 	go func() {

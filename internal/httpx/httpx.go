@@ -113,3 +113,16 @@ func SetIgnored(h http.Header, ignored []string) {
 		h.Set(HeaderIgnored, core.IgnoredValue(ignored))
 	}
 }
+
+// HeaderToolBudget says a REST call's max_tool_rounds were spent (docs/PROTOCOL.md 13.5);
+// gRPC sends the same as response header metadata.
+const HeaderToolBudget = "X-Gateway-Tool-Budget"
+
+// SetCallHeaders sets the headers of what the core did with a call: the ignored fields and
+// the spent tool budget. Call it before the first byte of the answer.
+func SetCallHeaders(h http.Header, ignored []string, budgetExhausted bool) {
+	SetIgnored(h, ignored)
+	if budgetExhausted {
+		h.Set(HeaderToolBudget, "exhausted")
+	}
+}

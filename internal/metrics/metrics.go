@@ -112,7 +112,7 @@ func New() *Metrics {
 		}, []string{"model"}),
 		droppedCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_tool_calls_dropped_total",
-			Help: `Tool calls the model made that the gateway left out of the answer, by reason: "parallel" (all but the first when parallel tool calls are off).`,
+			Help: `Tool calls the model made that the gateway left out of the answer, by reason: "parallel" (all but the first when parallel tool calls are off) or "budget" (all, when the request's max_tool_rounds were spent).`,
 		}, []string{"model", "reason"}),
 		parallelOff: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_parallel_calls_disabled_total",
@@ -265,7 +265,10 @@ func (m *Metrics) CacheTokens(model string, read, write int) {
 }
 
 // Reasons tool calls are dropped, the values of gateway_tool_calls_dropped_total's reason.
-const DropParallel = "parallel"
+const (
+	DropParallel = "parallel" // all but the first when parallel tool calls are off
+	DropBudget   = "budget"   // all when the request's tool budget is spent
+)
 
 // ToolCallsDropped adds n tool calls left out of an answer for reason. n of zero or less
 // is skipped.

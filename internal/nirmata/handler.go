@@ -72,7 +72,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 			return err
 		}
 		defer st.Close()
-		httpx.SetIgnored(w.Header(), res.Ignored)
+		httpx.SetCallHeaders(w.Header(), res.Ignored, res.BudgetExhausted)
 		h.stream(w, r, st, chunked, call)
 		call.Result = st.Result()
 		return nil
@@ -85,7 +85,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 	bp = bufpool.Get()
 	b := AppendResponse(*bp, resp)
 	hdr := w.Header()
-	httpx.SetIgnored(hdr, res.Ignored)
+	httpx.SetCallHeaders(hdr, res.Ignored, res.BudgetExhausted)
 	hdr["Content-Type"] = []string{"application/json"}
 	// Not left to net/http, which counts only answers that fit its 2 KiB buffer and
 	// chunks the rest.

@@ -22,6 +22,8 @@ type request struct {
 	Stop        chatjson.Stop       `json:"stop"`
 	// ParallelToolCalls false asks for one tool call per answer (docs/PROTOCOL.md 13.4).
 	ParallelToolCalls *bool `json:"parallel_tool_calls"`
+	// MaxToolRounds bounds the task's tool rounds (13.5).
+	MaxToolRounds *chatjson.WholeInt `json:"max_tool_rounds"`
 }
 
 // DecodeRequest reads a POST /llm-apps/chat body. It checks JSON syntax and the type of
@@ -41,6 +43,7 @@ func DecodeRequest(body []byte) (req *chat.Request, stream bool, err error) {
 		Stop:        r.Stop,
 
 		ParallelToolCalls: r.ParallelToolCalls,
+		MaxToolRounds:     r.MaxToolRounds.Int32(),
 	}
 	if out.Messages, err = chatjson.Messages(r.Messages); err != nil {
 		return nil, false, err

@@ -45,6 +45,8 @@ type metadata struct {
 	RequestID  string `json:"request_id"`
 	// IgnoredParams lists the request fields accepted without effect.
 	IgnoredParams []string `json:"ignored_params,omitempty"`
+	// ToolBudget is "exhausted" when the request's max_tool_rounds were spent.
+	ToolBudget string `json:"tool_budget,omitempty"`
 }
 
 // AppendResponse appends the unary answer of docs/PROTOCOL.md 3.1 to dst.
@@ -54,7 +56,7 @@ func AppendResponse(dst []byte, r *chat.Response) []byte {
 		FinishReason: string(r.Finish),
 		Usage:        usageOf(r.Usage),
 		Metadata: metadata{Model: r.Model, StopReason: r.StopReason, LatencyMs: r.LatencyMs, RequestID: r.RequestID,
-			IgnoredParams: r.Ignored},
+			IgnoredParams: r.Ignored, ToolBudget: toolBudget(r.BudgetExhausted)},
 	}
 	if len(r.ToolCalls) > 0 {
 		out.ToolCalls = make([]toolCallOut, len(r.ToolCalls))
@@ -172,3 +174,10 @@ func AppendError(dst []byte, message, code, requestID string) []byte {
 }
 
 func appendJSON(dst []byte, v any) []byte { return chatjson.Append(dst, v) }
+
+func toolBudget(exhausted bool) string {
+	if exhausted {
+		return "exhausted"
+	}
+	return ""
+}

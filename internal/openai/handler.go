@@ -81,7 +81,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 	bp = bufpool.Get()
 	b := appendCompletion(*bp, hd, resp)
 	hdr := w.Header()
-	httpx.SetIgnored(hdr, res.Ignored)
+	httpx.SetCallHeaders(hdr, res.Ignored, res.BudgetExhausted)
 	hdr["Content-Type"] = []string{"application/json"}
 	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
 	_, _ = w.Write(b)
@@ -105,7 +105,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 	if len(events) == 0 && err != io.EOF {
 		return err
 	}
-	httpx.SetIgnored(w.Header(), st.Result().Ignored)
+	httpx.SetCallHeaders(w.Header(), st.Result().Ignored, st.Result().BudgetExhausted)
 	out := httpx.StartStream(w, "text/event-stream", h.opts.StreamWriteTimeout)
 	defer out.End()
 	defer func() {

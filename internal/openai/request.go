@@ -41,6 +41,8 @@ type request struct {
 	PromptCacheKey      string              `json:"prompt_cache_key"`
 	ServiceTier         string              `json:"service_tier"`
 	ParallelToolCalls   *bool               `json:"parallel_tool_calls"`
+	// MaxToolRounds is the gateway's extension (docs/PROTOCOL.md 13.5).
+	MaxToolRounds *chatjson.WholeInt `json:"max_tool_rounds"`
 	// Accepted and not yet acted on (docs/PROTOCOL.md 13.3): listed as ignored unless it
 	// asks for what the gateway does anyway.
 	ResponseFormat *typed         `json:"response_format"`
@@ -87,6 +89,7 @@ func decodeRequest(body []byte) (*call, error) {
 		CacheKey:    r.PromptCacheKey,
 
 		ParallelToolCalls: r.ParallelToolCalls,
+		MaxToolRounds:     r.MaxToolRounds.Int32(),
 	}
 	if r.SafetyIdentifier != "" {
 		out.User = r.SafetyIdentifier

@@ -170,12 +170,15 @@ func (m *Machine) Usage() chat.Usage { return m.usage }
 func (m *Machine) ToolCalls() int { return len(m.tools) - m.Dropped() }
 
 // Dropped is the number of tool calls left out so far: all but the first when the answer
-// keeps only one.
+// keeps only one, all when the tool budget is spent.
 func (m *Machine) Dropped() int {
-	if len(m.tools) > 1 && m.tools[1].dropped {
-		return len(m.tools) - 1
+	n := 0
+	for i := range m.tools {
+		if m.tools[i].dropped {
+			n++
+		}
 	}
-	return 0
+	return n
 }
 
 func (m *Machine) fail(err error) error {
@@ -217,7 +220,8 @@ func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat
 		return out, m.fail(fmt.Errorf("%w: Bedrock started a tool call without a toolUseId", translate.ErrUpstream))
 	}
 	ordinal := len(m.tools)
-	m.tools = append(m.tools, toolBlock{block: block, dropped: ordinal > 0 && m.names.FirstCallOnly()})
+	exhausted := m.names != nil && m.names.BudgetExhausted
+	m.tools = append(m.tools, toolBlock{block: block, dropped: exhausted || ordinal > 0 && m.names.FirstCallOnly()})
 	m.last = ordinal
 	if m.tools[ordinal].dropped {
 		return out, nil
@@ -243,10 +247,14 @@ func (m *Machine) stopTool(i int, out []chat.Event) []chat.Event {
 	return append(out, toolCallEndEvent(i))
 }
 
-// finishStream closes the tool calls Bedrock left open and produces done.
+// finishStream closes the tool calls Bedrock left open and produces done. An answer whose
+// calls were all dropped (the tool budget is spent) finishes with "stop".
 func (m *Machine) finishStream(out []chat.Event) []chat.Event {
 	for i := range m.tools {
 		out = m.stopTool(i, out)
+	}
+	if m.finish == chat.FinishToolCalls && len(m.tools) > 0 && m.ToolCalls() == 0 {
+		m.finish = chat.FinishStop
 	}
 	m.done = true
 	return append(out, doneEvent(m.finish, m.usage))

@@ -234,3 +234,22 @@ func TestMachineFirstCallOnly(t *testing.T) {
 	require.Equal(t, 1, m.ToolCalls())
 	require.Equal(t, 2, m.Dropped())
 }
+
+// TestMachineBudgetSpent: with the tool budget spent no call reaches the client, and the
+// answer finishes with "stop".
+func TestMachineBudgetSpent(t *testing.T) {
+	t.Parallel()
+	src := &sliceEvents{evs: []bedrock.StreamEvent{
+		evText(0, "Calling."), evToolStart(1, "t1", "a"), evToolInput(1, `{}`), evStop(1),
+		evMessageStop("tool_use"), evMetadata(3, 4),
+	}}
+	m := stream.NewMachine(&translate.Names{BudgetExhausted: true})
+	got, err := run(t, m, src)
+	require.NoError(t, err)
+	want := []chat.Event{content("Calling."), done(chat.FinishStop, chat.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7})}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	require.Equal(t, 0, m.ToolCalls())
+	require.Equal(t, 1, m.Dropped())
+}

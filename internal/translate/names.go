@@ -27,6 +27,9 @@ type Names struct {
 	// OneCall: the answer keeps only its first tool call (parallel_tool_calls false, asked
 	// for or automatic; docs/PROTOCOL.md 13.4).
 	OneCall bool
+	// BudgetExhausted: max_tool_rounds were spent; the answer keeps no tool call
+	// (docs/PROTOCOL.md 13.5).
+	BudgetExhausted bool
 
 	toolToClient map[string]string // Bedrock tool name → client tool name, only where they differ
 	idToClient   map[string]string // Bedrock toolUseId → client tool_call id, only where they differ

@@ -60,11 +60,46 @@ func disableParallel(cfg *bedrock.ToolConfig, choice chat.ToolChoice, model capa
 	return b
 }
 
-// firstCall keeps an answer's first tool call when names say so, and reports how many it
-// dropped.
-func firstCall(calls []chat.ToolCall, names *Names) ([]chat.ToolCall, int) {
-	if !names.FirstCallOnly() || len(calls) <= 1 {
+// keptCalls is what an answer keeps of its tool calls: none when the tool budget is
+// spent, the first when names say so, else all; and how many it dropped.
+func keptCalls(calls []chat.ToolCall, names *Names) ([]chat.ToolCall, int) {
+	switch {
+	case names != nil && names.BudgetExhausted:
+		return nil, len(calls)
+	case !names.FirstCallOnly() || len(calls) <= 1:
 		return calls, 0
 	}
 	return calls[:1], len(calls) - 1
+}
+
+// budgetNote is the system text of a request whose tool budget is spent.
+const budgetNote = "The tool budget for this task is used up. Do not call tools; answer now from the information above."
+
+// toolRounds counts the tool rounds of the task: assistant turns with tool calls after
+// the last user message, adjacent assistant messages counted as the one turn they merge
+// into, so a client that sends each parallel call as its own message spends one round.
+func toolRounds(msgs []chat.Message) int {
+	last := -1
+	for i := range msgs {
+		if msgs[i].Role == chat.RoleUser {
+			last = i
+		}
+	}
+	rounds, inTurn := 0, false
+	for i := last + 1; i < len(msgs); i++ {
+		switch msgs[i].Role {
+		case chat.RoleAssistant:
+			if len(msgs[i].ToolCalls) > 0 && !inTurn {
+				rounds, inTurn = rounds+1, true
+			}
+		case chat.RoleTool:
+			inTurn = false
+		}
+	}
+	return rounds
+}
+
+// budgetSpent reports whether the request's tool rounds reach its max_tool_rounds.
+func budgetSpent(req *chat.Request) bool {
+	return req.MaxToolRounds != nil && int32(toolRounds(req.Messages)) >= *req.MaxToolRounds
 }

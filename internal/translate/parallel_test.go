@@ -78,3 +78,63 @@ func TestFirstCallOnly(t *testing.T) {
 	assert.Len(t, resp.ToolCalls, 3)
 	assert.Zero(t, resp.DroppedToolCalls)
 }
+
+func TestToolRounds(t *testing.T) {
+	t.Parallel()
+	call := func(id string) chat.Message {
+		return chat.Message{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: id, Name: "f"}}}
+	}
+	result := func(id string) chat.Message { return chat.Message{Role: chat.RoleTool, ToolCallID: id, Content: "ok"} }
+	user := chat.Message{Role: chat.RoleUser, Content: "go"}
+	for name, tt := range map[string]struct {
+		msgs []chat.Message
+		want int
+	}{
+		"none yet":   {[]chat.Message{user}, 0},
+		"two rounds": {[]chat.Message{user, call("a"), result("a"), call("b"), result("b")}, 2},
+		"parallel calls as separate messages are one":            {[]chat.Message{user, call("a"), call("b"), result("a"), result("b")}, 1},
+		"text between a turn's calls":                            {[]chat.Message{user, call("a"), {Role: chat.RoleAssistant, Content: "and"}, call("b"), result("a")}, 1},
+		"rounds before the last user message are another task's": {[]chat.Message{user, call("a"), result("a"), user, call("b"), result("b")}, 1},
+	} {
+		assert.Equal(t, tt.want, toolRounds(tt.msgs), name)
+	}
+}
+
+// TestToolBudgetSpent: once max_tool_rounds are spent the model is offered no tools (the
+// history keeps its toolConfig, without toolChoice or the parallel field), a system note
+// says so, and the answer keeps no call.
+func TestToolBudgetSpent(t *testing.T) {
+	t.Parallel()
+	tools := []chat.Tool{{Name: "f"}}
+	history := []chat.Message{{Role: chat.RoleUser, Content: "go"},
+		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "a", Name: "f"}}},
+		{Role: chat.RoleTool, ToolCallID: "a", Content: "ok"}}
+	model := capabilities.Lookup("us.anthropic.claude-sonnet-4-20250514-v1:0")
+
+	out, names, err := Request(&chat.Request{Messages: history, Tools: tools, MaxToolRounds: ptr(int32(1)),
+		ToolChoice: chat.ToolChoice{Mode: chat.ChoiceRequired}, ParallelToolCalls: ptr(false)}, model)
+	require.NoError(t, err)
+	assert.True(t, names.BudgetExhausted)
+	require.NotNil(t, out.ToolConfig, "the history's toolUse needs a toolConfig")
+	assert.Nil(t, out.ToolConfig.ToolChoice)
+	assert.Empty(t, out.AdditionalModelRequestFields)
+	assert.Equal(t, budgetNote, out.System[len(out.System)-1].Text)
+
+	out, names, err = Request(&chat.Request{Messages: history[:1], Tools: tools, MaxToolRounds: ptr(int32(0))}, model)
+	require.NoError(t, err)
+	assert.True(t, names.BudgetExhausted)
+	assert.Nil(t, out.ToolConfig, "no history: no tools at all")
+
+	_, names, err = Request(&chat.Request{Messages: history, Tools: tools, MaxToolRounds: ptr(int32(2))}, model)
+	require.NoError(t, err)
+	assert.False(t, names.BudgetExhausted)
+
+	answer := &bedrock.ConverseResponse{StopReason: "tool_use", Output: &bedrock.ConverseOutput{Message: &bedrock.Message{Role: "assistant", Content: []bedrock.ContentBlock{
+		bedrock.TextBlock("Calling."), {ToolUse: &bedrock.ToolUseBlock{ToolUseID: "t1", Name: "f", Input: []byte(`{}`)}}}}}}
+	resp, err := Response(answer, &Names{BudgetExhausted: true})
+	require.NoError(t, err)
+	assert.Empty(t, resp.ToolCalls)
+	assert.Equal(t, 1, resp.DroppedToolCalls)
+	assert.Equal(t, chat.FinishStop, resp.Finish)
+	assert.True(t, resp.BudgetExhausted)
+}

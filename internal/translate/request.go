@@ -46,6 +46,14 @@ import (
 //     every model; a trailing assistant turn with only text is kept (prefill) where the
 //     model allows it and refused where it does not.
 func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequest, *Names, error) {
+	exhausted := budgetSpent(req)
+	if exhausted {
+		// The model is offered no tools: as tool_choice "none", the tools go only where
+		// the history needs them, without toolChoice or the parallel field (BEDROCK.md J).
+		r := *req
+		r.ToolChoice = chat.ToolChoice{Mode: chat.ChoiceNone}
+		req = &r
+	}
 	// Each part of the Converse request is built once, in this order: names first, since
 	// every valid client name and id must be reserved before any substitute is handed out;
 	// messages take a toolUseId per call; tools need the names and whether the history used
@@ -66,6 +74,10 @@ func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequ
 		return nil, nil, err
 	}
 	names.names.OneCall = oneCall(req, stats)
+	if exhausted {
+		names.names.BudgetExhausted = true
+		out.System = append(out.System, bedrock.SystemBlock{Text: budgetNote})
+	}
 	if names.names.OneCall && len(req.Tools) > 0 {
 		out.AdditionalModelRequestFields = disableParallel(out.ToolConfig, req.ToolChoice, model)
 	}

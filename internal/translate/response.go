@@ -44,7 +44,13 @@ func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, err
 		// Reasoning blocks are not part of the protocol and are left out.
 	}
 	out.Text = text.String()
-	out.ToolCalls, out.DroppedToolCalls = firstCall(out.ToolCalls, names)
+	out.ToolCalls, out.DroppedToolCalls = keptCalls(out.ToolCalls, names)
+	if names != nil && names.BudgetExhausted {
+		out.BudgetExhausted = true
+		if out.Finish == chat.FinishToolCalls {
+			out.Finish = chat.FinishStop // a call made anyway is dropped
+		}
+	}
 	return out, nil
 }
 

@@ -225,8 +225,11 @@ type ChatRequest struct {
 	// false asks for one tool call per answer; unset leaves it to the gateway, which turns
 	// parallel calls off for a client whose history shows it answers only some of them.
 	ParallelToolCalls *bool `protobuf:"varint,11,opt,name=parallel_tool_calls,json=parallelToolCalls,proto3,oneof" json:"parallel_tool_calls,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Bounds the tool rounds of the task (assistant turns with tool calls after the last
+	// user message); unset is unlimited.
+	MaxToolRounds *int32 `protobuf:"varint,12,opt,name=max_tool_rounds,json=maxToolRounds,proto3,oneof" json:"max_tool_rounds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChatRequest) Reset() {
@@ -334,6 +337,13 @@ func (x *ChatRequest) GetParallelToolCalls() bool {
 		return *x.ParallelToolCalls
 	}
 	return false
+}
+
+func (x *ChatRequest) GetMaxToolRounds() int32 {
+	if x != nil && x.MaxToolRounds != nil {
+		return *x.MaxToolRounds
+	}
+	return 0
 }
 
 type Message struct {
@@ -1065,6 +1075,8 @@ type ResponseMetadata struct {
 	RequestId  string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// The request fields accepted without effect, as JSON paths of the REST body.
 	IgnoredParams []string `protobuf:"bytes,5,rep,name=ignored_params,json=ignoredParams,proto3" json:"ignored_params,omitempty"`
+	// "exhausted" when the request's max_tool_rounds were spent.
+	ToolBudget    string `protobuf:"bytes,6,opt,name=tool_budget,json=toolBudget,proto3" json:"tool_budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1132,6 +1144,13 @@ func (x *ResponseMetadata) GetIgnoredParams() []string {
 		return x.IgnoredParams
 	}
 	return nil
+}
+
+func (x *ResponseMetadata) GetToolBudget() string {
+	if x != nil {
+		return x.ToolBudget
+	}
+	return ""
 }
 
 // ChatStreamEvent is one event of a streamed answer.
@@ -1870,7 +1889,7 @@ var File_llmgateway_v1_chat_proto protoreflect.FileDescriptor
 
 const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\n" +
-	"\x18llmgateway/v1/chat.proto\x12\rllmgateway.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x8d\x04\n" +
+	"\x18llmgateway/v1/chat.proto\x12\rllmgateway.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xce\x04\n" +
 	"\vChatRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x122\n" +
 	"\bmessages\x18\x02 \x03(\v2\x16.llmgateway.v1.MessageR\bmessages\x12)\n" +
@@ -1886,11 +1905,13 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\bprovider\x18\x14 \x01(\tR\bprovider\x12\x1f\n" +
 	"\vclient_type\x18\x15 \x01(\tR\n" +
 	"clientType\x123\n" +
-	"\x13parallel_tool_calls\x18\v \x01(\bH\x03R\x11parallelToolCalls\x88\x01\x01B\r\n" +
+	"\x13parallel_tool_calls\x18\v \x01(\bH\x03R\x11parallelToolCalls\x88\x01\x01\x12+\n" +
+	"\x0fmax_tool_rounds\x18\f \x01(\x05H\x04R\rmaxToolRounds\x88\x01\x01B\r\n" +
 	"\v_max_tokensB\x0e\n" +
 	"\f_temperatureB\b\n" +
 	"\x06_top_pB\x16\n" +
-	"\x14_parallel_tool_callsJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x16\x10\x17R\x06streamR\achunked\"\xf2\x01\n" +
+	"\x14_parallel_tool_callsB\x12\n" +
+	"\x10_max_tool_roundsJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x16\x10\x17R\x06streamR\achunked\"\xf2\x01\n" +
 	"\aMessage\x12'\n" +
 	"\x04role\x18\a \x01(\x0e2\x13.llmgateway.v1.RoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x120\n" +
@@ -1945,7 +1966,7 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\x11completion_tokens\x18\x02 \x01(\x05R\x10completionTokens\x12!\n" +
 	"\ftotal_tokens\x18\x03 \x01(\x05R\vtotalTokens\x12#\n" +
 	"\rcached_tokens\x18\x04 \x01(\x05R\fcachedTokens\x12,\n" +
-	"\x12cache_write_tokens\x18\x05 \x01(\x05R\x10cacheWriteTokens\"\xae\x01\n" +
+	"\x12cache_write_tokens\x18\x05 \x01(\x05R\x10cacheWriteTokens\"\xcf\x01\n" +
 	"\x10ResponseMetadata\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x1f\n" +
 	"\vstop_reason\x18\x02 \x01(\tR\n" +
@@ -1954,7 +1975,9 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"latency_ms\x18\x03 \x01(\x05R\tlatencyMs\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x12%\n" +
-	"\x0eignored_params\x18\x05 \x03(\tR\rignoredParams\"\xdf\x02\n" +
+	"\x0eignored_params\x18\x05 \x03(\tR\rignoredParams\x12\x1f\n" +
+	"\vtool_budget\x18\x06 \x01(\tR\n" +
+	"toolBudget\"\xdf\x02\n" +
 	"\x0fChatStreamEvent\x127\n" +
 	"\acontent\x18\n" +
 	" \x01(\v2\x1b.llmgateway.v1.ContentDeltaH\x00R\acontent\x12;\n" +
