@@ -129,6 +129,11 @@ func TestToolBudgetSpent(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, names.BudgetExhausted)
 
+	_, _, err = Request(&chat.Request{Messages: history, MaxToolRounds: ptr(int32(-1))}, model)
+	var re *RequestError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "max_tool_rounds", re.Param)
+
 	answer := &bedrock.ConverseResponse{StopReason: "tool_use", Output: &bedrock.ConverseOutput{Message: &bedrock.Message{Role: "assistant", Content: []bedrock.ContentBlock{
 		bedrock.TextBlock("Calling."), {ToolUse: &bedrock.ToolUseBlock{ToolUseID: "t1", Name: "f", Input: []byte(`{}`)}}}}}}
 	resp, err := Response(answer, &Names{BudgetExhausted: true})

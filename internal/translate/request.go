@@ -46,6 +46,9 @@ import (
 //     every model; a trailing assistant turn with only text is kept (prefill) where the
 //     model allows it and refused where it does not.
 func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequest, *Names, error) {
+	if n := req.MaxToolRounds; n != nil && *n < 0 {
+		return nil, nil, invalidf("max_tool_rounds must be at least 0, got %d", *n)
+	}
 	exhausted := budgetSpent(req)
 	if exhausted {
 		// The model is offered no tools: as tool_choice "none", the tools go only where
