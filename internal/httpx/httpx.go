@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/metrics"
 	"google.golang.org/grpc/codes"
 )
 
@@ -41,6 +43,24 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, dst []byte) (
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	return buf.Bytes(), nil
+}
+
+// ReadPooledBody is ReadBody into a buffer of the pool, as a surface reads its request: on
+// an error the buffer goes back, a body over the limit is counted as rejected in m, and the
+// rest of the body is skipped (SkipBody). Give the buffer back with bufpool.Put(bp, body)
+// once the body is decoded.
+func ReadPooledBody(w http.ResponseWriter, r *http.Request, limit int64, m *metrics.Metrics) (bp *[]byte, body []byte, err error) {
+	bp = bufpool.Get()
+	body, err = ReadBody(w, r, limit, *bp)
+	if err != nil {
+		bufpool.Put(bp, nil)
+		if errors.Is(err, core.ErrBodyTooLarge) {
+			m.Rejected(metrics.RejectTooLarge)
+		}
+		SkipBody(w) // what is left of the body is not read
+		return nil, nil, err
+	}
+	return bp, body, nil
 }
 
 // SkipBody is for an answer given without reading the request's body: the connection

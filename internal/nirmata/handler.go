@@ -1,7 +1,6 @@
 package nirmata
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,14 +41,8 @@ func NewHandler(svc *core.Service, opts Options) *Handler {
 // Chat serves POST /llm-apps/chat: the unary answer, or with stream=true the JSONL delta
 // stream, with chunked=true the Nirmata chunked events.
 func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) error {
-	bp := bufpool.Get()
-	body, err := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, *bp)
+	bp, body, err := httpx.ReadPooledBody(w, r, h.opts.MaxBodyBytes, h.svc.Metrics())
 	if err != nil {
-		bufpool.Put(bp, nil)
-		if errors.Is(err, core.ErrBodyTooLarge) {
-			h.svc.Metrics().Rejected(metrics.RejectTooLarge)
-		}
-		httpx.SkipBody(w) // what is left of the body is not read
 		return err
 	}
 	req, stream, err := DecodeRequest(body)

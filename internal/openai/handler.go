@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -41,14 +40,8 @@ func NewHandler(svc *core.Service, opts Options) *Handler {
 // Chat serves POST /v1/chat/completions: the unary answer, or with "stream": true the SSE
 // stream.
 func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) error {
-	bp := bufpool.Get()
-	body, err := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, *bp)
+	bp, body, err := httpx.ReadPooledBody(w, r, h.opts.MaxBodyBytes, h.svc.Metrics())
 	if err != nil {
-		bufpool.Put(bp, nil)
-		if errors.Is(err, core.ErrBodyTooLarge) {
-			h.svc.Metrics().Rejected(metrics.RejectTooLarge)
-		}
-		httpx.SkipBody(w) // what is left of the body is not read
 		return err
 	}
 	c, err := decodeRequest(body)
