@@ -46,6 +46,18 @@ type Request struct {
 	// after the last user message; nil is unlimited (docs/PROTOCOL.md 13.5).
 	MaxToolRounds *int32
 
+	// ReasoningEffort is none, minimal, low, medium, high, xhigh or max; empty leaves
+	// thinking off (docs/PROTOCOL.md 11.1).
+	ReasoningEffort string
+	// Thinking is Anthropic's thinking switch; it wins over ReasoningEffort.
+	Thinking *Thinking
+	// StreamReasoning asks a JSONL or gRPC stream for reasoning events too (chunked and
+	// OpenAI streams always carry them).
+	StreamReasoning bool
+	// CacheRetention is OpenAI's prompt_cache_retention: "24h" asks for the 1h TTL where
+	// the model has it (docs/PROTOCOL.md 12.2).
+	CacheRetention string
+
 	// User identifies the end user, CacheKey the conversation's prompt-cache key; both go
 	// to Bedrock's requestMetadata.
 	User, CacheKey string
@@ -69,6 +81,44 @@ type Message struct {
 	ToolCallID string
 	// Name is an optional participant or tool name.
 	Name string
+	// Reasoning is an assistant's reasoning blocks, sent back as an answer gave them
+	// (docs/PROTOCOL.md 11.3).
+	Reasoning []ReasoningBlock
+	// CacheControl asks for a prompt-cache point after the message (docs/PROTOCOL.md 12.1).
+	CacheControl *CacheControl
+}
+
+// Thinking is Anthropic's extended-thinking switch.
+type Thinking struct {
+	// Type is enabled, adaptive or disabled.
+	Type string
+	// BudgetTokens is enabled's budget; nil when not given.
+	BudgetTokens *int32
+}
+
+// Thinking types.
+const (
+	ThinkingEnabled  = "enabled"
+	ThinkingAdaptive = "adaptive"
+	ThinkingDisabled = "disabled"
+)
+
+// ReasoningBlock is one block of a model's reasoning, kept byte for byte: a thinking block
+// (Text and Signature) or a redacted one (Data, base64 as Bedrock sent it).
+type ReasoningBlock struct {
+	// Redacted: a redacted_thinking block.
+	Redacted  bool
+	Text      string
+	Signature string
+	Data      string
+}
+
+// CacheControl is a prompt-cache hint.
+type CacheControl struct {
+	// Type is ephemeral.
+	Type string
+	// TTL is "", 5m or 1h.
+	TTL string
 }
 
 // Part types (docs/PROTOCOL.md 10.1). A part without a type is an image when it has one,
@@ -94,6 +144,10 @@ type Part struct {
 	Image *ImageURL
 	// File is the file member of a file part.
 	File *File
+	// Reasoning is a thinking or redacted_thinking part's block.
+	Reasoning *ReasoningBlock
+	// CacheControl asks for a prompt-cache point right after the part.
+	CacheControl *CacheControl
 }
 
 // ImageURL is an image reference; the gateway accepts data URLs only.
@@ -133,6 +187,8 @@ type Tool struct {
 	// Wrapped says the tool came in the {type, function} form, so errors name its fields
 	// under "function" (tools[2].function.parameters).
 	Wrapped bool
+	// CacheControl asks for a prompt-cache point after the tool.
+	CacheControl *CacheControl
 }
 
 // Tool choice modes.
@@ -181,7 +237,9 @@ type Usage struct {
 // Response is a complete answer.
 type Response struct {
 	// Text is the model's text; empty when it wrote none.
-	Text      string
+	Text string
+	// Reasoning is the model's reasoning blocks, in Bedrock's order.
+	Reasoning []ReasoningBlock
 	ToolCalls []ToolCall
 	Finish    FinishReason
 	Usage     Usage
@@ -203,6 +261,37 @@ type Response struct {
 	// BudgetExhausted: the request's max_tool_rounds were spent, so the model was offered
 	// no tools and the answer holds no tool calls.
 	BudgetExhausted bool
+	// Thinking says what happened to extended thinking (a Thinking outcome); empty when
+	// nothing did.
+	Thinking string
+}
+
+// Thinking outcomes (docs/PROTOCOL.md 11.4): the x-gateway-thinking header and
+// metadata.thinking.
+const (
+	ThinkingRestored         = "restored"
+	ThinkingMissingSignature = "disabled-missing-signature"
+	ThinkingForcedToolChoice = "disabled-forced-tool-choice"
+	ThinkingPrefill          = "disabled-prefill"
+)
+
+// ReasoningText is the texts of blocks joined with newlines: an answer's reasoning.
+func ReasoningText(blocks []ReasoningBlock) string {
+	var n int
+	for _, b := range blocks {
+		n += len(b.Text) + 1
+	}
+	out := make([]byte, 0, n)
+	for _, b := range blocks {
+		if b.Redacted || b.Text == "" {
+			continue
+		}
+		if len(out) > 0 {
+			out = append(out, '\n')
+		}
+		out = append(out, b.Text...)
+	}
+	return string(out)
 }
 
 // EventKind tells what an Event carries.
@@ -220,6 +309,10 @@ const (
 	EventToolCallEnd
 	// EventDone: the answer is complete; Finish and Usage are set. It is the last event.
 	EventDone
+	// EventReasoning: Text is a fragment of reasoning text.
+	EventReasoning
+	// EventReasoningBlock: Block is a whole reasoning block, which just ended.
+	EventReasoningBlock
 )
 
 // Event is one step of a streamed answer. A stream that fails after it started ends with
@@ -232,6 +325,7 @@ type Event struct {
 	// index.
 	Index    int
 	ToolCall ToolCall
+	Block    ReasoningBlock
 	Finish   FinishReason
 	Usage    Usage
 }

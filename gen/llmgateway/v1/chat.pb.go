@@ -228,8 +228,15 @@ type ChatRequest struct {
 	// Bounds the tool rounds of the task (assistant turns with tool calls after the last
 	// user message); unset is unlimited.
 	MaxToolRounds *int32 `protobuf:"varint,12,opt,name=max_tool_rounds,json=maxToolRounds,proto3,oneof" json:"max_tool_rounds,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// none, minimal, low, medium, high, xhigh or max: extended thinking, mapped per model
+	// family; ignored (and listed) on models without reasoning.
+	ReasoningEffort string `protobuf:"bytes,13,opt,name=reasoning_effort,json=reasoningEffort,proto3" json:"reasoning_effort,omitempty"`
+	// Anthropic's thinking switch; wins over reasoning_effort, sent only to Claude models.
+	Thinking *Thinking `protobuf:"bytes,14,opt,name=thinking,proto3" json:"thinking,omitempty"`
+	// Stream reasoning and reasoning_block events too.
+	StreamReasoning bool `protobuf:"varint,15,opt,name=stream_reasoning,json=streamReasoning,proto3" json:"stream_reasoning,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ChatRequest) Reset() {
@@ -346,6 +353,27 @@ func (x *ChatRequest) GetMaxToolRounds() int32 {
 	return 0
 }
 
+func (x *ChatRequest) GetReasoningEffort() string {
+	if x != nil {
+		return x.ReasoningEffort
+	}
+	return ""
+}
+
+func (x *ChatRequest) GetThinking() *Thinking {
+	if x != nil {
+		return x.Thinking
+	}
+	return nil
+}
+
+func (x *ChatRequest) GetStreamReasoning() bool {
+	if x != nil {
+		return x.StreamReasoning
+	}
+	return false
+}
+
 type Message struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Role  Role                   `protobuf:"varint,7,opt,name=role,proto3,enum=llmgateway.v1.Role" json:"role,omitempty"`
@@ -358,7 +386,11 @@ type Message struct {
 	// For ROLE_TOOL: the id of the call this message answers.
 	ToolCallId string `protobuf:"bytes,5,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	// Optional participant or tool name.
-	Name          string `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
+	// An assistant's reasoning blocks, as an answer gave them, sent back byte for byte.
+	ReasoningBlocks []*ReasoningBlock `protobuf:"bytes,8,rep,name=reasoning_blocks,json=reasoningBlocks,proto3" json:"reasoning_blocks,omitempty"`
+	// A prompt-cache point after the message's last block.
+	CacheControl  *CacheControl `protobuf:"bytes,9,opt,name=cache_control,json=cacheControl,proto3" json:"cache_control,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -435,20 +467,217 @@ func (x *Message) GetName() string {
 	return ""
 }
 
+func (x *Message) GetReasoningBlocks() []*ReasoningBlock {
+	if x != nil {
+		return x.ReasoningBlocks
+	}
+	return nil
+}
+
+func (x *Message) GetCacheControl() *CacheControl {
+	if x != nil {
+		return x.CacheControl
+	}
+	return nil
+}
+
+// Thinking is Anthropic's extended-thinking switch.
+type Thinking struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// enabled (with budget_tokens), adaptive or disabled.
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// The tokens thinking may use, at least 1024; type enabled only.
+	BudgetTokens  *int32 `protobuf:"varint,2,opt,name=budget_tokens,json=budgetTokens,proto3,oneof" json:"budget_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Thinking) Reset() {
+	*x = Thinking{}
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Thinking) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Thinking) ProtoMessage() {}
+
+func (x *Thinking) ProtoReflect() protoreflect.Message {
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Thinking.ProtoReflect.Descriptor instead.
+func (*Thinking) Descriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Thinking) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Thinking) GetBudgetTokens() int32 {
+	if x != nil && x.BudgetTokens != nil {
+		return *x.BudgetTokens
+	}
+	return 0
+}
+
+// ReasoningBlock is one block of a model's reasoning: type "thinking" with thinking and
+// signature, or "redacted_thinking" with data (base64, as Bedrock sent it).
+type ReasoningBlock struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Thinking      string                 `protobuf:"bytes,2,opt,name=thinking,proto3" json:"thinking,omitempty"`
+	Signature     string                 `protobuf:"bytes,3,opt,name=signature,proto3" json:"signature,omitempty"`
+	Data          string                 `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReasoningBlock) Reset() {
+	*x = ReasoningBlock{}
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReasoningBlock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReasoningBlock) ProtoMessage() {}
+
+func (x *ReasoningBlock) ProtoReflect() protoreflect.Message {
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReasoningBlock.ProtoReflect.Descriptor instead.
+func (*ReasoningBlock) Descriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ReasoningBlock) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ReasoningBlock) GetThinking() string {
+	if x != nil {
+		return x.Thinking
+	}
+	return ""
+}
+
+func (x *ReasoningBlock) GetSignature() string {
+	if x != nil {
+		return x.Signature
+	}
+	return ""
+}
+
+func (x *ReasoningBlock) GetData() string {
+	if x != nil {
+		return x.Data
+	}
+	return ""
+}
+
+// CacheControl asks for a prompt-cache point.
+type CacheControl struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ephemeral.
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// 5m (the default) or 1h.
+	Ttl           string `protobuf:"bytes,2,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CacheControl) Reset() {
+	*x = CacheControl{}
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CacheControl) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CacheControl) ProtoMessage() {}
+
+func (x *CacheControl) ProtoReflect() protoreflect.Message {
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CacheControl.ProtoReflect.Descriptor instead.
+func (*CacheControl) Descriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *CacheControl) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *CacheControl) GetTtl() string {
+	if x != nil {
+		return x.Ttl
+	}
+	return ""
+}
+
 type ContentPart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Part:
 	//
 	//	*ContentPart_Text
 	//	*ContentPart_ImageUrl
-	Part          isContentPart_Part `protobuf_oneof:"part"`
+	//	*ContentPart_File
+	Part isContentPart_Part `protobuf_oneof:"part"`
+	// A prompt-cache point right after this part.
+	CacheControl  *CacheControl `protobuf:"bytes,7,opt,name=cache_control,json=cacheControl,proto3" json:"cache_control,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ContentPart) Reset() {
 	*x = ContentPart{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[2]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -460,7 +689,7 @@ func (x *ContentPart) String() string {
 func (*ContentPart) ProtoMessage() {}
 
 func (x *ContentPart) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[2]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -473,7 +702,7 @@ func (x *ContentPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentPart.ProtoReflect.Descriptor instead.
 func (*ContentPart) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{2}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ContentPart) GetPart() isContentPart_Part {
@@ -501,6 +730,22 @@ func (x *ContentPart) GetImageUrl() *ImageURL {
 	return nil
 }
 
+func (x *ContentPart) GetFile() *File {
+	if x != nil {
+		if x, ok := x.Part.(*ContentPart_File); ok {
+			return x.File
+		}
+	}
+	return nil
+}
+
+func (x *ContentPart) GetCacheControl() *CacheControl {
+	if x != nil {
+		return x.CacheControl
+	}
+	return nil
+}
+
 type isContentPart_Part interface {
 	isContentPart_Part()
 }
@@ -514,9 +759,78 @@ type ContentPart_ImageUrl struct {
 	ImageUrl *ImageURL `protobuf:"bytes,5,opt,name=image_url,json=imageUrl,proto3,oneof"`
 }
 
+type ContentPart_File struct {
+	// A document given inline.
+	File *File `protobuf:"bytes,6,opt,name=file,proto3,oneof"`
+}
+
 func (*ContentPart_Text) isContentPart_Part() {}
 
 func (*ContentPart_ImageUrl) isContentPart_Part() {}
+
+func (*ContentPart_File) isContentPart_Part() {}
+
+// File is a document given inline: file_data is a data URL or bare base64.
+type File struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	FileData string                 `protobuf:"bytes,1,opt,name=file_data,json=fileData,proto3" json:"file_data,omitempty"`
+	Filename string                 `protobuf:"bytes,2,opt,name=filename,proto3" json:"filename,omitempty"`
+	// Refused: the gateway stores no files.
+	FileId        string `protobuf:"bytes,3,opt,name=file_id,json=fileId,proto3" json:"file_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *File) Reset() {
+	*x = File{}
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *File) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*File) ProtoMessage() {}
+
+func (x *File) ProtoReflect() protoreflect.Message {
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use File.ProtoReflect.Descriptor instead.
+func (*File) Descriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *File) GetFileData() string {
+	if x != nil {
+		return x.FileData
+	}
+	return ""
+}
+
+func (x *File) GetFilename() string {
+	if x != nil {
+		return x.Filename
+	}
+	return ""
+}
+
+func (x *File) GetFileId() string {
+	if x != nil {
+		return x.FileId
+	}
+	return ""
+}
 
 type ImageURL struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -528,7 +842,7 @@ type ImageURL struct {
 
 func (x *ImageURL) Reset() {
 	*x = ImageURL{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[3]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -540,7 +854,7 @@ func (x *ImageURL) String() string {
 func (*ImageURL) ProtoMessage() {}
 
 func (x *ImageURL) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[3]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -553,7 +867,7 @@ func (x *ImageURL) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageURL.ProtoReflect.Descriptor instead.
 func (*ImageURL) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{3}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ImageURL) GetUrl() string {
@@ -580,7 +894,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[4]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -592,7 +906,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[4]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -605,7 +919,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{4}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolCall) GetId() string {
@@ -633,7 +947,7 @@ type FunctionCall struct {
 
 func (x *FunctionCall) Reset() {
 	*x = FunctionCall{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[5]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -645,7 +959,7 @@ func (x *FunctionCall) String() string {
 func (*FunctionCall) ProtoMessage() {}
 
 func (x *FunctionCall) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[5]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -658,7 +972,7 @@ func (x *FunctionCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionCall.ProtoReflect.Descriptor instead.
 func (*FunctionCall) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{5}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FunctionCall) GetName() string {
@@ -687,13 +1001,15 @@ type Tool struct {
 	// order and its numbers are doubles, so a schema sent as text reaches Bedrock exactly
 	// as written.
 	ParametersJson string `protobuf:"bytes,6,opt,name=parameters_json,json=parametersJson,proto3" json:"parameters_json,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// A prompt-cache point after this tool.
+	CacheControl  *CacheControl `protobuf:"bytes,7,opt,name=cache_control,json=cacheControl,proto3" json:"cache_control,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Tool) Reset() {
 	*x = Tool{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[6]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +1021,7 @@ func (x *Tool) String() string {
 func (*Tool) ProtoMessage() {}
 
 func (x *Tool) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[6]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +1034,7 @@ func (x *Tool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tool.ProtoReflect.Descriptor instead.
 func (*Tool) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{6}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Tool) GetFunction() *FunctionDefinition {
@@ -756,6 +1072,13 @@ func (x *Tool) GetParametersJson() string {
 	return ""
 }
 
+func (x *Tool) GetCacheControl() *CacheControl {
+	if x != nil {
+		return x.CacheControl
+	}
+	return nil
+}
+
 type FunctionDefinition struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -770,7 +1093,7 @@ type FunctionDefinition struct {
 
 func (x *FunctionDefinition) Reset() {
 	*x = FunctionDefinition{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[7]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -782,7 +1105,7 @@ func (x *FunctionDefinition) String() string {
 func (*FunctionDefinition) ProtoMessage() {}
 
 func (x *FunctionDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[7]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -795,7 +1118,7 @@ func (x *FunctionDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionDefinition.ProtoReflect.Descriptor instead.
 func (*FunctionDefinition) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{7}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *FunctionDefinition) GetName() string {
@@ -839,7 +1162,7 @@ type ToolChoice struct {
 
 func (x *ToolChoice) Reset() {
 	*x = ToolChoice{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[8]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +1174,7 @@ func (x *ToolChoice) String() string {
 func (*ToolChoice) ProtoMessage() {}
 
 func (x *ToolChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[8]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +1187,7 @@ func (x *ToolChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolChoice.ProtoReflect.Descriptor instead.
 func (*ToolChoice) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{8}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ToolChoice) GetChoice() isToolChoice_Choice {
@@ -912,18 +1235,22 @@ func (*ToolChoice_Function) isToolChoice_Choice() {}
 type ChatResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The model's text; empty when it wrote none.
-	Message       string            `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
-	ToolCalls     []*ToolCall       `protobuf:"bytes,2,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
-	FinishReason  FinishReason      `protobuf:"varint,6,opt,name=finish_reason,json=finishReason,proto3,enum=llmgateway.v1.FinishReason" json:"finish_reason,omitempty"`
-	Usage         *Usage            `protobuf:"bytes,4,opt,name=usage,proto3" json:"usage,omitempty"`
-	Metadata      *ResponseMetadata `protobuf:"bytes,5,opt,name=metadata,proto3" json:"metadata,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Message      string            `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	ToolCalls    []*ToolCall       `protobuf:"bytes,2,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	FinishReason FinishReason      `protobuf:"varint,6,opt,name=finish_reason,json=finishReason,proto3,enum=llmgateway.v1.FinishReason" json:"finish_reason,omitempty"`
+	Usage        *Usage            `protobuf:"bytes,4,opt,name=usage,proto3" json:"usage,omitempty"`
+	Metadata     *ResponseMetadata `protobuf:"bytes,5,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// The reasoning texts joined with newlines; empty when the answer has none.
+	Reasoning string `protobuf:"bytes,7,opt,name=reasoning,proto3" json:"reasoning,omitempty"`
+	// The reasoning blocks in Bedrock's order, to send back in the next turn's history.
+	ReasoningBlocks []*ReasoningBlock `protobuf:"bytes,8,rep,name=reasoning_blocks,json=reasoningBlocks,proto3" json:"reasoning_blocks,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ChatResponse) Reset() {
 	*x = ChatResponse{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[9]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -935,7 +1262,7 @@ func (x *ChatResponse) String() string {
 func (*ChatResponse) ProtoMessage() {}
 
 func (x *ChatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[9]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -948,7 +1275,7 @@ func (x *ChatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatResponse.ProtoReflect.Descriptor instead.
 func (*ChatResponse) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{9}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ChatResponse) GetMessage() string {
@@ -986,6 +1313,20 @@ func (x *ChatResponse) GetMetadata() *ResponseMetadata {
 	return nil
 }
 
+func (x *ChatResponse) GetReasoning() string {
+	if x != nil {
+		return x.Reasoning
+	}
+	return ""
+}
+
+func (x *ChatResponse) GetReasoningBlocks() []*ReasoningBlock {
+	if x != nil {
+		return x.ReasoningBlocks
+	}
+	return nil
+}
+
 type Usage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Includes the tokens read from and written to the prompt cache.
@@ -1002,7 +1343,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[10]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1014,7 +1355,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[10]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1027,7 +1368,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{10}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Usage) GetPromptTokens() int32 {
@@ -1076,14 +1417,17 @@ type ResponseMetadata struct {
 	// The request fields accepted without effect, as JSON paths of the REST body.
 	IgnoredParams []string `protobuf:"bytes,5,rep,name=ignored_params,json=ignoredParams,proto3" json:"ignored_params,omitempty"`
 	// "exhausted" when the request's max_tool_rounds were spent.
-	ToolBudget    string `protobuf:"bytes,6,opt,name=tool_budget,json=toolBudget,proto3" json:"tool_budget,omitempty"`
+	ToolBudget string `protobuf:"bytes,6,opt,name=tool_budget,json=toolBudget,proto3" json:"tool_budget,omitempty"`
+	// What happened to extended thinking: restored, disabled-missing-signature,
+	// disabled-forced-tool-choice or disabled-prefill; empty when none applies.
+	Thinking      string `protobuf:"bytes,7,opt,name=thinking,proto3" json:"thinking,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ResponseMetadata) Reset() {
 	*x = ResponseMetadata{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[11]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1095,7 +1439,7 @@ func (x *ResponseMetadata) String() string {
 func (*ResponseMetadata) ProtoMessage() {}
 
 func (x *ResponseMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[11]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1108,7 +1452,7 @@ func (x *ResponseMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResponseMetadata.ProtoReflect.Descriptor instead.
 func (*ResponseMetadata) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{11}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ResponseMetadata) GetModel() string {
@@ -1153,6 +1497,13 @@ func (x *ResponseMetadata) GetToolBudget() string {
 	return ""
 }
 
+func (x *ResponseMetadata) GetThinking() string {
+	if x != nil {
+		return x.Thinking
+	}
+	return ""
+}
+
 // ChatStreamEvent is one event of a streamed answer.
 type ChatStreamEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1161,6 +1512,7 @@ type ChatStreamEvent struct {
 	//	*ChatStreamEvent_Content
 	//	*ChatStreamEvent_ToolCall
 	//	*ChatStreamEvent_Reasoning
+	//	*ChatStreamEvent_ReasoningBlock
 	//	*ChatStreamEvent_Done
 	//	*ChatStreamEvent_Error
 	Event         isChatStreamEvent_Event `protobuf_oneof:"event"`
@@ -1170,7 +1522,7 @@ type ChatStreamEvent struct {
 
 func (x *ChatStreamEvent) Reset() {
 	*x = ChatStreamEvent{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[12]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1182,7 +1534,7 @@ func (x *ChatStreamEvent) String() string {
 func (*ChatStreamEvent) ProtoMessage() {}
 
 func (x *ChatStreamEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[12]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1195,7 +1547,7 @@ func (x *ChatStreamEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatStreamEvent.ProtoReflect.Descriptor instead.
 func (*ChatStreamEvent) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{12}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ChatStreamEvent) GetEvent() isChatStreamEvent_Event {
@@ -1232,6 +1584,15 @@ func (x *ChatStreamEvent) GetReasoning() *ReasoningDelta {
 	return nil
 }
 
+func (x *ChatStreamEvent) GetReasoningBlock() *ReasoningBlock {
+	if x != nil {
+		if x, ok := x.Event.(*ChatStreamEvent_ReasoningBlock); ok {
+			return x.ReasoningBlock
+		}
+	}
+	return nil
+}
+
 func (x *ChatStreamEvent) GetDone() *StreamDone {
 	if x != nil {
 		if x, ok := x.Event.(*ChatStreamEvent_Done); ok {
@@ -1263,8 +1624,13 @@ type ChatStreamEvent_ToolCall struct {
 }
 
 type ChatStreamEvent_Reasoning struct {
-	// Reasoning text (extended thinking); not sent yet.
+	// A fragment of reasoning text (extended thinking); with stream_reasoning only.
 	Reasoning *ReasoningDelta `protobuf:"bytes,12,opt,name=reasoning,proto3,oneof"`
+}
+
+type ChatStreamEvent_ReasoningBlock struct {
+	// A whole reasoning block, once it ended; with stream_reasoning only.
+	ReasoningBlock *ReasoningBlock `protobuf:"bytes,15,opt,name=reasoning_block,json=reasoningBlock,proto3,oneof"`
 }
 
 type ChatStreamEvent_Done struct {
@@ -1284,6 +1650,8 @@ func (*ChatStreamEvent_ToolCall) isChatStreamEvent_Event() {}
 
 func (*ChatStreamEvent_Reasoning) isChatStreamEvent_Event() {}
 
+func (*ChatStreamEvent_ReasoningBlock) isChatStreamEvent_Event() {}
+
 func (*ChatStreamEvent_Done) isChatStreamEvent_Event() {}
 
 func (*ChatStreamEvent_Error) isChatStreamEvent_Event() {}
@@ -1298,7 +1666,7 @@ type ContentDelta struct {
 
 func (x *ContentDelta) Reset() {
 	*x = ContentDelta{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[13]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1310,7 +1678,7 @@ func (x *ContentDelta) String() string {
 func (*ContentDelta) ProtoMessage() {}
 
 func (x *ContentDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[13]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1323,7 +1691,7 @@ func (x *ContentDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentDelta.ProtoReflect.Descriptor instead.
 func (*ContentDelta) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{13}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ContentDelta) GetText() string {
@@ -1349,7 +1717,7 @@ type ToolCallDelta struct {
 
 func (x *ToolCallDelta) Reset() {
 	*x = ToolCallDelta{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[14]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1361,7 +1729,7 @@ func (x *ToolCallDelta) String() string {
 func (*ToolCallDelta) ProtoMessage() {}
 
 func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[14]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1374,7 +1742,7 @@ func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallDelta.ProtoReflect.Descriptor instead.
 func (*ToolCallDelta) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{14}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ToolCallDelta) GetIndex() int32 {
@@ -1414,7 +1782,7 @@ type ReasoningDelta struct {
 
 func (x *ReasoningDelta) Reset() {
 	*x = ReasoningDelta{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[15]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1426,7 +1794,7 @@ func (x *ReasoningDelta) String() string {
 func (*ReasoningDelta) ProtoMessage() {}
 
 func (x *ReasoningDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[15]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1439,7 +1807,7 @@ func (x *ReasoningDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReasoningDelta.ProtoReflect.Descriptor instead.
 func (*ReasoningDelta) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{15}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReasoningDelta) GetText() string {
@@ -1459,7 +1827,7 @@ type StreamDone struct {
 
 func (x *StreamDone) Reset() {
 	*x = StreamDone{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[16]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1839,7 @@ func (x *StreamDone) String() string {
 func (*StreamDone) ProtoMessage() {}
 
 func (x *StreamDone) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[16]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1852,7 @@ func (x *StreamDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamDone.ProtoReflect.Descriptor instead.
 func (*StreamDone) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{16}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StreamDone) GetFinishReason() FinishReason {
@@ -1514,7 +1882,7 @@ type Status struct {
 
 func (x *Status) Reset() {
 	*x = Status{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[17]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1526,7 +1894,7 @@ func (x *Status) String() string {
 func (*Status) ProtoMessage() {}
 
 func (x *Status) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[17]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1539,7 +1907,7 @@ func (x *Status) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Status.ProtoReflect.Descriptor instead.
 func (*Status) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{17}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Status) GetCode() int32 {
@@ -1573,7 +1941,7 @@ type GetCapabilitiesRequest struct {
 
 func (x *GetCapabilitiesRequest) Reset() {
 	*x = GetCapabilitiesRequest{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[18]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +1953,7 @@ func (x *GetCapabilitiesRequest) String() string {
 func (*GetCapabilitiesRequest) ProtoMessage() {}
 
 func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[18]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +1966,7 @@ func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*GetCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{18}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetCapabilitiesRequest) GetModel() string {
@@ -1633,7 +2001,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[19]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1645,7 +2013,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[19]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1658,7 +2026,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{19}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Capabilities) GetToolsSupported() bool {
@@ -1787,7 +2155,7 @@ type ModelCapabilities struct {
 
 func (x *ModelCapabilities) Reset() {
 	*x = ModelCapabilities{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[20]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1799,7 +2167,7 @@ func (x *ModelCapabilities) String() string {
 func (*ModelCapabilities) ProtoMessage() {}
 
 func (x *ModelCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[20]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1812,7 +2180,7 @@ func (x *ModelCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelCapabilities.ProtoReflect.Descriptor instead.
 func (*ModelCapabilities) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{20}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ModelCapabilities) GetId() string {
@@ -1889,7 +2257,7 @@ var File_llmgateway_v1_chat_proto protoreflect.FileDescriptor
 
 const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\n" +
-	"\x18llmgateway/v1/chat.proto\x12\rllmgateway.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xce\x04\n" +
+	"\x18llmgateway/v1/chat.proto\x12\rllmgateway.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xd9\x05\n" +
 	"\vChatRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x122\n" +
 	"\bmessages\x18\x02 \x03(\v2\x16.llmgateway.v1.MessageR\bmessages\x12)\n" +
@@ -1906,12 +2274,15 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\vclient_type\x18\x15 \x01(\tR\n" +
 	"clientType\x123\n" +
 	"\x13parallel_tool_calls\x18\v \x01(\bH\x03R\x11parallelToolCalls\x88\x01\x01\x12+\n" +
-	"\x0fmax_tool_rounds\x18\f \x01(\x05H\x04R\rmaxToolRounds\x88\x01\x01B\r\n" +
+	"\x0fmax_tool_rounds\x18\f \x01(\x05H\x04R\rmaxToolRounds\x88\x01\x01\x12)\n" +
+	"\x10reasoning_effort\x18\r \x01(\tR\x0freasoningEffort\x123\n" +
+	"\bthinking\x18\x0e \x01(\v2\x17.llmgateway.v1.ThinkingR\bthinking\x12)\n" +
+	"\x10stream_reasoning\x18\x0f \x01(\bR\x0fstreamReasoningB\r\n" +
 	"\v_max_tokensB\x0e\n" +
 	"\f_temperatureB\b\n" +
 	"\x06_top_pB\x16\n" +
 	"\x14_parallel_tool_callsB\x12\n" +
-	"\x10_max_tool_roundsJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x16\x10\x17R\x06streamR\achunked\"\xf2\x01\n" +
+	"\x10_max_tool_roundsJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x16\x10\x17R\x06streamR\achunked\"\xfe\x02\n" +
 	"\aMessage\x12'\n" +
 	"\x04role\x18\a \x01(\x0e2\x13.llmgateway.v1.RoleR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x120\n" +
@@ -1920,11 +2291,31 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"tool_calls\x18\x04 \x03(\v2\x17.llmgateway.v1.ToolCallR\ttoolCalls\x12 \n" +
 	"\ftool_call_id\x18\x05 \x01(\tR\n" +
 	"toolCallId\x12\x12\n" +
-	"\x04name\x18\x06 \x01(\tR\x04nameJ\x04\b\x01\x10\x02\"{\n" +
+	"\x04name\x18\x06 \x01(\tR\x04name\x12H\n" +
+	"\x10reasoning_blocks\x18\b \x03(\v2\x1d.llmgateway.v1.ReasoningBlockR\x0freasoningBlocks\x12@\n" +
+	"\rcache_control\x18\t \x01(\v2\x1b.llmgateway.v1.CacheControlR\fcacheControlJ\x04\b\x01\x10\x02\"Z\n" +
+	"\bThinking\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12(\n" +
+	"\rbudget_tokens\x18\x02 \x01(\x05H\x00R\fbudgetTokens\x88\x01\x01B\x10\n" +
+	"\x0e_budget_tokens\"r\n" +
+	"\x0eReasoningBlock\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1a\n" +
+	"\bthinking\x18\x02 \x01(\tR\bthinking\x12\x1c\n" +
+	"\tsignature\x18\x03 \x01(\tR\tsignature\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\tR\x04data\"4\n" +
+	"\fCacheControl\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x10\n" +
+	"\x03ttl\x18\x02 \x01(\tR\x03ttl\"\xe8\x01\n" +
 	"\vContentPart\x12\x14\n" +
 	"\x04text\x18\x04 \x01(\tH\x00R\x04text\x126\n" +
-	"\timage_url\x18\x05 \x01(\v2\x17.llmgateway.v1.ImageURLH\x00R\bimageUrlB\x06\n" +
-	"\x04partJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03J\x04\b\x03\x10\x04R\x04type\"4\n" +
+	"\timage_url\x18\x05 \x01(\v2\x17.llmgateway.v1.ImageURLH\x00R\bimageUrl\x12)\n" +
+	"\x04file\x18\x06 \x01(\v2\x13.llmgateway.v1.FileH\x00R\x04file\x12@\n" +
+	"\rcache_control\x18\a \x01(\v2\x1b.llmgateway.v1.CacheControlR\fcacheControlB\x06\n" +
+	"\x04partJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03J\x04\b\x03\x10\x04R\x04type\"X\n" +
+	"\x04File\x12\x1b\n" +
+	"\tfile_data\x18\x01 \x01(\tR\bfileData\x12\x1a\n" +
+	"\bfilename\x18\x02 \x01(\tR\bfilename\x12\x17\n" +
+	"\afile_id\x18\x03 \x01(\tR\x06fileId\"4\n" +
 	"\bImageURL\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
 	"\x06detail\x18\x02 \x01(\tR\x06detail\"_\n" +
@@ -1933,7 +2324,7 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\bfunction\x18\x03 \x01(\v2\x1b.llmgateway.v1.FunctionCallR\bfunctionJ\x04\b\x02\x10\x03R\x04type\"@\n" +
 	"\fFunctionCall\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x02 \x01(\tR\targuments\"\xe9\x01\n" +
+	"\targuments\x18\x02 \x01(\tR\targuments\"\xab\x02\n" +
 	"\x04Tool\x12=\n" +
 	"\bfunction\x18\x02 \x01(\v2!.llmgateway.v1.FunctionDefinitionR\bfunction\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12 \n" +
@@ -1941,7 +2332,8 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\n" +
 	"parameters\x18\x05 \x01(\v2\x17.google.protobuf.StructR\n" +
 	"parameters\x12'\n" +
-	"\x0fparameters_json\x18\x06 \x01(\tR\x0eparametersJsonJ\x04\b\x01\x10\x02R\x04type\"\xac\x01\n" +
+	"\x0fparameters_json\x18\x06 \x01(\tR\x0eparametersJson\x12@\n" +
+	"\rcache_control\x18\a \x01(\v2\x1b.llmgateway.v1.CacheControlR\fcacheControlJ\x04\b\x01\x10\x02R\x04type\"\xac\x01\n" +
 	"\x12FunctionDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x127\n" +
@@ -1953,20 +2345,22 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"ToolChoice\x123\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x1d.llmgateway.v1.ToolChoiceModeH\x00R\x04mode\x12\x1c\n" +
 	"\bfunction\x18\x02 \x01(\tH\x00R\bfunctionB\b\n" +
-	"\x06choice\"\x91\x02\n" +
+	"\x06choice\"\xf9\x02\n" +
 	"\fChatResponse\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x126\n" +
 	"\n" +
 	"tool_calls\x18\x02 \x03(\v2\x17.llmgateway.v1.ToolCallR\ttoolCalls\x12@\n" +
 	"\rfinish_reason\x18\x06 \x01(\x0e2\x1b.llmgateway.v1.FinishReasonR\ffinishReason\x12*\n" +
 	"\x05usage\x18\x04 \x01(\v2\x14.llmgateway.v1.UsageR\x05usage\x12;\n" +
-	"\bmetadata\x18\x05 \x01(\v2\x1f.llmgateway.v1.ResponseMetadataR\bmetadataJ\x04\b\x03\x10\x04\"\xcf\x01\n" +
+	"\bmetadata\x18\x05 \x01(\v2\x1f.llmgateway.v1.ResponseMetadataR\bmetadata\x12\x1c\n" +
+	"\treasoning\x18\a \x01(\tR\treasoning\x12H\n" +
+	"\x10reasoning_blocks\x18\b \x03(\v2\x1d.llmgateway.v1.ReasoningBlockR\x0freasoningBlocksJ\x04\b\x03\x10\x04\"\xcf\x01\n" +
 	"\x05Usage\x12#\n" +
 	"\rprompt_tokens\x18\x01 \x01(\x05R\fpromptTokens\x12+\n" +
 	"\x11completion_tokens\x18\x02 \x01(\x05R\x10completionTokens\x12!\n" +
 	"\ftotal_tokens\x18\x03 \x01(\x05R\vtotalTokens\x12#\n" +
 	"\rcached_tokens\x18\x04 \x01(\x05R\fcachedTokens\x12,\n" +
-	"\x12cache_write_tokens\x18\x05 \x01(\x05R\x10cacheWriteTokens\"\xcf\x01\n" +
+	"\x12cache_write_tokens\x18\x05 \x01(\x05R\x10cacheWriteTokens\"\xeb\x01\n" +
 	"\x10ResponseMetadata\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x1f\n" +
 	"\vstop_reason\x18\x02 \x01(\tR\n" +
@@ -1977,12 +2371,14 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x12%\n" +
 	"\x0eignored_params\x18\x05 \x03(\tR\rignoredParams\x12\x1f\n" +
 	"\vtool_budget\x18\x06 \x01(\tR\n" +
-	"toolBudget\"\xdf\x02\n" +
+	"toolBudget\x12\x1a\n" +
+	"\bthinking\x18\a \x01(\tR\bthinking\"\xa9\x03\n" +
 	"\x0fChatStreamEvent\x127\n" +
 	"\acontent\x18\n" +
 	" \x01(\v2\x1b.llmgateway.v1.ContentDeltaH\x00R\acontent\x12;\n" +
 	"\ttool_call\x18\v \x01(\v2\x1c.llmgateway.v1.ToolCallDeltaH\x00R\btoolCall\x12=\n" +
-	"\treasoning\x18\f \x01(\v2\x1d.llmgateway.v1.ReasoningDeltaH\x00R\treasoning\x12/\n" +
+	"\treasoning\x18\f \x01(\v2\x1d.llmgateway.v1.ReasoningDeltaH\x00R\treasoning\x12H\n" +
+	"\x0freasoning_block\x18\x0f \x01(\v2\x1d.llmgateway.v1.ReasoningBlockH\x00R\x0ereasoningBlock\x12/\n" +
 	"\x04done\x18\r \x01(\v2\x19.llmgateway.v1.StreamDoneH\x00R\x04done\x12-\n" +
 	"\x05error\x18\x0e \x01(\v2\x15.llmgateway.v1.StatusH\x00R\x05errorB\a\n" +
 	"\x05eventJ\x04\b\x01\x10\bR\x04typeR\x05deltaR\x05indexR\rfinish_reasonR\x05usage\"\"\n" +
@@ -2082,72 +2478,84 @@ func file_llmgateway_v1_chat_proto_rawDescGZIP() []byte {
 }
 
 var file_llmgateway_v1_chat_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_llmgateway_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_llmgateway_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_llmgateway_v1_chat_proto_goTypes = []any{
 	(Role)(0),                      // 0: llmgateway.v1.Role
 	(ToolChoiceMode)(0),            // 1: llmgateway.v1.ToolChoiceMode
 	(FinishReason)(0),              // 2: llmgateway.v1.FinishReason
 	(*ChatRequest)(nil),            // 3: llmgateway.v1.ChatRequest
 	(*Message)(nil),                // 4: llmgateway.v1.Message
-	(*ContentPart)(nil),            // 5: llmgateway.v1.ContentPart
-	(*ImageURL)(nil),               // 6: llmgateway.v1.ImageURL
-	(*ToolCall)(nil),               // 7: llmgateway.v1.ToolCall
-	(*FunctionCall)(nil),           // 8: llmgateway.v1.FunctionCall
-	(*Tool)(nil),                   // 9: llmgateway.v1.Tool
-	(*FunctionDefinition)(nil),     // 10: llmgateway.v1.FunctionDefinition
-	(*ToolChoice)(nil),             // 11: llmgateway.v1.ToolChoice
-	(*ChatResponse)(nil),           // 12: llmgateway.v1.ChatResponse
-	(*Usage)(nil),                  // 13: llmgateway.v1.Usage
-	(*ResponseMetadata)(nil),       // 14: llmgateway.v1.ResponseMetadata
-	(*ChatStreamEvent)(nil),        // 15: llmgateway.v1.ChatStreamEvent
-	(*ContentDelta)(nil),           // 16: llmgateway.v1.ContentDelta
-	(*ToolCallDelta)(nil),          // 17: llmgateway.v1.ToolCallDelta
-	(*ReasoningDelta)(nil),         // 18: llmgateway.v1.ReasoningDelta
-	(*StreamDone)(nil),             // 19: llmgateway.v1.StreamDone
-	(*Status)(nil),                 // 20: llmgateway.v1.Status
-	(*GetCapabilitiesRequest)(nil), // 21: llmgateway.v1.GetCapabilitiesRequest
-	(*Capabilities)(nil),           // 22: llmgateway.v1.Capabilities
-	(*ModelCapabilities)(nil),      // 23: llmgateway.v1.ModelCapabilities
-	(*structpb.Struct)(nil),        // 24: google.protobuf.Struct
-	(*anypb.Any)(nil),              // 25: google.protobuf.Any
+	(*Thinking)(nil),               // 5: llmgateway.v1.Thinking
+	(*ReasoningBlock)(nil),         // 6: llmgateway.v1.ReasoningBlock
+	(*CacheControl)(nil),           // 7: llmgateway.v1.CacheControl
+	(*ContentPart)(nil),            // 8: llmgateway.v1.ContentPart
+	(*File)(nil),                   // 9: llmgateway.v1.File
+	(*ImageURL)(nil),               // 10: llmgateway.v1.ImageURL
+	(*ToolCall)(nil),               // 11: llmgateway.v1.ToolCall
+	(*FunctionCall)(nil),           // 12: llmgateway.v1.FunctionCall
+	(*Tool)(nil),                   // 13: llmgateway.v1.Tool
+	(*FunctionDefinition)(nil),     // 14: llmgateway.v1.FunctionDefinition
+	(*ToolChoice)(nil),             // 15: llmgateway.v1.ToolChoice
+	(*ChatResponse)(nil),           // 16: llmgateway.v1.ChatResponse
+	(*Usage)(nil),                  // 17: llmgateway.v1.Usage
+	(*ResponseMetadata)(nil),       // 18: llmgateway.v1.ResponseMetadata
+	(*ChatStreamEvent)(nil),        // 19: llmgateway.v1.ChatStreamEvent
+	(*ContentDelta)(nil),           // 20: llmgateway.v1.ContentDelta
+	(*ToolCallDelta)(nil),          // 21: llmgateway.v1.ToolCallDelta
+	(*ReasoningDelta)(nil),         // 22: llmgateway.v1.ReasoningDelta
+	(*StreamDone)(nil),             // 23: llmgateway.v1.StreamDone
+	(*Status)(nil),                 // 24: llmgateway.v1.Status
+	(*GetCapabilitiesRequest)(nil), // 25: llmgateway.v1.GetCapabilitiesRequest
+	(*Capabilities)(nil),           // 26: llmgateway.v1.Capabilities
+	(*ModelCapabilities)(nil),      // 27: llmgateway.v1.ModelCapabilities
+	(*structpb.Struct)(nil),        // 28: google.protobuf.Struct
+	(*anypb.Any)(nil),              // 29: google.protobuf.Any
 }
 var file_llmgateway_v1_chat_proto_depIdxs = []int32{
 	4,  // 0: llmgateway.v1.ChatRequest.messages:type_name -> llmgateway.v1.Message
-	9,  // 1: llmgateway.v1.ChatRequest.tools:type_name -> llmgateway.v1.Tool
-	11, // 2: llmgateway.v1.ChatRequest.tool_choice:type_name -> llmgateway.v1.ToolChoice
-	0,  // 3: llmgateway.v1.Message.role:type_name -> llmgateway.v1.Role
-	5,  // 4: llmgateway.v1.Message.parts:type_name -> llmgateway.v1.ContentPart
-	7,  // 5: llmgateway.v1.Message.tool_calls:type_name -> llmgateway.v1.ToolCall
-	6,  // 6: llmgateway.v1.ContentPart.image_url:type_name -> llmgateway.v1.ImageURL
-	8,  // 7: llmgateway.v1.ToolCall.function:type_name -> llmgateway.v1.FunctionCall
-	10, // 8: llmgateway.v1.Tool.function:type_name -> llmgateway.v1.FunctionDefinition
-	24, // 9: llmgateway.v1.Tool.parameters:type_name -> google.protobuf.Struct
-	24, // 10: llmgateway.v1.FunctionDefinition.parameters:type_name -> google.protobuf.Struct
-	1,  // 11: llmgateway.v1.ToolChoice.mode:type_name -> llmgateway.v1.ToolChoiceMode
-	7,  // 12: llmgateway.v1.ChatResponse.tool_calls:type_name -> llmgateway.v1.ToolCall
-	2,  // 13: llmgateway.v1.ChatResponse.finish_reason:type_name -> llmgateway.v1.FinishReason
-	13, // 14: llmgateway.v1.ChatResponse.usage:type_name -> llmgateway.v1.Usage
-	14, // 15: llmgateway.v1.ChatResponse.metadata:type_name -> llmgateway.v1.ResponseMetadata
-	16, // 16: llmgateway.v1.ChatStreamEvent.content:type_name -> llmgateway.v1.ContentDelta
-	17, // 17: llmgateway.v1.ChatStreamEvent.tool_call:type_name -> llmgateway.v1.ToolCallDelta
-	18, // 18: llmgateway.v1.ChatStreamEvent.reasoning:type_name -> llmgateway.v1.ReasoningDelta
-	19, // 19: llmgateway.v1.ChatStreamEvent.done:type_name -> llmgateway.v1.StreamDone
-	20, // 20: llmgateway.v1.ChatStreamEvent.error:type_name -> llmgateway.v1.Status
-	2,  // 21: llmgateway.v1.StreamDone.finish_reason:type_name -> llmgateway.v1.FinishReason
-	13, // 22: llmgateway.v1.StreamDone.usage:type_name -> llmgateway.v1.Usage
-	25, // 23: llmgateway.v1.Status.details:type_name -> google.protobuf.Any
-	23, // 24: llmgateway.v1.Capabilities.models:type_name -> llmgateway.v1.ModelCapabilities
-	3,  // 25: llmgateway.v1.ChatService.Chat:input_type -> llmgateway.v1.ChatRequest
-	3,  // 26: llmgateway.v1.ChatService.ChatStream:input_type -> llmgateway.v1.ChatRequest
-	21, // 27: llmgateway.v1.ChatService.GetCapabilities:input_type -> llmgateway.v1.GetCapabilitiesRequest
-	12, // 28: llmgateway.v1.ChatService.Chat:output_type -> llmgateway.v1.ChatResponse
-	15, // 29: llmgateway.v1.ChatService.ChatStream:output_type -> llmgateway.v1.ChatStreamEvent
-	22, // 30: llmgateway.v1.ChatService.GetCapabilities:output_type -> llmgateway.v1.Capabilities
-	28, // [28:31] is the sub-list for method output_type
-	25, // [25:28] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	13, // 1: llmgateway.v1.ChatRequest.tools:type_name -> llmgateway.v1.Tool
+	15, // 2: llmgateway.v1.ChatRequest.tool_choice:type_name -> llmgateway.v1.ToolChoice
+	5,  // 3: llmgateway.v1.ChatRequest.thinking:type_name -> llmgateway.v1.Thinking
+	0,  // 4: llmgateway.v1.Message.role:type_name -> llmgateway.v1.Role
+	8,  // 5: llmgateway.v1.Message.parts:type_name -> llmgateway.v1.ContentPart
+	11, // 6: llmgateway.v1.Message.tool_calls:type_name -> llmgateway.v1.ToolCall
+	6,  // 7: llmgateway.v1.Message.reasoning_blocks:type_name -> llmgateway.v1.ReasoningBlock
+	7,  // 8: llmgateway.v1.Message.cache_control:type_name -> llmgateway.v1.CacheControl
+	10, // 9: llmgateway.v1.ContentPart.image_url:type_name -> llmgateway.v1.ImageURL
+	9,  // 10: llmgateway.v1.ContentPart.file:type_name -> llmgateway.v1.File
+	7,  // 11: llmgateway.v1.ContentPart.cache_control:type_name -> llmgateway.v1.CacheControl
+	12, // 12: llmgateway.v1.ToolCall.function:type_name -> llmgateway.v1.FunctionCall
+	14, // 13: llmgateway.v1.Tool.function:type_name -> llmgateway.v1.FunctionDefinition
+	28, // 14: llmgateway.v1.Tool.parameters:type_name -> google.protobuf.Struct
+	7,  // 15: llmgateway.v1.Tool.cache_control:type_name -> llmgateway.v1.CacheControl
+	28, // 16: llmgateway.v1.FunctionDefinition.parameters:type_name -> google.protobuf.Struct
+	1,  // 17: llmgateway.v1.ToolChoice.mode:type_name -> llmgateway.v1.ToolChoiceMode
+	11, // 18: llmgateway.v1.ChatResponse.tool_calls:type_name -> llmgateway.v1.ToolCall
+	2,  // 19: llmgateway.v1.ChatResponse.finish_reason:type_name -> llmgateway.v1.FinishReason
+	17, // 20: llmgateway.v1.ChatResponse.usage:type_name -> llmgateway.v1.Usage
+	18, // 21: llmgateway.v1.ChatResponse.metadata:type_name -> llmgateway.v1.ResponseMetadata
+	6,  // 22: llmgateway.v1.ChatResponse.reasoning_blocks:type_name -> llmgateway.v1.ReasoningBlock
+	20, // 23: llmgateway.v1.ChatStreamEvent.content:type_name -> llmgateway.v1.ContentDelta
+	21, // 24: llmgateway.v1.ChatStreamEvent.tool_call:type_name -> llmgateway.v1.ToolCallDelta
+	22, // 25: llmgateway.v1.ChatStreamEvent.reasoning:type_name -> llmgateway.v1.ReasoningDelta
+	6,  // 26: llmgateway.v1.ChatStreamEvent.reasoning_block:type_name -> llmgateway.v1.ReasoningBlock
+	23, // 27: llmgateway.v1.ChatStreamEvent.done:type_name -> llmgateway.v1.StreamDone
+	24, // 28: llmgateway.v1.ChatStreamEvent.error:type_name -> llmgateway.v1.Status
+	2,  // 29: llmgateway.v1.StreamDone.finish_reason:type_name -> llmgateway.v1.FinishReason
+	17, // 30: llmgateway.v1.StreamDone.usage:type_name -> llmgateway.v1.Usage
+	29, // 31: llmgateway.v1.Status.details:type_name -> google.protobuf.Any
+	27, // 32: llmgateway.v1.Capabilities.models:type_name -> llmgateway.v1.ModelCapabilities
+	3,  // 33: llmgateway.v1.ChatService.Chat:input_type -> llmgateway.v1.ChatRequest
+	3,  // 34: llmgateway.v1.ChatService.ChatStream:input_type -> llmgateway.v1.ChatRequest
+	25, // 35: llmgateway.v1.ChatService.GetCapabilities:input_type -> llmgateway.v1.GetCapabilitiesRequest
+	16, // 36: llmgateway.v1.ChatService.Chat:output_type -> llmgateway.v1.ChatResponse
+	19, // 37: llmgateway.v1.ChatService.ChatStream:output_type -> llmgateway.v1.ChatStreamEvent
+	26, // 38: llmgateway.v1.ChatService.GetCapabilities:output_type -> llmgateway.v1.Capabilities
+	36, // [36:39] is the sub-list for method output_type
+	33, // [33:36] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_llmgateway_v1_chat_proto_init() }
@@ -2156,29 +2564,32 @@ func file_llmgateway_v1_chat_proto_init() {
 		return
 	}
 	file_llmgateway_v1_chat_proto_msgTypes[0].OneofWrappers = []any{}
-	file_llmgateway_v1_chat_proto_msgTypes[2].OneofWrappers = []any{
+	file_llmgateway_v1_chat_proto_msgTypes[2].OneofWrappers = []any{}
+	file_llmgateway_v1_chat_proto_msgTypes[5].OneofWrappers = []any{
 		(*ContentPart_Text)(nil),
 		(*ContentPart_ImageUrl)(nil),
+		(*ContentPart_File)(nil),
 	}
-	file_llmgateway_v1_chat_proto_msgTypes[8].OneofWrappers = []any{
+	file_llmgateway_v1_chat_proto_msgTypes[12].OneofWrappers = []any{
 		(*ToolChoice_Mode)(nil),
 		(*ToolChoice_Function)(nil),
 	}
-	file_llmgateway_v1_chat_proto_msgTypes[12].OneofWrappers = []any{
+	file_llmgateway_v1_chat_proto_msgTypes[16].OneofWrappers = []any{
 		(*ChatStreamEvent_Content)(nil),
 		(*ChatStreamEvent_ToolCall)(nil),
 		(*ChatStreamEvent_Reasoning)(nil),
+		(*ChatStreamEvent_ReasoningBlock)(nil),
 		(*ChatStreamEvent_Done)(nil),
 		(*ChatStreamEvent_Error)(nil),
 	}
-	file_llmgateway_v1_chat_proto_msgTypes[19].OneofWrappers = []any{}
+	file_llmgateway_v1_chat_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmgateway_v1_chat_proto_rawDesc), len(file_llmgateway_v1_chat_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   21,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
