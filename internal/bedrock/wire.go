@@ -54,8 +54,22 @@ type ContentBlock struct {
 	ToolUse    *ToolUseBlock    `json:"toolUse,omitzero"`
 	ToolResult *ToolResultBlock `json:"toolResult,omitzero"`
 	CachePoint *CachePoint      `json:"cachePoint,omitzero"`
-	// ReasoningContent is carried through untouched (extended thinking).
-	ReasoningContent jsontext.Value `json:"reasoningContent,omitzero"`
+	// ReasoningContent is a block of the model's reasoning (extended thinking).
+	ReasoningContent *ReasoningContentBlock `json:"reasoningContent,omitzero"`
+}
+
+// ReasoningContentBlock is a union: the reasoning text with its signature, or a redacted
+// block. Both go back to the model exactly as it wrote them, so redacted content stays the
+// base64 text Bedrock sent rather than bytes re-encoded.
+type ReasoningContentBlock struct {
+	ReasoningText   *ReasoningText `json:"reasoningText,omitzero"`
+	RedactedContent string         `json:"redactedContent,omitempty"`
+}
+
+// ReasoningText is reasoning the model wrote; Signature proves it unaltered.
+type ReasoningText struct {
+	Text      string `json:"text"`
+	Signature string `json:"signature,omitempty"`
 }
 
 // TextBlock returns a content block holding text.
@@ -264,9 +278,17 @@ type ContentBlockDeltaEvent struct {
 
 // ContentBlockDelta is a union: text, toolUse input fragment, or reasoning.
 type ContentBlockDelta struct {
-	Text             *string        `json:"text,omitzero"`
-	ToolUse          *ToolUseDelta  `json:"toolUse,omitzero"`
-	ReasoningContent jsontext.Value `json:"reasoningContent,omitzero"`
+	Text             *string         `json:"text,omitzero"`
+	ToolUse          *ToolUseDelta   `json:"toolUse,omitzero"`
+	ReasoningContent *ReasoningDelta `json:"reasoningContent,omitzero"`
+}
+
+// ReasoningDelta is a union: a fragment of reasoning text, the block's signature (sent once,
+// before the block stops), or a redacted block whole.
+type ReasoningDelta struct {
+	Text            *string `json:"text,omitzero"`
+	Signature       *string `json:"signature,omitzero"`
+	RedactedContent *string `json:"redactedContent,omitzero"`
 }
 
 // ToolUseDelta is a fragment of a tool call's input JSON text.

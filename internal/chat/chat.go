@@ -29,6 +29,9 @@ type Request struct {
 	Provider string
 	// ClientType labels the caller in logs and metrics.
 	ClientType string
+	// KeyID is the calling key's identity (empty without keys); the transport sets it.
+	// What the gateway keeps for a caller, such as its reasoning blocks, is kept under it.
+	KeyID string
 
 	Messages   []Message
 	Tools      []Tool

@@ -119,6 +119,82 @@ type Message struct {
 	ToolCalls  []*ToolCall `json:"tool_calls"`
 	ToolCallID string      `json:"tool_call_id"`
 	Name       string      `json:"name"`
+	// An assistant's reasoning, sent back (docs/PROTOCOL.md 11.3), under any of three
+	// names; the first found wins, content parts coming before reasoning_details.
+	ReasoningBlocks  []*ReasoningBlock `json:"reasoning_blocks"`
+	ThinkingBlocks   []*ReasoningBlock `json:"thinking_blocks"`
+	ReasoningDetails []*ReasoningBlock `json:"reasoning_details"`
+}
+
+// ReasoningBlock is a block of a model's reasoning: {"type":"thinking","thinking",
+// "signature"} or {"type":"redacted_thinking","data"} as the gateway answers it, or a
+// reasoning_details element ({text, signature} or {data}). Answers write it with every
+// member its type has, so a block with empty text still says "thinking":"".
+type ReasoningBlock struct {
+	Type      string  `json:"type"`
+	Thinking  *string `json:"thinking,omitzero"`
+	Text      *string `json:"text,omitzero"`
+	Signature *string `json:"signature,omitzero"`
+	Data      *string `json:"data,omitzero"`
+}
+
+// Reasoning types.
+const (
+	TypeThinking         = "thinking"
+	TypeRedactedThinking = "redacted_thinking"
+)
+
+// Block is the answer form of a block.
+func Block(b *chat.ReasoningBlock) ReasoningBlock {
+	if b.Redacted {
+		return ReasoningBlock{Type: TypeRedactedThinking, Data: &b.Data}
+	}
+	return ReasoningBlock{Type: TypeThinking, Thinking: &b.Text, Signature: &b.Signature}
+}
+
+// Blocks is the answer form of blocks; nil when there are none.
+func Blocks(bs []chat.ReasoningBlock) []ReasoningBlock {
+	if len(bs) == 0 {
+		return nil
+	}
+	out := make([]ReasoningBlock, len(bs))
+	for i := range bs {
+		out[i] = Block(&bs[i])
+	}
+	return out
+}
+
+// chat is the chat model's block: redacted when it has data and no text, else thinking.
+func (b *ReasoningBlock) chat() chat.ReasoningBlock {
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	if b.Type == TypeRedactedThinking || b.Type != TypeThinking && b.Data != nil && b.Text == nil && b.Thinking == nil {
+		return chat.ReasoningBlock{Redacted: true, Data: str(b.Data)}
+	}
+	text := b.Thinking
+	if text == nil {
+		text = b.Text
+	}
+	return chat.ReasoningBlock{Text: str(text), Signature: str(b.Signature)}
+}
+
+// Thinking is Anthropic's thinking switch: {"type": "enabled", "budget_tokens": N},
+// {"type": "adaptive"} or {"type": "disabled"}.
+type Thinking struct {
+	Type         string    `json:"type"`
+	BudgetTokens *WholeInt `json:"budget_tokens"`
+}
+
+// Chat is the chat model's switch; nil for nil.
+func (t *Thinking) Chat() *chat.Thinking {
+	if t == nil {
+		return nil
+	}
+	return &chat.Thinking{Type: t.Type, BudgetTokens: t.BudgetTokens.Int32()}
 }
 
 // Part is one content part. An assistant's refusal part carries its text in refusal.
@@ -128,6 +204,10 @@ type Part struct {
 	Refusal  string    `json:"refusal"`
 	ImageURL *ImageURL `json:"image_url"`
 	File     *File     `json:"file"`
+	// A thinking part's text and signature, or a redacted_thinking part's data.
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
+	Data      string `json:"data"`
 }
 
 // File is a file part's file: its data inline (a data URL or bare base64), or an id the
@@ -650,6 +730,7 @@ func (n *Number) Float64() *float64 {
 
 func (m *Message) chat(i int) (chat.Message, error) {
 	out := chat.Message{Role: m.Role, Content: m.Content.text, ToolCallID: m.ToolCallID, Name: m.Name}
+	hasParts := false // reasoning parts
 	if out.Content == "" && len(m.Content.parts) == 0 {
 		out.Content = m.Refusal
 	}
@@ -669,7 +750,28 @@ func (m *Message) chat(i int) (chat.Message, error) {
 			if p.File != nil {
 				out.Parts[j].File = &chat.File{Data: p.File.FileData, Filename: p.File.Filename, FileID: p.File.FileID}
 			}
+			switch p.Type {
+			case chat.PartThinking:
+				out.Parts[j].Reasoning = &chat.ReasoningBlock{Text: p.Thinking, Signature: p.Signature}
+				hasParts = true
+			case chat.PartRedactedThinking:
+				out.Parts[j].Reasoning = &chat.ReasoningBlock{Redacted: true, Data: p.Data}
+				hasParts = true
+			}
 		}
+	}
+	blocks, name := m.ReasoningBlocks, "reasoning_blocks"
+	if len(blocks) == 0 {
+		blocks, name = m.ThinkingBlocks, "thinking_blocks"
+	}
+	if len(blocks) == 0 && !hasParts {
+		blocks, name = m.ReasoningDetails, "reasoning_details"
+	}
+	for j, b := range blocks {
+		if b == nil {
+			return out, nullElement(fmt.Sprintf("messages[%d].%s[%d]", i, name, j))
+		}
+		out.Reasoning = append(out.Reasoning, b.chat())
 	}
 	if len(m.ToolCalls) > 0 {
 		out.ToolCalls = make([]chat.ToolCall, len(m.ToolCalls))

@@ -51,7 +51,18 @@ type Config struct {
 	BodyReadTimeout    time.Duration
 	// ParallelToolCalls is the default of a request that does not set parallel_tool_calls.
 	ParallelToolCalls bool
-	Sim               Sim
+	// ReasoningCache bounds the reasoning cache (docs/PROTOCOL.md 11.4).
+	ReasoningCache ReasoningCache
+	Sim            Sim
+}
+
+// ReasoningCache bounds the cache of Claude's reasoning blocks the gateway keeps for
+// clients that drop them. In the YAML file it is an object, {max_entries: 10000, ttl: 1h,
+// max_bytes: 67108864}; as a flag or variable, max_entries=10000,ttl=1h,max_bytes=….
+type ReasoningCache struct {
+	MaxEntries int
+	MaxBytes   int
+	TTL        time.Duration
 }
 
 // Sim holds the embedded simulator's settings, kept apart from production ones: none of
@@ -111,6 +122,7 @@ func table(c *Config) []setting {
 		{key: "drain_timeout", def: "20s", help: "after SIGTERM, how long calls in flight may finish (/readyz 503 meanwhile); then the rest are cancelled", v: bind(&c.DrainTimeout, atLeast(time.Duration(0)))},
 		{key: "stream_write_timeout", def: "30s", help: "a stream whose client takes no write for this long is cut, freeing its upstream call", v: bind(&c.StreamWriteTimeout, atLeast(time.Millisecond))},
 		{key: "body_read_timeout", def: "30s", help: "from a request's headers to the end of its body; beyond it, 408 and the connection is closed", v: bind(&c.BodyReadTimeout, atLeast(time.Millisecond))},
+		{key: "reasoning_cache", def: "max_entries=10000,ttl=1h,max_bytes=67108864", help: "the reasoning blocks kept for clients that drop them: how many answers, for how long, in how many bytes; max_entries=0 keeps none", v: bind(&c.ReasoningCache, reasoningCache)},
 		{key: "parallel_tool_calls", def: "true", help: "the default of a request that does not set parallel_tool_calls; false: one tool call per answer", v: bind(&c.ParallelToolCalls, nil)},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
@@ -137,6 +149,8 @@ func (s setting) kind() string {
 		return "a" + s.sep + "b"
 	case *map[string]string:
 		return "name=id" + s.sep + "name=id"
+	case *ReasoningCache:
+		return "max_entries=n,ttl=d,max_bytes=n"
 	}
 	return "string"
 }
@@ -184,6 +198,42 @@ func (s setting) set(text string, add bool) error {
 			}
 			(*p)[strings.TrimSpace(name)] = strings.TrimSpace(id)
 		}
+	case *ReasoningCache:
+		return p.set(text)
+	}
+	return nil
+}
+
+// set reads max_entries=n,ttl=d,max_bytes=n; members left out keep their value.
+func (r *ReasoningCache) set(text string) error {
+	for _, item := range split(text, ",") {
+		name, v, _ := strings.Cut(item, "=")
+		var err error
+		switch name = strings.TrimSpace(name); name {
+		case "max_entries":
+			r.MaxEntries, err = strconv.Atoi(strings.TrimSpace(v))
+		case "max_bytes":
+			r.MaxBytes, err = strconv.Atoi(strings.TrimSpace(v))
+		case "ttl":
+			r.TTL, err = time.ParseDuration(strings.TrimSpace(v))
+		default:
+			return fmt.Errorf("%q is not max_entries, ttl or max_bytes", name)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a valid value", name, strings.TrimSpace(v))
+		}
+	}
+	return nil
+}
+
+func reasoningCache(r ReasoningCache) error {
+	switch {
+	case r.MaxEntries < 0:
+		return fmt.Errorf("max_entries must be at least 0, got %d", r.MaxEntries)
+	case r.MaxBytes < 0:
+		return fmt.Errorf("max_bytes must be at least 0, got %d", r.MaxBytes)
+	case r.TTL <= 0:
+		return fmt.Errorf("ttl must be above 0, got %v", r.TTL)
 	}
 	return nil
 }
@@ -200,6 +250,21 @@ func (s setting) decode(raw jsontext.Value) error {
 		*p = nil
 		if err := json.Unmarshal(raw, p); err != nil {
 			return fmt.Errorf("want a mapping of names to strings, got %s", raw)
+		}
+	case *ReasoningCache:
+		var o map[string]jsontext.Value
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return fmt.Errorf("want a mapping like {max_entries: 10000, ttl: 1h}, got %s", raw)
+		}
+		for _, name := range slices.Sorted(maps.Keys(o)) {
+			text := string(o[name])
+			var str string
+			if json.Unmarshal(o[name], &str) == nil {
+				text = str
+			}
+			if err := p.set(name + "=" + text); err != nil {
+				return err
+			}
 		}
 	default:
 		if raw[0] == '[' || raw[0] == '{' {

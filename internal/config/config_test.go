@@ -42,6 +42,7 @@ func TestLoadDefaults(t *testing.T) {
 		StreamWriteTimeout: 30 * time.Second,
 		BodyReadTimeout:    30 * time.Second,
 		ParallelToolCalls:  true,
+		ReasoningCache:     ReasoningCache{MaxEntries: 10000, MaxBytes: 64 << 20, TTL: time.Hour},
 	}, cfg)
 }
 
@@ -190,6 +191,9 @@ func TestLoadErrors(t *testing.T) {
 		{name: "default_model", args: strs{"--default-model="}, want: `default_model: must not be empty (from --default-model)`},
 		{name: "log_level", env: vars{"GATEWAY_LOG_LEVEL": "loud"}, want: `log_level: "loud" is not one of debug, info, warn, error (from GATEWAY_LOG_LEVEL)`},
 		{name: "model_aliases", env: vars{"GATEWAY_MODEL_ALIASES": "sonnet="}, want: `model_aliases: "sonnet"="": both the name and the model id must be set (from GATEWAY_MODEL_ALIASES)`},
+		{name: "reasoning_cache", yaml: "reasoning_cache: {max_entries: -1, ttl: 1h}", want: `reasoning_cache: max_entries must be at least 0, got -1 (from FILE)`},
+		{name: "reasoning_cache member", args: strs{"--reasoning-cache", "max_entries=5,size=2"}, want: `reasoning_cache: "size" is not max_entries, ttl or max_bytes (from --reasoning-cache)`},
+		{name: "reasoning_cache ttl", env: vars{"GATEWAY_REASONING_CACHE": "ttl=0s"}, want: `reasoning_cache: ttl must be above 0, got 0s (from GATEWAY_REASONING_CACHE)`},
 		{name: "sim_first_token_delay", args: strs{"--sim-first-token-delay", "-1ms"}, want: `sim_first_token_delay: must be at least 0s, got -1ms (from --sim-first-token-delay)`},
 		{name: "sim_delta_delay", yaml: "sim_delta_delay: -5ms", want: `sim_delta_delay: must be at least 0s, got -5ms (from FILE)`},
 		{

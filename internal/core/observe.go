@@ -83,6 +83,7 @@ func (s *Service) Observe(c *Call) {
 		reason = metrics.DropBudget
 	}
 	m.ToolCallsDropped(c.Result.Model, reason, c.Result.DroppedToolCalls)
+	m.Thinking(c.Result.Model, c.Result.Thinking)
 	if r := c.Result.Repairs; r != (translate.Stats{}) {
 		m.Repairs(c.Result.Model, r.SynthesizedResults, r.OrphanResults)
 		if r.ParallelDisabled {
@@ -126,6 +127,9 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	if c.Result.BudgetExhausted {
 		enc.AddString("tool_budget", "exhausted")
 	}
+	if c.Result.Thinking != "" {
+		enc.AddString("thinking", c.Result.Thinking)
+	}
 	return nil
 }
 
@@ -143,6 +147,7 @@ func (s *Service) logRepairs(requestID, model string, st translate.Stats) {
 		zap.String("tool_choice_fallback", st.ToolChoiceFallback),
 		zap.Bool("dropped_top_p", st.DroppedTopP),
 		zap.Int("partial_results", st.PartialResults),
+		zap.Int("unsigned_reasoning_blocks", st.UnsignedReasoning),
 		zap.Bool("parallel_calls_disabled", st.ParallelDisabled))
 }
 

@@ -10,6 +10,7 @@ package core
 import (
 	"context"
 	"errors"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -49,6 +50,9 @@ type Options struct {
 	// NoParallelToolCalls makes parallel_tool_calls false the default of a request that
 	// does not set it (the zero value keeps parallel calls on).
 	NoParallelToolCalls bool
+	// ReasoningCache bounds the reasoning cache (docs/PROTOCOL.md 11.4); MaxEntries 0
+	// keeps nothing.
+	ReasoningCache ReasoningCacheOptions
 }
 
 // Service answers chat calls. It is safe for concurrent use.
@@ -64,8 +68,10 @@ type Service struct {
 	// aliasTargets are the configured aliases' model ids, sorted.
 	aliasTargets []string
 	// models is what the gateway lists as its models; see Models.
-	models  []ModelEntry
-	started time.Time
+	models []ModelEntry
+	// reasoning keeps Claude's reasoning blocks for clients that drop them.
+	reasoning *reasoningCache
+	started   time.Time
 }
 
 // New returns a Service calling upstream.
@@ -79,6 +85,7 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 	}
 	slices.Sort(s.aliasTargets)
 	s.started = time.Now()
+	s.reasoning = newReasoningCache(opts.ReasoningCache)
 	for _, name := range slices.Sorted(maps.Keys(opts.Aliases)) {
 		s.models = append(s.models, ModelEntry{Name: name, ID: opts.Aliases[name]})
 	}
@@ -113,6 +120,9 @@ type Result struct {
 	// BudgetExhausted: the request's max_tool_rounds were spent (docs/PROTOCOL.md 13.5).
 	// Set once the request is translated, so before any byte of the answer.
 	BudgetExhausted bool
+	// Thinking is what happened to extended thinking (a chat.Thinking outcome, ""
+	// for nothing; docs/PROTOCOL.md 11.4). Set once the request is translated.
+	Thinking string
 }
 
 // admit reserves a slot for one Bedrock call. Call release when the call has ended.
@@ -170,6 +180,8 @@ type prepared struct {
 	model    capabilities.Model
 	converse *bedrock.ConverseRequest
 	names    *translate.Names
+	// keyID is the calling key's identity, which the reasoning cache is partitioned by.
+	keyID string
 }
 
 // prepare checks what only the gateway knows (provider, limits, model) and translates. It
@@ -194,6 +206,10 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	}
 	model := capabilities.Lookup(s.resolveModel(req.Model))
 	res.Model = model.ID
+	restored := false
+	if wantsThinking(req) {
+		req, restored = s.restoreReasoning(req, model.ID)
+	}
 	converse, names, err := translate.Request(req, model)
 	if err != nil {
 		return nil, err
@@ -201,7 +217,27 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	res.Repairs = names.Stats
 	res.Ignored = append(slices.Clip(req.Ignored), names.Ignored...)
 	res.BudgetExhausted = names.BudgetExhausted
-	return &prepared{model: model, converse: converse, names: names}, nil
+	res.Thinking = names.Thinking
+	if restored && names.ThinkingOn {
+		res.Thinking = chat.ThinkingRestored
+	}
+	return &prepared{model: model, converse: converse, names: names, keyID: req.KeyID}, nil
+}
+
+// wantsThinking reports whether a request asks for extended thinking at all.
+func wantsThinking(req *chat.Request) bool {
+	if t := req.Thinking; t != nil {
+		return t.Type != chat.ThinkingDisabled
+	}
+	return req.ReasoningEffort != "" && req.ReasoningEffort != "none"
+}
+
+// remember stores an answer's reasoning blocks under its tool calls when the client will
+// need them back: Claude with thinking on (docs/PROTOCOL.md 11.4).
+func (s *Service) remember(p *prepared, ids []string, blocks []chat.ReasoningBlock) {
+	if p.names.ThinkingOn {
+		s.reasoning.store(p.keyID, p.model.ID, ids, blocks)
+	}
 }
 
 // checkModelID refuses a model id longer than Bedrock accepts before it reaches a log, a
@@ -309,6 +345,7 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	resp.LatencyMs = time.Since(start).Milliseconds()
 	resp.RequestID = req.ID
 	resp.Ignored = res.Ignored
+	resp.Thinking = res.Thinking
 	return resp, res, nil
 }
 
@@ -321,6 +358,26 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (
 	defer release()
 	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 	defer cancel()
+	var resp *chat.Response
+	if p.names.StreamOnly {
+		resp, err = s.converseStreamed(ctx, requestID, p)
+	} else {
+		resp, err = s.converseUnary(ctx, requestID, p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Reasoning) > 0 && len(resp.ToolCalls) > 0 {
+		ids := make([]string, len(resp.ToolCalls))
+		for i, tc := range resp.ToolCalls {
+			ids[i] = tc.ID
+		}
+		s.remember(p, ids, resp.Reasoning)
+	}
+	return resp, nil
+}
+
+func (s *Service) converseUnary(ctx context.Context, requestID string, p *prepared) (*chat.Response, error) {
 	answer, err := s.upstream.Converse(ctx, p.model.ID, p.converse)
 	if err != nil {
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
@@ -328,6 +385,28 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (
 	}
 	s.logUnknownStop(requestID, answer.StopReason)
 	return translate.Response(answer, p.names)
+}
+
+// converseStreamed answers a unary request through ConverseStream, for requests Converse
+// does not serve (thinking with maxTokens above 21,333: docs/BEDROCK.md G12).
+func (s *Service) converseStreamed(ctx context.Context, requestID string, p *prepared) (*chat.Response, error) {
+	events, err := s.upstream.ConverseStream(ctx, p.model.ID, p.converse)
+	if err != nil {
+		s.upstreamFailed(ctx, requestID, p.model.ID, err)
+		return nil, err
+	}
+	defer events.Close()
+	m := stream.NewMachine(p.names)
+	var out []chat.Event
+	for err == nil {
+		out, err = m.Step(events, out)
+	}
+	if err != io.EOF {
+		s.upstreamFailed(ctx, requestID, p.model.ID, err)
+		return nil, err
+	}
+	s.logUnknownStop(requestID, m.StopReason())
+	return stream.Collect(out, m), nil
 }
 
 // ModelEntry is a model the gateway offers by name.

@@ -19,6 +19,7 @@ type Stream struct {
 	requestID string
 	src       *bedrock.EventStream
 	machine   *stream.Machine
+	prepared  *prepared
 	// replay holds a unary answer replayed as a stream, for models without streaming tool
 	// use; src and machine are nil then.
 	replay []chat.Event
@@ -69,7 +70,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 		return nil, res, err
 	}
 	closed := s.opts.Metrics.StreamOpened(req.ClientType)
-	st.ctx, st.src, st.machine = ctx, events, stream.NewMachine(p.names)
+	st.ctx, st.src, st.machine, st.prepared = ctx, events, stream.NewMachine(p.names), p
 	st.done = func() {
 		_ = events.Close()
 		cancel()
@@ -104,6 +105,9 @@ func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
 	if err == io.EOF {
 		st.svc.logUnknownStop(st.requestID, st.machine.StopReason())
 		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = st.machine.Usage(), st.machine.ToolCalls(), st.machine.Dropped()
+		if blocks := st.machine.Reasoning(); len(blocks) > 0 {
+			st.svc.remember(st.prepared, st.machine.ToolCallIDs(nil), blocks)
+		}
 	}
 	return out, err
 }

@@ -106,6 +106,8 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		Metrics:         m,
 
 		NoParallelToolCalls: !cfg.ParallelToolCalls,
+		ReasoningCache: core.ReasoningCacheOptions{MaxEntries: cfg.ReasoningCache.MaxEntries,
+			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL},
 	}, log)
 	// Calls run under base, so those still in flight when the drain times out can be
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.

@@ -34,6 +34,12 @@ func fromProto(in *llmgatewayv1.ChatRequest) (*chat.Request, error) {
 
 		ParallelToolCalls: in.ParallelToolCalls,
 		MaxToolRounds:     in.MaxToolRounds,
+
+		ReasoningEffort: in.GetReasoningEffort(),
+		StreamReasoning: in.GetStreamReasoning(),
+	}
+	if t := in.GetThinking(); t != nil {
+		req.Thinking = &chat.Thinking{Type: t.GetType(), BudgetTokens: t.BudgetTokens}
 	}
 	if msgs := in.GetMessages(); len(msgs) > 0 {
 		req.Messages = make([]chat.Message, len(msgs))
@@ -88,6 +94,10 @@ func message(m *llmgatewayv1.Message) chat.Message {
 				out.Parts[i] = chat.Part{Type: chat.PartImageURL, Image: &chat.ImageURL{URL: v.ImageUrl.GetUrl(), Detail: v.ImageUrl.GetDetail()}}
 			}
 		}
+	}
+	for _, b := range m.GetReasoningBlocks() {
+		out.Reasoning = append(out.Reasoning, chat.ReasoningBlock{Redacted: b.GetType() == "redacted_thinking",
+			Text: b.GetThinking(), Signature: b.GetSignature(), Data: b.GetData()})
 	}
 	if calls := m.GetToolCalls(); len(calls) > 0 {
 		out.ToolCalls = make([]chat.ToolCall, len(calls))
@@ -164,8 +174,12 @@ func responseProto(r *chat.Response) *llmgatewayv1.ChatResponse {
 		Usage:        usage(r.Usage),
 		Metadata: &llmgatewayv1.ResponseMetadata{
 			Model: r.Model, StopReason: r.StopReason, LatencyMs: int32(r.LatencyMs), RequestId: r.RequestID,
-			IgnoredParams: r.Ignored, ToolBudget: toolBudget(r.BudgetExhausted),
+			IgnoredParams: r.Ignored, ToolBudget: toolBudget(r.BudgetExhausted), Thinking: r.Thinking,
 		},
+		Reasoning: chat.ReasoningText(r.Reasoning),
+	}
+	for i := range r.Reasoning {
+		out.ReasoningBlocks = append(out.ReasoningBlocks, blockProto(&r.Reasoning[i]))
 	}
 	for _, tc := range r.ToolCalls { // translate.Response gives every call its arguments, "{}" at least
 		out.ToolCalls = append(out.ToolCalls, &llmgatewayv1.ToolCall{Id: tc.ID, Function: &llmgatewayv1.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
@@ -173,10 +187,27 @@ func responseProto(r *chat.Response) *llmgatewayv1.ChatResponse {
 	return out
 }
 
+// blockProto is a reasoning block as gRPC carries it.
+func blockProto(b *chat.ReasoningBlock) *llmgatewayv1.ReasoningBlock {
+	if b.Redacted {
+		return &llmgatewayv1.ReasoningBlock{Type: "redacted_thinking", Data: b.Data}
+	}
+	return &llmgatewayv1.ReasoningBlock{Type: "thinking", Thinking: b.Text, Signature: b.Signature}
+}
+
 // eventProto maps a stream event; the end marker of a tool call has no gRPC event (a
-// client sees a call complete when the next one or done comes), so it is nil.
-func eventProto(ev *chat.Event) *llmgatewayv1.ChatStreamEvent {
+// client sees a call complete when the next one or done comes), so it is nil, and so are
+// reasoning events unless the request asked for them.
+func eventProto(ev *chat.Event, reasoning bool) *llmgatewayv1.ChatStreamEvent {
 	switch ev.Kind {
+	case chat.EventReasoning:
+		if reasoning {
+			return &llmgatewayv1.ChatStreamEvent{Event: &llmgatewayv1.ChatStreamEvent_Reasoning{Reasoning: &llmgatewayv1.ReasoningDelta{Text: ev.Text}}}
+		}
+	case chat.EventReasoningBlock:
+		if reasoning {
+			return &llmgatewayv1.ChatStreamEvent{Event: &llmgatewayv1.ChatStreamEvent_ReasoningBlock{ReasoningBlock: blockProto(&ev.Block)}}
+		}
 	case chat.EventContent:
 		return &llmgatewayv1.ChatStreamEvent{Event: &llmgatewayv1.ChatStreamEvent_Content{Content: &llmgatewayv1.ContentDelta{Text: ev.Text}}}
 	case chat.EventToolCall:

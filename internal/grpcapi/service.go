@@ -57,6 +57,9 @@ func setCallHeaders(ctx context.Context, res core.Result) {
 	if res.BudgetExhausted {
 		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-tool-budget", "exhausted"))
 	}
+	if res.Thinking != "" {
+		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-thinking", res.Thinking))
+	}
 }
 
 // end finishes a call begun by begin: a panic becomes Internal (its detail logged), and
@@ -82,7 +85,7 @@ func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (o
 	if err != nil {
 		return nil, c.fail(ctx, call, err)
 	}
-	req.ID = call.RequestID
+	req.ID, req.KeyID = call.RequestID, call.KeyID
 	resp, res, err := c.svc.Chat(ctx, req)
 	call.Result = res
 	if err != nil {
@@ -110,7 +113,7 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 	if err != nil {
 		return c.fail(ctx, call, err)
 	}
-	req.ID = call.RequestID
+	req.ID, req.KeyID = call.RequestID, call.KeyID
 	st, res, err := c.svc.Stream(ctx, req)
 	call.Result = res
 	if err != nil {
@@ -121,7 +124,7 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 	done := make(chan relayed, 1)
 	go func() {
 		defer st.Close()
-		done <- c.relay(ctx, call.RequestID, st, ss, &sendingSince)
+		done <- c.relay(ctx, call.RequestID, st, ss, req.StreamReasoning, &sendingSince)
 	}()
 	if c.writeTimeout <= 0 { // no bound: wait for the relay
 		r := <-done
@@ -161,7 +164,7 @@ type relayed struct {
 // relay sends the stream's events until it ends, marking each Send in sendingSince. It
 // runs on a goroutine of its own, which only it writes to: its outcome goes back through
 // done. It recovers from its own panics: the stream ends with an error event and Internal.
-func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stream, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent], sendingSince *atomic.Int64) (r relayed) {
+func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stream, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent], reasoning bool, sendingSince *atomic.Int64) (r relayed) {
 	send := func(ev *llmgatewayv1.ChatStreamEvent) error {
 		sendingSince.Store(time.Now().UnixNano())
 		defer sendingSince.Store(0)
@@ -181,7 +184,7 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 	for {
 		events, err = st.Next(events[:0])
 		for i := range events {
-			if ev := eventProto(&events[i]); ev != nil {
+			if ev := eventProto(&events[i], reasoning); ev != nil {
 				if serr := send(ev); serr != nil {
 					call.Code = core.CodeName(status.Code(serr))
 					return relayed{err: serr} // the client is gone; its context cancels the upstream call

@@ -138,11 +138,18 @@ func SetIgnored(h http.Header, ignored []string) {
 // gRPC sends the same as response header metadata.
 const HeaderToolBudget = "X-Gateway-Tool-Budget"
 
-// SetCallHeaders sets the headers of what the core did with a call: the ignored fields and
-// the spent tool budget. Call it before the first byte of the answer.
-func SetCallHeaders(h http.Header, ignored []string, budgetExhausted bool) {
-	SetIgnored(h, ignored)
-	if budgetExhausted {
+// HeaderThinking says what happened to extended thinking (docs/PROTOCOL.md 11.4).
+const HeaderThinking = "X-Gateway-Thinking"
+
+// SetCallHeaders sets the headers of what the core did with a call: the ignored fields,
+// the spent tool budget and the thinking outcome. Call it before the first byte of the
+// answer.
+func SetCallHeaders(h http.Header, res core.Result) {
+	SetIgnored(h, res.Ignored)
+	if res.BudgetExhausted {
 		h.Set(HeaderToolBudget, "exhausted")
+	}
+	if res.Thinking != "" {
+		h.Set(HeaderThinking, res.Thinking)
 	}
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -61,6 +62,8 @@ type Metrics struct {
 	cacheRead       *prometheus.CounterVec
 	droppedCalls    *prometheus.CounterVec
 	parallelOff     *prometheus.CounterVec
+	thinkingOff     *prometheus.CounterVec
+	thinkingBack    *prometheus.CounterVec
 	cacheWrite      *prometheus.CounterVec
 	toolCalls       *prometheus.CounterVec
 	synthesized     *prometheus.CounterVec
@@ -118,6 +121,14 @@ func New() *Metrics {
 			Name: "gateway_parallel_calls_disabled_total",
 			Help: "Requests whose parallel tool calls the gateway turned off because the client's history answered only some of several calls (the deployed gollm client answers only the first) and the request did not set parallel_tool_calls.",
 		}, []string{"model", "client_type"}),
+		thinkingOff: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_thinking_disabled_total",
+			Help: `Requests asking for extended thinking that the gateway sent without it, by reason: "missing-signature" (a tool turn without its signed reasoning blocks, not in the reasoning cache), "forced-tool-choice" or "prefill" (Claude refuses thinking with either).`,
+		}, []string{"model", "reason"}),
+		thinkingBack: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_reasoning_restored_total",
+			Help: "Requests whose tool turn came without its reasoning blocks and got them back from the gateway's reasoning cache, so thinking stayed on.",
+		}, []string{"model"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_tool_calls_total",
 			Help: "Tool calls in answers returned to clients (a stream's counted once complete).",
@@ -151,7 +162,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
-		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.toolCalls, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
+		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.thinkingOff, m.thinkingBack, m.toolCalls, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
 		m.rejected,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
@@ -285,6 +296,19 @@ func (m *Metrics) ParallelDisabled(model, clientType string) {
 		return
 	}
 	m.parallelOff.WithLabelValues(m.models.value(model), m.clientTypes.value(clientType)).Inc()
+}
+
+// Thinking records what happened to a request's extended thinking: outcome is a
+// chat.Thinking outcome, "" for nothing.
+func (m *Metrics) Thinking(model, outcome string) {
+	if m == nil || outcome == "" {
+		return
+	}
+	if reason, off := strings.CutPrefix(outcome, "disabled-"); off {
+		m.thinkingOff.WithLabelValues(m.models.value(model), reason).Inc()
+		return
+	}
+	m.thinkingBack.WithLabelValues(m.models.value(model)).Inc()
 }
 
 // ToolCalls adds n tool calls returned to a client to gateway_tool_calls_total. n of zero

@@ -17,6 +17,10 @@ const (
 	ChunkText      = "Text"
 	ChunkToolStart = "ToolStart"
 	ChunkError     = "Error"
+	// ChunkReasoning carries a fragment of reasoning text; ChunkReasoningBlock a whole
+	// block once it ended, as {"reasoning_block":{…}} (docs/PROTOCOL.md 11.2).
+	ChunkReasoning      = "Reasoning"
+	ChunkReasoningBlock = "ReasoningBlock"
 	// ChunkDone is the one extra line a successful stream ends with; deployed clients skip
 	// types they do not know. Its data is the JSONL done event,
 	// {"type":"done","finish_reason":…,"usage":{…}}, so a client that wants them has the
@@ -27,6 +31,8 @@ const (
 // Chunker writes a stream's events in the Nirmata chunked format (docs/PROTOCOL.md 3.3):
 //
 //	content        → Text, data = the fragment
+//	reasoning      → Reasoning, data = the fragment
+//	reasoning block → ReasoningBlock, data = {"reasoning_block":{…}}
 //	tool_call      → nothing yet: the call's id, name and arguments are gathered by index
 //	tool_call_end  → ToolStart for that call, data = {"tool_call":{id, type, function{name,
 //	                 arguments}}} with the complete arguments, if they are valid JSON
@@ -85,6 +91,13 @@ func (c *Chunker) Append(dst []byte, ev *chat.Event) []byte {
 		if ev.Text != "" {
 			dst = c.line(dst, ChunkText, ev.Text)
 		}
+	case chat.EventReasoning:
+		if ev.Text != "" {
+			dst = c.line(dst, ChunkReasoning, ev.Text)
+		}
+	case chat.EventReasoningBlock:
+		c.scratch = appendJSON(c.scratch[:0], &reasoningBlockData{Block: chatjson.Block(&ev.Block)})
+		dst = c.line(dst, ChunkReasoningBlock, string(c.scratch))
 	case chat.EventToolCall:
 		p := &c.calls[c.call(ev.Index)]
 		if ev.ToolCall.ID != "" {
@@ -155,6 +168,11 @@ func (c *Chunker) toolStart(dst []byte, p *pendingCall) []byte {
 // arguments ("{}" when there are none).
 type toolStartData struct {
 	ToolCall toolCallOut `json:"tool_call"`
+}
+
+// reasoningBlockData is what a ReasoningBlock line carries in its data string.
+type reasoningBlockData struct {
+	Block chatjson.ReasoningBlock `json:"reasoning_block"`
 }
 
 // chunkLine is one line of the chunked stream: {"id":…,"type":…,"data":…}.

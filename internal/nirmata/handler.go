@@ -56,7 +56,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 			return err
 		}
 	}
-	req.ID = call.RequestID
+	req.ID, req.KeyID = call.RequestID, call.KeyID
 	if stream || chunked {
 		call.Route = metrics.RouteChatStream
 		st, res, err := h.svc.Stream(r.Context(), req)
@@ -65,8 +65,8 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 			return err
 		}
 		defer st.Close()
-		httpx.SetCallHeaders(w.Header(), res.Ignored, res.BudgetExhausted)
-		h.stream(w, r, st, chunked, call)
+		httpx.SetCallHeaders(w.Header(), res)
+		h.stream(w, r, st, chunked, req.StreamReasoning, call)
 		call.Result = st.Result()
 		return nil
 	}
@@ -78,7 +78,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 	bp = bufpool.Get()
 	b := AppendResponse(*bp, resp)
 	hdr := w.Header()
-	httpx.SetCallHeaders(hdr, res.Ignored, res.BudgetExhausted)
+	httpx.SetCallHeaders(hdr, res)
 	hdr["Content-Type"] = []string{"application/json"}
 	// Not left to net/http, which counts only answers that fit its 2 KiB buffer and
 	// chunks the rest.
@@ -89,7 +89,8 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 }
 
 // applyQuery folds the query parameters of POST /llm-apps/chat into the request: model
-// (when the body names none), provider, client_type, stream and chunked.
+// (when the body names none), provider, client_type, stream, chunked and reasoning (the
+// JSONL stream's reasoning lines).
 func applyQuery(req *chat.Request, q url.Values, stream bool) (bool, bool, error) {
 	if req.Model == "" {
 		req.Model = q.Get("model")
@@ -100,7 +101,7 @@ func applyQuery(req *chat.Request, q url.Values, stream bool) (bool, bool, error
 	for _, f := range []struct {
 		name string
 		dst  *bool
-	}{{"stream", &stream}, {"chunked", &chunked}} {
+	}{{"stream", &stream}, {"chunked", &chunked}, {"reasoning", &req.StreamReasoning}} {
 		v := q.Get(f.name)
 		if v == "" {
 			continue
@@ -118,8 +119,11 @@ func applyQuery(req *chat.Request, q url.Values, stream bool) (bool, bool, error
 // Nirmata chunked events (3.3): each upstream event's lines are written and flushed as it
 // arrives. The client going away cancels the request context, which cancels the upstream
 // call. A failure after the 200 is the stream's last line.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream, chunked bool, call *core.Call) {
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream, chunked, reasoning bool, call *core.Call) {
 	encode, encodeError := AppendLine, AppendErrorLine
+	if reasoning {
+		encode = AppendReasoningLine
+	}
 	if chunked {
 		c := NewChunker(call.RequestID)
 		encode, encodeError = c.Append, c.AppendError

@@ -24,6 +24,11 @@ type request struct {
 	ParallelToolCalls *bool `json:"parallel_tool_calls"`
 	// MaxToolRounds bounds the task's tool rounds (13.5).
 	MaxToolRounds *chatjson.WholeInt `json:"max_tool_rounds"`
+	// ReasoningEffort and Thinking switch extended thinking on (11.1); StreamReasoning
+	// asks a JSONL stream for its reasoning lines (11.2).
+	ReasoningEffort string             `json:"reasoning_effort"`
+	Thinking        *chatjson.Thinking `json:"thinking"`
+	StreamReasoning bool               `json:"stream_reasoning"`
 }
 
 // DecodeRequest reads a POST /llm-apps/chat body. It checks JSON syntax and the type of
@@ -44,6 +49,10 @@ func DecodeRequest(body []byte) (req *chat.Request, stream bool, err error) {
 
 		ParallelToolCalls: r.ParallelToolCalls,
 		MaxToolRounds:     r.MaxToolRounds.Int32(),
+
+		ReasoningEffort: r.ReasoningEffort,
+		Thinking:        r.Thinking.Chat(),
+		StreamReasoning: r.StreamReasoning,
 	}
 	if out.Messages, err = chatjson.Messages(r.Messages); err != nil {
 		return nil, false, err

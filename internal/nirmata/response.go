@@ -14,6 +14,10 @@ type response struct {
 	FinishReason string        `json:"finish_reason"`
 	Usage        usage         `json:"usage"`
 	Metadata     metadata      `json:"metadata"`
+	// Reasoning is the reasoning texts joined with "\n", ReasoningBlocks the blocks to
+	// send back; both absent when the answer has none (docs/PROTOCOL.md 11.2).
+	Reasoning       string                    `json:"reasoning,omitempty"`
+	ReasoningBlocks []chatjson.ReasoningBlock `json:"reasoning_blocks,omitempty"`
 }
 
 // toolCallOut is a complete tool call: every key present, arguments "{}" when empty.
@@ -47,6 +51,8 @@ type metadata struct {
 	IgnoredParams []string `json:"ignored_params,omitempty"`
 	// ToolBudget is "exhausted" when the request's max_tool_rounds were spent.
 	ToolBudget string `json:"tool_budget,omitempty"`
+	// Thinking is what happened to extended thinking (docs/PROTOCOL.md 11.4).
+	Thinking string `json:"thinking,omitempty"`
 }
 
 // AppendResponse appends the unary answer of docs/PROTOCOL.md 3.1 to dst.
@@ -56,7 +62,9 @@ func AppendResponse(dst []byte, r *chat.Response) []byte {
 		FinishReason: string(r.Finish),
 		Usage:        usageOf(r.Usage),
 		Metadata: metadata{Model: r.Model, StopReason: r.StopReason, LatencyMs: r.LatencyMs, RequestID: r.RequestID,
-			IgnoredParams: r.Ignored, ToolBudget: toolBudget(r.BudgetExhausted)},
+			IgnoredParams: r.Ignored, ToolBudget: toolBudget(r.BudgetExhausted), Thinking: r.Thinking},
+		Reasoning:       chat.ReasoningText(r.Reasoning),
+		ReasoningBlocks: chatjson.Blocks(r.Reasoning),
 	}
 	if len(r.ToolCalls) > 0 {
 		out.ToolCalls = make([]toolCallOut, len(r.ToolCalls))
@@ -119,6 +127,11 @@ type (
 		FinishReason string `json:"finish_reason"`
 		Usage        usage  `json:"usage,omitzero"`
 	}
+	// Reasoning lines, sent only when the request opts in (docs/PROTOCOL.md 11.2).
+	reasoningBlockLine struct {
+		Type  string                  `json:"type"`
+		Block chatjson.ReasoningBlock `json:"block"`
+	}
 	errorLine struct {
 		Type  string    `json:"type"`
 		Error errorBody `json:"error"`
@@ -131,7 +144,8 @@ type (
 
 // AppendLine appends the JSONL line of one stream event, with its '\n', to dst. An
 // EventToolCallEnd has no line of its own: JSONL clients see a call complete when the next
-// call or the done line comes.
+// call or the done line comes. Reasoning events have none either; AppendReasoningLine
+// writes them for a request that opted in.
 func AppendLine(dst []byte, ev *chat.Event) []byte {
 	var v any
 	switch ev.Kind {
@@ -153,6 +167,18 @@ func AppendLine(dst []byte, ev *chat.Event) []byte {
 		return dst
 	}
 	return append(appendJSON(dst, v), '\n')
+}
+
+// AppendReasoningLine is AppendLine with reasoning lines: {"type":"reasoning","delta"}
+// per text fragment and {"type":"reasoning_block","block"} when a block ends.
+func AppendReasoningLine(dst []byte, ev *chat.Event) []byte {
+	switch ev.Kind {
+	case chat.EventReasoning:
+		return append(appendJSON(dst, &contentLine{Type: "reasoning", Delta: ev.Text}), '\n')
+	case chat.EventReasoningBlock:
+		return append(appendJSON(dst, &reasoningBlockLine{Type: "reasoning_block", Block: chatjson.Block(&ev.Block)}), '\n')
+	}
+	return AppendLine(dst, ev)
 }
 
 // AppendErrorLine appends the last line of a stream that failed after it started:

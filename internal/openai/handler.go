@@ -49,7 +49,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 	if err != nil {
 		return err
 	}
-	c.req.ID = call.RequestID
+	c.req.ID, c.req.KeyID = call.RequestID, call.KeyID
 	hd := head{ID: "chatcmpl-" + call.RequestID, Created: time.Now().Unix(), Model: c.req.Model}
 	if hd.Model == "" {
 		hd.Model = h.svc.DefaultModel()
@@ -74,7 +74,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 	bp = bufpool.Get()
 	b := appendCompletion(*bp, hd, resp)
 	hdr := w.Header()
-	httpx.SetCallHeaders(hdr, res.Ignored, res.BudgetExhausted)
+	httpx.SetCallHeaders(hdr, res)
 	hdr["Content-Type"] = []string{"application/json"}
 	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
 	_, _ = w.Write(b)
@@ -98,7 +98,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 	if len(events) == 0 && err != io.EOF {
 		return err
 	}
-	httpx.SetCallHeaders(w.Header(), st.Result().Ignored, st.Result().BudgetExhausted)
+	httpx.SetCallHeaders(w.Header(), st.Result())
 	out := httpx.StartStream(w, "text/event-stream", h.opts.StreamWriteTimeout)
 	defer out.End()
 	defer func() {

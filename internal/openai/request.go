@@ -43,6 +43,9 @@ type request struct {
 	ParallelToolCalls   *bool               `json:"parallel_tool_calls"`
 	// MaxToolRounds is the gateway's extension (docs/PROTOCOL.md 13.5).
 	MaxToolRounds *chatjson.WholeInt `json:"max_tool_rounds"`
+	// ReasoningEffort, and the thinking extension, switch extended thinking on (11.1).
+	ReasoningEffort string             `json:"reasoning_effort"`
+	Thinking        *chatjson.Thinking `json:"thinking"`
 	// Accepted and not yet acted on (docs/PROTOCOL.md 13.3): listed as ignored unless it
 	// asks for what the gateway does anyway.
 	ResponseFormat *typed         `json:"response_format"`
@@ -90,6 +93,9 @@ func decodeRequest(body []byte) (*call, error) {
 
 		ParallelToolCalls: r.ParallelToolCalls,
 		MaxToolRounds:     r.MaxToolRounds.Int32(),
+
+		ReasoningEffort: r.ReasoningEffort,
+		Thinking:        r.Thinking.Chat(),
 	}
 	if r.SafetyIdentifier != "" {
 		out.User = r.SafetyIdentifier

@@ -38,6 +38,10 @@ type message struct {
 	Content   *string    `json:"content"`
 	Refusal   *string    `json:"refusal"`
 	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+	// The answer's reasoning, absent when it has none (docs/PROTOCOL.md 11.2): the texts
+	// joined with "\n", and the blocks to send back.
+	ReasoningContent string                    `json:"reasoning_content,omitempty"`
+	ThinkingBlocks   []chatjson.ReasoningBlock `json:"thinking_blocks,omitempty"`
 }
 
 type toolCall struct {
@@ -75,7 +79,7 @@ func usageOf(u chat.Usage) usage {
 // appendCompletion appends the unary answer of docs/PROTOCOL.md 10.2.
 func appendCompletion(dst []byte, h head, r *chat.Response) []byte {
 	h.Object = "chat.completion"
-	msg := message{Role: "assistant"}
+	msg := message{Role: "assistant", ReasoningContent: chat.ReasoningText(r.Reasoning), ThinkingBlocks: chatjson.Blocks(r.Reasoning)}
 	if r.Text != "" || len(r.ToolCalls) == 0 {
 		msg.Content = &r.Text
 	}
@@ -117,6 +121,10 @@ type delta struct {
 	Role      string     `json:"role,omitempty"`
 	Content   *string    `json:"content,omitzero"`
 	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+	// ReasoningContent is a reasoning text fragment; ThinkingBlocks the one block that
+	// just ended.
+	ReasoningContent string                    `json:"reasoning_content,omitempty"`
+	ThinkingBlocks   []chatjson.ReasoningBlock `json:"thinking_blocks,omitempty"`
 }
 
 // chunker turns one call's chat events into SSE events. Not safe for concurrent use.
@@ -124,8 +132,9 @@ type chunker struct {
 	head         head
 	includeUsage bool
 	started      bool
-	// calls holds the one tool-call delta of a chunk, reused.
+	// calls holds the one tool-call delta of a chunk, reused; block the one block.
 	calls [1]toolCall
+	block [1]chatjson.ReasoningBlock
 	index int
 	// chunk and choice are the chunk being encoded, reused: passed to the encoder as an
 	// interface, a chunk built per call would be allocated per call.
@@ -160,6 +169,13 @@ func (c *chunker) appendEvent(dst []byte, ev *chat.Event) []byte {
 		if ev.Text != "" {
 			dst = c.appendChunk(dst, delta{Content: &ev.Text}, nil)
 		}
+	case chat.EventReasoning:
+		if ev.Text != "" {
+			dst = c.appendChunk(dst, delta{ReasoningContent: ev.Text}, nil)
+		}
+	case chat.EventReasoningBlock:
+		c.block[0] = chatjson.Block(&ev.Block)
+		dst = c.appendChunk(dst, delta{ThinkingBlocks: c.block[:]}, nil)
 	case chat.EventToolCall:
 		// The stream machine gives every call an arguments fragment, "{}" at least.
 		if ev.ToolCall.ID != "" {

@@ -118,7 +118,7 @@ func decodeProgram(data []byte) []bedrock.StreamEvent {
 		case opReasoning:
 			b, _ := r.block()
 			evs = append(evs, bedrock.StreamEvent{Type: bedrock.EventContentBlockDelta, ContentBlockDelta: &bedrock.ContentBlockDeltaEvent{
-				ContentBlockIndex: b, Delta: bedrock.ContentBlockDelta{ReasoningContent: []byte(`{"text":"hmm"}`)}}})
+				ContentBlockIndex: b, Delta: bedrock.ContentBlockDelta{ReasoningContent: &bedrock.ReasoningDelta{Text: ptr("hmm")}}}})
 		case opUnknown:
 			evs = append(evs, bedrock.StreamEvent{Type: "futureEvent"})
 		case opOtherStart:
@@ -244,8 +244,10 @@ func checkFuzzEvents(t *testing.T, in []bedrock.StreamEvent, out []chat.Event, s
 	for i, e := range out {
 		require.Equal(t, -1, doneAt, "event after done: %v", e)
 		switch e.Kind {
-		case chat.EventContent:
+		case chat.EventContent, chat.EventReasoning:
 			require.NotEmpty(t, e.Text)
+		case chat.EventReasoningBlock:
+			require.Equal(t, "hmm", e.Block.Text[:min(3, len(e.Block.Text))], "the block holds its deltas' text")
 		case chat.EventToolCall:
 			tc := e.ToolCall
 			idx := e.Index
@@ -319,7 +321,7 @@ func checkFuzzChunked(t *testing.T, evs []chat.Event, streamErr error, lines []c
 		require.False(t, seen[l.ID])
 		seen[l.ID] = true
 		switch l.Type {
-		case nirmata.ChunkText:
+		case nirmata.ChunkText, nirmata.ChunkReasoning, nirmata.ChunkReasoningBlock:
 		case nirmata.ChunkToolStart:
 			id, _, args := toolStartCall(t, l.Data)
 			require.False(t, starts[id], "two ToolStarts for %s", id)
@@ -336,3 +338,5 @@ func checkFuzzChunked(t *testing.T, evs []chat.Event, streamErr error, lines []c
 		require.Len(t, starts, len(calls))
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

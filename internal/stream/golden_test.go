@@ -130,6 +130,7 @@ func checkChunked(t *testing.T, evs []chat.Event, fail *streamError, lines []chu
 		switch l.Type {
 		case nirmata.ChunkText:
 			gotText.WriteString(l.Data)
+		case nirmata.ChunkReasoning, nirmata.ChunkReasoningBlock:
 		case nirmata.ChunkToolStart:
 			id, name, args := toolStartCall(t, l.Data)
 			starts = append(starts, call{id, name, args})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
@@ -32,6 +33,10 @@ type Machine struct {
 	tools []toolBlock // by ordinal
 	last  int         // ordinal of the last tool block looked up: deltas come in runs
 
+	// thinking is the reasoning block being streamed; reasoning the blocks that ended.
+	thinking  reasoningBlock
+	reasoning []chat.ReasoningBlock
+
 	stopReason string // Bedrock's, as sent
 	finish     chat.FinishReason
 	usage      chat.Usage
@@ -41,12 +46,22 @@ type Machine struct {
 	err        error
 }
 
+// reasoningBlock is the state of the reasoning block being streamed. Bedrock opens none
+// with contentBlockStart (docs/BEDROCK.md G6): its first delta opens it.
+type reasoningBlock struct {
+	open  bool
+	block int // contentBlockIndex
+	text  strings.Builder
+	chat.ReasoningBlock
+}
+
 // toolBlock is the state of one tool call, keyed by Bedrock's contentBlockIndex; its
 // position in Machine.tools is the call's ordinal.
 type toolBlock struct {
-	block   int  // contentBlockIndex
-	args    bool // a non-empty arguments fragment was produced
-	stopped bool // contentBlockStop came (or the stream finished)
+	block   int    // contentBlockIndex
+	id      string // the client's id of the call
+	args    bool   // a non-empty arguments fragment was produced
+	stopped bool   // contentBlockStop came (or the stream finished)
 	// dropped: a call after the first when the answer keeps only one (names.FirstCallOnly);
 	// none of its events reach the client.
 	dropped bool
@@ -115,8 +130,10 @@ func (m *Machine) Feed(ev bedrock.StreamEvent, out []chat.Event) ([]chat.Event, 
 		if s := ev.ContentBlockStop; s != nil {
 			if i := m.lookup(s.ContentBlockIndex); i >= 0 {
 				out = m.stopTool(i, out)
+			} else if m.thinking.open && m.thinking.block == s.ContentBlockIndex {
+				out = m.stopReasoning(out)
 			}
-			// Text and reasoning blocks stop without anything to say.
+			// Text blocks stop without anything to say.
 		}
 	case bedrock.EventMessageStop:
 		if s := ev.MessageStop; s != nil && !m.stopped {
@@ -189,6 +206,9 @@ func (m *Machine) fail(err error) error {
 func (m *Machine) delta(d *bedrock.ContentBlockDeltaEvent, out []chat.Event) ([]chat.Event, error) {
 	switch {
 	case d.Delta.Text != nil:
+		if m.thinking.open && m.thinking.block != d.ContentBlockIndex {
+			out = m.stopReasoning(out)
+		}
 		if *d.Delta.Text != "" {
 			out = append(out, contentEvent(*d.Delta.Text))
 		}
@@ -205,9 +225,62 @@ func (m *Machine) delta(d *bedrock.ContentBlockDeltaEvent, out []chat.Event) ([]
 			t.args = true
 			out = append(out, fragmentEvent(i, frag))
 		}
+	case d.Delta.ReasoningContent != nil:
+		out = m.reasoningDelta(d.ContentBlockIndex, d.Delta.ReasoningContent, out)
 	}
-	// Reasoning deltas, and delta kinds Bedrock adds later, are not part of the protocol.
+	// Delta kinds Bedrock adds later are not part of the protocol.
 	return out, nil
+}
+
+// reasoningDelta adds a piece of the reasoning block at index block: its text goes out as
+// it comes, and the whole block once it stops.
+func (m *Machine) reasoningDelta(block int, d *bedrock.ReasoningDelta, out []chat.Event) []chat.Event {
+	r := &m.thinking
+	if r.open && r.block != block {
+		out = m.stopReasoning(out)
+	}
+	if !r.open {
+		r.open, r.block = true, block
+	}
+	switch {
+	case d.Text != nil:
+		if *d.Text != "" {
+			r.text.WriteString(*d.Text)
+			out = append(out, chat.Event{Kind: chat.EventReasoning, Text: *d.Text})
+		}
+	case d.Signature != nil:
+		r.Signature += *d.Signature
+	case d.RedactedContent != nil:
+		r.Redacted, r.Data = true, r.Data+*d.RedactedContent
+	}
+	return out
+}
+
+// stopReasoning ends the open reasoning block: the whole block goes out, and is kept for
+// Reasoning.
+func (m *Machine) stopReasoning(out []chat.Event) []chat.Event {
+	r := &m.thinking
+	b := r.ReasoningBlock
+	if !b.Redacted {
+		b.Text = r.text.String()
+	}
+	r.open, r.ReasoningBlock = false, chat.ReasoningBlock{}
+	r.text.Reset()
+	m.reasoning = append(m.reasoning, b)
+	return append(out, chat.Event{Kind: chat.EventReasoningBlock, Block: b})
+}
+
+// Reasoning is the reasoning blocks that ended so far, in Bedrock's order.
+func (m *Machine) Reasoning() []chat.ReasoningBlock { return m.reasoning }
+
+// ToolCallIDs appends the client ids of the tool calls passed on so far to ids.
+func (m *Machine) ToolCallIDs(ids []string) []string {
+	for i := range m.tools {
+		if !m.tools[i].dropped {
+			ids = append(ids, m.tools[i].id)
+		}
+	}
+	return ids
 }
 
 func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat.Event) ([]chat.Event, error) {
@@ -219,14 +292,18 @@ func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat
 		// client could not answer the call.
 		return out, m.fail(fmt.Errorf("%w: Bedrock started a tool call without a toolUseId", translate.ErrUpstream))
 	}
+	if m.thinking.open {
+		out = m.stopReasoning(out)
+	}
 	ordinal := len(m.tools)
 	exhausted := m.names != nil && m.names.BudgetExhausted
-	m.tools = append(m.tools, toolBlock{block: block, dropped: exhausted || ordinal > 0 && m.names.FirstCallOnly()})
+	id := m.names.ToolCallID(tu.ToolUseID)
+	m.tools = append(m.tools, toolBlock{block: block, id: id, dropped: exhausted || ordinal > 0 && m.names.FirstCallOnly()})
 	m.last = ordinal
 	if m.tools[ordinal].dropped {
 		return out, nil
 	}
-	return append(out, headerEvent(ordinal, m.names.ToolCallID(tu.ToolUseID), m.names.ToolName(tu.Name))), nil
+	return append(out, headerEvent(ordinal, id, m.names.ToolName(tu.Name))), nil
 }
 
 // stopTool closes tool call i: a "{}" fragment if it streamed no arguments, so every
@@ -250,6 +327,9 @@ func (m *Machine) stopTool(i int, out []chat.Event) []chat.Event {
 // finishStream closes the tool calls Bedrock left open and produces done. An answer whose
 // calls were all dropped (the tool budget is spent) finishes with "stop".
 func (m *Machine) finishStream(out []chat.Event) []chat.Event {
+	if m.thinking.open {
+		out = m.stopReasoning(out)
+	}
 	for i := range m.tools {
 		out = m.stopTool(i, out)
 	}

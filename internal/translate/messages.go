@@ -30,8 +30,9 @@ const (
 
 // messages turns the client's messages into Converse's system blocks and messages,
 // taking a toolUseId for every call from names and counting its repairs in stats.
-func messages(msgs []chat.Message, names *namer, model capabilities.Model, stats *Stats) ([]bedrock.SystemBlock, []bedrock.Message, error) {
-	c := conversation{names: names, model: model, stats: stats}
+// With keepReasoning, assistant turns start with the reasoning blocks their messages carry.
+func messages(msgs []chat.Message, names *namer, model capabilities.Model, keepReasoning bool, stats *Stats) ([]bedrock.SystemBlock, []bedrock.Message, error) {
+	c := conversation{names: names, model: model, keepReasoning: keepReasoning, stats: stats}
 	for i := range msgs {
 		if err := c.message(i, &msgs[i]); err != nil {
 			return nil, nil, err
@@ -46,9 +47,10 @@ func messages(msgs []chat.Message, names *namer, model capabilities.Model, stats
 
 // conversation is the history being assembled. Not safe for concurrent use.
 type conversation struct {
-	names *namer
-	model capabilities.Model
-	stats *Stats
+	names         *namer
+	model         capabilities.Model
+	keepReasoning bool
+	stats         *Stats
 
 	turns  []*turn
 	system []bedrock.SystemBlock
@@ -61,9 +63,10 @@ type turn struct {
 	last int // index of the last client message merged into it, for error messages
 
 	// assistant
-	text  []bedrock.ContentBlock
-	uses  []bedrock.ContentBlock
-	calls []*call
+	reasoning []bedrock.ContentBlock
+	text      []bedrock.ContentBlock
+	uses      []bedrock.ContentBlock
+	calls     []*call
 
 	// user
 	prev  *turn // the assistant turn before, whose calls this turn answers; nil if none
@@ -142,6 +145,9 @@ func (c *conversation) assistant(i int, m *chat.Message) error {
 		return nil
 	}
 	a := c.turn(chat.RoleAssistant, i)
+	if c.keepReasoning {
+		a.reasoning = append(a.reasoning, reasoningBlocks(m, c.stats)...)
+	}
 	for _, s := range texts {
 		a.text = append(a.text, bedrock.TextBlock(s))
 	}
@@ -223,8 +229,9 @@ func (c *conversation) assemble() ([]bedrock.Message, error) {
 	}
 	for _, u := range c.turns {
 		if u.role == chat.RoleAssistant {
-			content := make([]bedrock.ContentBlock, 0, len(u.text)+len(u.uses))
-			content = append(append(content, u.text...), u.uses...)
+			// Reasoning first (docs/BEDROCK.md G7), then text, then tool calls.
+			content := make([]bedrock.ContentBlock, 0, len(u.reasoning)+len(u.text)+len(u.uses))
+			content = append(append(append(content, u.reasoning...), u.text...), u.uses...)
 			out = append(out, bedrock.Message{Role: bedrock.RoleAssistant, Content: content})
 			continue
 		}
@@ -289,8 +296,8 @@ func (c *conversation) results(a *turn, extra int) []bedrock.ContentBlock {
 }
 
 // textsOf returns the non-blank texts of a system or assistant message: its parts when it
-// has any, else its content. An assistant's reasoning parts are left out and listed as
-// ignored: sending them back to Bedrock is docs/PROTOCOL.md 11.3, not built yet.
+// has any, else its content. An assistant's reasoning parts are not text: reasoningBlocks
+// takes them when the request keeps reasoning, and they are listed as ignored otherwise.
 func (c *conversation) textsOf(i int, m *chat.Message, role string) ([]string, error) {
 	if len(m.Parts) == 0 {
 		if isBlank(m.Content) {
@@ -306,7 +313,9 @@ func (c *conversation) textsOf(i int, m *chat.Message, role string) ([]string, e
 			return nil, err
 		}
 		if kind == partReasoning {
-			c.names.names.Ignored = append(c.names.names.Ignored, partPath(i, j))
+			if !c.keepReasoning {
+				c.names.names.Ignored = append(c.names.names.Ignored, partPath(i, j))
+			}
 			continue
 		}
 		if !isBlank(p.Text) {

@@ -30,6 +30,15 @@ type Names struct {
 	// BudgetExhausted: max_tool_rounds were spent; the answer keeps no tool call
 	// (docs/PROTOCOL.md 13.5).
 	BudgetExhausted bool
+	// ThinkingOn: Claude's extended thinking is on for the request, so an answer's
+	// reasoning blocks must come back with its tool calls (docs/PROTOCOL.md 11.4).
+	ThinkingOn bool
+	// Thinking is the outcome for extended thinking when the request asked for it and the
+	// history turned it off (a chat.Thinking outcome); "" otherwise.
+	Thinking string
+	// StreamOnly: the request's maxTokens is above what Converse serves with thinking on,
+	// so even a unary answer must come through ConverseStream (docs/BEDROCK.md G12).
+	StreamOnly bool
 
 	toolToClient map[string]string // Bedrock tool name → client tool name, only where they differ
 	idToClient   map[string]string // Bedrock toolUseId → client tool_call id, only where they differ
@@ -59,6 +68,9 @@ type Stats struct {
 	// PartialResults: assistant turns with several tool calls of which the client answered
 	// some, not all.
 	PartialResults int
+	// UnsignedReasoning: reasoning blocks in the history left out because they cannot be
+	// replayed (a thinking block without signature, a redacted one without data).
+	UnsignedReasoning int
 	// ParallelDisabled: parallel tool calls were turned off for this request because the
 	// client has shown it answers only some of them (PartialResults) and did not set
 	// parallel_tool_calls itself.

@@ -3,9 +3,6 @@ package translate
 import (
 	"strings"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
@@ -40,7 +37,7 @@ type anthropicToolChoice struct {
 // tools to choose from (the caller sends it only when the request offers tools; here, no
 // toolConfig, or tools kept only for the history of a tool_choice "none" request): Bedrock
 // refuses the field there, and the answer keeps only its first call either way.
-func disableParallel(cfg *bedrock.ToolConfig, choice chat.ToolChoice, model capabilities.Model) jsontext.Value {
+func disableParallel(cfg *bedrock.ToolConfig, choice chat.ToolChoice, model capabilities.Model) *anthropicToolChoice {
 	if !strings.HasPrefix(model.Family, "anthropic.") || cfg == nil || choice.Mode == chat.ChoiceNone {
 		return nil
 	}
@@ -53,11 +50,7 @@ func disableParallel(cfg *bedrock.ToolConfig, choice chat.ToolChoice, model capa
 			tc.Type, tc.Name = "tool", c.Tool.Name
 		}
 	}
-	b, err := json.Marshal(map[string]anthropicToolChoice{"tool_choice": tc})
-	if err != nil {
-		panic("translate: encoding a declared struct: " + err.Error())
-	}
-	return b
+	return &tc
 }
 
 // keptCalls is what an answer keeps of its tool calls: none when the tool budget is

@@ -66,13 +66,20 @@ func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequ
 		return nil, nil, err
 	}
 	stats := &names.names.Stats
-	out := &bedrock.ConverseRequest{}
-	if out.System, out.Messages, err = messages(req.Messages, names, model, stats); err != nil {
+	th, err := planThinking(req, model, names.names)
+	if err != nil {
 		return nil, nil, err
 	}
+	out := &bedrock.ConverseRequest{}
+	if out.System, out.Messages, err = messages(req.Messages, names, model, th.on && th.claude, stats); err != nil {
+		return nil, nil, err
+	}
+	names.names.Thinking = th.settle(req, out.Messages)
+	names.names.ThinkingOn = th.on && th.claude
 	if out.InferenceConfig, err = inference(req, model, names.names); err != nil {
 		return nil, nil, err
 	}
+	out.InferenceConfig = th.applyInference(out.InferenceConfig, model, names.names)
 	if out.ToolConfig, err = toolConfig(req, names, model, stats); err != nil {
 		return nil, nil, err
 	}
@@ -82,8 +89,9 @@ func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequ
 		out.System = append(out.System, bedrock.SystemBlock{Text: budgetNote})
 	}
 	if names.names.OneCall && len(req.Tools) > 0 {
-		out.AdditionalModelRequestFields = disableParallel(out.ToolConfig, req.ToolChoice, model)
+		th.fields.ToolChoice = disableParallel(out.ToolConfig, req.ToolChoice, model)
 	}
+	out.AdditionalModelRequestFields = th.fields.encode()
 	out.RequestMetadata, out.ServiceTier = requestMetadata(req), serviceTier(req)
 	return out, names.names, nil
 }

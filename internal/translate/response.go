@@ -8,8 +8,9 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 )
 
-// Response translates a Converse answer (docs/BEDROCK.md D). It fills Text, ToolCalls,
-// Finish, Usage and StopReason; the caller fills Model, LatencyMs and RequestID. Tool names and ids go back through names (nil: unchanged). A
+// Response translates a Converse answer (docs/BEDROCK.md D). It fills Text, Reasoning
+// (every block, in Bedrock's order, one with empty text included), ToolCalls, Finish,
+// Usage and StopReason; the caller fills Model, LatencyMs and RequestID. Tool names and ids go back through names (nil: unchanged). A
 // 200 without output, a malformed_* stop reason, or a tool input that is not a JSON object
 // is an error wrapping ErrUpstream.
 func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, error) {
@@ -40,8 +41,11 @@ func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, err
 				Name:      names.ToolName(b.ToolUse.Name),
 				Arguments: args,
 			})
+		case b.ReasoningContent != nil:
+			if r, ok := Reasoning(b.ReasoningContent); ok {
+				out.Reasoning = append(out.Reasoning, r)
+			}
 		}
-		// Reasoning blocks are not part of the protocol and are left out.
 	}
 	out.Text = text.String()
 	out.ToolCalls, out.DroppedToolCalls = keptCalls(out.ToolCalls, names)

@@ -30,7 +30,8 @@ func TestResponse(t *testing.T) {
 	text := func(s string) bedrock.ContentBlock { return bedrock.TextBlock(s) }
 	upstream := &bedrock.ConverseResponse{
 		Output: &bedrock.ConverseOutput{Message: &bedrock.Message{Role: bedrock.RoleAssistant, Content: []bedrock.ContentBlock{
-			text("a"), {ReasoningContent: []byte(`{"reasoningText":{"text":"hm"}}`)}, text("b"),
+			text("a"), {ReasoningContent: &bedrock.ReasoningContentBlock{ReasoningText: &bedrock.ReasoningText{Text: "hm", Signature: "sig"}}}, text("b"),
+			{ReasoningContent: &bedrock.ReasoningContentBlock{RedactedContent: "cmVk"}},
 			{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "x_1", Name: "fs_read", Input: []byte(` { "p" : 1 } `)}},
 		}}},
 		StopReason: bedrock.StopToolUse,
@@ -41,6 +42,7 @@ func TestResponse(t *testing.T) {
 	require.NoError(t, err)
 	want := &chat.Response{
 		Text:       "ab",
+		Reasoning:  []chat.ReasoningBlock{{Text: "hm", Signature: "sig"}, {Redacted: true, Data: "cmVk"}},
 		ToolCalls:  []chat.ToolCall{{ID: "x.1", Type: "function", Name: "fs.read", Arguments: `{"p":1}`}},
 		Finish:     chat.FinishToolCalls,
 		Usage:      chat.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3},

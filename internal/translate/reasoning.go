@@ -1,0 +1,335 @@
+package translate
+
+import (
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/clip"
+)
+
+// Extended thinking (docs/PROTOCOL.md 11, docs/BEDROCK.md G).
+
+// budgets are the thinking budgets of reasoning_effort on Claude models that take one.
+var budgets = map[string]int32{"minimal": 1024, "low": 1024, "medium": 4096, "high": 16384, "xhigh": 32000, "max": 32000}
+
+// minBudget is the smallest budget_tokens Claude takes (BEDROCK.md G1).
+const minBudget = 1024
+
+// defaultAllowance is the answer's allowance beside a thinking budget when the request sets
+// no max_tokens (docs/PROTOCOL.md 14.5: 4096 stands in for it).
+const defaultAllowance = 4096
+
+// maxUnaryTokens is the largest maxTokens Bedrock serves with thinking on through Converse;
+// above it the gateway calls ConverseStream (BEDROCK.md G12).
+const maxUnaryTokens = 21333
+
+// thinking is what a request's extended thinking becomes on its model.
+type thinking struct {
+	// on: the request sends a reasoning switch to the model.
+	on bool
+	// claude: the switch is Claude's, so BEDROCK.md G's rules hold: blocks go back in the
+	// history, temperature and top_p are not sent, a forced tool choice or a prefill
+	// turns it off.
+	claude bool
+	// budget is the thinking budget of Claude's enabled form; 0 for adaptive thinking.
+	budget int32
+	// fields are the additionalModelRequestFields that switch it on.
+	fields additionalFields
+}
+
+// additionalFields is everything the gateway sends in additionalModelRequestFields: the
+// reasoning switch of the model's family, and Claude's tool_choice (docs/BEDROCK.md G, J).
+type additionalFields struct {
+	Thinking        *anthropicThinking   `json:"thinking,omitzero"`
+	OutputConfig    *effortConfig        `json:"output_config,omitzero"`
+	ToolChoice      *anthropicToolChoice `json:"tool_choice,omitzero"`
+	ReasoningConfig *novaReasoning       `json:"reasoningConfig,omitzero"`
+	// ReasoningEffort is gpt-oss's flat field, ReasoningString DeepSeek's.
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	ReasoningString string `json:"reasoning_config,omitempty"`
+}
+
+type anthropicThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int32  `json:"budget_tokens,omitzero"`
+}
+
+type effortConfig struct {
+	Effort string `json:"effort"`
+}
+
+type novaReasoning struct {
+	Type               string `json:"type"`
+	MaxReasoningEffort string `json:"maxReasoningEffort"`
+}
+
+// encode is the additionalModelRequestFields value; nil when there is nothing to send.
+func (f additionalFields) encode() jsontext.Value {
+	if f == (additionalFields{}) {
+		return nil
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		panic("translate: encoding a declared struct: " + err.Error())
+	}
+	return b
+}
+
+// isEffort reports whether s is a reasoning_effort value.
+func isEffort(s string) bool {
+	_, ok := budgets[s]
+	return ok || s == "none"
+}
+
+// planThinking reads the request's reasoning_effort and thinking for the model: a value
+// outside the contract is refused; a switch the model has no use for is listed as ignored.
+func planThinking(req *chat.Request, model capabilities.Model, names *Names) (thinking, error) {
+	effort := req.ReasoningEffort
+	if effort != "" && !isEffort(effort) {
+		return thinking{}, Refuse(ErrInvalidRequest, CodeInvalidValue, "reasoning_effort %s is not one of none, minimal, low, medium, high, xhigh, max", clip.Quote(effort))
+	}
+	claude := strings.HasPrefix(model.Family, "anthropic.") && isClaudeForm(model.Reasoning)
+	if t := req.Thinking; t != nil {
+		if err := checkThinking(t); err != nil {
+			return thinking{}, err
+		}
+		switch {
+		case t.Type == chat.ThinkingDisabled:
+			if effort != "" && effort != "none" {
+				names.Ignored = append(names.Ignored, "reasoning_effort")
+			}
+			return thinking{}, nil
+		case !claude:
+			names.Ignored = append(names.Ignored, "thinking")
+		default:
+			th := thinking{on: true, claude: true}
+			th.fields.Thinking = &anthropicThinking{Type: t.Type}
+			if t.Type == chat.ThinkingEnabled {
+				th.budget = *t.BudgetTokens
+				th.fields.Thinking.BudgetTokens = th.budget
+			} else if effort != "" && effort != "none" {
+				th.fields.OutputConfig = &effortConfig{Effort: adaptiveEffort(effort, model)}
+			}
+			return th, nil
+		}
+	}
+	if effort == "" || effort == "none" {
+		return thinking{}, nil
+	}
+	th := thinking{on: true, claude: claude}
+	low := effort
+	if low == "minimal" {
+		low = "low"
+	}
+	capped := low // the three-level families' effort
+	if low == "xhigh" || low == "max" {
+		capped = "high"
+	}
+	switch {
+	case model.Reasoning == capabilities.ReasoningBudget:
+		th.budget = budgets[effort]
+		th.fields.Thinking = &anthropicThinking{Type: chat.ThinkingEnabled, BudgetTokens: th.budget}
+	case claude:
+		th.fields.Thinking = &anthropicThinking{Type: chat.ThinkingAdaptive}
+		th.fields.OutputConfig = &effortConfig{Effort: adaptiveEffort(effort, model)}
+	case model.Reasoning == capabilities.ReasoningConfig && strings.HasPrefix(model.Family, "amazon.nova"):
+		th.fields.ReasoningConfig = &novaReasoning{Type: "enabled", MaxReasoningEffort: capped}
+	case model.Reasoning == capabilities.ReasoningConfig:
+		th.fields.ReasoningString = capped
+	case model.Reasoning == capabilities.ReasoningEffort:
+		th.fields.ReasoningEffort = capped
+	default:
+		names.Ignored = append(names.Ignored, "reasoning_effort")
+		return thinking{}, nil
+	}
+	return th, nil
+}
+
+// isClaudeForm reports whether a reasoning form is one of Claude's thinking switches.
+func isClaudeForm(form string) bool {
+	return form == capabilities.ReasoningBudget || form == capabilities.ReasoningAdaptive || form == capabilities.ReasoningAdaptiveOnly
+}
+
+// checkThinking refuses a thinking switch outside the contract.
+func checkThinking(t *chat.Thinking) error {
+	switch t.Type {
+	case chat.ThinkingEnabled:
+		if t.BudgetTokens == nil {
+			return Refuse(ErrInvalidRequest, CodeInvalidValue, "thinking.budget_tokens is required when thinking.type is \"enabled\"")
+		}
+		if n := *t.BudgetTokens; n < minBudget {
+			return Refuse(ErrInvalidRequest, CodeInvalidValue, "thinking.budget_tokens must be at least %d, got %d", minBudget, n)
+		}
+	case chat.ThinkingAdaptive, chat.ThinkingDisabled:
+	case "":
+		return Refuse(ErrInvalidRequest, CodeInvalidValue, "thinking.type is missing; it is \"enabled\", \"adaptive\" or \"disabled\"")
+	default:
+		return Refuse(ErrInvalidRequest, CodeInvalidValue, "thinking.type %s is not one of enabled, adaptive, disabled", clip.Quote(t.Type))
+	}
+	return nil
+}
+
+// adaptiveEffort is Claude's output_config.effort for a reasoning_effort: models before
+// the adaptive-only ones stop at their MaxEffort, and none of them has xhigh.
+func adaptiveEffort(effort string, model capabilities.Model) string {
+	switch effort {
+	case "minimal":
+		return "low"
+	case "xhigh", "max":
+		if model.Reasoning == capabilities.ReasoningAdaptive {
+			return model.MaxEffort
+		}
+	}
+	return effort
+}
+
+// settle decides whether thinking stays on for this history (docs/PROTOCOL.md 11.1, 11.4):
+// a forced tool choice, a prefill, or a tool turn whose signed blocks are missing turns
+// Claude's thinking off, rather than send a request Bedrock refuses (BEDROCK.md G7, G10,
+// G12). It returns the outcome ("" when thinking stays as asked) and, with thinking off,
+// strips every reasoning block from msgs.
+func (th *thinking) settle(req *chat.Request, msgs []bedrock.Message) string {
+	outcome := ""
+	if th.on && th.claude {
+		switch {
+		case forcesTool(req.ToolChoice):
+			outcome = chat.ThinkingForcedToolChoice
+		case len(msgs) > 0 && msgs[len(msgs)-1].Role == bedrock.RoleAssistant:
+			outcome = chat.ThinkingPrefill
+		case missingSignature(msgs):
+			outcome = chat.ThinkingMissingSignature
+		}
+		if outcome != "" {
+			*th = thinking{}
+		}
+	}
+	if !th.on || !th.claude {
+		stripReasoning(msgs)
+	}
+	return outcome
+}
+
+// forcesTool reports whether a tool choice forces a tool call, which Claude refuses with
+// thinking on (BEDROCK.md G10).
+func forcesTool(c chat.ToolChoice) bool {
+	return c.Mode == chat.ChoiceRequired || c.Mode == chat.ChoiceFunction
+}
+
+// missingSignature reports whether the last user turn answers tool calls of an assistant
+// turn that does not start with a reasoning block: Bedrock refuses such a request with
+// thinking on (BEDROCK.md G7).
+func missingSignature(msgs []bedrock.Message) bool {
+	n := len(msgs)
+	if n < 2 || msgs[n-1].Role != bedrock.RoleUser || !hasToolResult(msgs[n-1].Content) {
+		return false
+	}
+	a := msgs[n-2].Content
+	return len(a) == 0 || a[0].ReasoningContent == nil
+}
+
+func hasToolResult(blocks []bedrock.ContentBlock) bool {
+	for _, b := range blocks {
+		if b.ToolResult != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// stripReasoning removes the reasoning blocks of msgs in place.
+func stripReasoning(msgs []bedrock.Message) {
+	for i := range msgs {
+		if msgs[i].Role != bedrock.RoleAssistant {
+			continue
+		}
+		c := msgs[i].Content
+		for len(c) > 0 && c[0].ReasoningContent != nil {
+			c = c[1:]
+		}
+		msgs[i].Content = c
+	}
+}
+
+// applyInference adjusts the inference parameters to thinking on Claude: the budget
+// comes on top of the answer's allowance (BEDROCK.md G12), and temperature and top_p are
+// not sent (G11); Claude models of the adaptive-only generation never take them. names
+// lists what was left out; the answer goes through ConverseStream when maxTokens is above
+// what Converse serves with thinking.
+func (th *thinking) applyInference(c *bedrock.InferenceConfig, model capabilities.Model, names *Names) *bedrock.InferenceConfig {
+	noSampling := th.on && th.claude || model.Reasoning == capabilities.ReasoningAdaptiveOnly
+	if c != nil && noSampling {
+		if c.Temperature != nil {
+			c.Temperature = nil
+			names.Ignored = append(names.Ignored, "temperature")
+		}
+		if c.TopP != nil {
+			c.TopP = nil
+			names.Ignored = append(names.Ignored, "top_p")
+		}
+	}
+	if th.budget > 0 {
+		if c == nil {
+			c = &bedrock.InferenceConfig{}
+		}
+		allowance := int32(defaultAllowance)
+		if c.MaxTokens != nil {
+			allowance = *c.MaxTokens
+		}
+		c.MaxTokens = ptr(th.budget + allowance)
+	}
+	if c != nil && th.on && th.claude && c.MaxTokens != nil && *c.MaxTokens > maxUnaryTokens {
+		names.StreamOnly = true
+	}
+	if c != nil && c.MaxTokens == nil && c.Temperature == nil && c.TopP == nil && len(c.StopSequences) == 0 {
+		return nil
+	}
+	return c
+}
+
+// reasoningBlocks are the blocks an assistant message carries back (docs/PROTOCOL.md
+// 11.3): its own list, else its thinking parts, in order. A thinking block without a
+// signature cannot be replayed and is dropped; so is a redacted one without data.
+func reasoningBlocks(m *chat.Message, stats *Stats) []bedrock.ContentBlock {
+	var out []bedrock.ContentBlock
+	add := func(b *chat.ReasoningBlock) {
+		switch {
+		case b.Redacted && b.Data != "":
+			out = append(out, bedrock.ContentBlock{ReasoningContent: &bedrock.ReasoningContentBlock{RedactedContent: b.Data}})
+		case !b.Redacted && b.Signature != "":
+			out = append(out, bedrock.ContentBlock{ReasoningContent: &bedrock.ReasoningContentBlock{
+				ReasoningText: &bedrock.ReasoningText{Text: b.Text, Signature: b.Signature}}})
+		default:
+			stats.UnsignedReasoning++
+		}
+	}
+	if len(m.Reasoning) > 0 {
+		for i := range m.Reasoning {
+			add(&m.Reasoning[i])
+		}
+		return out
+	}
+	for i := range m.Parts {
+		if b := m.Parts[i].Reasoning; b != nil {
+			add(b)
+		}
+	}
+	return out
+}
+
+// Reasoning is the chat form of an answer's reasoning block.
+func Reasoning(b *bedrock.ReasoningContentBlock) (chat.ReasoningBlock, bool) {
+	switch {
+	case b == nil:
+		return chat.ReasoningBlock{}, false
+	case b.ReasoningText != nil:
+		return chat.ReasoningBlock{Text: b.ReasoningText.Text, Signature: b.ReasoningText.Signature}, true
+	case b.RedactedContent != "":
+		return chat.ReasoningBlock{Redacted: true, Data: b.RedactedContent}, true
+	}
+	return chat.ReasoningBlock{}, false
+}
