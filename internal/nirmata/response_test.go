@@ -99,3 +99,34 @@ func TestAppendError(t *testing.T) {
 	require.Equal(t, `{"error":"request body too large","code":"resource_exhausted","request_id":"r1"}`,
 		string(AppendError(nil, "request body too large", "resource_exhausted", "r1")))
 }
+
+// TestReasoningAnswers: the unary answer's reasoning and reasoning_blocks, and
+// metadata.thinking; the JSONL reasoning lines only through AppendReasoningLine (a request
+// that opted in); chunked Reasoning and ReasoningBlock lines (docs/PROTOCOL.md 11.2).
+func TestReasoningAnswers(t *testing.T) {
+	t.Parallel()
+	blocks := []chat.ReasoningBlock{{Text: "Pods need a label rule; save it.", Signature: "EqQBCkgIBRAB"}, {Text: "Then answer.", Signature: "s2"}, {Redacted: true, Data: "ZGF0YQ=="}}
+	got := string(AppendResponse(nil, &chat.Response{Text: "ok", Reasoning: blocks, Finish: chat.FinishStop, Thinking: chat.ThinkingRestored}))
+	require.Equal(t, `{"message":"ok","finish_reason":"stop","usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0},`+
+		`"metadata":{"model":"","stop_reason":"","latency_ms":0,"request_id":"","thinking":"restored"},`+
+		`"reasoning":"Pods need a label rule; save it.\nThen answer.",`+
+		`"reasoning_blocks":[{"type":"thinking","thinking":"Pods need a label rule; save it.","signature":"EqQBCkgIBRAB"},{"type":"thinking","thinking":"Then answer.","signature":"s2"},{"type":"redacted_thinking","data":"ZGF0YQ=="}]}`, got)
+
+	reasoning := chat.Event{Kind: chat.EventReasoning, Text: "Pods need a label rule; save it."}
+	block := chat.Event{Kind: chat.EventReasoningBlock, Block: blocks[0]}
+	require.Empty(t, AppendLine(nil, &reasoning), "no reasoning line without the opt-in")
+	require.Empty(t, AppendLine(nil, &block))
+	require.Equal(t, `{"type":"reasoning","delta":"Pods need a label rule; save it."}`+"\n", string(AppendReasoningLine(nil, &reasoning)))
+	require.Equal(t, `{"type":"reasoning_block","block":{"type":"thinking","thinking":"Pods need a label rule; save it.","signature":"EqQBCkgIBRAB"}}`+"\n", string(AppendReasoningLine(nil, &block)))
+	content := chat.Event{Kind: chat.EventContent, Text: "Saving the policy."}
+	require.Equal(t, string(AppendLine(nil, &content)), string(AppendReasoningLine(nil, &content)))
+
+	c := NewChunker("r")
+	var out []byte
+	for _, ev := range []chat.Event{reasoning, block, {Kind: chat.EventDone, Finish: chat.FinishStop}} {
+		out = c.Append(out, &ev)
+	}
+	require.Equal(t, `{"id":"r-1","type":"Reasoning","data":"Pods need a label rule; save it."}`+"\n"+
+		`{"id":"r-2","type":"ReasoningBlock","data":"{\"reasoning_block\":{\"type\":\"thinking\",\"thinking\":\"Pods need a label rule; save it.\",\"signature\":\"EqQBCkgIBRAB\"}}"}`+"\n"+
+		`{"id":"r-3","type":"Done","data":"{\"type\":\"done\",\"finish_reason\":\"stop\"}"}`+"\n", string(out))
+}

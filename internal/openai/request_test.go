@@ -156,3 +156,26 @@ func FuzzDecodeRequest(f *testing.F) {
 		require.LessOrEqual(t, len(c.req.Ignored), httpx.MaxIgnored+4) // the declared ones, then at most MaxIgnored
 	})
 }
+
+// TestDecodeReasoning: reasoning_effort and thinking are read; an assistant's reasoning
+// comes back under any of its names, first found wins: reasoning_blocks or
+// thinking_blocks, then thinking parts, then reasoning_details (docs/PROTOCOL.md 11.3).
+func TestDecodeReasoning(t *testing.T) {
+	t.Parallel()
+	c, err := decodeRequest([]byte(`{"model":"m","reasoning_effort":"high","thinking":{"type":"enabled","budget_tokens":2048},"messages":[
+		{"role":"user","content":"go"},
+		{"role":"assistant","content":null,"thinking_blocks":[{"type":"thinking","thinking":"a\n","signature":"s/+="},{"type":"redacted_thinking","data":"ZA=="}],
+		 "reasoning_details":[{"type":"reasoning.text","text":"ignored","signature":"x"}]},
+		{"role":"assistant","content":[{"type":"thinking","thinking":"p","signature":"ps"},{"type":"text","text":"t"}],"reasoning_details":[{"text":"ignored","signature":"x"}]},
+		{"role":"assistant","content":"x","reasoning_details":[{"type":"reasoning.text","text":"d","signature":"ds"},{"type":"reasoning.encrypted","data":"ZQ=="}]}]}`))
+	require.NoError(t, err)
+	r := c.req
+	assert.Equal(t, "high", r.ReasoningEffort)
+	require.NotNil(t, r.Thinking)
+	assert.Equal(t, chat.Thinking{Type: "enabled", BudgetTokens: ptr(int32(2048))}, *r.Thinking)
+	assert.NotContains(t, r.Ignored, "reasoning_effort")
+	assert.Equal(t, []chat.ReasoningBlock{{Text: "a\n", Signature: "s/+="}, {Redacted: true, Data: "ZA=="}}, r.Messages[1].Reasoning)
+	assert.Nil(t, r.Messages[2].Reasoning, "the parts win over reasoning_details")
+	assert.Equal(t, &chat.ReasoningBlock{Text: "p", Signature: "ps"}, r.Messages[2].Parts[0].Reasoning)
+	assert.Equal(t, []chat.ReasoningBlock{{Text: "d", Signature: "ds"}, {Redacted: true, Data: "ZQ=="}}, r.Messages[3].Reasoning)
+}

@@ -100,3 +100,35 @@ func TestChunkerEmptyAnswer(t *testing.T) {
 	assert.Contains(t, got, `"delta":{"role":"assistant","content":""}`)
 	assert.True(t, strings.HasSuffix(got, `"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n"))
 }
+
+// TestReasoningAnswers: reasoning_content and thinking_blocks in the unary message; in a
+// stream, reasoning_content per fragment and the whole block once it ended
+// (docs/PROTOCOL.md 11.2). A block with empty text keeps "thinking":"".
+func TestReasoningAnswers(t *testing.T) {
+	t.Parallel()
+	blocks := []chat.ReasoningBlock{{Text: "Pods first.", Signature: "EqQB"}, {Signature: "only"}, {Redacted: true, Data: "ZGF0YQ=="}}
+	got := string(appendCompletion(nil, testHead, &chat.Response{Text: "ok", Reasoning: blocks, Finish: chat.FinishStop}))
+	assert.Contains(t, got, `"message":{"role":"assistant","content":"ok","refusal":null,"reasoning_content":"Pods first.","thinking_blocks":[{"type":"thinking","thinking":"Pods first.","signature":"EqQB"},{"type":"thinking","thinking":"","signature":"only"},{"type":"redacted_thinking","data":"ZGF0YQ=="}]}`)
+	assert.NotContains(t, string(appendCompletion(nil, testHead, &chat.Response{Text: "ok"})), "reasoning")
+
+	c := newChunker(testHead, false)
+	var out []byte
+	for _, ev := range []chat.Event{
+		{Kind: chat.EventReasoning, Text: "Pods "},
+		{Kind: chat.EventReasoning, Text: "first."},
+		{Kind: chat.EventReasoningBlock, Block: blocks[0]},
+		{Kind: chat.EventContent, Text: "ok"},
+		{Kind: chat.EventDone, Finish: chat.FinishStop},
+	} {
+		out = c.appendEvent(out, &ev)
+	}
+	const h = `data: {"id":"chatcmpl-abc","object":"chat.completion.chunk","created":1767225600,"model":"sonnet","choices":[{"index":0,"delta":`
+	want := h + `{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n" +
+		h + `{"reasoning_content":"Pods "},"finish_reason":null}]}` + "\n\n" +
+		h + `{"reasoning_content":"first."},"finish_reason":null}]}` + "\n\n" +
+		h + `{"thinking_blocks":[{"type":"thinking","thinking":"Pods first.","signature":"EqQB"}]},"finish_reason":null}]}` + "\n\n" +
+		h + `{"content":"ok"},"finish_reason":null}]}` + "\n\n" +
+		h + `{},"finish_reason":"stop"}]}` + "\n\n" +
+		"data: [DONE]\n\n"
+	assert.Equal(t, want, string(out))
+}
