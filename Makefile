@@ -10,13 +10,16 @@ BUF := go tool -modfile=tools/go.mod buf
 # test/node's npm packages (see the rule below test).
 NODE_MODULES := test/node/node_modules
 
-.PHONY: help run test lint generate checkgenerate fuzz
+.PHONY: help run demo test lint generate checkgenerate fuzz
 
 help: ## Show the targets
 	@grep -hE '^[a-z][a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 run: ## Run the gateway on the embedded Bedrock simulator (REST localhost:8080, gRPC localhost:9090; no keys, so loopback only)
 	go run ./cmd/gateway --sim --http-addr 127.0.0.1:8080 --grpc-addr 127.0.0.1:9090
+
+demo: ## A ten-turn agent tool loop on the simulator: tokens at full price, read from and written to the prompt cache, with caching off and on, and with thinking through a client that drops reasoning blocks
+	go run ./cmd/demo
 
 test: $(NODE_MODULES) ## Run every test (race detector on); installs test/node's npm packages first when missing
 	go test -race -count=1 ./...

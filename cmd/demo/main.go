@@ -1,0 +1,213 @@
+// Command demo runs an agent's tool loop against the gateway on its embedded Bedrock
+// simulator and prints, per turn, the input tokens billed at full price, read from the
+// prompt cache and written to it (make demo; docs/PROTOCOL.md 11 and 12):
+//
+//  1. prompt caching off;
+//  2. prompt caching auto (the default): the gateway places the cache points;
+//  3. the same with extended thinking on, through the official openai-go client, whose
+//     message.ToParam() drops the reasoning blocks: the gateway restores them from its
+//     reasoning cache, so thinking stays on every turn;
+//  4. the same with the reasoning cache off: thinking is turned off for each tool turn
+//     instead of sending a history Bedrock would refuse.
+//
+// The loop is what kubectl-ai-like agents do: one system prompt and ten tools, a task
+// that needs ten tool calls, parallel_tool_calls false so the model calls one tool per
+// turn, every answer sent back as the client library builds it. Nothing leaves the
+// machine: the gateway and the simulator run in this process.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+	"go.uber.org/zap"
+
+	"github.com/nirmata/llm-gateway/internal/config"
+	"github.com/nirmata/llm-gateway/internal/gateway"
+)
+
+func main() {
+	model := flag.String("model", config.DefaultModel, "the model the agent asks for")
+	flag.Parse()
+	if err := run(*model); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+// scenario is one run of the loop against a gateway started with args.
+type scenario struct {
+	title    string
+	args     []string
+	thinking bool
+}
+
+func run(model string) error {
+	scenarios := []scenario{
+		{"1. prompt caching off", []string{"--prompt-caching=off"}, false},
+		{"2. prompt caching auto (the default)", nil, false},
+		{"3. auto caching, thinking on, a client that drops reasoning blocks (openai-go ToParam)", nil, true},
+		{"4. as 3, with the reasoning cache off", []string{"--reasoning-cache=max_entries=0"}, true},
+	}
+	fmt.Printf("A ten-tool investigation on %s, one tool call per turn, through the gateway's OpenAI API on its simulator.\n", model)
+	for _, s := range scenarios {
+		fmt.Printf("\n%s\n\n", s.title)
+		if err := loop(model, s); err != nil {
+			return fmt.Errorf("%s: %w", s.title, err)
+		}
+	}
+	return nil
+}
+
+// loop starts a gateway, runs the agent's loop on it to the final answer, prints each
+// turn's tokens, and stops the gateway.
+func loop(model string, s scenario) error {
+	args := append([]string{"--sim", "--http-addr=127.0.0.1:0", "--grpc-addr=127.0.0.1:0", "--log-level=error"}, s.args...)
+	cfg, err := config.Load(args, func(string) string { return "" })
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addrs, done := make(chan gateway.Addrs, 1), make(chan error, 1)
+	go func() { done <- gateway.Run(ctx, cfg, zap.NewNop(), func(a gateway.Addrs) { addrs <- a }) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	var a gateway.Addrs
+	select {
+	case a = <-addrs:
+	case err := <-done:
+		return fmt.Errorf("the gateway did not start: %w", err)
+	case <-time.After(10 * time.Second):
+		return errors.New("the gateway did not start in 10 s")
+	}
+
+	client := openai.NewClient(option.WithBaseURL("http://"+a.HTTP+"/v1/"), option.WithAPIKey("demo"), option.WithMaxRetries(0))
+	params := openai.ChatCompletionNewParams{
+		Model:             model,
+		Messages:          []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(systemPrompt), openai.UserMessage(task)},
+		Tools:             tools(),
+		ParallelToolCalls: openai.Bool(false),
+	}
+	if s.thinking {
+		params.ReasoningEffort = shared.ReasoningEffortLow
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "turn\ttool called\tinput, full price\tread from cache\twritten to cache\tthinking\t")
+	var full, read, written int64
+	for turn := 1; turn <= 20; turn++ {
+		var httpResp *http.Response
+		resp, err := client.Chat.Completions.New(ctx, params, option.WithResponseInto(&httpResp))
+		if err != nil {
+			return err
+		}
+		u := resp.Usage
+		var details struct {
+			CacheWriteTokens int64 `json:"cache_write_tokens"`
+		}
+		_ = json.Unmarshal([]byte(u.PromptTokensDetails.RawJSON()), &details)
+		turnFull := u.PromptTokens - u.PromptTokensDetails.CachedTokens - details.CacheWriteTokens
+		full, read, written = full+turnFull, read+u.PromptTokensDetails.CachedTokens, written+details.CacheWriteTokens
+
+		msg := resp.Choices[0].Message
+		called := "(answer)"
+		if len(msg.ToolCalls) > 0 {
+			called = msg.ToolCalls[0].Function.Name
+		}
+		thinking := httpResp.Header.Get("X-Gateway-Thinking")
+		if thinking == "" && s.thinking {
+			thinking = "on"
+		}
+		fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t%s\t\n", turn, called, turnFull, u.PromptTokensDetails.CachedTokens, details.CacheWriteTokens, thinking)
+
+		if len(msg.ToolCalls) == 0 {
+			total := full + read + written
+			fmt.Fprintf(w, "total\t\t%d\t%d\t%d\t\t\n", full, read, written)
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			fmt.Printf("\n%d input tokens in %d turns: %.0f%% read from the cache, %.0f%% written to it, %.0f%% at full price.\n",
+				total, turn, pct(read, total), pct(written, total), pct(full, total))
+			return nil
+		}
+		// The agent sends the answer back as its client library builds it: ToParam drops
+		// the reasoning blocks the gateway returned.
+		params.Messages = append(params.Messages, msg.ToParam())
+		for _, call := range msg.ToolCalls {
+			params.Messages = append(params.Messages, openai.ToolMessage(toolOutput(call.Function.Name), call.ID))
+		}
+	}
+	return errors.New("the loop did not end in 20 turns")
+}
+
+func pct(n, total int64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(total)
+}
+
+// task names the ten tools, which the simulator's model calls one per turn, in order.
+var task = "The checkout service in namespace shop returns 502s since the last deploy. Investigate: call " +
+	strings.Join(toolNames, ", ") + ", then tell me the cause and the fix."
+
+var toolNames = []string{"get_pods", "get_events", "describe_pod", "get_logs", "get_deployments",
+	"get_services", "get_endpoints", "get_nodes", "top_pods", "get_ingresses"}
+
+// tools are ten kubectl-like tools with the schemas and descriptions an agent sends
+// every turn: with the system prompt, the prefix the prompt cache is for.
+func tools() []openai.ChatCompletionToolUnionParam {
+	out := make([]openai.ChatCompletionToolUnionParam, len(toolNames))
+	for i, name := range toolNames {
+		out[i] = openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name: name,
+			Description: openai.String("Runs the kubectl command behind " + name + " read-only against the current cluster context " +
+				"and returns its output as text, truncated to 200 lines. Use it to gather evidence; it never changes the cluster. " +
+				"Prefer narrow selectors: a namespace, a label selector or a resource name, so the output stays small and relevant."),
+			Parameters: shared.FunctionParameters{
+				"type": "object",
+				"properties": map[string]any{
+					"namespace": map[string]any{"type": "string", "description": "The namespace to look in; empty for the context's default namespace."},
+					"selector":  map[string]any{"type": "string", "description": "A label selector such as app=checkout,tier=web; empty for every object."},
+					"name":      map[string]any{"type": "string", "description": "One object's name, when the question is about one object."},
+					"output":    map[string]any{"type": "string", "enum": []string{"wide", "yaml", "json", "name"}, "description": "The output format."},
+				},
+				"required": []string{"namespace"},
+			},
+		})
+	}
+	return out
+}
+
+// toolOutput is what the agent's tool returns: a few hundred bytes, as kubectl would.
+func toolOutput(name string) string {
+	return name + ` output:
+NAME                        READY   STATUS             RESTARTS   AGE
+checkout-7d9f8b6c5d-4xk2p   0/1     CrashLoopBackOff   7          14m
+checkout-7d9f8b6c5d-9mz7q   0/1     CrashLoopBackOff   7          14m
+cart-5f6d7c8b9-kq2lw        1/1     Running            0          3d
+Warning  BackOff  pod/checkout-7d9f8b6c5d-4xk2p  Back-off restarting failed container
+Error: env PAYMENTS_URL not set; exiting`
+}
+
+// systemPrompt is an agent's standing instructions, sent unchanged every turn.
+var systemPrompt = strings.Repeat(`You are a Kubernetes troubleshooting assistant working for a platform team. You investigate
+with read-only tools, one step at a time, and explain what you find in plain words. Rules:
+- Gather evidence before you conclude: pods, events, logs, and the objects that route traffic.
+- Never guess a cause the evidence does not show; say what else you would need to know.
+- Quote the exact lines of output that support each finding.
+- Propose the smallest fix that addresses the cause, with the command or manifest change.
+- Keep answers short: a summary line, the evidence, the fix.
+`, 8)
