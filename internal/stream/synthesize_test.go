@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
@@ -77,4 +78,52 @@ func TestSynthesizeMatchesStream(t *testing.T) {
 	if diff := cmp.Diff(streamed, stream.Synthesize(resp), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("(-stream +synthesized):\n%s", diff)
 	}
+}
+
+// TestReasoningBlocksAndCollect: reasoning deltas make one block per content block, its
+// text whole and its signature; a redacted block is its data; a block Bedrock never
+// stopped ends with the stream. Collect makes the unary answer of the events, as the core
+// does for a unary request it must serve through ConverseStream.
+func TestReasoningBlocksAndCollect(t *testing.T) {
+	t.Parallel()
+	str := func(s string) *string { return &s }
+	delta := func(block int, d bedrock.ReasoningDelta) bedrock.StreamEvent {
+		return bedrock.StreamEvent{Type: bedrock.EventContentBlockDelta, ContentBlockDelta: &bedrock.ContentBlockDeltaEvent{ContentBlockIndex: block, Delta: bedrock.ContentBlockDelta{ReasoningContent: &d}}}
+	}
+	evs := []bedrock.StreamEvent{
+		delta(0, bedrock.ReasoningDelta{Text: str("Pods ")}),
+		delta(0, bedrock.ReasoningDelta{Text: str("first.")}),
+		delta(0, bedrock.ReasoningDelta{Signature: str("EqQB")}),
+		{Type: bedrock.EventContentBlockStop, ContentBlockStop: &bedrock.ContentBlockStopEvent{ContentBlockIndex: 0}},
+		delta(1, bedrock.ReasoningDelta{RedactedContent: str("ZGF0YQ==")}),
+		{Type: bedrock.EventContentBlockStart, ContentBlockStart: &bedrock.ContentBlockStartEvent{ContentBlockIndex: 2, Start: bedrock.ContentBlockStart{ToolUse: &bedrock.ToolUseBlockStart{ToolUseID: "t1", Name: "get_pods"}}}},
+		{Type: bedrock.EventContentBlockDelta, ContentBlockDelta: &bedrock.ContentBlockDeltaEvent{ContentBlockIndex: 2, Delta: bedrock.ContentBlockDelta{ToolUse: &bedrock.ToolUseDelta{Input: `{"ns":"a"}`}}}},
+		{Type: bedrock.EventMessageStop, MessageStop: &bedrock.MessageStopEvent{StopReason: "tool_use"}},
+		{Type: bedrock.EventMetadata, Metadata: &bedrock.MetadataEvent{Usage: &bedrock.TokenUsage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7}}},
+	}
+	m := stream.NewMachine(nil)
+	out, err := run(t, m, &sliceEvents{evs: evs})
+	require.NoError(t, err)
+	want := []chat.ReasoningBlock{{Text: "Pods first.", Signature: "EqQB"}, {Redacted: true, Data: "ZGF0YQ=="}}
+	assert.Equal(t, want, m.Reasoning())
+	assert.Equal(t, []string{"t1"}, m.ToolCallIDs(nil))
+	var kinds []chat.EventKind
+	for _, e := range out {
+		kinds = append(kinds, e.Kind)
+	}
+	assert.Equal(t, []chat.EventKind{chat.EventReasoning, chat.EventReasoning, chat.EventReasoningBlock, chat.EventReasoningBlock,
+		chat.EventToolCall, chat.EventToolCall, chat.EventToolCallEnd, chat.EventDone}, kinds)
+
+	resp := stream.Collect(out, m)
+	assert.Equal(t, &chat.Response{
+		Reasoning: want, StopReason: "tool_use", Finish: chat.FinishToolCalls,
+		ToolCalls: []chat.ToolCall{{ID: "t1", Type: "function", Name: "get_pods", Arguments: `{"ns":"a"}`}},
+		Usage:     chat.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7},
+	}, resp)
+
+	// Synthesize replays the blocks: text first, then the block.
+	replay := stream.Synthesize(resp)
+	assert.Equal(t, chat.Event{Kind: chat.EventReasoning, Text: "Pods first."}, replay[0])
+	assert.Equal(t, chat.EventReasoningBlock, replay[1].Kind)
+	assert.Equal(t, want[1], replay[2].Block)
 }
