@@ -35,7 +35,7 @@ func FuzzValidateJSON(f *testing.F) {
 		if err != nil || validate(model, req, false) != nil {
 			return
 		}
-		a := buildAnswer(req, []byte(body))
+		a := buildAnswer(model, req, []byte(body))
 		if a.StopReason == "" {
 			t.Fatalf("answer without a stop reason for %q", body)
 		}

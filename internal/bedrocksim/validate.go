@@ -68,8 +68,9 @@ func malformedJSON(err error) *apiError {
 	return validation("Malformed input request: " + msg + ", reformat your input and try again.")
 }
 
-// validate applies to a decoded request the rules of docs/BEDROCK.md sections A and K, with
-// model m's variants of them; stream is true for ConverseStream.
+// validate applies to a decoded request the rules of docs/BEDROCK.md sections A, G, H and K,
+// with model m's variants of them; stream is true for ConverseStream. It records in req what
+// the answer needs of additionalModelRequestFields and the cache points.
 func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
 	if err := checkConstraints(req); err != nil {
 		return err
@@ -99,11 +100,14 @@ func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
 		return err
 	}
 	req.anthropicChoice = ch
-	if err := checkCachePoints(req); err != nil {
+	if err := checkCachePoints(m, req); err != nil {
 		return err
 	}
 	if ic := req.InferenceConfig; ic != nil && ic.Temperature != nil && ic.TopP != nil && m.NoTemperatureWithTopP {
 		return validation("`temperature` and `top_p` cannot both be specified for this model. Please use only one.")
+	}
+	if err := checkReasoning(m, req, stream); err != nil {
+		return err
 	}
 	// Models whose tool use works only through Converse (docs/BEDROCK.md E, F) refuse a
 	// toolConfig on ConverseStream; the gateway calls Converse for them instead.
@@ -184,6 +188,7 @@ func checkConstraints(req *converseRequest) *apiError {
 				c.name(b.ToolUse.ToolUseID, path+"toolUse.toolUseId", true)
 				c.name(b.ToolUse.Name, path+"toolUse.name", true)
 			}
+			c.cachePoint(b.CachePoint, path+"cachePoint.", nil)
 			if b.ToolResult != nil {
 				c.name(b.ToolResult.ToolUseID, path+"toolResult.toolUseId", true)
 				for k, rc := range b.ToolResult.Content {
@@ -203,6 +208,9 @@ func checkConstraints(req *converseRequest) *apiError {
 				}
 			}
 		}
+	}
+	for i, b := range req.System {
+		c.cachePoint(b.CachePoint, fmt.Sprintf("system.%d.member.cachePoint.", i+1), nil)
 	}
 	if ic := req.InferenceConfig; ic != nil {
 		if ic.MaxTokens != nil && *ic.MaxTokens < 1 {
@@ -236,6 +244,9 @@ func checkConstraints(req *converseRequest) *apiError {
 			c.add(&v, "toolConfig.tools", ruleMinLen1)
 		}
 		for i, t := range tc.Tools {
+			if cp := t.CachePoint; cp != nil {
+				c.cachePoint(cp, fmt.Sprintf("toolConfig.tools.%d.member.cachePoint.", i+1), cp)
+			}
 			if t.ToolSpec == nil {
 				continue
 			}
@@ -250,6 +261,25 @@ func checkConstraints(req *converseRequest) *apiError {
 		}
 	}
 	return c.err()
+}
+
+// cachePoint checks a cache point's enums (H1): type "default", ttl "5m" or "1h". shown is
+// the point when its values may be quoted (in toolConfig; values in messages and system are
+// withheld, as the service does).
+func (c *constraints) cachePoint(cp *cachePointBlock, path string, shown *cachePointBlock) {
+	if cp == nil {
+		return
+	}
+	var typ, ttl *string
+	if shown != nil {
+		typ, ttl = &shown.Type, &shown.TTL
+	}
+	if cp.Type != "default" {
+		c.add(typ, path+"type", "Member must satisfy enum value set: [default]")
+	}
+	if cp.TTL != "" && cp.TTL != ttl5m && cp.TTL != ttl1h {
+		c.add(ttl, path+"ttl", "Member must satisfy enum value set: [5m, 1h]")
+	}
 }
 
 // imageFormatEnum checks an image's format against the enum, case included (K2).
@@ -335,6 +365,10 @@ func checkMessages(m ModelInfo, req *converseRequest) *apiError {
 				conversation = true
 			case b.Image != nil, b.Document != nil:
 				conversation = true
+			case b.ReasoningContent != nil:
+				if msg.Role != roleAssistant {
+					return validation(at + ": reasoningContent blocks can only be in assistant messages.")
+				}
 			case b.ToolUse != nil:
 				if req.ToolConfig == nil {
 					return validation("The toolConfig field must be defined when using toolUse and toolResult content blocks.")
@@ -482,28 +516,6 @@ func checkTools(m ModelInfo, tc *toolConfiguration) *apiError {
 		return validation("This model doesn't support the toolConfig.toolChoice.tool field. Remove toolConfig.toolChoice.tool and try again")
 	case ch.Tool != nil && !names[ch.Tool.Name]:
 		return validation(fmt.Sprintf("The tool %s named in toolConfig.toolChoice.tool.name is not defined in toolConfig.tools.", ch.Tool.Name))
-	}
-	return nil
-}
-
-// checkCachePoints enforces A22 over system, messages and tools together.
-func checkCachePoints(req *converseRequest) *apiError {
-	n := 0
-	for _, s := range req.System {
-		n += count(s.CachePoint != nil)
-	}
-	for _, msg := range req.Messages {
-		for _, b := range msg.Content {
-			n += count(b.CachePoint != nil)
-		}
-	}
-	if tc := req.ToolConfig; tc != nil {
-		for _, t := range tc.Tools {
-			n += count(t.CachePoint != nil)
-		}
-	}
-	if n > maxCachePoints {
-		return validation(fmt.Sprintf("The model returned the following errors: A maximum of %d blocks with cache_control may be provided. Found %d.", maxCachePoints, n))
 	}
 	return nil
 }
