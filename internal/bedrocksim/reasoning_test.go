@@ -64,7 +64,7 @@ func redacted(modelID, first string) string {
 }
 
 func redactedBlock(data []byte) string {
-	return `{"reasoningContent":{"redactedContent":"` + base64.StdEncoding.EncodeToString(data) + `"}}`
+	return `{"reasoningContent":{"redactedContent":"` + b64(data) + `"}}`
 }
 
 // toolTurn is a thinking request answering tooluse_a, whose call turn starts with blocks.
@@ -261,3 +261,5 @@ func TestValidateJSONReasoning(t *testing.T) {
 	require.True(t, errors.As(err, &apiErr), "%v", err)
 	assert.Equal(t, strings.Replace(g7, "%s", "tool_use", 1), apiErr.Message)
 }
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
