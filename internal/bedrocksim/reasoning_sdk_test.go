@@ -15,10 +15,10 @@ import (
 )
 
 // answerOf decodes a unary answer with the simulator's own wire structs.
-func answerOf(t *testing.T, body []byte) converseResponse {
+func answerOf(t testing.TB, body []byte) converseResponse {
 	t.Helper()
 	var resp converseResponse
-	require.NoError(t, json.Unmarshal(body, &resp), "%s", body)
+	assert.NoError(t, json.Unmarshal(body, &resp), "%s", body)
 	return resp
 }
 
