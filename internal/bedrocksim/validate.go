@@ -21,11 +21,12 @@ var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 const maxCachePoints = 4
 
 // ValidateJSON checks a Converse request body for modelID against the rules of
-// docs/BEDROCK.md sections A and K (images and documents), including those only the raw JSON shows (extraneous keys,
-// unions with more or fewer than one member, empty descriptions). It returns nil, or an
-// error that reads "<code>: <message>" with Bedrock's code and message: ValidationException,
-// or ResourceNotFoundException for a model id the simulator's table lacks. The rules are
-// Converse's; ConverseStream adds one (tool use in streaming mode).
+// docs/BEDROCK.md sections A, G (reasoning), H (cache points) and K (images and documents),
+// including those only the raw JSON shows (extraneous keys, unions with more or fewer than one
+// member, empty descriptions). It returns nil, or an error that reads "<code>: <message>" with
+// Bedrock's code and message: ValidationException, or ResourceNotFoundException for a model id
+// the simulator's table lacks. The rules are Converse's; ConverseStream adds tool use in
+// streaming mode and lifts the thinking limit on maxTokens (G12).
 func ValidateJSON(modelID string, body []byte) error {
 	model, found := lookupModel(modelID)
 	if !found {
