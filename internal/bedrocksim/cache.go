@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"crypto/sha256"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -61,7 +62,7 @@ func walkCache(req *converseRequest) cacheWalk {
 		n, after := 0, afterNothing
 		for i, t := range tc.Tools {
 			if t.CachePoint != nil {
-				w.point(t.CachePoint, fmt.Sprintf("toolConfig.tools.%d", i), carrier("tools.%d", n), after, true)
+				w.point(t.CachePoint, fmt.Sprintf("toolConfig.tools.%d", i), carrier("tools.", n), after, true)
 				continue
 			}
 			w.line(marshal(t))
@@ -72,7 +73,7 @@ func walkCache(req *converseRequest) cacheWalk {
 	n, after := 0, afterNothing
 	for i, b := range req.System {
 		if b.CachePoint != nil {
-			w.point(b.CachePoint, fmt.Sprintf("system.%d", i), carrier("system.%d", n), after, false)
+			w.point(b.CachePoint, fmt.Sprintf("system.%d", i), carrier("system.", n), after, false)
 			continue
 		}
 		w.line(marshal(b))
@@ -84,7 +85,7 @@ func walkCache(req *converseRequest) cacheWalk {
 		n, after := 0, afterNothing
 		for j, b := range msg.Content {
 			if b.CachePoint != nil {
-				w.point(b.CachePoint, fmt.Sprintf("messages.%d.content.%d", i, j), carrier(fmt.Sprintf("messages.%d.content.", i)+"%d", n), after, false)
+				w.point(b.CachePoint, fmt.Sprintf("messages.%d.content.%d", i, j), carrier(fmt.Sprintf("messages.%d.content.", i), n), after, false)
 				continue
 			}
 			w.line(marshal(b))
@@ -109,12 +110,13 @@ func (w *cacheWalk) point(cp *cachePointBlock, where, carrier string, after int,
 	w.points = append(w.points, walkedPoint{cp: cp, where: where, carrier: carrier, after: after, inTools: inTools, prefixLen: len(w.canonical)})
 }
 
-// carrier formats the path of the n-th block before a point, "" when there is none.
-func carrier(format string, n int) string {
+// carrier is the path of the block a point marks, the last of the n blocks before it in the
+// list at path prefix; "" when there is none.
+func carrier(prefix string, n int) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf(format, n-1)
+	return prefix + strconv.Itoa(n-1)
 }
 
 func hasCachePoint(req *converseRequest) bool {

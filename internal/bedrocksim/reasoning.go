@@ -198,10 +198,11 @@ func checkClaudeThinking(m ModelInfo, req *converseRequest, fields []member, str
 			if m.Reasoning == "" {
 				return modelError("thinking: Extra inputs are not permitted")
 			}
-			var err *apiError
-			if th, err = readClaudeThinking(m, f.value); err != nil {
+			read, err := readClaudeThinking(m, f.value)
+			if err != nil {
 				return err
 			}
+			th.Type, th.Budget = read.Type, read.Budget
 		case "output_config":
 			members, ok := objectMembers(f.value)
 			if !ok {

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"hash"
-	"slices"
 )
 
 // The simulator signs the reasoning blocks it answers with, as the model provider does, so
@@ -133,5 +132,5 @@ var signingModels = func() []string {
 			}
 		}
 	}
-	return slices.Clip(ids)
+	return ids
 }()
