@@ -10,8 +10,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// answer is what the simulated model says: a text block, then tool calls.
+// answer is what the simulated model says: its reasoning blocks, a text block, then tool calls.
 type answer struct {
+	Reasoning  []reasoningContentBlock
 	Text       string
 	Calls      []toolCall
 	StopReason string
@@ -26,6 +27,9 @@ type toolCall struct {
 
 func (a answer) message() message {
 	m := message{Role: roleAssistant}
+	for _, r := range a.Reasoning {
+		m.Content = append(m.Content, contentBlock{ReasoningContent: &r})
+	}
 	if a.Text != "" {
 		m.Content = append(m.Content, contentBlock{Text: &a.Text})
 	}
@@ -35,9 +39,15 @@ func (a answer) message() message {
 	return m
 }
 
-// outputChars is the size of the answer, for token counts.
+// outputChars is the size of the answer, reasoning included, for token counts.
 func (a answer) outputChars() int {
 	n := len(a.Text)
+	for _, r := range a.Reasoning {
+		if r.ReasoningText != nil {
+			n += len(r.ReasoningText.Text)
+		}
+		n += len(r.RedactedContent)
+	}
 	for _, c := range a.Calls {
 		n += len(c.Input)
 	}
@@ -47,6 +57,7 @@ func (a answer) outputChars() int {
 // tokens estimates a token count the usual way: four bytes a token, at least one.
 func tokens(n int) int32 { return int32(max(1, n/4)) }
 
+// usageFor counts a request body's tokens as input and the answer's as output.
 func usageFor(body []byte, a answer) tokenUsage {
 	in, out := tokens(len(body)), tokens(a.outputChars())
 	return tokenUsage{InputTokens: in, OutputTokens: out, TotalTokens: in + out}
@@ -57,8 +68,9 @@ func usageFor(body []byte, a answer) tokenUsage {
 // otherwise tools named there (or forced by toolChoice) are called with arguments built from
 // their schemas; otherwise the answer is a short text. body seeds the tool-call ids, so the
 // same request always gets the same answer. With Claude's disable_parallel_tool_use
-// (docs/BEDROCK.md J1) the named tools are called one per answer instead (oneAtATime).
-func buildAnswer(req *converseRequest, body []byte) answer {
+// (docs/BEDROCK.md J1) the named tools are called one per answer instead (oneAtATime). With
+// thinking on, the answer starts with reasoning in m's form (reasoningBlocks).
+func buildAnswer(m ModelInfo, req *converseRequest, body []byte) answer {
 	tc := forcedBy(req.ToolConfig, req.anthropicChoice)
 	var a answer
 	if ch := req.anthropicChoice; ch != nil && ch.DisableParallel {
@@ -66,6 +78,10 @@ func buildAnswer(req *converseRequest, body []byte) answer {
 	} else {
 		a = parallel(req.Messages, tc, body)
 	}
+
+	// The reasoning says what the whole answer does, though a small maxTokens cuts it below;
+	// the cut counts only the text and the calls.
+	reasoning := reasoningBlocks(m, req, a)
 
 	// A maxTokens below the answer's size cuts it, as a real model stops mid-sentence.
 	if ic := req.InferenceConfig; ic != nil && ic.MaxTokens != nil && *ic.MaxTokens < tokens(a.outputChars()) {
@@ -79,7 +95,73 @@ func buildAnswer(req *converseRequest, body []byte) answer {
 		}
 		a = answer{Text: text, StopReason: stopMaxTokens}
 	}
+	a.Reasoning = reasoning
 	return a
+}
+
+// reasoningBlocks are the reasoning an answer starts with when the request turned thinking on
+// (docs/BEDROCK.md G4, G6): for Claude one thinking block saying what the answer does, signed
+// (sign.go), with empty text on adaptive-only models (Opus 4.7), and a redacted block after
+// it when the last user turn has the word "redact"; for Nova 2 the text "[REDACTED]"; for
+// gpt-oss and DeepSeek the text, unsigned.
+func reasoningBlocks(m ModelInfo, req *converseRequest, a answer) []reasoningContentBlock {
+	th := req.thinking
+	if !th.On {
+		return nil
+	}
+	text := thought(req.Messages, a)
+	if !th.Claude {
+		if m.Reasoning == ReasoningNova {
+			text = "[REDACTED]"
+		}
+		return []reasoningContentBlock{{ReasoningText: &reasoningTextBlock{Text: text}}}
+	}
+	tag := conversationTag(req.Messages)
+	shown := text
+	if m.Reasoning == ReasoningAdaptiveOnly {
+		shown = ""
+	}
+	blocks := []reasoningContentBlock{{ReasoningText: &reasoningTextBlock{Text: shown, Signature: signThinking(m.ID, tag, shown)}}}
+	if last := lastUser(req.Messages); last >= 0 {
+		if userText, _ := turnParts(req.Messages[last]); mentions(strings.ToLower(userText), "redact") {
+			blocks = append(blocks, reasoningContentBlock{RedactedContent: redactedData(m.ID, tag, text)})
+		}
+	}
+	return blocks
+}
+
+// thought is the reasoning text of answer a: what the user asked (or that tool results came
+// back) and what the model does about it.
+func thought(msgs []message, a answer) string {
+	var userText string
+	var results []*toolResultBlock
+	if last := lastUser(msgs); last >= 0 {
+		userText, results = turnParts(msgs[last])
+	}
+	var b strings.Builder
+	switch said := strings.TrimSpace(userText); {
+	case len(results) > 0:
+		b.WriteString("The tool results are in")
+	case said == "":
+		b.WriteString("The user sent no text")
+	default:
+		b.WriteString(`The user asks "` + truncateRunes(said, 80) + `"`)
+	}
+	b.WriteString("; I will ")
+	switch {
+	case len(a.Calls) > 0:
+		names := make([]string, len(a.Calls))
+		for i, c := range a.Calls {
+			names[i] = c.Name
+		}
+		b.WriteString("call " + joinAnd(names))
+	case len(results) > 0:
+		b.WriteString("answer from the tool results")
+	default:
+		b.WriteString("answer in text")
+	}
+	b.WriteString(".")
+	return b.String()
 }
 
 // parallel answers the last user turn on its own: its tool results quoted, else every tool

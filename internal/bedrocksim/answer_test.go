@@ -105,7 +105,7 @@ func TestBuildAnswerMaxTokensUTF8(t *testing.T) {
 		Messages:        []message{{Role: "user", Content: []contentBlock{{Text: &text}}}},
 		InferenceConfig: &inferenceConfiguration{MaxTokens: &one},
 	}
-	a := buildAnswer(req, []byte("body"))
+	a := buildAnswer(models["anthropic.claude-sonnet-4-20250514-v1:0"], req, []byte("body"))
 	assert.Equal(t, stopMaxTokens, a.StopReason)
 	assert.Equal(t, "Hell", a.Text)
 	assert.True(t, utf8.ValidString(a.Text))

@@ -21,6 +21,12 @@ var fuzzSeeds = []string{
 	`{"messages":[{"role":"user","content":[{"toolResult":{"toolUseId":"a","content":[null]}}]}]}`,
 	`{"inferenceConfig":{"maxTokens":99999999999999999999}}`,
 	`[]`, `{`, ``,
+	// Reasoning and prompt caching (docs/BEDROCK.md G, H).
+	toolTurn(signed(sonnetID, "Hi", "I will call get_weather."), redacted(sonnetID, "Hi")),
+	toolTurn(thinkingBlock("x", "AQ==")),
+	reqWith(join(fields(thinkOn, `"output_config":{"effort":"high"}`), `"inferenceConfig":{"maxTokens":2048,"temperature":1}`), hi, hello),
+	reqWith(join(`"system":[{"text":"s"},{"cachePoint":{"type":"default","ttl":"1h"}}]`, tools(weather, cachePt)), user(`{"text":"a"}`, cachePt)),
+	req(hi, assistant(`{"reasoningContent":{"redactedContent":"AA=="}}`, cachePt)),
 }
 
 // FuzzValidateJSON: no input makes the validator panic, and what it accepts the answer
@@ -35,7 +41,7 @@ func FuzzValidateJSON(f *testing.F) {
 		if err != nil || validate(model, req, false) != nil {
 			return
 		}
-		a := buildAnswer(req, []byte(body))
+		a := buildAnswer(model, req, []byte(body))
 		if a.StopReason == "" {
 			t.Fatalf("answer without a stop reason for %q", body)
 		}

@@ -12,8 +12,26 @@ const (
 	ChoiceTool = "tool"
 )
 
+// Reasoning forms: how a model takes extended thinking in additionalModelRequestFields
+// (docs/BEDROCK.md F.2 and G). The empty form is a model without reasoning.
+const (
+	// ReasoningBudget: Claude's thinking {type: "enabled", budget_tokens: N} (G1).
+	ReasoningBudget = "budget"
+	// ReasoningAdaptive: Claude's thinking {type: "adaptive"} with output_config.effort; the
+	// budget form is still taken (G2).
+	ReasoningAdaptive = "adaptive"
+	// ReasoningAdaptiveOnly: adaptive thinking only; "enabled" and "disabled" are refused (G3).
+	ReasoningAdaptiveOnly = "adaptive_only"
+	// ReasoningNova: Nova 2's reasoningConfig {type, maxReasoningEffort} (G4).
+	ReasoningNova = "nova_reasoning_config"
+	// ReasoningEffort: gpt-oss's flat reasoning_effort string (G4).
+	ReasoningEffort = "reasoning_effort"
+	// ReasoningDeepSeek: DeepSeek's reasoning_config string (G4).
+	ReasoningDeepSeek = "deepseek_reasoning_config"
+)
+
 // ModelInfo is what the simulator knows of one foundation model: which of the rules of
-// docs/BEDROCK.md section A differ by model, as section F records them.
+// docs/BEDROCK.md sections A, G and H differ by model, as sections F and F.2 record them.
 //
 // The simulator keeps this table apart from the gateway's own (internal/capabilities) on
 // purpose: it is the referee. internal/gateway's TestSimulatorModelTable compares the two, so a
@@ -36,6 +54,18 @@ type ModelInfo struct {
 	// ResultsFirst: a text or image block before a toolResult block in one turn is refused
 	// (A19). Claude's rule.
 	ResultsFirst bool
+	// Reasoning is the model's reasoning form (a Reasoning constant); empty: none.
+	Reasoning string
+	// MaxEffort is the highest output_config.effort of adaptive thinking: "max" (Opus 4.6;
+	// adaptive-only models also take "xhigh") or "high" (Sonnet 4.6); empty otherwise.
+	MaxEffort string
+	// CacheMinTokens is the fewest tokens before a cachePoint for it to count (H6); below it
+	// the point is silently ignored. 0: no prompt caching, and every cachePoint is refused.
+	CacheMinTokens int
+	// Cache1h: cachePoint takes ttl "1h" besides the default "5m" (H5).
+	Cache1h bool
+	// NoToolCachePoint: a cachePoint in toolConfig.tools is refused (Nova, H8).
+	NoToolCachePoint bool
 }
 
 var (
@@ -44,44 +74,101 @@ var (
 	autoAny    = []string{ChoiceAuto, ChoiceAny}
 )
 
-// modelRows is docs/BEDROCK.md section F written out per model id: each row is one set of
-// rules and the ids it applies to. Ids are Bedrock's own; a row lists every id F's family
-// covers, so an id missing here is one Bedrock would not resolve.
+// Rule sets shared by several rows.
+var (
+	// claudeRules: Claude 3, 3.5, 3.7 and 4: every tool feature, tool results before any text (A19).
+	claudeRules = ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, ResultsFirst: true}
+	// claude41Rules: Opus 4.1, Sonnet 4.5, Haiku 4.5 and later take temperature or topP, not both (A20).
+	claude41Rules = with(claudeRules, func(m *ModelInfo) { m.NoTemperatureWithTopP = true })
+	// claude46Rules: Claude 4.6 and later also refuse assistant prefill (A7).
+	claude46Rules = with(claude41Rules, func(m *ModelInfo) { m.NoPrefill = true })
+	// novaRules: Amazon Nova, every tool feature; text may precede tool results.
+	novaRules = ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices}
+)
+
+// with returns a copy of m changed by f.
+func with(m ModelInfo, f func(*ModelInfo)) ModelInfo {
+	f(&m)
+	return m
+}
+
+// modelRows is docs/BEDROCK.md sections F and F.2 written out per model id: each row is one
+// set of rules and the ids it applies to. Ids are Bedrock's own; a row lists every id its
+// family covers, so an id missing here is one Bedrock would not resolve.
+//
+// Rows F does not list, with the choices made for them: Claude Opus 4.7 takes F.2's row, with
+// prompt caching off because F.2 marks it unverified (as internal/capabilities does). gpt-oss
+// and DeepSeek v3.1 take tools, streamed too, and all three toolChoice kinds: Bedrock accepts
+// forced choices on both (langchain-aws#1278 for gpt-oss, #1261 for DeepSeek, which also
+// reports that DeepSeek ignores a forced tool), and the gateway treats a family it does not
+// list that way; no prompt caching (F.2).
 var modelRows = []struct {
 	rules ModelInfo
 	ids   []string
 }{
-	// Claude 3, 3.5, 3.7 and 4: every tool feature, and tool results before any text (A19).
-	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, ResultsFirst: true}, []string{
+	// Claude 3 and 3.5 Sonnet v1: no reasoning, no prompt caching.
+	{claudeRules, []string{
 		"anthropic.claude-3-haiku-20240307-v1:0",
 		"anthropic.claude-3-sonnet-20240229-v1:0",
 		"anthropic.claude-3-opus-20240229-v1:0",
-		"anthropic.claude-3-5-haiku-20241022-v1:0",
 		"anthropic.claude-3-5-sonnet-20240620-v1:0",
+	}},
+	{with(claudeRules, func(m *ModelInfo) { m.CacheMinTokens = 2048 }), []string{
+		"anthropic.claude-3-5-haiku-20241022-v1:0",
+	}},
+	{with(claudeRules, func(m *ModelInfo) { m.CacheMinTokens = 1024 }), []string{
 		"anthropic.claude-3-5-sonnet-20241022-v2:0",
+	}},
+	// Claude 3.7 Sonnet, Sonnet 4, Opus 4: a thinking budget; caching from 1,024 tokens, 5m.
+	{with(claudeRules, func(m *ModelInfo) { m.Reasoning, m.CacheMinTokens = ReasoningBudget, 1024 }), []string{
 		"anthropic.claude-3-7-sonnet-20250219-v1:0",
 		"anthropic.claude-sonnet-4-20250514-v1:0",
 		"anthropic.claude-opus-4-20250514-v1:0",
 	}},
-	// Opus 4.1, Sonnet 4.5, Haiku 4.5 and later take temperature or topP, not both (A20).
-	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, ResultsFirst: true, NoTemperatureWithTopP: true}, []string{
+	{with(claude41Rules, func(m *ModelInfo) { m.Reasoning, m.CacheMinTokens = ReasoningBudget, 1024 }), []string{
 		"anthropic.claude-opus-4-1-20250805-v1:0",
+	}},
+	{with(claude41Rules, func(m *ModelInfo) { m.Reasoning, m.CacheMinTokens, m.Cache1h = ReasoningBudget, 1024, true }), []string{
 		"anthropic.claude-sonnet-4-5-20250929-v1:0",
+	}},
+	{with(claude41Rules, func(m *ModelInfo) { m.Reasoning, m.CacheMinTokens, m.Cache1h = ReasoningBudget, 4096, true }), []string{
 		"anthropic.claude-haiku-4-5-20251001-v1:0",
 		"anthropic.claude-opus-4-5-20251101-v1:0",
 	}},
-	// Claude 4.6 and later also refuse assistant prefill (A7).
-	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, ResultsFirst: true, NoTemperatureWithTopP: true, NoPrefill: true}, []string{
+	{with(claude46Rules, func(m *ModelInfo) {
+		m.Reasoning, m.MaxEffort, m.CacheMinTokens, m.Cache1h = ReasoningAdaptive, "max", 4096, true
+	}), []string{
 		"anthropic.claude-opus-4-6-v1",
+	}},
+	{with(claude46Rules, func(m *ModelInfo) {
+		m.Reasoning, m.MaxEffort, m.CacheMinTokens, m.Cache1h = ReasoningAdaptive, "high", 2048, true
+	}), []string{
 		"anthropic.claude-sonnet-4-6",
 	}},
-	// Amazon Nova: every tool feature; text may precede tool results.
-	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices}, []string{
+	{with(claude46Rules, func(m *ModelInfo) { m.Reasoning, m.MaxEffort = ReasoningAdaptiveOnly, "max" }), []string{
+		"anthropic.claude-opus-4-7",
+	}},
+	// Amazon Nova: caching without points on tools (H8); Premier's caching is unverified.
+	{with(novaRules, func(m *ModelInfo) { m.CacheMinTokens, m.NoToolCachePoint = 1536, true }), []string{
 		"amazon.nova-micro-v1:0",
 		"amazon.nova-lite-v1:0",
+	}},
+	{with(novaRules, func(m *ModelInfo) { m.CacheMinTokens, m.NoToolCachePoint = 1024, true }), []string{
 		"amazon.nova-pro-v1:0",
+	}},
+	{novaRules, []string{
 		"amazon.nova-premier-v1:0",
+	}},
+	{with(novaRules, func(m *ModelInfo) { m.Reasoning = ReasoningNova }), []string{
 		"amazon.nova-2-lite-v1:0",
+	}},
+	// OpenAI gpt-oss and DeepSeek v3.1 (see above).
+	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, Reasoning: ReasoningEffort}, []string{
+		"openai.gpt-oss-120b-1:0",
+		"openai.gpt-oss-20b-1:0",
+	}},
+	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, Reasoning: ReasoningDeepSeek}, []string{
+		"deepseek.v3-v1:0",
 	}},
 	// AI21 Jamba 1.5: tools, streamed too, auto only.
 	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: autoOnly}, []string{
@@ -154,8 +241,11 @@ var regionPrefixes = []string{"us.", "eu.", "apac.", "global.", "us-gov.", "jp."
 // opaqueModel stands for a model the id does not name: an application inference profile, a
 // provisioned or a custom model. Bedrock serves them with the rules of the model behind them,
 // which the simulator cannot see, so it refuses only what no model accepts; such profiles
-// mostly front Claude, so Claude's A19 applies.
-var opaqueModel = ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, ResultsFirst: true}
+// mostly front Claude, so Claude's A19 applies, and Claude's thinking (both forms, efforts up
+// to "max") and prompt caching (from 1,024 tokens, 1h too) are taken.
+var opaqueModel = with(claudeRules, func(m *ModelInfo) {
+	m.Reasoning, m.MaxEffort, m.CacheMinTokens, m.Cache1h = ReasoningAdaptive, "max", 1024, true
+})
 
 // lookupModel resolves a model id in the forms Bedrock accepts: a foundation-model id, a
 // cross-region inference profile (the id behind a region prefix), or the ARN of either.

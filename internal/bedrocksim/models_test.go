@@ -54,7 +54,8 @@ func TestLookupModel(t *testing.T) {
 	} {
 		m, found := lookupModel(id)
 		require.True(t, found, id)
-		assert.Equal(t, ModelInfo{ID: id, Tools: true, StreamingTools: true, ToolChoice: allChoices, ResultsFirst: true}, m, id)
+		assert.Equal(t, ModelInfo{ID: id, Tools: true, StreamingTools: true, ToolChoice: allChoices, ResultsFirst: true,
+			Reasoning: ReasoningAdaptive, MaxEffort: "max", CacheMinTokens: 1024, Cache1h: true}, m, id)
 	}
 }
 
@@ -73,6 +74,21 @@ func TestModels(t *testing.T) {
 		} else {
 			assert.Empty(t, m.ToolChoice, m.ID)
 			assert.False(t, m.StreamingTools, m.ID)
+		}
+		switch m.Reasoning {
+		case ReasoningAdaptive, ReasoningAdaptiveOnly:
+			assert.Contains(t, []string{"high", "max"}, m.MaxEffort, "%s: adaptive thinking has a highest effort", m.ID)
+		case "", ReasoningBudget, ReasoningNova, ReasoningEffort, ReasoningDeepSeek:
+			assert.Empty(t, m.MaxEffort, m.ID)
+		default:
+			t.Errorf("%s: unknown reasoning form %q", m.ID, m.Reasoning)
+		}
+		if m.Reasoning != "" && m.Reasoning != ReasoningNova && m.Reasoning != ReasoningEffort && m.Reasoning != ReasoningDeepSeek {
+			assert.True(t, isAnthropic(m), "%s: Claude's thinking on a model that is not Claude", m.ID)
+		}
+		if m.CacheMinTokens == 0 {
+			assert.False(t, m.Cache1h, "%s: a 1h TTL without prompt caching", m.ID)
+			assert.False(t, m.NoToolCachePoint, "%s: a tools rule without prompt caching", m.ID)
 		}
 		for _, p := range regionPrefixes {
 			_, ok := lookupModel(p + m.ID)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -244,6 +245,12 @@ type streamed struct {
 	stopReason types.StopReason
 	usage      *types.TokenUsage
 	err        error
+	// Reasoning: its text, signature and redacted data as the deltas carried them, and every
+	// block event as kind@contentBlockIndex.
+	reasoning string
+	signature string
+	redacted  []byte
+	blocks    []string
 }
 
 type streamedTool struct {
@@ -263,6 +270,7 @@ func collect(t testing.TB, stream *bedrockruntime.ConverseStreamOutput) streamed
 			s.order = append(s.order, "messageStart:"+string(v.Value.Role))
 		case *types.ConverseStreamOutputMemberContentBlockStart:
 			s.order = append(s.order, "start")
+			s.blocks = append(s.blocks, fmt.Sprintf("start@%d", *v.Value.ContentBlockIndex))
 			tu := v.Value.Start.(*types.ContentBlockStartMemberToolUse).Value
 			byIndex[*v.Value.ContentBlockIndex] = len(s.tools)
 			s.tools = append(s.tools, streamedTool{id: *tu.ToolUseId, name: *tu.Name})
@@ -276,9 +284,23 @@ func collect(t testing.TB, stream *bedrockruntime.ConverseStreamOutput) streamed
 				s.order = append(s.order, "input")
 				i := byIndex[*v.Value.ContentBlockIndex]
 				s.tools[i].fragments = append(s.tools[i].fragments, *d.Value.Input)
+			case *types.ContentBlockDeltaMemberReasoningContent:
+				switch r := d.Value.(type) {
+				case *types.ReasoningContentBlockDeltaMemberText:
+					s.order = append(s.order, "reasoning")
+					s.reasoning += r.Value
+				case *types.ReasoningContentBlockDeltaMemberSignature:
+					s.order = append(s.order, "signature")
+					s.signature += r.Value
+				case *types.ReasoningContentBlockDeltaMemberRedactedContent:
+					s.order = append(s.order, "redacted")
+					s.redacted = append(s.redacted, r.Value...)
+				}
 			}
+			s.blocks = append(s.blocks, fmt.Sprintf("%s@%d", s.order[len(s.order)-1], *v.Value.ContentBlockIndex))
 		case *types.ConverseStreamOutputMemberContentBlockStop:
 			s.order = append(s.order, "stop")
+			s.blocks = append(s.blocks, fmt.Sprintf("stop@%d", *v.Value.ContentBlockIndex))
 		case *types.ConverseStreamOutputMemberMessageStop:
 			s.order = append(s.order, "messageStop")
 			s.stopReason = v.Value.StopReason

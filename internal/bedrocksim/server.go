@@ -26,6 +26,12 @@ type Options struct {
 	// Faults are injected failures, checked in order for every request that passes
 	// authentication, model resolution and validation.
 	Faults []Fault
+	// Now tells the time for the prompt cache's TTLs; nil means time.Now. Tests move it past
+	// a TTL instead of sleeping.
+	Now func() time.Time
+	// PromptCacheEntries bounds the prefixes the prompt cache remembers, the least recently
+	// used going first; 0 means 4,096.
+	PromptCacheEntries int
 }
 
 // Server is the simulated Bedrock Runtime endpoint. It is safe for concurrent use.
@@ -33,6 +39,7 @@ type Server struct {
 	opts     Options
 	mux      *http.ServeMux
 	faults   *faultCounter
+	cache    *promptCache
 	requests atomic.Int64
 
 	closeOnce sync.Once
@@ -41,7 +48,7 @@ type Server struct {
 
 // New returns a simulator with the given options.
 func New(opts Options) *Server {
-	s := &Server{opts: opts, faults: newFaultCounter(opts.Faults), closed: make(chan struct{})}
+	s := &Server{opts: opts, faults: newFaultCounter(opts.Faults), cache: newPromptCache(opts.PromptCacheEntries), closed: make(chan struct{})}
 	s.mux = http.NewServeMux()
 	// The SDK path-escapes the model id, so an ARN arrives as one segment and PathValue
 	// unescapes it.
@@ -121,9 +128,10 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 		}
 	}
 
-	a := buildAnswer(req, body)
+	a := buildAnswer(model, req, body)
+	usage := s.usage(model, req, body, a)
 	if stream {
-		s.writeStream(ctx, w, a, usageFor(body, a), streamFault)
+		s.writeStream(ctx, w, a, usage, streamFault)
 		return
 	}
 	if !sleep(ctx, s.opts.FirstTokenDelay) {
@@ -132,12 +140,30 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 	resp := converseResponse{
 		Output:     converseOutput{Message: a.message()},
 		StopReason: a.StopReason,
-		Usage:      usageFor(body, a),
+		Usage:      usage,
 		Metrics:    metrics{LatencyMs: s.latencyMs()},
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(marshal(resp))
+}
+
+// usage counts the tokens of answer a to req, with what the prompt cache read and wrote
+// (docs/BEDROCK.md H9): inputTokens is the rest of the request's estimate, never below 0 (the
+// estimate is raised to what the cache counted, if it falls short), and totalTokens counts
+// everything.
+func (s *Server) usage(m ModelInfo, req *converseRequest, body []byte, a answer) tokenUsage {
+	u := usageFor(body, a)
+	now := time.Now
+	if s.opts.Now != nil {
+		now = s.opts.Now
+	}
+	read, write, details := s.cache.account(prefixes(m, req), now())
+	total := max(u.InputTokens, read+write)
+	u.InputTokens = total - read - write
+	u.CacheReadInputTokens, u.CacheWriteInputTokens, u.CacheDetails = read, write, details
+	u.TotalTokens = total + u.OutputTokens
+	return u
 }
 
 // latencyMs is the latency the simulator reports: fixed, so answers stay deterministic.

@@ -14,12 +14,32 @@ type event struct {
 	payload any    // marshalled as the frame's JSON payload
 }
 
-// streamEvents lays an answer out in Bedrock's order: messageStart, the text block (deltas
-// only: Bedrock sends no contentBlockStart for text), one block per tool call (start, input
-// fragments, stop), messageStop with the stop reason, then metadata with the usage.
+// streamEvents lays an answer out in Bedrock's order: messageStart, the reasoning blocks
+// (deltas only: reasoning text in pieces, then one signature; a redacted block in one delta),
+// the text block (deltas only: Bedrock sends no contentBlockStart for text either), one block
+// per tool call (start, input fragments, stop), messageStop with the stop reason, then
+// metadata with the usage.
 func streamEvents(a answer, usage tokenUsage, latencyMs int64) []event {
 	evs := []event{{eventMessageStart, messageStartEvent{Role: roleAssistant}}}
 	index := 0
+	delta := func(d reasoningDelta) {
+		evs = append(evs, event{eventContentBlockDelta, contentBlockDeltaEvent{
+			ContentBlockIndex: index, Delta: contentBlockDelta{ReasoningContent: &d}}})
+	}
+	for _, r := range a.Reasoning {
+		if rt := r.ReasoningText; rt != nil {
+			for _, frag := range splitText(rt.Text) {
+				delta(reasoningDelta{Text: &frag})
+			}
+			if rt.Signature != "" {
+				delta(reasoningDelta{Signature: &rt.Signature})
+			}
+		} else {
+			delta(reasoningDelta{RedactedContent: r.RedactedContent})
+		}
+		evs = append(evs, event{eventContentBlockStop, contentBlockStopEvent{ContentBlockIndex: index}})
+		index++
+	}
 	if a.Text != "" {
 		for _, frag := range splitText(a.Text) {
 			evs = append(evs, event{eventContentBlockDelta, contentBlockDeltaEvent{

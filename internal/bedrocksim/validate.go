@@ -21,11 +21,12 @@ var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 const maxCachePoints = 4
 
 // ValidateJSON checks a Converse request body for modelID against the rules of
-// docs/BEDROCK.md sections A and K (images and documents), including those only the raw JSON shows (extraneous keys,
-// unions with more or fewer than one member, empty descriptions). It returns nil, or an
-// error that reads "<code>: <message>" with Bedrock's code and message: ValidationException,
-// or ResourceNotFoundException for a model id the simulator's table lacks. The rules are
-// Converse's; ConverseStream adds one (tool use in streaming mode).
+// docs/BEDROCK.md sections A, G (reasoning), H (cache points) and K (images and documents),
+// including those only the raw JSON shows (extraneous keys, unions with more or fewer than one
+// member, empty descriptions). It returns nil, or an error that reads "<code>: <message>" with
+// Bedrock's code and message: ValidationException, or ResourceNotFoundException for a model id
+// the simulator's table lacks. The rules are Converse's; ConverseStream adds tool use in
+// streaming mode and lifts the thinking limit on maxTokens (G12).
 func ValidateJSON(modelID string, body []byte) error {
 	model, found := lookupModel(modelID)
 	if !found {
@@ -68,8 +69,9 @@ func malformedJSON(err error) *apiError {
 	return validation("Malformed input request: " + msg + ", reformat your input and try again.")
 }
 
-// validate applies to a decoded request the rules of docs/BEDROCK.md sections A and K, with
-// model m's variants of them; stream is true for ConverseStream.
+// validate applies to a decoded request the rules of docs/BEDROCK.md sections A, G, H and K,
+// with model m's variants of them; stream is true for ConverseStream. It records in req what
+// the answer needs of additionalModelRequestFields and the cache points.
 func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
 	if err := checkConstraints(req); err != nil {
 		return err
@@ -99,11 +101,14 @@ func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
 		return err
 	}
 	req.anthropicChoice = ch
-	if err := checkCachePoints(req); err != nil {
+	if err := checkCachePoints(m, req); err != nil {
 		return err
 	}
 	if ic := req.InferenceConfig; ic != nil && ic.Temperature != nil && ic.TopP != nil && m.NoTemperatureWithTopP {
 		return validation("`temperature` and `top_p` cannot both be specified for this model. Please use only one.")
+	}
+	if err := checkReasoning(m, req, stream); err != nil {
+		return err
 	}
 	// Models whose tool use works only through Converse (docs/BEDROCK.md E, F) refuse a
 	// toolConfig on ConverseStream; the gateway calls Converse for them instead.
@@ -184,6 +189,7 @@ func checkConstraints(req *converseRequest) *apiError {
 				c.name(b.ToolUse.ToolUseID, path+"toolUse.toolUseId", true)
 				c.name(b.ToolUse.Name, path+"toolUse.name", true)
 			}
+			c.cachePoint(b.CachePoint, path+"cachePoint.", nil)
 			if b.ToolResult != nil {
 				c.name(b.ToolResult.ToolUseID, path+"toolResult.toolUseId", true)
 				for k, rc := range b.ToolResult.Content {
@@ -203,6 +209,9 @@ func checkConstraints(req *converseRequest) *apiError {
 				}
 			}
 		}
+	}
+	for i, b := range req.System {
+		c.cachePoint(b.CachePoint, fmt.Sprintf("system.%d.member.cachePoint.", i+1), nil)
 	}
 	if ic := req.InferenceConfig; ic != nil {
 		if ic.MaxTokens != nil && *ic.MaxTokens < 1 {
@@ -236,6 +245,9 @@ func checkConstraints(req *converseRequest) *apiError {
 			c.add(&v, "toolConfig.tools", ruleMinLen1)
 		}
 		for i, t := range tc.Tools {
+			if cp := t.CachePoint; cp != nil {
+				c.cachePoint(cp, fmt.Sprintf("toolConfig.tools.%d.member.cachePoint.", i+1), cp)
+			}
 			if t.ToolSpec == nil {
 				continue
 			}
@@ -250,6 +262,25 @@ func checkConstraints(req *converseRequest) *apiError {
 		}
 	}
 	return c.err()
+}
+
+// cachePoint checks a cache point's enums (H1): type "default", ttl "5m" or "1h". shown is
+// the point when its values may be quoted (in toolConfig; values in messages and system are
+// withheld, as the service does).
+func (c *constraints) cachePoint(cp *cachePointBlock, path string, shown *cachePointBlock) {
+	if cp == nil {
+		return
+	}
+	var typ, ttl *string
+	if shown != nil {
+		typ, ttl = &shown.Type, &shown.TTL
+	}
+	if cp.Type != "default" {
+		c.add(typ, path+"type", "Member must satisfy enum value set: [default]")
+	}
+	if cp.TTL != "" && cp.TTL != ttl5m && cp.TTL != ttl1h {
+		c.add(ttl, path+"ttl", "Member must satisfy enum value set: [5m, 1h]")
+	}
 }
 
 // imageFormatEnum checks an image's format against the enum, case included (K2).
@@ -335,6 +366,10 @@ func checkMessages(m ModelInfo, req *converseRequest) *apiError {
 				conversation = true
 			case b.Image != nil, b.Document != nil:
 				conversation = true
+			case b.ReasoningContent != nil:
+				if msg.Role != roleAssistant {
+					return validation(at + ": reasoningContent blocks can only be in assistant messages.")
+				}
 			case b.ToolUse != nil:
 				if req.ToolConfig == nil {
 					return validation("The toolConfig field must be defined when using toolUse and toolResult content blocks.")
@@ -482,28 +517,6 @@ func checkTools(m ModelInfo, tc *toolConfiguration) *apiError {
 		return validation("This model doesn't support the toolConfig.toolChoice.tool field. Remove toolConfig.toolChoice.tool and try again")
 	case ch.Tool != nil && !names[ch.Tool.Name]:
 		return validation(fmt.Sprintf("The tool %s named in toolConfig.toolChoice.tool.name is not defined in toolConfig.tools.", ch.Tool.Name))
-	}
-	return nil
-}
-
-// checkCachePoints enforces A22 over system, messages and tools together.
-func checkCachePoints(req *converseRequest) *apiError {
-	n := 0
-	for _, s := range req.System {
-		n += count(s.CachePoint != nil)
-	}
-	for _, msg := range req.Messages {
-		for _, b := range msg.Content {
-			n += count(b.CachePoint != nil)
-		}
-	}
-	if tc := req.ToolConfig; tc != nil {
-		for _, t := range tc.Tools {
-			n += count(t.CachePoint != nil)
-		}
-	}
-	if n > maxCachePoints {
-		return validation(fmt.Sprintf("The model returned the following errors: A maximum of %d blocks with cache_control may be provided. Found %d.", maxCachePoints, n))
 	}
 	return nil
 }

@@ -28,6 +28,9 @@ var (
 	inputSchemaKeys   = []string{"json"}
 	toolChoiceKeys    = []string{"auto", "any", "tool"}
 	inferenceKeys     = []string{"maxTokens", "temperature", "topP", "stopSequences"}
+	cachePointKeys    = []string{"type", "ttl"}
+	reasoningKeys     = []string{"reasoningText", "redactedContent"}
+	reasoningTextKeys = []string{"text", "signature"}
 )
 
 // checkRaw walks the JSON of a request (already known to be valid JSON) for what decoding
@@ -67,7 +70,12 @@ func checkRaw(body []byte) *apiError {
 			return err
 		}
 		for i, rawBlock := range blocks {
-			if _, err := union(fmt.Sprintf("#/system/%d", i), rawBlock, systemKeys); err != nil {
+			ptr := fmt.Sprintf("#/system/%d", i)
+			block, err := union(ptr, rawBlock, systemKeys)
+			if err != nil {
+				return err
+			}
+			if err := checkRawCachePoint(ptr, block); err != nil {
 				return err
 			}
 		}
@@ -89,6 +97,24 @@ func checkRawBlock(ptr string, raw jsontext.Value) *apiError {
 	block, err := union(ptr, raw, blockKeys)
 	if err != nil {
 		return err
+	}
+	if err := checkRawCachePoint(ptr, block); err != nil {
+		return err
+	}
+	if v, ok := lookup(block, "reasoningContent"); ok {
+		rc, err := union(ptr+"/reasoningContent", v, reasoningKeys)
+		if err != nil {
+			return err
+		}
+		if v, ok := lookup(rc, "reasoningText"); ok {
+			text, err := object(ptr+"/reasoningContent/reasoningText", v, reasoningTextKeys)
+			if err != nil {
+				return err
+			}
+			if _, ok := lookup(text, "text"); !ok {
+				return malformed(ptr+"/reasoningContent/reasoningText", "required key [text] not found")
+			}
+		}
 	}
 	if v, ok := lookup(block, "toolUse"); ok {
 		if _, err := object(ptr+"/toolUse", v, toolUseKeys); err != nil {
@@ -131,6 +157,9 @@ func checkRawToolConfig(raw jsontext.Value) *apiError {
 			if err != nil {
 				return err
 			}
+			if err := checkRawCachePoint(ptr, tool); err != nil {
+				return err
+			}
 			rawSpec, ok := lookup(tool, "toolSpec")
 			if !ok {
 				continue
@@ -150,6 +179,23 @@ func checkRawToolConfig(raw jsontext.Value) *apiError {
 		if _, err := union("#/toolConfig/toolChoice", v, toolChoiceKeys); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkRawCachePoint checks the cachePoint member of a union, if it has one: an object of
+// type and ttl, type required.
+func checkRawCachePoint(ptr string, union []member) *apiError {
+	v, ok := lookup(union, "cachePoint")
+	if !ok {
+		return nil
+	}
+	cp, err := object(ptr+"/cachePoint", v, cachePointKeys)
+	if err != nil {
+		return err
+	}
+	if _, ok := lookup(cp, "type"); !ok {
+		return malformed(ptr+"/cachePoint", "required key [type] not found")
 	}
 	return nil
 }

@@ -22,13 +22,17 @@ type converseRequest struct {
 	System          []systemContentBlock    `json:"system"`
 	InferenceConfig *inferenceConfiguration `json:"inferenceConfig"`
 	ToolConfig      *toolConfiguration      `json:"toolConfig"`
-	// AdditionalModelRequestFields is passed to the model; the simulator reads only Claude's
-	// tool_choice from it (docs/BEDROCK.md J1).
+	// AdditionalModelRequestFields is passed to the model; the simulator reads Claude's
+	// tool_choice (docs/BEDROCK.md J1) and each family's reasoning switches (G) from it.
 	AdditionalModelRequestFields jsontext.Value `json:"additionalModelRequestFields"`
 
 	// anthropicChoice is AdditionalModelRequestFields.tool_choice as validate read it on a
 	// Claude model; nil when absent or on other models.
 	anthropicChoice *anthropicChoice
+	// thinking is what validate read of the reasoning switches.
+	thinking thinking
+	// cache is the request laid out for the prompt cache, as validate checked it.
+	cache cacheWalk
 }
 
 // Roles of a message.
@@ -44,23 +48,50 @@ type message struct {
 }
 
 // contentBlock is a union. Text is a pointer so that {"text":""} is told from no text.
+// Other holds the members the simulator does not read (video, guardContent, …), so that a
+// block marshals back whole: the prompt cache's keys are made of marshalled blocks.
 type contentBlock struct {
-	Text       *string          `json:"text,omitzero"`
-	Image      *imageBlock      `json:"image,omitzero"`
-	Document   *documentBlock   `json:"document,omitzero"`
-	ToolUse    *toolUseBlock    `json:"toolUse,omitzero"`
-	ToolResult *toolResultBlock `json:"toolResult,omitzero"`
-	CachePoint *cachePointBlock `json:"cachePoint,omitzero"`
+	Text             *string                `json:"text,omitzero"`
+	Image            *imageBlock            `json:"image,omitzero"`
+	Document         *documentBlock         `json:"document,omitzero"`
+	ToolUse          *toolUseBlock          `json:"toolUse,omitzero"`
+	ToolResult       *toolResultBlock       `json:"toolResult,omitzero"`
+	CachePoint       *cachePointBlock       `json:"cachePoint,omitzero"`
+	ReasoningContent *reasoningContentBlock `json:"reasoningContent,omitzero"`
+	Other            jsontext.Value         `json:",embed"`
 }
 
 // systemContentBlock is a union of text, guardContent and cachePoint.
 type systemContentBlock struct {
-	Text       *string          `json:"text"`
-	CachePoint *cachePointBlock `json:"cachePoint"`
+	Text       *string          `json:"text,omitzero"`
+	CachePoint *cachePointBlock `json:"cachePoint,omitzero"`
+	Other      jsontext.Value   `json:",embed"`
 }
 
+// cachePointBlock marks the end of a prefix to cache (docs/BEDROCK.md H).
 type cachePointBlock struct {
-	Type string `json:"type"`
+	Type string `json:"type"`         // "default"
+	TTL  string `json:"ttl,omitzero"` // "5m" (also when absent) or "1h"
+}
+
+// Cache point TTLs.
+const (
+	ttl5m = "5m"
+	ttl1h = "1h"
+)
+
+// reasoningContentBlock is a union: the model's reasoning with its signature, or reasoning
+// the provider encrypted (docs/BEDROCK.md G6).
+type reasoningContentBlock struct {
+	ReasoningText   *reasoningTextBlock `json:"reasoningText,omitzero"`
+	RedactedContent []byte              `json:"redactedContent,omitzero"` // base64 in JSON
+}
+
+// reasoningTextBlock's Text is always sent, empty too: Opus 4.7 answers blocks with empty
+// text and only a signature (G6).
+type reasoningTextBlock struct {
+	Text      string `json:"text"`
+	Signature string `json:"signature,omitzero"`
 }
 
 type imageBlock struct {
@@ -122,17 +153,20 @@ type toolConfiguration struct {
 }
 
 // toolEntry is a member of toolConfig.tools (the service model's Tool), a union: a toolSpec
-// or a cachePoint.
+// or a cachePoint (or a systemTool, kept in Other).
 type toolEntry struct {
-	ToolSpec   *toolSpecification `json:"toolSpec"`
-	CachePoint *cachePointBlock   `json:"cachePoint"`
+	ToolSpec   *toolSpecification `json:"toolSpec,omitzero"`
+	CachePoint *cachePointBlock   `json:"cachePoint,omitzero"`
+	Other      jsontext.Value     `json:",embed"`
 }
 
-// toolSpecification's Description is a pointer: present but empty is refused (A10), absent is fine.
+// toolSpecification's Description is a pointer: present but empty is refused (A10), absent is
+// fine. Other keeps strict.
 type toolSpecification struct {
 	Name        string          `json:"name"`
-	Description *string         `json:"description"`
+	Description *string         `json:"description,omitzero"`
 	InputSchema toolInputSchema `json:"inputSchema"`
+	Other       jsontext.Value  `json:",embed"`
 }
 
 type toolInputSchema struct {
@@ -163,10 +197,22 @@ type converseOutput struct {
 	Message message `json:"message"`
 }
 
+// tokenUsage counts tokens; inputTokens leaves out what the prompt cache read and wrote,
+// totalTokens counts everything (docs/BEDROCK.md H9). The cache members are left out when
+// zero.
 type tokenUsage struct {
-	InputTokens  int32 `json:"inputTokens"`
-	OutputTokens int32 `json:"outputTokens"`
-	TotalTokens  int32 `json:"totalTokens"`
+	InputTokens           int32         `json:"inputTokens"`
+	OutputTokens          int32         `json:"outputTokens"`
+	TotalTokens           int32         `json:"totalTokens"`
+	CacheReadInputTokens  int32         `json:"cacheReadInputTokens,omitzero"`
+	CacheWriteInputTokens int32         `json:"cacheWriteInputTokens,omitzero"`
+	CacheDetails          []cacheDetail `json:"cacheDetails,omitzero"`
+}
+
+// cacheDetail is the part of cacheWriteInputTokens written with one TTL.
+type cacheDetail struct {
+	TTL         string `json:"ttl"`
+	InputTokens int32  `json:"inputTokens"`
 }
 
 type metrics struct {
@@ -214,10 +260,20 @@ type contentBlockDeltaEvent struct {
 	Delta             contentBlockDelta `json:"delta"`
 }
 
-// contentBlockDelta is a union: a piece of text or a piece of a tool call's input JSON text.
+// contentBlockDelta is a union: a piece of text, a piece of a tool call's input JSON text, or
+// a piece of reasoning.
 type contentBlockDelta struct {
-	Text    *string       `json:"text,omitzero"`
-	ToolUse *toolUseDelta `json:"toolUse,omitzero"`
+	Text             *string         `json:"text,omitzero"`
+	ToolUse          *toolUseDelta   `json:"toolUse,omitzero"`
+	ReasoningContent *reasoningDelta `json:"reasoningContent,omitzero"`
+}
+
+// reasoningDelta is a union: a piece of reasoning text, the block's signature (sent once,
+// after the text), or a redacted block whole (docs/BEDROCK.md G6).
+type reasoningDelta struct {
+	Text            *string `json:"text,omitzero"`
+	Signature       *string `json:"signature,omitzero"`
+	RedactedContent []byte  `json:"redactedContent,omitzero"`
 }
 
 type toolUseDelta struct {

@@ -22,6 +22,12 @@ func TestSimulatorModelTable(t *testing.T) {
 	// docs/BEDROCK.md F and the simulator follows F; each is logged, not failed, until the
 	// gateway's table is fixed. Empty: the two tables agree.
 	gatewayWrong := map[string]string{}
+	// gpt-oss and DeepSeek v3 have F.2 rows (internal/capabilities/features.go reads them) but
+	// no row in the tool table of internal/capabilities, so Lookup reports them unknown; the
+	// simulator serves them.
+	for _, id := range []string{"openai.gpt-oss-120b-1:0", "openai.gpt-oss-20b-1:0", "deepseek.v3-v1:0"} {
+		gatewayWrong[id+" Known"] = "F.2 lists the family; capabilities' tool table (families) lacks it"
+	}
 
 	models := bedrocksim.Models()
 	if len(models) == 0 {
@@ -62,12 +68,31 @@ func disagreements(gw capabilities.Model, sim bedrocksim.ModelInfo) []disagreeme
 		{"ToolChoice", choices(gw.ToolChoice), choices(sim.ToolChoice)},
 		{"NoPrefill", fmt.Sprint(gw.NoPrefill), fmt.Sprint(sim.NoPrefill)},
 		{"NoTemperatureWithTopP", fmt.Sprint(gw.NoTemperatureWithTopP), fmt.Sprint(sim.NoTemperatureWithTopP)},
+		// F.2's columns (docs/BEDROCK.md G and H).
+		{"Reasoning", gw.Reasoning, reasoningForms[sim.Reasoning]},
+		{"MaxEffort", gw.MaxEffort, sim.MaxEffort},
+		{"CacheMinTokens", fmt.Sprint(gw.CacheMinTokens), fmt.Sprint(sim.CacheMinTokens)},
+		{"Cache1h", fmt.Sprint(gw.Cache1h), fmt.Sprint(sim.Cache1h)},
+		{"NoToolCachePoint", fmt.Sprint(gw.NoToolCachePoint), fmt.Sprint(sim.NoToolCachePoint)},
 	} {
 		if f.gateway != f.simulator {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// reasoningForms maps the simulator's reasoning forms to the gateway's: the gateway has one
+// form for Nova 2's reasoningConfig and DeepSeek's reasoning_config, which the simulator,
+// checking their shapes, tells apart.
+var reasoningForms = map[string]string{
+	"":                               "",
+	bedrocksim.ReasoningBudget:       capabilities.ReasoningBudget,
+	bedrocksim.ReasoningAdaptive:     capabilities.ReasoningAdaptive,
+	bedrocksim.ReasoningAdaptiveOnly: capabilities.ReasoningAdaptiveOnly,
+	bedrocksim.ReasoningNova:         capabilities.ReasoningConfig,
+	bedrocksim.ReasoningDeepSeek:     capabilities.ReasoningConfig,
+	bedrocksim.ReasoningEffort:       capabilities.ReasoningEffort,
 }
 
 // idForms are the other ways a client may name a foundation model: behind each cross-region
