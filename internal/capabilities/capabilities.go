@@ -83,6 +83,9 @@ var families = []family{
 	{"mistral.mistral-7b", false, false, nil},
 	{"mistral.mixtral", false, false, nil},
 	{"cohere.command-r", true, false, autoOnly},
+	// F.2's reasoning families: Bedrock takes forced tool choices on both (peers' threads).
+	{"openai.gpt-oss", true, true, allChoices},
+	{"deepseek.v3", true, true, allChoices},
 }
 
 // regionPrefixes are the cross-region inference-profile prefixes.

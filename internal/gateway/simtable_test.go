@@ -22,12 +22,6 @@ func TestSimulatorModelTable(t *testing.T) {
 	// docs/BEDROCK.md F and the simulator follows F; each is logged, not failed, until the
 	// gateway's table is fixed. Empty: the two tables agree.
 	gatewayWrong := map[string]string{}
-	// gpt-oss and DeepSeek v3 have F.2 rows (internal/capabilities/features.go reads them) but
-	// no row in the tool table of internal/capabilities, so Lookup reports them unknown; the
-	// simulator serves them.
-	for _, id := range []string{"openai.gpt-oss-120b-1:0", "openai.gpt-oss-20b-1:0", "deepseek.v3-v1:0"} {
-		gatewayWrong[id+" Known"] = "F.2 lists the family; capabilities' tool table (families) lacks it"
-	}
 
 	models := bedrocksim.Models()
 	if len(models) == 0 {
