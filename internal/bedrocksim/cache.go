@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -24,6 +25,9 @@ type cacheWalk struct {
 	// not change what is cached.
 	canonical []byte
 	points    []walkedPoint
+	// bounds are the lengths of canonical at the end of each content block: where a prefix
+	// may end.
+	bounds []int
 }
 
 // walkedPoint is one cache point of a request.
@@ -39,8 +43,8 @@ type walkedPoint struct {
 	// afterDocument (not a PDF) or afterContent.
 	after   int
 	inTools bool
-	// prefixLen is the length of canonical before the point.
-	prefixLen int
+	// bound is the index in bounds of the block before the point: its prefix ends there.
+	bound int
 }
 
 const (
@@ -81,7 +85,7 @@ func walkCache(req *converseRequest) cacheWalk {
 	}
 	w.canonical = append(w.canonical, "messages\n"...)
 	for i, msg := range req.Messages {
-		w.line([]byte("role " + msg.Role))
+		w.canonical = append(w.canonical, "role "+msg.Role+"\n"...)
 		n, after := 0, afterNothing
 		for j, b := range msg.Content {
 			if b.CachePoint != nil {
@@ -101,13 +105,17 @@ func walkCache(req *converseRequest) cacheWalk {
 	return w
 }
 
+// line adds a content block: its bytes, and the bound after it.
 func (w *cacheWalk) line(b []byte) {
 	w.canonical = append(w.canonical, b...)
 	w.canonical = append(w.canonical, '\n')
+	w.bounds = append(w.bounds, len(w.canonical))
 }
 
+// point adds a cache point; its prefix ends at the last bound (-1: nothing before it, which
+// checkCachePoints refuses).
 func (w *cacheWalk) point(cp *cachePointBlock, where, carrier string, after int, inTools bool) {
-	w.points = append(w.points, walkedPoint{cp: cp, where: where, carrier: carrier, after: after, inTools: inTools, prefixLen: len(w.canonical)})
+	w.points = append(w.points, walkedPoint{cp: cp, where: where, carrier: carrier, after: after, inTools: inTools, bound: len(w.bounds) - 1})
 }
 
 // carrier is the path of the block a point marks, the last of the n blocks before it in the
@@ -190,27 +198,60 @@ var cacheTTLs = map[string]time.Duration{ttl5m: 5 * time.Minute, ttl1h: time.Hou
 
 // cachePrefix is a point that counts: its prefix reaches the model's minimum.
 type cachePrefix struct {
-	key    [sha256.Size]byte
-	tokens int32
-	ttl    string
+	prefixKey
+	ttl string
+	// lookback are the prefixes ending at the blocks before the point, nearest first, that
+	// a point may also hit (Claude's automatic prefix check, H8).
+	lookback []prefixKey
 }
 
-// prefixes are the points of a validated request that count on model m (H6): each with its
-// key (SHA-256 over the foundation-model id and the canonical prefix) and its tokens.
+// prefixKey names a prefix: a hash chained over the foundation-model id and the canonical
+// bytes up to a bound, and its tokens.
+type prefixKey struct {
+	key    [sha256.Size]byte
+	tokens int32
+}
+
+// lookbackBlocks is how many blocks before a point Claude checks for a cached prefix
+// (docs/BEDROCK.md H8: "about 20").
+const lookbackBlocks = 20
+
+// prefixes are the points of a validated request that count on model m (H6), each with its
+// key and tokens, and on Claude the prefixes its lookback may hit.
 func prefixes(m ModelInfo, req *converseRequest) []cachePrefix {
+	w := &req.cache
+	if len(w.points) == 0 {
+		return nil
+	}
+	// The key of every bound, chained so the whole walk is hashed once.
+	keys := make([][sha256.Size]byte, len(w.bounds))
+	chain := sha256.Sum256([]byte(m.ID))
+	prev := 0
+	for i, end := range w.bounds {
+		h := sha256.New()
+		h.Write(chain[:])
+		h.Write(w.canonical[prev:end])
+		h.Sum(chain[:0])
+		keys[i], prev = chain, end
+	}
+	at := func(b int) (prefixKey, bool) {
+		t := tokens(w.bounds[b])
+		return prefixKey{key: keys[b], tokens: t}, int(t) >= m.CacheMinTokens
+	}
+	lookback := strings.HasPrefix(m.ID, "anthropic.") || strings.HasPrefix(m.ID, "arn:")
 	var out []cachePrefix
-	for _, p := range req.cache.points {
-		prefix := req.cache.canonical[:p.prefixLen]
-		t := tokens(len(prefix))
-		if int(t) < m.CacheMinTokens {
+	for _, p := range w.points {
+		k, ok := at(p.bound)
+		if !ok {
 			continue // too short: ignored, silently, as Bedrock does
 		}
-		h := sha256.New()
-		writePart(h, []byte(m.ID))
-		writePart(h, prefix)
-		var key [sha256.Size]byte
-		h.Sum(key[:0])
-		out = append(out, cachePrefix{key: key, tokens: t, ttl: ttlOf(p.cp)})
+		cp := cachePrefix{prefixKey: k, ttl: ttlOf(p.cp)}
+		for b := p.bound - 1; lookback && b >= 0 && b >= p.bound-lookbackBlocks; b-- {
+			if k, ok := at(b); ok {
+				cp.lookback = append(cp.lookback, k)
+			}
+		}
+		out = append(out, cp)
 	}
 	return out
 }
@@ -238,7 +279,8 @@ func newPromptCache(max int) *promptCache {
 }
 
 // account is one request's use of the cache, its points in order. The hit is the last point
-// whose prefix is remembered and live: read is its tokens. write is what the last point adds
+// whose prefix is remembered and live, or failing that one its lookback finds (the nearest
+// block first): read is its tokens. write is what the last point adds
 // to it, when that point comes after the hit, broken down by the TTL of the point that ends
 // each part (details, 1h first). Then every point's prefix is remembered until now + its TTL
 // (a hit is renewed, never shortened).
@@ -248,21 +290,28 @@ func (c *promptCache) account(points []cachePrefix, now time.Time) (read, write 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	hit := -1
+	// written is the first point that writes: the one after a hit on a point, the hit
+	// point itself when its lookback hit.
+	written := 0
+hits:
 	for i := len(points) - 1; i >= 0; i-- {
 		if c.live(points[i].key, now) {
-			hit = i
+			read, written = points[i].tokens, i+1
 			break
 		}
+		for _, lb := range points[i].lookback {
+			if c.live(lb.key, now) {
+				read, written = lb.tokens, i
+				c.put(lb.key, now.Add(cacheTTLs[points[i].ttl]))
+				break hits
+			}
+		}
 	}
-	if hit >= 0 {
-		read = points[hit].tokens
-	}
-	if last := len(points) - 1; last > hit {
+	if last := len(points) - 1; last >= written {
 		write = points[last].tokens - read
 		byTTL := map[string]int32{}
 		prev := read
-		for _, p := range points[hit+1:] {
+		for _, p := range points[written:] {
 			byTTL[p.ttl] += p.tokens - prev
 			prev = p.tokens
 		}

@@ -257,3 +257,27 @@ func TestPromptCacheNotOnRefusal(t *testing.T) {
 	assert.Equal(t, 0, sim.cache.len())
 	assert.Positive(t, usageOf(t, sim, sonnet4, body).CacheWriteInputTokens)
 }
+
+// TestPromptCacheLookback: on Claude a point also hits a prefix cached at one of the 20
+// blocks before it (docs/BEDROCK.md H8), so the point an agent moves to the end of its
+// history every turn reads the last turn's prefix; on Nova, which has no such check, it
+// misses.
+func TestPromptCacheLookback(t *testing.T) {
+	t.Parallel()
+	sim := New(Options{Now: newClock().Now})
+	tTask, tNext := tokens(len(prefixTask)), tokens(len(prefixNext))
+	turn1 := reqWith(systemOf(bigSystem, ""), user(`{"text":"`+bigTask+`"}`, cachePt))
+	turn1 = strings.Replace(turn1, `"},]`, `"}]`, 1)
+	assert.Equal(t, cached{0, tTask, five(tTask)}, cacheOf(usageOf(t, sim, sonnet4, turn1)))
+	// Turn 2 has its only point after its own last block; the point of turn 1 is gone.
+	turn2 := reqWith(systemOf(bigSystem, ""), user(`{"text":"`+bigTask+`"}`), hello, user(`{"text":"next"}`, cachePt))
+	turn2 = strings.Replace(turn2, `"},]`, `"}]`, 1)
+	assert.Equal(t, cached{tTask, tNext - tTask, five(tNext - tTask)}, cacheOf(usageOf(t, sim, sonnet4, turn2)))
+
+	// Nova: explicit points only.
+	const nova = "amazon.nova-pro-v1:0"
+	usageOf(t, sim, nova, turn1)
+	u := usageOf(t, sim, nova, turn2)
+	assert.Zero(t, u.CacheReadInputTokens)
+	assert.Equal(t, tNext, u.CacheWriteInputTokens)
+}
