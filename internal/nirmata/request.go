@@ -24,6 +24,9 @@ type request struct {
 	ParallelToolCalls *bool `json:"parallel_tool_calls"`
 	// MaxToolRounds bounds the task's tool rounds (13.5).
 	MaxToolRounds *chatjson.WholeInt `json:"max_tool_rounds"`
+	// PromptCacheRetention "24h" asks automatic cache points for the 1h TTL (12.2), as on
+	// OpenAI's surface.
+	PromptCacheRetention string `json:"prompt_cache_retention"`
 }
 
 // DecodeRequest reads a POST /llm-apps/chat body. It checks JSON syntax and the type of
@@ -44,6 +47,7 @@ func DecodeRequest(body []byte) (req *chat.Request, stream bool, err error) {
 
 		ParallelToolCalls: r.ParallelToolCalls,
 		MaxToolRounds:     r.MaxToolRounds.Int32(),
+		CacheRetention:    r.PromptCacheRetention,
 	}
 	if out.Messages, err = chatjson.Messages(r.Messages); err != nil {
 		return nil, false, err

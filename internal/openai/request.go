@@ -41,6 +41,8 @@ type request struct {
 	PromptCacheKey      string              `json:"prompt_cache_key"`
 	ServiceTier         string              `json:"service_tier"`
 	ParallelToolCalls   *bool               `json:"parallel_tool_calls"`
+	// PromptCacheRetention "24h" asks automatic cache points for the 1h TTL (12.2).
+	PromptCacheRetention string `json:"prompt_cache_retention"`
 	// MaxToolRounds is the gateway's extension (docs/PROTOCOL.md 13.5).
 	MaxToolRounds *chatjson.WholeInt `json:"max_tool_rounds"`
 	// Accepted and not yet acted on (docs/PROTOCOL.md 13.3): listed as ignored unless it
@@ -90,6 +92,7 @@ func decodeRequest(body []byte) (*call, error) {
 
 		ParallelToolCalls: r.ParallelToolCalls,
 		MaxToolRounds:     r.MaxToolRounds.Int32(),
+		CacheRetention:    r.PromptCacheRetention,
 	}
 	if r.SafetyIdentifier != "" {
 		out.User = r.SafetyIdentifier
