@@ -46,8 +46,24 @@ import (
 //     every model; a trailing assistant turn with only text is kept (prefill) where the
 //     model allows it and refused where it does not.
 func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequest, *Names, error) {
+	return RequestWith(req, model, Options{})
+}
+
+// Options are the gateway's settings that shape a translation; the zero value is the
+// default configuration.
+type Options struct {
+	// NoAutoCache turns the automatic prompt-cache points off (prompt_caching: off,
+	// docs/PROTOCOL.md 12.2); the client's cache_control hints still count.
+	NoAutoCache bool
+}
+
+// RequestWith is Request under the gateway's settings.
+func RequestWith(req *chat.Request, model capabilities.Model, opts Options) (*bedrock.ConverseRequest, *Names, error) {
 	if n := req.MaxToolRounds; n != nil && *n < 0 {
 		return nil, nil, invalidf("max_tool_rounds must be at least 0, got %d", *n)
+	}
+	if err := checkHints(req); err != nil {
+		return nil, nil, err
 	}
 	exhausted := budgetSpent(req)
 	if exhausted {
@@ -85,6 +101,8 @@ func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequ
 		out.AdditionalModelRequestFields = disableParallel(out.ToolConfig, req.ToolChoice, model)
 	}
 	out.RequestMetadata, out.ServiceTier = requestMetadata(req), serviceTier(req)
+	// Last, so it sees every block of the request as Bedrock will.
+	promptCache(out, req, model, opts, names)
 	return out, names.names, nil
 }
 
