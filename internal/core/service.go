@@ -49,6 +49,11 @@ type Options struct {
 	// NoParallelToolCalls makes parallel_tool_calls false the default of a request that
 	// does not set it (the zero value keeps parallel calls on).
 	NoParallelToolCalls bool
+	// NoPromptCaching turns the automatic prompt-cache points off (prompt_caching: off;
+	// the zero value is auto).
+	NoPromptCaching bool
+	// AliasDefaults holds the defaults of the aliases that have some, by alias name.
+	AliasDefaults map[string]AliasDefaults
 }
 
 // Service answers chat calls. It is safe for concurrent use.
@@ -188,13 +193,11 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	if err := s.checkLimits(req); err != nil {
 		return nil, err
 	}
-	if req.ParallelToolCalls == nil && s.opts.NoParallelToolCalls {
-		off := false
-		req.ParallelToolCalls = &off
-	}
-	model := capabilities.Lookup(s.resolveModel(req.Model))
+	name := s.modelName(req.Model)
+	opts := s.applyDefaults(req, name)
+	model := capabilities.Lookup(s.resolveModel(name))
 	res.Model = model.ID
-	converse, names, err := translate.Request(req, model)
+	converse, names, err := translate.RequestWith(req, model, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -280,11 +283,17 @@ func (s *Service) upstreamFailed(ctx context.Context, requestID, model string, e
 	}
 }
 
+// modelName is the model a request names: its own, else the default.
+func (s *Service) modelName(name string) string {
+	if name == "" {
+		return s.opts.DefaultModel
+	}
+	return name
+}
+
 // resolveModel applies the default and the configured aliases.
 func (s *Service) resolveModel(name string) string {
-	if name == "" {
-		name = s.opts.DefaultModel
-	}
+	name = s.modelName(name)
 	if id, ok := s.opts.Aliases[name]; ok {
 		return id
 	}
