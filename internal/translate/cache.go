@@ -338,30 +338,32 @@ func (p *cachePass) addAuto(out *bedrock.ConverseRequest) {
 // images and documents would cost most to encode, costs a walk over its blocks.
 func reaches(out *bedrock.ConverseRequest, minTokens int) (tools, system, messages bool) {
 	need, have := 4*minTokens, 0
-	add := func(lower int, v func() any) bool {
+	add := func(lower int, v any) bool {
 		switch {
 		case have >= need:
 		case have+lower >= need:
 			have += lower
 		default:
-			have += bedrock.EncodedLen(v())
+			have += bedrock.EncodedLen(v)
 		}
 		return have >= need
 	}
+	// Pointers, which an interface holds without a copy of the slice header.
 	if cfg := out.ToolConfig; cfg != nil && len(cfg.Tools) > 0 {
-		tools = add(toolsBytes(cfg.Tools), func() any { return cfg.Tools })
+		tools = add(toolsBytes(cfg.Tools), &cfg.Tools)
 	}
 	if len(out.System) > 0 {
-		system = add(systemBytes(out.System), func() any { return out.System })
+		system = add(systemBytes(out.System), &out.System)
 	}
 	if len(out.Messages) > 0 {
-		messages = add(messagesBytes(out.Messages), func() any { return out.Messages })
+		messages = add(messagesBytes(out.Messages), &out.Messages)
 	}
 	return tools, system, messages
 }
 
-// The content bytes of each section: what its JSON holds besides syntax, each of
-// bytes.Bytes counted as its base64.
+// The content bytes of each section: what its JSON holds besides syntax and escapes, the
+// bytes of images and documents counted as their base64. Raw JSON values are compact by
+// then, so the count is never more than the JSON (FuzzPromptCache holds it).
 
 func toolsBytes(tools []bedrock.Tool) int {
 	n := 0
@@ -406,7 +408,7 @@ func messagesBytes(msgs []bedrock.Message) int {
 						n += len(c.JSON)
 					}
 				}
-			default:
+			default: // a reasoning block; a cache point adds nothing
 				n += len(b.ReasoningContent)
 			}
 		}

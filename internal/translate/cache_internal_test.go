@@ -437,6 +437,16 @@ func CheckCachePoints(r *bedrock.ConverseRequest, model capabilities.Model) erro
 	return nil
 }
 
+// CheckContentBytes checks that the content bytes the automatic estimate starts from are a
+// lower bound of each section's JSON, as reaches relies on.
+func CheckContentBytes(r *bedrock.ConverseRequest) error {
+	if r.ToolConfig != nil && toolsBytes(r.ToolConfig.Tools) > bedrock.EncodedLen(&r.ToolConfig.Tools) ||
+		systemBytes(r.System) > bedrock.EncodedLen(&r.System) || messagesBytes(r.Messages) > bedrock.EncodedLen(&r.Messages) {
+		return errors.New("a section's content bytes exceed its JSON: not a lower bound")
+	}
+	return nil
+}
+
 // FuzzPromptCache: whatever the points and blocks, and whichever the model, the request
 // promptCache leaves passes CheckCachePoints, keeps every block that is not a point, and
 // lists at most maxIgnoredHints paths.
@@ -481,6 +491,9 @@ func FuzzPromptCache(f *testing.F) {
 		n := &namer{names: &Names{}}
 		out, _ := in.build(n)
 		before := countBlocks(out)
+		if err := CheckContentBytes(out); err != nil {
+			t.Fatal(err)
+		}
 		model := capabilities.Lookup(models[int(modelIndex)%len(models)])
 		req := &chat.Request{}
 		if flags&1 != 0 {

@@ -289,3 +289,37 @@ func TestAutoCacheAgentTurns(t *testing.T) {
 		assert.Contains(t, got, `}}}},`+cp+`]}}`, "after the tools")
 	}
 }
+
+// BenchmarkRequestCacheOff is BenchmarkRequest with automatic caching off: the difference
+// is the cost of the estimate on a request below the minimum, whose sections are encoded
+// to be counted.
+func BenchmarkRequestCacheOff(b *testing.B) {
+	req := benchRequest()
+	model := capabilities.Lookup(req.Model)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := translate.RequestWith(req, model, translate.Options{NoAutoCache: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRequestLarge is an agent turn well above the minimum (a 20 KB system prompt):
+// the content's own bytes decide, nothing is encoded to be counted, and three automatic
+// points are placed.
+func BenchmarkRequestLarge(b *testing.B) {
+	for _, opts := range []translate.Options{{}, {NoAutoCache: true}} {
+		b.Run(map[bool]string{false: "auto", true: "off"}[opts.NoAutoCache], func(b *testing.B) {
+			req := benchRequest()
+			req.Messages[0].Content = strings.Repeat("You are a Kubernetes policy assistant. ", 500)
+			req.Tools[0].Description = strings.Repeat("Generate a Kyverno policy. ", 200)
+			model := capabilities.Lookup(req.Model)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := translate.RequestWith(req, model, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -269,6 +269,9 @@ func FuzzRequest(f *testing.F) {
 		if err := validateBody(modelID, body); err != nil {
 			t.Fatalf("invalid Converse request for %s: %v\nrequest: %s\nbody: %s", modelID, err, data, body)
 		}
+		if err := translate.CheckContentBytes(out); err != nil {
+			t.Fatalf("%v\nrequest: %s", err, data)
+		}
 		for _, m := range out.Messages {
 			for _, b := range m.Content {
 				if b.ToolUse != nil && names.ToolName(b.ToolUse.Name) == "" {
