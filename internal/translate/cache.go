@@ -332,88 +332,203 @@ func (p *cachePass) addAuto(out *bedrock.ConverseRequest) {
 
 // reaches says, for the ends of the tools, the system prompt and the messages, whether the
 // tokens up to there, estimated as the bytes of their Converse JSON / 4 (tools, then
-// system, then messages, as Bedrock reads them), reach minTokens. A section's JSON is
-// encoded (and only counted) while the sum falls short with its content's own bytes, a
-// lower bound of its JSON: past the minimum nothing is encoded, so a large request, whose
-// images and documents would cost most to encode, costs a walk over its blocks.
+// system, then messages, as Bedrock reads them), reach minTokens. The JSON length is
+// bracketed first by walks over the blocks (sectionSize): the content's own bytes, a lower
+// bound that decides for a request past the minimum, then, only when that falls short, an
+// upper bound that decides for one far below it. The JSON is encoded, and only counted,
+// when the brackets leave the answer open, so a request is encoded twice only near the
+// minimum; a large one, whose images and documents would cost most to encode, never.
 func reaches(out *bedrock.ConverseRequest, minTokens int) (tools, system, messages bool) {
-	need, have := 4*minTokens, 0
-	add := func(lower int, v any) bool {
-		switch {
-		case have >= need:
-		case have+lower >= need:
-			have += lower
-		default:
-			have += bedrock.EncodedLen(v)
+	need := 4 * minTokens
+	var sizes [3]sectionSize
+	for sec := range sizes {
+		sizes[sec] = sizeOf(out, section(sec), false)
+	}
+	var reached [3]bool
+	for end := range sizes {
+		if sizes[end].empty() {
+			continue
 		}
-		return have >= need
-	}
-	// Pointers, which an interface holds without a copy of the slice header.
-	if cfg := out.ToolConfig; cfg != nil && len(cfg.Tools) > 0 {
-		tools = add(toolsBytes(cfg.Tools), &cfg.Tools)
-	}
-	if len(out.System) > 0 {
-		system = add(systemBytes(out.System), &out.System)
-	}
-	if len(out.Messages) > 0 {
-		messages = add(messagesBytes(out.Messages), &out.Messages)
-	}
-	return tools, system, messages
-}
-
-// The content bytes of each section: what its JSON holds besides syntax and escapes, the
-// bytes of images and documents counted as their base64. Raw JSON values are compact by
-// then, so the count is never more than the JSON (FuzzPromptCache holds it).
-
-func toolsBytes(tools []bedrock.Tool) int {
-	n := 0
-	for _, t := range tools {
-		if s := t.ToolSpec; s != nil {
-			n += len(s.Name) + len(s.Description) + len(s.InputSchema.JSON)
-		}
-	}
-	return n
-}
-
-func systemBytes(system []bedrock.SystemBlock) int {
-	n := 0
-	for _, s := range system {
-		n += len(s.Text)
-	}
-	return n
-}
-
-func messagesBytes(msgs []bedrock.Message) int {
-	n := 0
-	for _, m := range msgs {
-		for _, b := range m.Content {
-			switch {
-			case b.Text != nil:
-				n += len(*b.Text)
-			case b.Image != nil:
-				n += base64Len(len(b.Image.Source.Bytes))
-			case b.Document != nil:
-				n += len(b.Document.Name) + base64Len(len(b.Document.Source.Bytes))
-			case b.ToolUse != nil:
-				n += len(b.ToolUse.ToolUseID) + len(b.ToolUse.Name) + len(b.ToolUse.Input)
-			case b.ToolResult != nil:
-				n += len(b.ToolResult.ToolUseID)
-				for _, c := range b.ToolResult.Content {
-					switch {
-					case c.Text != nil:
-						n += len(*c.Text)
-					case c.Image != nil:
-						n += base64Len(len(c.Image.Source.Bytes))
-					default:
-						n += len(c.JSON)
+		if sum(sizes[:end+1], false) < need {
+			for k := range end + 1 {
+				if !sizes[k].bounded {
+					sizes[k] = sizeOf(out, section(k), true)
+				}
+			}
+			if sum(sizes[:end+1], true) >= need {
+				// Open: count every section up to here exactly.
+				for k := range end + 1 {
+					if sz := &sizes[k]; sz.lower != sz.upper {
+						sz.lower = bedrock.EncodedLen(sectionValue(out, section(k)))
+						sz.upper = sz.lower
 					}
 				}
-			default: // a reasoning block; a cache point adds nothing
-				n += len(b.ReasoningContent)
+			}
+		}
+		reached[end] = sum(sizes[:end+1], false) >= need
+	}
+	return reached[inTools], reached[inSystem], reached[inMessages]
+}
+
+// sectionSize brackets the length of a section's JSON: lower counts what the JSON holds
+// besides syntax and escapes (the bytes of images and documents as their base64); upper,
+// counted only when bounded, adds every escape a string could need and objectSyntax for
+// each object around them. An empty section is left out of a request and counts nothing.
+// FuzzPromptCache and FuzzRequest hold lower <= the JSON <= upper.
+type sectionSize struct {
+	lower, upper int
+	bounded      bool
+	objects      int
+}
+
+func (s sectionSize) empty() bool { return s.objects == 0 }
+
+// sum adds the lower or upper bounds of sizes.
+func sum(sizes []sectionSize, upper bool) int {
+	n := 0
+	for _, s := range sizes {
+		if upper {
+			n += s.upper
+		} else {
+			n += s.lower
+		}
+	}
+	return n
+}
+
+// objectSyntax is more than the keys, quotes, brackets and commas of any one object of a
+// Converse request around its strings and raw values, the section's own brackets included:
+// a message, a block, a tool result's item, a tool, a cache point
+// ({"toolResult":{"toolUseId":"","content":[],"status":"success"}}, the longest, is 65 bytes).
+const objectSyntax = 96
+
+// jsonWidth is the most bytes of JSON a byte of a string can take: 6 for '"', '\\' and
+// control characters (\u00XX), 3 for one that may be invalid UTF-8 (written as U+FFFD).
+var jsonWidth = func() (w [256]uint8) {
+	for c := range w {
+		switch {
+		case c < 0x20, c == '"', c == '\\':
+			w[c] = 6
+		case c >= 0x80:
+			w[c] = 3
+		default:
+			w[c] = 1
+		}
+	}
+	return w
+}()
+
+func (s *sectionSize) text(str string) {
+	s.lower += len(str)
+	if s.bounded {
+		for i := 0; i < len(str); i++ {
+			s.upper += int(jsonWidth[str[i]])
+		}
+	}
+}
+
+// raw counts a compact, checked raw JSON value, written as it is but for invalid UTF-8.
+func (s *sectionSize) raw(v []byte) {
+	s.lower += len(v)
+	if s.bounded {
+		for _, c := range v {
+			s.upper += 1 + 2*int(c>>7)
+		}
+	}
+}
+
+// bytes counts n bytes, written as base64.
+func (s *sectionSize) bytes(n int) {
+	s.lower += base64Len(n)
+	s.upper += base64Len(n)
+}
+
+func (s *sectionSize) object() {
+	s.objects++
+	s.upper += objectSyntax
+}
+
+// sizeOf brackets section sec of out, with the upper bound when bounded.
+func sizeOf(out *bedrock.ConverseRequest, sec section, bounded bool) sectionSize {
+	s := sectionSize{bounded: bounded}
+	switch sec {
+	case inTools:
+		if out.ToolConfig != nil {
+			s.tools(out.ToolConfig.Tools)
+		}
+	case inSystem:
+		s.system(out.System)
+	default:
+		s.messages(out.Messages)
+	}
+	return s
+}
+
+// sectionValue is section sec of out as it is encoded: a pointer, which an interface holds
+// without a copy of the slice header.
+func sectionValue(out *bedrock.ConverseRequest, sec section) any {
+	switch sec {
+	case inTools:
+		return &out.ToolConfig.Tools
+	case inSystem:
+		return &out.System
+	}
+	return &out.Messages
+}
+
+func (s *sectionSize) tools(tools []bedrock.Tool) {
+	for _, t := range tools {
+		s.object()
+		if spec := t.ToolSpec; spec != nil {
+			s.text(spec.Name)
+			s.text(spec.Description)
+			s.raw(spec.InputSchema.JSON)
+		}
+	}
+}
+
+func (s *sectionSize) system(system []bedrock.SystemBlock) {
+	for _, b := range system {
+		s.object()
+		s.text(b.Text)
+	}
+}
+
+func (s *sectionSize) messages(msgs []bedrock.Message) {
+	for _, m := range msgs {
+		s.object()
+		for _, b := range m.Content {
+			s.object()
+			switch {
+			case b.Text != nil:
+				s.text(*b.Text)
+			case b.Image != nil:
+				s.bytes(len(b.Image.Source.Bytes))
+			case b.Document != nil:
+				s.text(b.Document.Name)
+				s.bytes(len(b.Document.Source.Bytes))
+			case b.ToolUse != nil:
+				s.text(b.ToolUse.ToolUseID)
+				s.text(b.ToolUse.Name)
+				s.raw(b.ToolUse.Input)
+			case b.ToolResult != nil:
+				s.text(b.ToolResult.ToolUseID)
+				for _, c := range b.ToolResult.Content {
+					s.object()
+					switch {
+					case c.Text != nil:
+						s.text(*c.Text)
+					case c.Image != nil:
+						s.bytes(len(c.Image.Source.Bytes))
+					default:
+						s.raw(c.JSON)
+					}
+				}
+			default: // a reasoning block; a cache point adds only syntax
+				s.raw(b.ReasoningContent)
 			}
 		}
 	}
-	return n
 }
 
 func base64Len(n int) int { return (n + 2) / 3 * 4 }

@@ -437,14 +437,21 @@ func CheckCachePoints(r *bedrock.ConverseRequest, model capabilities.Model) erro
 	return nil
 }
 
-// CheckContentBytes checks that the content bytes the automatic estimate starts from are a
-// lower bound of each section's JSON, as reaches relies on.
-func CheckContentBytes(r *bedrock.ConverseRequest) error {
-	if r.ToolConfig != nil && toolsBytes(r.ToolConfig.Tools) > bedrock.EncodedLen(&r.ToolConfig.Tools) ||
-		systemBytes(r.System) > bedrock.EncodedLen(&r.System) || messagesBytes(r.Messages) > bedrock.EncodedLen(&r.Messages) {
-		return errors.New("a section's content bytes exceed its JSON: not a lower bound")
+// CheckSectionSizes checks that the brackets the automatic estimate starts from hold each
+// section's JSON length, as reaches relies on.
+func CheckSectionSizes(r *bedrock.ConverseRequest) error {
+	var errs []error
+	for sec, name := range []string{"tools", "system", "messages"} {
+		lower, bounded := sizeOf(r, section(sec), false), sizeOf(r, section(sec), true)
+		if bounded.empty() { // left out of a request, and of the estimate
+			continue
+		}
+		n := bedrock.EncodedLen(sectionValue(r, section(sec)))
+		if lower.lower != bounded.lower || n < bounded.lower || n > bounded.upper {
+			errs = append(errs, fmt.Errorf("%s: JSON of %d bytes outside [%d (%d), %d]", name, n, bounded.lower, lower.lower, bounded.upper))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // FuzzPromptCache: whatever the points and blocks, and whichever the model, the request
@@ -491,7 +498,7 @@ func FuzzPromptCache(f *testing.F) {
 		n := &namer{names: &Names{}}
 		out, _ := in.build(n)
 		before := countBlocks(out)
-		if err := CheckContentBytes(out); err != nil {
+		if err := CheckSectionSizes(out); err != nil {
 			t.Fatal(err)
 		}
 		model := capabilities.Lookup(models[int(modelIndex)%len(models)])

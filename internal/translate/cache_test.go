@@ -264,6 +264,23 @@ func TestAutoCacheThreshold(t *testing.T) {
 	}
 }
 
+// TestAutoCacheThresholdCountsEscapes: the estimate counts the bytes as sent, escapes
+// included: a '"' is two bytes of JSON.
+func TestAutoCacheThresholdCountsEscapes(t *testing.T) {
+	t.Parallel()
+	frame := len(`[{"role":"user","content":[{"text":""}]}]`)
+	body := func(quotes int) string {
+		return `{` + sonnet4 + `,"messages":[{"role":"user","content":"` + strings.Repeat(`\"`, quotes) + `"}]}`
+	}
+	need := 4 * 1024
+	below, _, err := translateBody(t, body((need-frame)/2), translate.Options{}) // 4,095 bytes
+	require.NoError(t, err)
+	assert.False(t, strings.Contains(below, "cachePoint"), "one byte short")
+	at, _, err := translateBody(t, body((need-frame)/2+1), translate.Options{}) // 4,097 bytes
+	require.NoError(t, err)
+	assert.True(t, strings.Contains(at, "cachePoint"), "at the minimum")
+}
+
 // TestAutoCacheAgentTurns: over an agent's turns the automatic points stay after the tools
 // and the system prompt and move with the end of the history, so they never add up; the
 // client's own point stays where it is.
@@ -290,36 +307,31 @@ func TestAutoCacheAgentTurns(t *testing.T) {
 	}
 }
 
-// BenchmarkRequestCacheOff is BenchmarkRequest with automatic caching off: the difference
-// is the cost of the estimate on a request below the minimum, whose sections are encoded
-// to be counted.
-func BenchmarkRequestCacheOff(b *testing.B) {
-	req := benchRequest()
-	model := capabilities.Lookup(req.Model)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := translate.RequestWith(req, model, translate.Options{NoAutoCache: true}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkRequestLarge is an agent turn well above the minimum (a 20 KB system prompt):
-// the content's own bytes decide, nothing is encoded to be counted, and three automatic
-// points are placed.
-func BenchmarkRequestLarge(b *testing.B) {
-	for _, opts := range []translate.Options{{}, {NoAutoCache: true}} {
-		b.Run(map[bool]string{false: "auto", true: "off"}[opts.NoAutoCache], func(b *testing.B) {
-			req := benchRequest()
-			req.Messages[0].Content = strings.Repeat("You are a Kubernetes policy assistant. ", 500)
-			req.Tools[0].Description = strings.Repeat("Generate a Kyverno policy. ", 200)
-			model := capabilities.Lookup(req.Model)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, _, err := translate.RequestWith(req, model, opts); err != nil {
-					b.Fatal(err)
+// BenchmarkRequestCache is BenchmarkRequest's agent turn with automatic caching on and
+// off, at three sizes: small (its JSON far below Sonnet 4's minimum of 4,096 bytes: the
+// upper bound decides), near (a 2 KB system prompt: the bounds leave it open, the sections
+// are encoded to be counted) and large (a 20 KB system prompt: the content's own bytes
+// decide, three points are placed). The difference between auto and off is the cost of the
+// automatic points.
+func BenchmarkRequestCache(b *testing.B) {
+	for _, size := range []struct {
+		name   string
+		system int
+	}{{"small", 0}, {"near", 2000}, {"large", 20000}} {
+		for _, opts := range []translate.Options{{}, {NoAutoCache: true}} {
+			b.Run(size.name+"/"+map[bool]string{false: "auto", true: "off"}[opts.NoAutoCache], func(b *testing.B) {
+				req := benchRequest()
+				if size.system > 0 {
+					req.Messages[0].Content = strings.Repeat("x", size.system)
 				}
-			}
-		})
+				model := capabilities.Lookup(req.Model)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, _, err := translate.RequestWith(req, model, opts); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

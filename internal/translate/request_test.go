@@ -269,7 +269,7 @@ func FuzzRequest(f *testing.F) {
 		if err := validateBody(modelID, body); err != nil {
 			t.Fatalf("invalid Converse request for %s: %v\nrequest: %s\nbody: %s", modelID, err, data, body)
 		}
-		if err := translate.CheckContentBytes(out); err != nil {
+		if err := translate.CheckSectionSizes(out); err != nil {
 			t.Fatalf("%v\nrequest: %s", err, data)
 		}
 		for _, m := range out.Messages {
