@@ -189,8 +189,6 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	return g.Wait()
 }
 
-// logStarted says where the gateway listens and what to try first, and warns when anyone
-// who can reach those addresses may call it.
 // aliasDefaults are the configured alias defaults as the core takes them.
 func aliasDefaults(in map[string]config.AliasDefaults) map[string]core.AliasDefaults {
 	if len(in) == 0 {
@@ -210,6 +208,8 @@ func aliasDefaults(in map[string]config.AliasDefaults) map[string]core.AliasDefa
 	return out
 }
 
+// logStarted says where the gateway listens and what to try first, and warns when anyone
+// who can reach those addresses may call it.
 func logStarted(log *zap.Logger, addrs Addrs, upstream string, auth bool) {
 	tryAuth := ""
 	if auth {

@@ -9,9 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -120,6 +124,17 @@ func TestCacheHintsNormalised(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(answer))
 	assert.Equal(t, "tools[0].cache_control,messages[0].cache_control,messages[1].cache_control,messages[2].cache_control,messages[3].cache_control,messages[4].cache_control",
 		resp.Header.Get("X-Gateway-Ignored-Params"))
+
+	// Logged with counts only, at info: the gateway changed what the client asked for.
+	dropped := func() []observer.LoggedEntry {
+		return g.logs.FilterMessage("prompt cache points").FilterField(zap.Int("over_limit", 2)).AllUntimed()
+	}
+	require.Eventually(t, func() bool { return len(dropped()) == 2 }, 5*time.Second, 5*time.Millisecond, "unary and streamed")
+	for _, e := range dropped() {
+		assert.Equal(t, zapcore.InfoLevel, e.Level)
+		assert.EqualValues(t, 6, e.ContextMap()["hints"])
+		assert.EqualValues(t, 4, e.ContextMap()["sent"])
+	}
 
 	reqs := sim.converseRequests(t)
 	require.Len(t, reqs, 3)
