@@ -61,10 +61,29 @@ func (s CacheStats) Changed() bool {
 	return s.Misplaced+s.Merged+s.Unsupported+s.Downgraded+s.OverLimit > 0
 }
 
-// hintSource is a client hint behind a cachePoint: its path, and whether it asked for 1h.
+// hintSource is a client hint behind a cachePoint: where it is, and whether it asked for
+// 1h. Its path is written only when it is listed as ignored.
 type hintSource struct {
-	path string
-	long bool
+	// msg and part are the message and part it is on, part -1 for the message's own; tool
+	// is the tool it is on instead, msg then its index.
+	msg, part int
+	tool      *chat.Tool
+	long      bool
+}
+
+func messageHint(i int) hintSource            { return hintSource{msg: i, part: -1} }
+func partHint(i, j int) hintSource            { return hintSource{msg: i, part: j} }
+func toolHint(i int, t *chat.Tool) hintSource { return hintSource{msg: i, tool: t} }
+
+// path is the hint's JSON path ("messages[2].content[1].cache_control").
+func (h hintSource) path() string {
+	switch {
+	case h.tool != nil:
+		return toolHintPath(h.msg, h.tool)
+	case h.part < 0:
+		return messageHintPath(h.msg)
+	}
+	return partHintPath(h.msg, h.part)
 }
 
 // hintSources maps each cachePoint made from client hints to the hints behind it (several
@@ -132,9 +151,9 @@ func toolHintPath(i int, t *chat.Tool) string {
 	return "tools[" + strconv.Itoa(i) + "].cache_control"
 }
 
-// point makes the cachePoint block a checked hint asks for, remembering the hint by path.
+// point makes the cachePoint block a checked hint asks for, remembering the hint.
 // "5m" is Bedrock's default and goes as no ttl.
-func (n *namer) point(cc *chat.CacheControl, path string) bedrock.ContentBlock {
+func (n *namer) point(cc *chat.CacheControl, h hintSource) bedrock.ContentBlock {
 	cp := &bedrock.CachePoint{Type: bedrock.CachePointDefault}
 	if cc.TTL == ttl1h {
 		cp.TTL = ttl1h
@@ -142,13 +161,18 @@ func (n *namer) point(cc *chat.CacheControl, path string) bedrock.ContentBlock {
 	if n.hints == nil {
 		n.hints = hintSources{}
 	}
-	n.hints[cp] = append(n.hints[cp], hintSource{path: path, long: cp.TTL == ttl1h})
+	h.long = cp.TTL == ttl1h
+	n.hints[cp] = append(n.hints[cp], h)
 	return bedrock.ContentBlock{CachePoint: cp}
 }
 
-// ignoreHint lists a hint that had no effect.
-func (n *namer) ignoreHint(path string) {
+// ignoreHint lists a hint that had no effect, or a member of it ("ttl").
+func (n *namer) ignoreHint(h hintSource, member string) {
 	if len(n.names.Ignored) < maxIgnoredHints {
+		path := h.path()
+		if member != "" {
+			path += "." + member
+		}
 		n.names.Ignored = append(n.names.Ignored, path)
 	}
 }
@@ -161,10 +185,10 @@ func (c *conversation) partPoint(blocks []bedrock.ContentBlock, n, i, j int, p *
 		return blocks
 	}
 	if len(blocks) == n {
-		c.names.ignoreHint(partHintPath(i, j))
+		c.names.ignoreHint(partHint(i, j), "")
 		return blocks
 	}
-	return append(blocks, c.names.point(p.CacheControl, partHintPath(i, j)))
+	return append(blocks, c.names.point(p.CacheControl, partHint(i, j)))
 }
 
 // messagePoint appends the point message i asks for to blocks, which end with its last
@@ -173,7 +197,7 @@ func (c *conversation) messagePoint(blocks []bedrock.ContentBlock, i int, m *cha
 	if m.CacheControl == nil {
 		return blocks
 	}
-	return append(blocks, c.names.point(m.CacheControl, messageHintPath(i)))
+	return append(blocks, c.names.point(m.CacheControl, messageHint(i)))
 }
 
 // messageEnd is messagePoint for the blocks of a whole message: a message that gave none
@@ -181,7 +205,7 @@ func (c *conversation) messagePoint(blocks []bedrock.ContentBlock, i int, m *cha
 func (c *conversation) messageEnd(blocks []bedrock.ContentBlock, i int, m *chat.Message) []bedrock.ContentBlock {
 	if len(blocks) == 0 {
 		if m.CacheControl != nil {
-			c.names.ignoreHint(messageHintPath(i))
+			c.names.ignoreHint(messageHint(i), "")
 		}
 		return blocks
 	}
@@ -195,7 +219,7 @@ func (c *conversation) toolMessagePoints(i int, m *chat.Message) []bedrock.Conte
 	var out []bedrock.ContentBlock
 	for j := range m.Parts {
 		if cc := m.Parts[j].CacheControl; cc != nil {
-			out = append(out, c.names.point(cc, partHintPath(i, j)))
+			out = append(out, c.names.point(cc, partHint(i, j)))
 		}
 	}
 	return c.messagePoint(out, i, m)
@@ -229,9 +253,9 @@ func toolPoints(cfg *bedrock.ToolConfig, tools []chat.Tool, n *namer) {
 		switch {
 		case t.CacheControl == nil:
 		case isSent:
-			out = append(out, bedrock.Tool{CachePoint: n.point(t.CacheControl, toolHintPath(i, t)).CachePoint})
+			out = append(out, bedrock.Tool{CachePoint: n.point(t.CacheControl, toolHint(i, t)).CachePoint})
 		default:
-			n.ignoreHint(toolHintPath(i, t))
+			n.ignoreHint(toolHint(i, t), "")
 		}
 	}
 	if cfg != nil {
@@ -288,7 +312,7 @@ type cachePass struct {
 func promptCache(out *bedrock.ConverseRequest, req *chat.Request, model capabilities.Model, opts Options, n *namer) {
 	toolPoints(out.ToolConfig, req.Tools, n)
 	if req.CacheRetention == retention24h && (opts.NoAutoCache || !model.Cache1h) {
-		n.ignoreHint("prompt_cache_retention")
+		n.names.Ignored = append(n.names.Ignored, "prompt_cache_retention")
 	}
 	p := cachePass{n: n, model: model, stats: &n.names.Stats.Cache}
 	if !opts.NoAutoCache && model.CacheMinTokens > 0 {
@@ -598,7 +622,7 @@ func (p *cachePass) block(cp *bedrock.CachePoint, sec section, barrier bool) {
 func (p *cachePass) drop(ref *pointRef) {
 	ref.dropped = true
 	for _, h := range p.n.hints[ref.cp] {
-		p.n.ignoreHint(h.path)
+		p.n.ignoreHint(h, "")
 	}
 }
 
@@ -609,7 +633,7 @@ func (p *cachePass) shorten(ref *pointRef) {
 	p.stats.Downgraded++
 	for _, h := range p.n.hints[ref.cp] {
 		if h.long {
-			p.n.ignoreHint(h.path + ".ttl")
+			p.n.ignoreHint(h, "ttl")
 		}
 	}
 }
