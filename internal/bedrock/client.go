@@ -472,6 +472,24 @@ func MarshalRequest(req *ConverseRequest) ([]byte, error) {
 
 var marshalOptions = json.JoinOptions(jsontext.PreserveRawStrings(true), jsontext.AllowInvalidUTF8(true))
 
+// EncodedLen is the length of v's JSON as MarshalRequest writes it (v being a part of a
+// ConverseRequest), counted as it is written rather than kept; 0 when v does not encode.
+func EncodedLen(v any) int {
+	var n byteCounter
+	if err := json.MarshalWrite(&n, v, marshalOptions); err != nil {
+		return 0
+	}
+	return int(n)
+}
+
+// byteCounter is an io.Writer that only counts.
+type byteCounter int
+
+func (c *byteCounter) Write(p []byte) (int, error) {
+	*c += byteCounter(len(p))
+	return len(p), nil
+}
+
 // Lenient reads JSON the way the gateway reads what others wrote: invalid UTF-8 becomes
 // U+FFFD (a model's text may end in half a surrogate pair) and a repeated name keeps its
 // last value, rather than failing the whole value. Bedrock's answers are read with it, and

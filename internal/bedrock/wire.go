@@ -81,10 +81,17 @@ type SystemBlock struct {
 	CachePoint *CachePoint `json:"cachePoint,omitzero"`
 }
 
-// CachePoint marks a prompt-caching checkpoint.
+// CachePoint marks a prompt-caching checkpoint (docs/BEDROCK.md H): everything before it,
+// tools then system then messages, is cached.
 type CachePoint struct {
+	// Type is "default".
 	Type string `json:"type"`
+	// TTL is "5m" or "1h"; empty is Bedrock's default, five minutes.
+	TTL string `json:"ttl,omitempty"`
 }
+
+// CachePointDefault is the one type of CachePoint.
+const CachePointDefault = "default"
 
 // ImageBlock is an image given inline.
 type ImageBlock struct {

@@ -192,6 +192,9 @@ type Tool struct {
 	Wrapped bool
 	// CacheControl asks for a prompt-cache point after the tool.
 	CacheControl *CacheControl
+	// CacheControlInFunction: a wrapped tool carried CacheControl inside function, so
+	// errors name it tools[2].function.cache_control rather than tools[2].cache_control.
+	CacheControlInFunction bool
 }
 
 // Tool choice modes.

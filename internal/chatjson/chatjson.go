@@ -124,6 +124,8 @@ type Message struct {
 	ReasoningBlocks  []*ReasoningBlock `json:"reasoning_blocks"`
 	ThinkingBlocks   []*ReasoningBlock `json:"thinking_blocks"`
 	ReasoningDetails []*ReasoningBlock `json:"reasoning_details"`
+	// CacheControl asks for a prompt-cache point after the message (docs/PROTOCOL.md 12.1).
+	CacheControl *CacheControl `json:"cache_control"`
 }
 
 // ReasoningBlock is a block of a model's reasoning: {"type":"thinking","thinking",
@@ -208,6 +210,29 @@ type Part struct {
 	Thinking  string `json:"thinking"`
 	Signature string `json:"signature"`
 	Data      string `json:"data"`
+	// CacheControl asks for a prompt-cache point right after the part.
+	CacheControl *CacheControl `json:"cache_control"`
+}
+
+// CacheControl is a prompt-cache hint, {"type": "ephemeral", "ttl": "5m" | "1h"}; the
+// translator checks its values.
+type CacheControl struct {
+	Type string `json:"type"`
+	TTL  string `json:"ttl"`
+}
+
+func (c *CacheControl) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	type plain CacheControl
+	*c = CacheControl{}
+	return json.UnmarshalDecode(dec, (*plain)(c))
+}
+
+// chat is the hint in the chat model; nil when absent.
+func (c *CacheControl) chat() *chat.CacheControl {
+	if c == nil {
+		return nil
+	}
+	return &chat.CacheControl{Type: c.Type, TTL: c.TTL}
 }
 
 // File is a file part's file: its data inline (a data URL or bare base64), or an id the
@@ -263,6 +288,9 @@ type Tool struct {
 	Name        string       `json:"name"`
 	Description string       `json:"description"`
 	Parameters  Parameters   `json:"parameters"`
+	// CacheControl asks for a prompt-cache point after the tool; function.cache_control
+	// wins when both are there.
+	CacheControl *CacheControl `json:"cache_control"`
 }
 
 type FunctionDef struct {
@@ -270,7 +298,8 @@ type FunctionDef struct {
 	Description string     `json:"description"`
 	Parameters  Parameters `json:"parameters"`
 	// Strict asks for arguments that match the schema exactly; not acted on yet.
-	Strict bool `json:"strict"`
+	Strict       bool          `json:"strict"`
+	CacheControl *CacheControl `json:"cache_control"`
 }
 
 // bodyError words a decoding error for the client: the member's path in the REST body's
@@ -729,7 +758,7 @@ func (n *Number) Float64() *float64 {
 }
 
 func (m *Message) chat(i int) (chat.Message, error) {
-	out := chat.Message{Role: m.Role, Content: m.Content.text, ToolCallID: m.ToolCallID, Name: m.Name}
+	out := chat.Message{Role: m.Role, Content: m.Content.text, ToolCallID: m.ToolCallID, Name: m.Name, CacheControl: m.CacheControl.chat()}
 	hasParts := false // reasoning parts
 	if out.Content == "" && len(m.Content.parts) == 0 {
 		out.Content = m.Refusal
@@ -740,7 +769,7 @@ func (m *Message) chat(i int) (chat.Message, error) {
 			if p == nil {
 				return out, nullElement(fmt.Sprintf("messages[%d].content[%d]", i, j))
 			}
-			out.Parts[j] = chat.Part{Type: p.Type, Text: p.Text}
+			out.Parts[j] = chat.Part{Type: p.Type, Text: p.Text, CacheControl: p.CacheControl.chat()}
 			if p.Type == chat.PartRefusal {
 				out.Parts[j].Text = p.Refusal
 			}
@@ -790,7 +819,12 @@ func (m *Message) chat(i int) (chat.Message, error) {
 
 func (t *Tool) chat() chat.Tool {
 	if f := t.Function; f != nil {
-		return chat.Tool{Type: t.Type, Name: f.Name, Description: f.Description, Parameters: f.Parameters, Wrapped: true}
+		out := chat.Tool{Type: t.Type, Name: f.Name, Description: f.Description, Parameters: f.Parameters, Wrapped: true,
+			CacheControl: t.CacheControl.chat()}
+		if f.CacheControl != nil {
+			out.CacheControl, out.CacheControlInFunction = f.CacheControl.chat(), true
+		}
+		return out
 	}
-	return chat.Tool{Type: t.Type, Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+	return chat.Tool{Type: t.Type, Name: t.Name, Description: t.Description, Parameters: t.Parameters, CacheControl: t.CacheControl.chat()}
 }

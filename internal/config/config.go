@@ -53,7 +53,12 @@ type Config struct {
 	ParallelToolCalls bool
 	// ReasoningCache bounds the reasoning cache (docs/PROTOCOL.md 11.4).
 	ReasoningCache ReasoningCache
-	Sim            Sim
+	// PromptCaching says whether the gateway adds prompt-cache points of its own.
+	PromptCaching Caching
+	// AliasDefaults holds the defaults of the aliases the YAML file gives as objects
+	// (docs/PROTOCOL.md 14.1); ModelAliases has their model ids.
+	AliasDefaults map[string]AliasDefaults
+	Sim           Sim
 }
 
 // ReasoningCache bounds the cache of Claude's reasoning blocks the gateway keeps for
@@ -63,6 +68,37 @@ type ReasoningCache struct {
 	MaxEntries int
 	MaxBytes   int
 	TTL        time.Duration
+}
+
+// Caching is a prompt_caching value (docs/PROTOCOL.md 12.2).
+type Caching string
+
+// Prompt caching modes: no points of the gateway's own, or automatic points.
+const (
+	CachingOff  Caching = "off"
+	CachingAuto Caching = "auto"
+)
+
+// parseCaching reads a prompt_caching value. YAML reads an unquoted off as false, so
+// false is off too.
+func parseCaching(text string) (Caching, error) {
+	switch text {
+	case "off", "false":
+		return CachingOff, nil
+	case "auto":
+		return CachingAuto, nil
+	}
+	return "", fmt.Errorf("%q is not off or auto", text)
+}
+
+// AliasDefaults are what an alias given as an object sets for a request naming it that
+// does not set the field itself (docs/PROTOCOL.md 14.1). Zero values leave the gateway's.
+type AliasDefaults struct {
+	PromptCaching     Caching
+	ParallelToolCalls *bool
+	MaxToolRounds     *int
+	// ReasoningEffort is none, minimal, low, medium, high, xhigh or max.
+	ReasoningEffort string
 }
 
 // Sim holds the embedded simulator's settings, kept apart from production ones: none of
@@ -89,7 +125,7 @@ type setting struct {
 
 // value ties a row to its Config field and to the check its final value must pass.
 type value struct {
-	ptr   any          // *string, *int, *bool, *time.Duration, *[]string or *map[string]string
+	ptr   any          // *string, *int, *bool, *time.Duration, *[]string, *Caching or *aliasTable
 	check func() error // nil when every value that parses is fine
 }
 
@@ -110,7 +146,7 @@ func table(c *Config) []setting {
 		{key: "api_keys", sep: ",", help: "client keys; none from any source turns authentication off (a warning says so)", v: bind(&c.APIKeys, nil)},
 		{key: "api_keys_file", help: "file of more client keys, one per line: the key, or sha256:<hex> of it; blank and # lines skipped", v: bind(&c.APIKeysFile, nil)},
 		{key: "default_model", def: DefaultModel, help: "model of a request that names none", v: bind(&c.DefaultModel, notEmpty)},
-		{key: "model_aliases", sep: ",", help: "names clients may send, each mapped to a Bedrock model id", v: bind(&c.ModelAliases, aliases)},
+		{key: "model_aliases", sep: ",", help: "names clients may send, each mapped to a Bedrock model id (in the YAML file also an object with defaults)", v: bind(&aliasTable{&c.ModelAliases, &c.AliasDefaults}, aliases)},
 		{key: "log_level", def: "info", help: "debug, info, warn or error", v: bind(&c.LogLevel, oneOf("debug", "info", "warn", "error"))},
 		{key: "max_tools", def: "128", help: "more tools in one request: 400", v: bind(&c.MaxTools, atLeast(1))},
 		{key: "max_messages", def: "1000", help: "more messages in one request: 400", v: bind(&c.MaxMessages, atLeast(1))},
@@ -124,6 +160,7 @@ func table(c *Config) []setting {
 		{key: "body_read_timeout", def: "30s", help: "from a request's headers to the end of its body; beyond it, 408 and the connection is closed", v: bind(&c.BodyReadTimeout, atLeast(time.Millisecond))},
 		{key: "reasoning_cache", def: "max_entries=10000,ttl=1h,max_bytes=67108864", help: "the reasoning blocks kept for clients that drop them: how many answers, for how long, in how many bytes; max_entries=0 keeps none", v: bind(&c.ReasoningCache, reasoningCache)},
 		{key: "parallel_tool_calls", def: "true", help: "the default of a request that does not set parallel_tool_calls; false: one tool call per answer", v: bind(&c.ParallelToolCalls, nil)},
+		{key: "prompt_caching", def: "auto", help: "auto: prompt-cache points after the tools, the system prompt and the history, on models with prompt caching; off: only the clients' cache_control hints", v: bind(&c.PromptCaching, nil)},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
 		{key: "sim_first_token_delay", sim: true, def: "0s", help: "the simulator's delay before its first event", v: bind(&c.Sim.FirstTokenDelay, atLeast(time.Duration(0)))},
@@ -147,10 +184,12 @@ func (s setting) kind() string {
 		return "duration"
 	case *[]string:
 		return "a" + s.sep + "b"
-	case *map[string]string:
+	case *aliasTable:
 		return "name=id" + s.sep + "name=id"
 	case *ReasoningCache:
 		return "max_entries=n,ttl=d,max_bytes=n"
+	case *Caching:
+		return "off|auto"
 	}
 	return "string"
 }
@@ -184,19 +223,22 @@ func (s setting) set(text string, add bool) error {
 			*p = nil
 		}
 		*p = append(*p, split(text, s.sep)...)
-	case *map[string]string:
+	case *Caching:
+		c, err := parseCaching(text)
+		if err != nil {
+			return err
+		}
+		*p = c
+	case *aliasTable:
 		if !add {
-			*p = nil
+			p.reset()
 		}
 		for _, item := range split(text, s.sep) {
 			name, id, ok := strings.Cut(item, "=")
 			if !ok {
 				return fmt.Errorf("%q is not name=id", item)
 			}
-			if *p == nil {
-				*p = map[string]string{}
-			}
-			(*p)[strings.TrimSpace(name)] = strings.TrimSpace(id)
+			p.add(strings.TrimSpace(name), strings.TrimSpace(id))
 		}
 	case *ReasoningCache:
 		return p.set(text)
@@ -246,11 +288,8 @@ func (s setting) decode(raw jsontext.Value) error {
 		if err := json.Unmarshal(raw, p); err != nil {
 			return fmt.Errorf("want a list of strings, got %s", raw)
 		}
-	case *map[string]string:
-		*p = nil
-		if err := json.Unmarshal(raw, p); err != nil {
-			return fmt.Errorf("want a mapping of names to strings, got %s", raw)
-		}
+	case *aliasTable:
+		return p.decode(raw)
 	case *ReasoningCache:
 		var o map[string]jsontext.Value
 		if err := json.Unmarshal(raw, &o); err != nil {
@@ -521,7 +560,8 @@ func hostPort(s string) error {
 	return nil
 }
 
-func aliases(m map[string]string) error {
+func aliases(t aliasTable) error {
+	m := *t.ids
 	for _, name := range slices.Sorted(maps.Keys(m)) { // the first bad one, always the same
 		if id := m[name]; name == "" || id == "" {
 			return fmt.Errorf("%q=%q: both the name and the model id must be set", name, id)

@@ -43,6 +43,7 @@ func TestLoadDefaults(t *testing.T) {
 		BodyReadTimeout:    30 * time.Second,
 		ParallelToolCalls:  true,
 		ReasoningCache:     ReasoningCache{MaxEntries: 10000, MaxBytes: 64 << 20, TTL: time.Hour},
+		PromptCaching:      CachingAuto,
 	}, cfg)
 }
 
@@ -101,6 +102,12 @@ func TestPrecedence(t *testing.T) {
 			flags: strs{"--sim-faults", "hang", "--sim-faults", "throttle,times=1;unavailable"},
 			get:   func(c Config) any { return c.Sim.Faults }, def: strs(nil), file: strs{"throttle,times=2"},
 			fromEnv: strs{"internal", "truncate,after=2"}, flag: strs{"hang", "throttle,times=1", "unavailable"},
+		},
+		{
+			// YAML reads an unquoted off as false.
+			name: "prompt_caching", yaml: "prompt_caching: off",
+			env: map[string]string{"GATEWAY_PROMPT_CACHING": "auto"}, flags: strs{"--prompt-caching=off"},
+			get: func(c Config) any { return c.PromptCaching }, def: CachingAuto, file: CachingOff, fromEnv: CachingAuto, flag: CachingOff,
 		},
 		{
 			name: "map", yaml: "model_aliases: {a: id-a, b: 'arn:aws:bedrock:us-east-1:1:x/y'}",
@@ -173,7 +180,38 @@ func TestLoadErrors(t *testing.T) {
 		{name: "int in file", yaml: "max_messages: 1.5", want: `max_messages: "1.5" is not a whole number (from FILE)`},
 		{name: "duration in file", yaml: "upstream_timeout: 30", want: `upstream_timeout: "30" is not a duration like "30s" (from FILE)`},
 		{name: "list in file", yaml: "api_keys: k1", want: `api_keys: want a list of strings, got "k1" (from FILE)`},
-		{name: "map in file", yaml: "model_aliases: [a]", want: `model_aliases: want a mapping of names to strings, got ["a"] (from FILE)`},
+		{name: "map in file", yaml: "model_aliases: [a]", want: `model_aliases: want a mapping of names to model ids or alias objects, got ["a"] (from FILE)`},
+		{name: "prompt_caching", env: vars{"GATEWAY_PROMPT_CACHING": "on"}, want: `prompt_caching: "on" is not off or auto (from GATEWAY_PROMPT_CACHING)`},
+		{name: "prompt_caching yes in file", yaml: "prompt_caching: yes", want: `prompt_caching: "true" is not off or auto (from FILE)`},
+
+		// Alias objects (docs/PROTOCOL.md 14.1): failover is not built, so never one target
+		// silently taken of several.
+		{name: "alias with two targets", yaml: "model_aliases:\n  agent:\n    targets: [{model_id: a}, {model_id: b}]",
+			want: `model_aliases: agent.targets: 2 given; failover between targets is not built yet, so an alias takes exactly one (from FILE)`},
+		{name: "alias target with a region", yaml: "model_aliases: {agent: {targets: [{model_id: a, region: eu-west-1}]}}",
+			want: `model_aliases: agent.targets[0].region: a target in another region comes with failover, which is not built yet; leave region out to use the gateway's (from FILE)`},
+		{name: "alias without targets", yaml: "model_aliases: {agent: {max_tool_rounds: 3}}",
+			want: `model_aliases: agent.targets: missing; give one target, {model_id: <Bedrock model id>} (from FILE)`},
+		{name: "alias with no target", yaml: "model_aliases: {agent: {targets: []}}",
+			want: `model_aliases: agent.targets: 0 given; failover between targets is not built yet, so an alias takes exactly one (from FILE)`},
+		{name: "alias target without model_id", yaml: "model_aliases: {agent: {targets: [{}]}}",
+			want: `model_aliases: agent.targets[0].model_id: missing (from FILE)`},
+		{name: "alias target with an unknown key", yaml: "model_aliases: {agent: {targets: [{model: a}]}}",
+			want: `model_aliases: agent.targets[0].model: unknown key; a target takes model_id (from FILE)`},
+		{name: "alias with an unknown key", yaml: "model_aliases: {agent: {targets: [{model_id: a}], tool_validation: repair}}",
+			want: `model_aliases: agent.tool_validation: unknown key; an alias object takes targets, prompt_caching, parallel_tool_calls, max_tool_rounds, reasoning_effort (from FILE)`},
+		{name: "alias prompt_caching", yaml: "model_aliases: {agent: {targets: [{model_id: a}], prompt_caching: always}}",
+			want: `model_aliases: agent.prompt_caching: "always" is not off or auto (from FILE)`},
+		{name: "alias parallel_tool_calls", yaml: "model_aliases: {agent: {targets: [{model_id: a}], parallel_tool_calls: sometimes}}",
+			want: `model_aliases: agent.parallel_tool_calls: want true or false, got "sometimes" (from FILE)`},
+		{name: "alias max_tool_rounds", yaml: "model_aliases: {agent: {targets: [{model_id: a}], max_tool_rounds: -1}}",
+			want: `model_aliases: agent.max_tool_rounds: must be from 0 to 2147483647, got -1 (from FILE)`},
+		{name: "alias max_tool_rounds fraction", yaml: "model_aliases: {agent: {targets: [{model_id: a}], max_tool_rounds: 2.5}}",
+			want: `model_aliases: agent.max_tool_rounds: want a whole number, got 2.5 (from FILE)`},
+		{name: "alias reasoning_effort", yaml: "model_aliases: {agent: {targets: [{model_id: a}], reasoning_effort: extreme}}",
+			want: `model_aliases: agent.reasoning_effort: "extreme" is not one of none, minimal, low, medium, high, xhigh, max (from FILE)`},
+		{name: "alias of another kind", yaml: "model_aliases: {agent: [a]}",
+			want: `model_aliases: agent: want a model id or an alias object, got ["a"] (from FILE)`},
 		{name: "scalar in file", yaml: "max_tools: [1]", want: `max_tools: want a single value, got [1] (from FILE)`},
 
 		// Values that parse but fail their check: every check of the table.
@@ -237,6 +275,41 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// TestAliasObjects: a model_aliases value may be an object with one target and
+// defaults; the string form stays, and flags and variables keep name=id, replacing the
+// file's aliases, defaults included.
+func TestAliasObjects(t *testing.T) {
+	t.Parallel()
+	file := writeFile(t, `model_aliases:
+  sonnet: us.anthropic.claude-sonnet-4-20250514-v1:0
+  agent:
+    targets:
+      - model_id: us.anthropic.claude-sonnet-4-5-20250929-v1:0
+    prompt_caching: off
+    parallel_tool_calls: false
+    max_tool_rounds: 30
+    reasoning_effort: medium
+  plain: {targets: [{model_id: amazon.nova-pro-v1:0}]}
+`)
+	cfg, err := Load([]string{"--config", file}, env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"sonnet": "us.anthropic.claude-sonnet-4-20250514-v1:0",
+		"agent":  "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+		"plain":  "amazon.nova-pro-v1:0",
+	}, cfg.ModelAliases)
+	no, thirty := false, 30
+	assert.Equal(t, map[string]AliasDefaults{
+		"agent": {PromptCaching: CachingOff, ParallelToolCalls: &no, MaxToolRounds: &thirty, ReasoningEffort: "medium"},
+		"plain": {},
+	}, cfg.AliasDefaults)
+
+	cfg, err = Load([]string{"--config", file, "--model-aliases", "agent=amazon.nova-lite-v1:0"}, env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"agent": "amazon.nova-lite-v1:0"}, cfg.ModelAliases)
+	assert.Nil(t, cfg.AliasDefaults, "the flag replaces the file's aliases")
+}
+
 // TestNamesKept: deployments and scripts use these names; a row of the table may not
 // rename them.
 func TestNamesKept(t *testing.T) {
@@ -267,6 +340,7 @@ func TestNamesKept(t *testing.T) {
 		"sim_first_token_delay GATEWAY_SIM_FIRST_TOKEN_DELAY --sim-first-token-delay",
 		"sim_delta_delay GATEWAY_SIM_DELTA_DELAY --sim-delta-delay",
 		"sim_faults GATEWAY_SIM_FAULTS --sim-faults",
+		"prompt_caching GATEWAY_PROMPT_CACHING --prompt-caching",
 	} {
 		assert.Contains(t, got, want)
 	}

@@ -84,7 +84,12 @@ func (s *Service) Observe(c *Call) {
 	}
 	m.ToolCallsDropped(c.Result.Model, reason, c.Result.DroppedToolCalls)
 	m.Thinking(c.Result.Model, c.Result.Thinking)
-	if r := c.Result.Repairs; r != (translate.Stats{}) {
+	r := c.Result.Repairs
+	if cache := r.Cache; cache != (translate.CacheStats{}) {
+		s.logCache(c.RequestID, c.Result.Model, cache)
+		r.Cache = translate.CacheStats{} // prompt-cache points are not repairs
+	}
+	if r != (translate.Stats{}) {
 		m.Repairs(c.Result.Model, r.SynthesizedResults, r.OrphanResults)
 		if r.ParallelDisabled {
 			m.ParallelDisabled(c.Result.Model, c.Result.ClientType)
@@ -149,6 +154,29 @@ func (s *Service) logRepairs(requestID, model string, st translate.Stats) {
 		zap.Int("partial_results", st.PartialResults),
 		zap.Int("unsigned_reasoning_blocks", st.UnsignedReasoning),
 		zap.Bool("parallel_calls_disabled", st.ParallelDisabled))
+}
+
+// logCache records what became of a request's prompt-cache points (docs/PROTOCOL.md 12):
+// at info when normalisation dropped or changed one, which a client sending hints Bedrock
+// would refuse shows, else at debug. Counts only: no path or text.
+func (s *Service) logCache(requestID, model string, st translate.CacheStats) {
+	level := zapcore.DebugLevel
+	if st.Changed() {
+		level = zapcore.InfoLevel
+	}
+	if ce := s.log.Check(level, "prompt cache points"); ce != nil {
+		ce.Write(
+			zap.String("request_id", requestID),
+			zap.String("model", clip.String(model, clip.LogMax)),
+			zap.Int("hints", st.Hints),
+			zap.Int("automatic", st.Auto),
+			zap.Int("misplaced", st.Misplaced),
+			zap.Int("merged", st.Merged),
+			zap.Int("unsupported", st.Unsupported),
+			zap.Int("downgraded_ttl", st.Downgraded),
+			zap.Int("over_limit", st.OverLimit),
+			zap.Int("sent", st.Sent))
+	}
 }
 
 // MaxIgnored bounds the names IgnoredValue lists.

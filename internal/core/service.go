@@ -53,6 +53,11 @@ type Options struct {
 	// ReasoningCache bounds the reasoning cache (docs/PROTOCOL.md 11.4); MaxEntries 0
 	// keeps nothing.
 	ReasoningCache ReasoningCacheOptions
+	// NoPromptCaching turns the automatic prompt-cache points off (prompt_caching: off;
+	// the zero value is auto).
+	NoPromptCaching bool
+	// AliasDefaults holds the defaults of the aliases that have some, by alias name.
+	AliasDefaults map[string]AliasDefaults
 }
 
 // Service answers chat calls. It is safe for concurrent use.
@@ -200,17 +205,15 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	if err := s.checkLimits(req); err != nil {
 		return nil, err
 	}
-	if req.ParallelToolCalls == nil && s.opts.NoParallelToolCalls {
-		off := false
-		req.ParallelToolCalls = &off
-	}
-	model := capabilities.Lookup(s.resolveModel(req.Model))
+	name := s.modelName(req.Model)
+	opts := s.applyDefaults(req, name)
+	model := capabilities.Lookup(s.resolveModel(name))
 	res.Model = model.ID
 	restored := false
-	if wantsThinking(req) {
+	if wantsThinking(req, opts.ReasoningEffort) {
 		req, restored = s.restoreReasoning(req, model.ID)
 	}
-	converse, names, err := translate.Request(req, model)
+	converse, names, err := translate.RequestWith(req, model, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -224,12 +227,17 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	return &prepared{model: model, converse: converse, names: names, keyID: req.KeyID}, nil
 }
 
-// wantsThinking reports whether a request asks for extended thinking at all.
-func wantsThinking(req *chat.Request) bool {
+// wantsThinking reports whether a request asks for extended thinking at all, itself or by
+// the default effort.
+func wantsThinking(req *chat.Request, defaultEffort string) bool {
 	if t := req.Thinking; t != nil {
 		return t.Type != chat.ThinkingDisabled
 	}
-	return req.ReasoningEffort != "" && req.ReasoningEffort != "none"
+	effort := req.ReasoningEffort
+	if effort == "" {
+		effort = defaultEffort
+	}
+	return effort != "" && effort != "none"
 }
 
 // remember stores an answer's reasoning blocks under its tool calls when the client will
@@ -316,11 +324,17 @@ func (s *Service) upstreamFailed(ctx context.Context, requestID, model string, e
 	}
 }
 
+// modelName is the model a request names: its own, else the default.
+func (s *Service) modelName(name string) string {
+	if name == "" {
+		return s.opts.DefaultModel
+	}
+	return name
+}
+
 // resolveModel applies the default and the configured aliases.
 func (s *Service) resolveModel(name string) string {
-	if name == "" {
-		name = s.opts.DefaultModel
-	}
+	name = s.modelName(name)
 	if id, ok := s.opts.Aliases[name]; ok {
 		return id
 	}

@@ -108,6 +108,8 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		NoParallelToolCalls: !cfg.ParallelToolCalls,
 		ReasoningCache: core.ReasoningCacheOptions{MaxEntries: cfg.ReasoningCache.MaxEntries,
 			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL},
+		NoPromptCaching: cfg.PromptCaching == config.CachingOff,
+		AliasDefaults:   aliasDefaults(cfg.AliasDefaults),
 	}, log)
 	// Calls run under base, so those still in flight when the drain times out can be
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.
@@ -187,6 +189,25 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return nil
 	})
 	return g.Wait()
+}
+
+// aliasDefaults are the configured alias defaults as the core takes them.
+func aliasDefaults(in map[string]config.AliasDefaults) map[string]core.AliasDefaults {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]core.AliasDefaults, len(in))
+	for name, d := range in {
+		c := core.AliasDefaults{ParallelToolCalls: d.ParallelToolCalls, ReasoningEffort: d.ReasoningEffort}
+		if d.PromptCaching != "" {
+			c.PromptCaching = new(d.PromptCaching == config.CachingAuto)
+		}
+		if d.MaxToolRounds != nil {
+			c.MaxToolRounds = new(int32(*d.MaxToolRounds))
+		}
+		out[name] = c
+	}
+	return out
 }
 
 // logStarted says where the gateway listens and what to try first, and warns when anyone

@@ -22,13 +22,14 @@ func grpcRequest(t testing.TB, body string) *llmgatewayv1.ChatRequest {
 		"assistant": llmgatewayv1.Role_ROLE_ASSISTANT, "tool": llmgatewayv1.Role_ROLE_TOOL,
 	}
 	for _, m := range req.Messages {
-		pm := &llmgatewayv1.Message{Role: roles[m.Role], Content: m.Content, ToolCallId: m.ToolCallID, Name: m.Name}
+		pm := &llmgatewayv1.Message{Role: roles[m.Role], Content: m.Content, ToolCallId: m.ToolCallID, Name: m.Name, CacheControl: cacheControlProto(m.CacheControl)}
 		for _, p := range m.Parts {
 			if p.Image != nil {
 				pm.Parts = append(pm.Parts, &llmgatewayv1.ContentPart{Part: &llmgatewayv1.ContentPart_ImageUrl{ImageUrl: &llmgatewayv1.ImageURL{Url: p.Image.URL}}})
 			} else {
 				pm.Parts = append(pm.Parts, &llmgatewayv1.ContentPart{Part: &llmgatewayv1.ContentPart_Text{Text: p.Text}})
 			}
+			pm.Parts[len(pm.Parts)-1].CacheControl = cacheControlProto(p.CacheControl)
 		}
 		for _, c := range m.ToolCalls {
 			pm.ToolCalls = append(pm.ToolCalls, &llmgatewayv1.ToolCall{Id: c.ID, Function: &llmgatewayv1.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
@@ -38,7 +39,7 @@ func grpcRequest(t testing.TB, body string) *llmgatewayv1.ChatRequest {
 	for _, tl := range req.Tools {
 		out.Tools = append(out.Tools, &llmgatewayv1.Tool{Function: &llmgatewayv1.FunctionDefinition{
 			Name: tl.Name, Description: tl.Description, ParametersJson: string(tl.Parameters),
-		}})
+		}, CacheControl: cacheControlProto(tl.CacheControl)})
 	}
 	switch req.ToolChoice.Mode {
 	case chat.ChoiceAuto:
@@ -51,6 +52,13 @@ func grpcRequest(t testing.TB, body string) *llmgatewayv1.ChatRequest {
 		out.ToolChoice = &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Function{Function: req.ToolChoice.Function}}
 	}
 	return out
+}
+
+func cacheControlProto(c *chat.CacheControl) *llmgatewayv1.CacheControl {
+	if c == nil {
+		return nil
+	}
+	return &llmgatewayv1.CacheControl{Type: c.Type, Ttl: c.TTL}
 }
 
 var user = llmgatewayv1.Role_ROLE_USER

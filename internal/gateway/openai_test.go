@@ -53,6 +53,16 @@ func (s *recordedSim) converseRequests(t *testing.T) []map[string]any {
 // the client sees is what one Bedrock call did.
 func openAIGateway(t *testing.T, faults ...string) (openai.Client, *recordedSim, started) {
 	t.Helper()
+	sim := recordSim(t, faults...)
+	g := start(t, defaultConfig(t))
+	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey))
+	return client, sim, g
+}
+
+// recordSim runs a recorded simulator with faults and points the AWS configuration chain
+// at it, with no retries.
+func recordSim(t *testing.T, faults ...string) *recordedSim {
+	t.Helper()
 	var fs []bedrocksim.Fault
 	for _, f := range faults {
 		fs = append(fs, mustFault(t, f))
@@ -71,9 +81,7 @@ func openAIGateway(t *testing.T, faults ...string) (openai.Client, *recordedSim,
 	t.Cleanup(func() { sim.Close(); srv.Close() })
 	pointAWSAt(t, srv.URL)
 	t.Setenv("AWS_MAX_ATTEMPTS", "1")
-	g := start(t, defaultConfig(t))
-	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey))
-	return client, sim, g
+	return sim
 }
 
 func weatherTool(name string) openai.ChatCompletionToolUnionParam {

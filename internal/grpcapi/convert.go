@@ -83,7 +83,8 @@ func roleOf(r llmgatewayv1.Role) string {
 }
 
 func message(m *llmgatewayv1.Message) chat.Message {
-	out := chat.Message{Role: roleOf(m.GetRole()), Content: m.GetContent(), ToolCallID: m.GetToolCallId(), Name: m.GetName()}
+	out := chat.Message{Role: roleOf(m.GetRole()), Content: m.GetContent(), ToolCallID: m.GetToolCallId(), Name: m.GetName(),
+		CacheControl: cacheControl(m.GetCacheControl())}
 	if parts := m.GetParts(); len(parts) > 0 {
 		out.Parts = make([]chat.Part, len(parts))
 		for i, p := range parts {
@@ -92,7 +93,11 @@ func message(m *llmgatewayv1.Message) chat.Message {
 				out.Parts[i] = chat.Part{Type: chat.PartText, Text: v.Text}
 			case *llmgatewayv1.ContentPart_ImageUrl:
 				out.Parts[i] = chat.Part{Type: chat.PartImageURL, Image: &chat.ImageURL{URL: v.ImageUrl.GetUrl(), Detail: v.ImageUrl.GetDetail()}}
+			case *llmgatewayv1.ContentPart_File:
+				f := v.File
+				out.Parts[i] = chat.Part{Type: chat.PartFile, File: &chat.File{Data: f.GetFileData(), Filename: f.GetFilename(), FileID: f.GetFileId()}}
 			}
+			out.Parts[i].CacheControl = cacheControl(p.GetCacheControl())
 		}
 	}
 	for _, b := range m.GetReasoningBlocks() {
@@ -110,12 +115,21 @@ func message(m *llmgatewayv1.Message) chat.Message {
 
 // tool maps a Tool, the function form winning over the flat one.
 func tool(t *llmgatewayv1.Tool) (chat.Tool, error) {
+	cc := cacheControl(t.GetCacheControl())
 	if f := t.GetFunction(); f != nil {
 		params, err := schema(f.GetParametersJson(), f.GetParameters())
-		return chat.Tool{Name: f.GetName(), Description: f.GetDescription(), Parameters: params, Wrapped: true}, err
+		return chat.Tool{Name: f.GetName(), Description: f.GetDescription(), Parameters: params, Wrapped: true, CacheControl: cc}, err
 	}
 	params, err := schema(t.GetParametersJson(), t.GetParameters())
-	return chat.Tool{Name: t.GetName(), Description: t.GetDescription(), Parameters: params}, err
+	return chat.Tool{Name: t.GetName(), Description: t.GetDescription(), Parameters: params, CacheControl: cc}, err
+}
+
+// cacheControl maps a prompt-cache hint; the translator checks its values.
+func cacheControl(c *llmgatewayv1.CacheControl) *chat.CacheControl {
+	if c == nil {
+		return nil
+	}
+	return &chat.CacheControl{Type: c.GetType(), TTL: c.GetTtl()}
 }
 
 // schema is a tool's JSON Schema as JSON text: parameters_json as the client wrote it, else

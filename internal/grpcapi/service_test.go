@@ -163,6 +163,45 @@ func TestFromProto(t *testing.T) {
 	}, got)
 }
 
+// TestFromProtoCacheControlAndFile: cache_control on a part, a message and a tool (both
+// forms; the hint is the Tool's own, beside function), and a file part.
+func TestFromProtoCacheControlAndFile(t *testing.T) {
+	t.Parallel()
+	eph := func(ttl string) *llmgatewayv1.CacheControl {
+		return &llmgatewayv1.CacheControl{Type: "ephemeral", Ttl: ttl}
+	}
+	in := &llmgatewayv1.ChatRequest{
+		Messages: []*llmgatewayv1.Message{
+			{Role: llmgatewayv1.Role_ROLE_SYSTEM, Content: "s", CacheControl: eph("1h")},
+			{Role: llmgatewayv1.Role_ROLE_USER, Parts: []*llmgatewayv1.ContentPart{
+				{Part: &llmgatewayv1.ContentPart_Text{Text: "read this"}, CacheControl: eph("")},
+				{Part: &llmgatewayv1.ContentPart_File{File: &llmgatewayv1.File{FileData: "data:application/pdf;base64,JVBERg==", Filename: "r.pdf"}}, CacheControl: eph("5m")},
+				{Part: &llmgatewayv1.ContentPart_File{File: &llmgatewayv1.File{FileId: "file-1"}}},
+			}, CacheControl: &llmgatewayv1.CacheControl{}},
+		},
+		Tools: []*llmgatewayv1.Tool{
+			{Function: &llmgatewayv1.FunctionDefinition{Name: "f"}, CacheControl: eph("")},
+			{Name: "g", CacheControl: &llmgatewayv1.CacheControl{Type: "other"}},
+		},
+	}
+	got, err := fromProto(in)
+	require.NoError(t, err)
+	assert.Equal(t, &chat.Request{
+		Messages: []chat.Message{
+			{Role: "system", Content: "s", CacheControl: &chat.CacheControl{Type: "ephemeral", TTL: "1h"}},
+			{Role: "user", Parts: []chat.Part{
+				{Type: "text", Text: "read this", CacheControl: &chat.CacheControl{Type: "ephemeral"}},
+				{Type: "file", File: &chat.File{Data: "data:application/pdf;base64,JVBERg==", Filename: "r.pdf"}, CacheControl: &chat.CacheControl{Type: "ephemeral", TTL: "5m"}},
+				{Type: "file", File: &chat.File{FileID: "file-1"}},
+			}, CacheControl: &chat.CacheControl{}}, // an empty hint: the translator refuses it, naming the field
+		},
+		Tools: []chat.Tool{
+			{Name: "f", Wrapped: true, CacheControl: &chat.CacheControl{Type: "ephemeral"}},
+			{Name: "g", CacheControl: &chat.CacheControl{Type: "other"}},
+		},
+	}, got)
+}
+
 func TestFromProtoToolChoiceModes(t *testing.T) {
 	t.Parallel()
 	for mode, want := range map[llmgatewayv1.ToolChoiceMode]string{

@@ -29,6 +29,9 @@ type request struct {
 	ReasoningEffort string             `json:"reasoning_effort"`
 	Thinking        *chatjson.Thinking `json:"thinking"`
 	StreamReasoning bool               `json:"stream_reasoning"`
+	// PromptCacheRetention "24h" asks automatic cache points for the 1h TTL (12.2), as on
+	// OpenAI's surface.
+	PromptCacheRetention string `json:"prompt_cache_retention"`
 }
 
 // DecodeRequest reads a POST /llm-apps/chat body. It checks JSON syntax and the type of
@@ -53,6 +56,7 @@ func DecodeRequest(body []byte) (req *chat.Request, stream bool, err error) {
 		ReasoningEffort: r.ReasoningEffort,
 		Thinking:        r.Thinking.Chat(),
 		StreamReasoning: r.StreamReasoning,
+		CacheRetention:  r.PromptCacheRetention,
 	}
 	if out.Messages, err = chatjson.Messages(r.Messages); err != nil {
 		return nil, false, err

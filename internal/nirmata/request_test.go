@@ -195,10 +195,40 @@ func TestDecodeRequest(t *testing.T) {
 			want: &chat.Request{Messages: []chat.Message{{Role: "tool", ToolCallID: "call_9", Name: "save_policy", Content: "ok"}}},
 		},
 		{
+			name: "cache_control on parts, messages and both forms of tools; prompt_cache_retention",
+			body: `{"prompt_cache_retention":"24h","messages":[
+				{"role":"system","content":"s","cache_control":{"type":"ephemeral","ttl":"1h"}},
+				{"role":"user","content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}},{"type":"text","text":"b","cache_control":null}],
+				 "cache_control":{"ttl":"5m","type":"ephemeral","x":1}}],
+				"tools":[{"type":"function","function":{"name":"f","cache_control":{"type":"ephemeral","ttl":"1h"}},"cache_control":{"type":"ephemeral"}},
+					{"type":"function","function":{"name":"g"},"cache_control":{"type":"other"}},
+					{"name":"h","cache_control":{"type":"ephemeral"}}]}`,
+			want: &chat.Request{
+				CacheRetention: "24h",
+				Messages: []chat.Message{
+					{Role: "system", Content: "s", CacheControl: &chat.CacheControl{Type: "ephemeral", TTL: "1h"}},
+					{Role: "user", Parts: []chat.Part{
+						{Type: "text", Text: "a", CacheControl: &chat.CacheControl{Type: "ephemeral"}},
+						{Type: "text", Text: "b"},
+					}, CacheControl: &chat.CacheControl{Type: "ephemeral", TTL: "5m"}},
+				},
+				Tools: []chat.Tool{
+					{Type: "function", Name: "f", Wrapped: true, CacheControl: &chat.CacheControl{Type: "ephemeral", TTL: "1h"}, CacheControlInFunction: true},
+					{Type: "function", Name: "g", Wrapped: true, CacheControl: &chat.CacheControl{Type: "other"}},
+					{Name: "h", CacheControl: &chat.CacheControl{Type: "ephemeral"}},
+				},
+			},
+		},
+		{
+			name: "a repeated cache_control keeps its last value whole",
+			body: `{"messages":[{"role":"user","content":"a","cache_control":{"type":"ephemeral","ttl":"1h"},"cache_control":{"type":"ephemeral"}}]}`,
+			want: &chat.Request{Messages: []chat.Message{{Role: "user", Content: "a", CacheControl: &chat.CacheControl{Type: "ephemeral"}}}},
+		},
+		{
 			name: "unknown fields ignored at every level",
 			body: `{"x":{"deep":[1,{"a":null}]},"model":"m","user":"u","n":1,"seed":null,"response_format":{"type":"json"},
 				"provider":"other","chunked":true,"client_type":"cli",
-				"messages":[{"role":"user","x":[true,false],"content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}},
+				"messages":[{"role":"user","x":[true,false],"content":[{"type":"text","text":"hi","annotations":[{"type":"url"}]},
 					{"type":"image_url","image_url":{"url":"u","x":1}}]},
 					{"role":"assistant","refusal":null,"reasoning_content":"...","tool_calls":[{"id":"c","index":0,"type":"function",
 						"function":{"name":"f","arguments":"{}","x":"y"}}]}],
@@ -328,6 +358,10 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"message string", `{"messages":["hi"]}`, "messages[0]: want an object, got string"},
 		{"role number", `{"messages":[{},{},{"role":1}]}`, "messages[2].role: want a string, got number"},
 		{"role object", `{"messages":[{"role":{}}]}`, "messages[0].role: want a string, got object"},
+		{"cache_control string", `{"messages":[{"role":"user","cache_control":"ephemeral"}]}`, "messages[0].cache_control: want an object, got string"},
+		{"part cache_control ttl number", `{"messages":[{"content":[{"text":"a","cache_control":{"ttl":5}}]}]}`, "messages[0].content[0].cache_control.ttl: want a string, got number"},
+		{"tool cache_control array", `{"tools":[{"function":{"name":"f","cache_control":[]}}]}`, "tools[0].function.cache_control: want an object, got array"},
+		{"prompt_cache_retention number", `{"prompt_cache_retention":24}`, "prompt_cache_retention: want a string, got number"},
 		{"content number", `{"messages":[{"role":"user","content":42}]}`, "messages[0].content: want a string, null or an array of parts, got number"},
 		{"content object", `{"messages":[{"role":"user","content":{"text":"hi"}}]}`, "messages[0].content: want a string, null or an array of parts, got object"},
 		{"content bool", `{"messages":[{"content":true}]}`, "messages[0].content: want a string, null or an array of parts, got boolean"},

@@ -41,6 +41,8 @@ type request struct {
 	PromptCacheKey      string              `json:"prompt_cache_key"`
 	ServiceTier         string              `json:"service_tier"`
 	ParallelToolCalls   *bool               `json:"parallel_tool_calls"`
+	// PromptCacheRetention "24h" asks automatic cache points for the 1h TTL (12.2).
+	PromptCacheRetention string `json:"prompt_cache_retention"`
 	// MaxToolRounds is the gateway's extension (docs/PROTOCOL.md 13.5).
 	MaxToolRounds *chatjson.WholeInt `json:"max_tool_rounds"`
 	// ReasoningEffort, and the thinking extension, switch extended thinking on (11.1).
@@ -96,6 +98,7 @@ func decodeRequest(body []byte) (*call, error) {
 
 		ReasoningEffort: r.ReasoningEffort,
 		Thinking:        r.Thinking.Chat(),
+		CacheRetention:  r.PromptCacheRetention,
 	}
 	if r.SafetyIdentifier != "" {
 		out.User = r.SafetyIdentifier

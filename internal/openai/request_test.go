@@ -62,6 +62,16 @@ func TestDecodeRequest(t *testing.T) {
 		{"defaults are not ignored", `{` + hi + `,"parallel_tool_calls":true,"response_format":{"type":"text"}}`, func(t *testing.T, c *call) {
 			assert.Empty(t, c.req.Ignored)
 		}},
+		{"prompt caching: prompt_cache_retention and cache_control hints, read and not listed", `{"prompt_cache_retention":"24h","messages":[
+			{"role":"system","content":[{"type":"text","text":"s","cache_control":{"type":"ephemeral","ttl":"1h"}}]},
+			{"role":"user","content":"hi","cache_control":{"type":"ephemeral"}}],
+			"tools":[{"type":"function","function":{"name":"a"},"cache_control":{"type":"ephemeral"}}]}`, func(t *testing.T, c *call) {
+			assert.Equal(t, "24h", c.req.CacheRetention)
+			assert.Equal(t, &chat.CacheControl{Type: "ephemeral", TTL: "1h"}, c.req.Messages[0].Parts[0].CacheControl)
+			assert.Equal(t, &chat.CacheControl{Type: "ephemeral"}, c.req.Messages[1].CacheControl)
+			assert.Equal(t, &chat.CacheControl{Type: "ephemeral"}, c.req.Tools[0].CacheControl)
+			assert.Empty(t, c.req.Ignored)
+		}},
 		{"allowed_tools", `{` + hi + `,"tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"b"}}],
 			"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"required","tools":[{"type":"function","function":{"name":"b"}}]}}}`, func(t *testing.T, c *call) {
 			assert.Equal(t, chat.ToolChoice{Mode: chat.ChoiceRequired, Allowed: []string{"b"}}, c.req.ToolChoice)

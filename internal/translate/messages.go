@@ -77,6 +77,8 @@ type turn struct {
 type call struct {
 	clientID, bedrockID string
 	result              *bedrock.ToolResultBlock
+	// points go right after the result: its tool message's cache points.
+	points []bedrock.ContentBlock
 }
 
 // message adds one client message to the conversation.
@@ -89,20 +91,26 @@ func (c *conversation) message(i int, m *chat.Message) error {
 	case chat.RoleSystem, chat.RoleDeveloper:
 		// Rule 5: system prompts live in the top-level system array, wherever the client
 		// put them.
-		texts, err := c.textsOf(i, m, "system")
+		blocks, err := c.textsOf(i, m, "system")
 		if err != nil {
 			return err
 		}
-		for _, s := range texts {
-			c.system = append(c.system, bedrock.SystemBlock{Text: s})
+		for _, b := range c.messageEnd(blocks, i, m) {
+			s := bedrock.SystemBlock{CachePoint: b.CachePoint}
+			if b.Text != nil {
+				s.Text = *b.Text
+			}
+			c.system = append(c.system, s)
 		}
 	case chat.RoleUser:
 		blocks, err := c.userBlocks(i, m)
-		if err != nil || len(blocks) == 0 {
+		if err != nil {
 			return err
 		}
-		u := c.turn(chat.RoleUser, i)
-		u.other = append(u.other, blocks...)
+		if blocks = c.messageEnd(blocks, i, m); len(blocks) > 0 {
+			u := c.turn(chat.RoleUser, i)
+			u.other = append(u.other, blocks...)
+		}
 	case chat.RoleAssistant:
 		return c.assistant(i, m)
 	case chat.RoleTool:
@@ -142,15 +150,14 @@ func (c *conversation) assistant(i int, m *chat.Message) error {
 	if len(texts) == 0 && len(m.ToolCalls) == 0 {
 		// Whitespace-only text is dropped and an assistant message left empty is skipped
 		// (rules 3 and 4).
+		c.messageEnd(nil, i, m)
 		return nil
 	}
 	a := c.turn(chat.RoleAssistant, i)
 	if c.keepReasoning {
 		a.reasoning = append(a.reasoning, reasoningBlocks(m, c.stats)...)
 	}
-	for _, s := range texts {
-		a.text = append(a.text, bedrock.TextBlock(s))
-	}
+	a.text = append(a.text, texts...)
 	for j, tc := range m.ToolCalls {
 		input, err := toolInput(tc.Arguments)
 		if err != nil {
@@ -163,6 +170,12 @@ func (c *conversation) assistant(i int, m *chat.Message) error {
 			Name:      c.names.toolName(tc.Name),
 			Input:     input,
 		}})
+	}
+	// The message's point goes after its last block: its last call, else its last text.
+	if len(m.ToolCalls) > 0 {
+		a.uses = c.messagePoint(a.uses, i, m)
+	} else {
+		a.text = c.messagePoint(a.text, i, m)
 	}
 	return nil
 }
@@ -181,6 +194,7 @@ func (c *conversation) toolMessage(i int, m *chat.Message) error {
 	u := c.turn(chat.RoleUser, i)
 	if cl := u.prev.unanswered(id); cl != nil {
 		cl.result = &bedrock.ToolResultBlock{ToolUseID: cl.bedrockID, Content: resultContent(text, images)}
+		cl.points = c.toolMessagePoints(i, m)
 		return nil
 	}
 	c.stats.OrphanResults++
@@ -195,6 +209,7 @@ func (c *conversation) toolMessage(i int, m *chat.Message) error {
 	for _, img := range images {
 		u.other = append(u.other, bedrock.ContentBlock{Image: img.Image})
 	}
+	u.other = append(u.other, c.toolMessagePoints(i, m)...)
 	return nil
 }
 
@@ -291,21 +306,23 @@ func (c *conversation) results(a *turn, extra int) []bedrock.ContentBlock {
 			}
 		}
 		content = append(content, bedrock.ContentBlock{ToolResult: r})
+		content = append(content, cl.points...)
 	}
 	return content
 }
 
-// textsOf returns the non-blank texts of a system or assistant message: its parts when it
-// has any, else its content. An assistant's reasoning parts are not text: reasoningBlocks
-// takes them when the request keeps reasoning, and they are listed as ignored otherwise.
-func (c *conversation) textsOf(i int, m *chat.Message, role string) ([]string, error) {
+// textsOf returns the text blocks of the non-blank texts of a system or assistant message,
+// each followed by the cache point its part asks for: its parts when it has any, else its
+// content. An assistant's reasoning parts are not text: reasoningBlocks takes them when the
+// request keeps reasoning, and they are listed as ignored otherwise.
+func (c *conversation) textsOf(i int, m *chat.Message, role string) ([]bedrock.ContentBlock, error) {
 	if len(m.Parts) == 0 {
 		if isBlank(m.Content) {
 			return nil, nil
 		}
-		return []string{m.Content}, nil
+		return []bedrock.ContentBlock{bedrock.TextBlock(m.Content)}, nil
 	}
-	var texts []string
+	var texts []bedrock.ContentBlock
 	for j := range m.Parts {
 		p := &m.Parts[j]
 		kind, err := partKindFor(i, j, p, role)
@@ -318,9 +335,11 @@ func (c *conversation) textsOf(i int, m *chat.Message, role string) ([]string, e
 			}
 			continue
 		}
+		n := len(texts)
 		if !isBlank(p.Text) {
-			texts = append(texts, p.Text)
+			texts = append(texts, bedrock.TextBlock(p.Text))
 		}
+		texts = c.partPoint(texts, n, i, j, p)
 	}
 	return texts, nil
 }
@@ -340,6 +359,7 @@ func (c *conversation) userBlocks(i int, m *chat.Message) ([]bedrock.ContentBloc
 		if err != nil {
 			return nil, err
 		}
+		n := len(blocks)
 		switch kind {
 		case partText:
 			if !isBlank(p.Text) {
@@ -358,6 +378,7 @@ func (c *conversation) userBlocks(i int, m *chat.Message) ([]bedrock.ContentBloc
 			}
 			blocks = append(blocks, bedrock.ContentBlock{Document: doc})
 		}
+		blocks = c.partPoint(blocks, n, i, j, p)
 	}
 	return blocks, nil
 }

@@ -65,6 +65,8 @@ type Stats struct {
 	ToolChoiceFallback string
 	// DroppedTopP: top_p was dropped because the model refuses temperature and top_p together.
 	DroppedTopP bool
+	// Cache is what became of the prompt-cache points (docs/PROTOCOL.md 12); not a repair.
+	Cache CacheStats
 	// PartialResults: assistant turns with several tool calls of which the client answered
 	// some, not all.
 	PartialResults int
@@ -112,6 +114,8 @@ type namer struct {
 	idCount map[string]int    // client tool-call id → uses so far (a reused id gets a new Bedrock id)
 
 	historyNames []string // client tool names used by history tool calls, first use first
+
+	hints hintSources // the client's cache hints behind the request's cachePoints
 }
 
 // newNamer checks the request's tools and the history's tool calls, and names every tool

@@ -86,12 +86,17 @@ func isEffort(s string) bool {
 	return ok || s == "none"
 }
 
-// planThinking reads the request's reasoning_effort and thinking for the model: a value
-// outside the contract is refused; a switch the model has no use for is listed as ignored.
-func planThinking(req *chat.Request, model capabilities.Model, names *Names) (thinking, error) {
+// planThinking reads the request's reasoning_effort and thinking for the model, or the
+// gateway's default effort when the request sets neither: a value outside the contract is
+// refused; a switch of the client's the model has no use for is listed as ignored.
+func planThinking(req *chat.Request, model capabilities.Model, defaultEffort string, names *Names) (thinking, error) {
 	effort := req.ReasoningEffort
 	if effort != "" && !isEffort(effort) {
 		return thinking{}, Refuse(ErrInvalidRequest, CodeInvalidValue, "reasoning_effort %s is not one of none, minimal, low, medium, high, xhigh, max", clip.Quote(effort))
+	}
+	byDefault := effort == "" && req.Thinking == nil && defaultEffort != ""
+	if byDefault {
+		effort = defaultEffort
 	}
 	claude := strings.HasPrefix(model.Family, "anthropic.") && isClaudeForm(model.Reasoning)
 	if t := req.Thinking; t != nil {
@@ -144,7 +149,9 @@ func planThinking(req *chat.Request, model capabilities.Model, names *Names) (th
 	case model.Reasoning == capabilities.ReasoningEffort:
 		th.fields.ReasoningEffort = capped
 	default:
-		names.Ignored = append(names.Ignored, "reasoning_effort")
+		if !byDefault {
+			names.Ignored = append(names.Ignored, "reasoning_effort")
+		}
 		return thinking{}, nil
 	}
 	return th, nil

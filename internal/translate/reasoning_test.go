@@ -295,3 +295,23 @@ func TestReasoningResponse(t *testing.T) {
 	assert.Equal(t, []chat.ReasoningBlock{{Signature: "only"}, {Redacted: true, Data: "ZGF0YQ=="}}, resp.Reasoning)
 	assert.Equal(t, "", chat.ReasoningText(resp.Reasoning))
 }
+
+// TestDefaultEffort: an alias's reasoning_effort applies when the request sets neither it
+// nor thinking, and is not the client's to be told about where the model has no reasoning.
+func TestDefaultEffort(t *testing.T) {
+	t.Parallel()
+	msgs := []chat.Message{{Role: chat.RoleUser, Content: "hi"}}
+	out, names, err := RequestWith(&chat.Request{Messages: msgs}, capabilities.Lookup(sonnet4), Options{ReasoningEffort: "low"})
+	require.NoError(t, err)
+	assert.Equal(t, `{"thinking":{"type":"enabled","budget_tokens":1024}}`, string(out.AdditionalModelRequestFields))
+	assert.True(t, names.ThinkingOn)
+
+	out, names, err = RequestWith(&chat.Request{Messages: msgs, ReasoningEffort: "none"}, capabilities.Lookup(sonnet4), Options{ReasoningEffort: "low"})
+	require.NoError(t, err)
+	assert.Empty(t, out.AdditionalModelRequestFields, "the request's own none wins")
+	assert.False(t, names.ThinkingOn)
+
+	_, names, err = RequestWith(&chat.Request{Messages: msgs}, capabilities.Lookup(llama), Options{ReasoningEffort: "low"})
+	require.NoError(t, err)
+	assert.Empty(t, names.Ignored)
+}

@@ -46,8 +46,28 @@ import (
 //     every model; a trailing assistant turn with only text is kept (prefill) where the
 //     model allows it and refused where it does not.
 func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequest, *Names, error) {
+	return RequestWith(req, model, Options{})
+}
+
+// Options are the gateway's settings that shape a translation; the zero value is the
+// default configuration.
+type Options struct {
+	// NoAutoCache turns the automatic prompt-cache points off (prompt_caching: off,
+	// docs/PROTOCOL.md 12.2); the client's cache_control hints still count.
+	NoAutoCache bool
+	// ReasoningEffort is the reasoning_effort of a request that sets neither it nor
+	// thinking (an alias's default, docs/PROTOCOL.md 14.1). Unlike the client's own, it is
+	// not listed as ignored on a model without reasoning.
+	ReasoningEffort string
+}
+
+// RequestWith is Request under the gateway's settings.
+func RequestWith(req *chat.Request, model capabilities.Model, opts Options) (*bedrock.ConverseRequest, *Names, error) {
 	if n := req.MaxToolRounds; n != nil && *n < 0 {
 		return nil, nil, invalidf("max_tool_rounds must be at least 0, got %d", *n)
+	}
+	if err := checkHints(req); err != nil {
+		return nil, nil, err
 	}
 	exhausted := budgetSpent(req)
 	if exhausted {
@@ -66,7 +86,7 @@ func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequ
 		return nil, nil, err
 	}
 	stats := &names.names.Stats
-	th, err := planThinking(req, model, names.names)
+	th, err := planThinking(req, model, opts.ReasoningEffort, names.names)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,6 +113,8 @@ func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequ
 	}
 	out.AdditionalModelRequestFields = th.fields.encode()
 	out.RequestMetadata, out.ServiceTier = requestMetadata(req), serviceTier(req)
+	// Last, so it sees every block of the request as Bedrock will.
+	promptCache(out, req, model, opts, names)
 	return out, names.names, nil
 }
 

@@ -41,6 +41,9 @@ func TestRequestStats(t *testing.T) {
 		"trailing_tool_calls_noprefill":      {SynthesizedResults: 2, MappedToolCallIDs: 1},
 		"trailing_text_after_tools_prefill":  {},
 		"tools_parameters_json":              {},
+		"cache_hints":                        {Cache: translate.CacheStats{Hints: 4, Sent: 4}},
+		"cache_auto":                         {Cache: translate.CacheStats{Auto: 3, Sent: 3}},
+		"cache_auto_nova":                    {Cache: translate.CacheStats{Auto: 2, Sent: 2}},
 	}
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -265,6 +268,9 @@ func FuzzRequest(f *testing.F) {
 		}
 		if err := validateBody(modelID, body); err != nil {
 			t.Fatalf("invalid Converse request for %s: %v\nrequest: %s\nbody: %s", modelID, err, data, body)
+		}
+		if err := translate.CheckSectionSizes(out); err != nil {
+			t.Fatalf("%v\nrequest: %s", err, data)
 		}
 		for _, m := range out.Messages {
 			for _, b := range m.Content {

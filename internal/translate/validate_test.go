@@ -11,6 +11,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // validateBody is the property the fuzz target and the golden tests check on every request
@@ -192,7 +193,9 @@ func checkConverse(modelID string, body []byte) error {
 		for i, t := range tc.Tools {
 			s := t.ToolSpec
 			if s == nil {
-				fail("toolConfig.tools.%d: no toolSpec", i)
+				if t.CachePoint == nil {
+					fail("toolConfig.tools.%d: no toolSpec", i)
+				}
 				continue
 			}
 			if !bedrockName.MatchString(s.Name) {
@@ -225,6 +228,9 @@ func checkConverse(modelID string, body []byte) error {
 		}
 	} else if usesTools {
 		fail("rule 13: toolUse/toolResult without toolConfig")
+	}
+	if err := translate.CheckCachePoints(&r, model); err != nil {
+		fail("%v", err)
 	}
 
 	if ic := r.InferenceConfig; ic != nil {

@@ -1,0 +1,41 @@
+package core
+
+import (
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/translate"
+)
+
+// AliasDefaults are an alias's defaults (docs/PROTOCOL.md 14.1) for a request naming it
+// that does not set the field itself: the request's own value wins, and an alias's
+// default beats the gateway's. Nil and empty leave the gateway's.
+type AliasDefaults struct {
+	// PromptCaching: true adds automatic prompt-cache points (auto), false adds none
+	// (off).
+	PromptCaching     *bool
+	ParallelToolCalls *bool
+	MaxToolRounds     *int32
+	ReasoningEffort   string
+}
+
+// applyDefaults fills the fields req leaves unset from the defaults of the alias it names
+// (name, the model as the client gave it or the default model), then the gateway's, and
+// returns the translation's options.
+func (s *Service) applyDefaults(req *chat.Request, name string) translate.Options {
+	d := s.opts.AliasDefaults[name]
+	if req.ParallelToolCalls == nil {
+		switch {
+		case d.ParallelToolCalls != nil:
+			req.ParallelToolCalls = new(*d.ParallelToolCalls)
+		case s.opts.NoParallelToolCalls:
+			req.ParallelToolCalls = new(false)
+		}
+	}
+	if req.MaxToolRounds == nil && d.MaxToolRounds != nil {
+		req.MaxToolRounds = new(*d.MaxToolRounds)
+	}
+	auto := !s.opts.NoPromptCaching
+	if d.PromptCaching != nil {
+		auto = *d.PromptCaching
+	}
+	return translate.Options{NoAutoCache: !auto, ReasoningEffort: d.ReasoningEffort}
+}

@@ -1,0 +1,80 @@
+package core
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"go.uber.org/zap"
+
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/translate"
+)
+
+// TestApplyDefaults: a request's own value wins, then its alias's default, then the
+// gateway's (docs/PROTOCOL.md 13, 14.1).
+func TestApplyDefaults(t *testing.T) {
+	t.Parallel()
+	yes, no := true, false
+	s := New(nil, Options{
+		DefaultModel:        "agent",
+		Aliases:             map[string]string{"agent": "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "cached": "us.amazon.nova-pro-v1:0"},
+		NoParallelToolCalls: true,
+		NoPromptCaching:     true,
+		AliasDefaults: map[string]AliasDefaults{
+			"agent":  {PromptCaching: &no, ParallelToolCalls: &yes, MaxToolRounds: new(int32(5)), ReasoningEffort: "low"},
+			"cached": {PromptCaching: &yes},
+		},
+	}, zap.NewNop())
+	tests := []struct {
+		name     string
+		req      chat.Request
+		want     chat.Request
+		wantOpts translate.Options
+	}{
+		{
+			name:     "the alias's defaults beat the gateway's",
+			req:      chat.Request{Model: "agent"},
+			want:     chat.Request{Model: "agent", ParallelToolCalls: &yes, MaxToolRounds: new(int32(5))},
+			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "low"},
+		},
+		{
+			name:     "the default model's alias",
+			req:      chat.Request{},
+			want:     chat.Request{ParallelToolCalls: &yes, MaxToolRounds: new(int32(5))},
+			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "low"},
+		},
+		{
+			name:     "the request's own values win",
+			req:      chat.Request{Model: "agent", ParallelToolCalls: &no, MaxToolRounds: new(int32(0)), ReasoningEffort: "high"},
+			want:     chat.Request{Model: "agent", ParallelToolCalls: &no, MaxToolRounds: new(int32(0)), ReasoningEffort: "high"},
+			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "low"}, // the translator takes the request's
+		},
+		{
+			name:     "thinking set: the translator uses no default effort",
+			req:      chat.Request{Model: "agent", Thinking: &chat.Thinking{Type: chat.ThinkingDisabled}},
+			want:     chat.Request{Model: "agent", Thinking: &chat.Thinking{Type: chat.ThinkingDisabled}, ParallelToolCalls: &yes, MaxToolRounds: new(int32(5))},
+			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "low"},
+		},
+		{
+			name:     "an alias with prompt_caching auto on a gateway with it off",
+			req:      chat.Request{Model: "cached"},
+			want:     chat.Request{Model: "cached", ParallelToolCalls: &no},
+			wantOpts: translate.Options{},
+		},
+		{
+			name:     "a model id: the gateway's defaults",
+			req:      chat.Request{Model: "us.anthropic.claude-sonnet-4-20250514-v1:0"},
+			want:     chat.Request{Model: "us.anthropic.claude-sonnet-4-20250514-v1:0", ParallelToolCalls: &no},
+			wantOpts: translate.Options{NoAutoCache: true},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := tt.req
+			opts := s.applyDefaults(&req, s.modelName(req.Model))
+			assert.Equal(t, tt.want, req)
+			assert.Equal(t, tt.wantOpts, opts)
+		})
+	}
+}
