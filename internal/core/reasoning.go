@@ -146,45 +146,73 @@ func sameIDs(a, b []string) bool {
 	return true
 }
 
-// restoreReasoning puts the stored blocks back into the history when the latest assistant
-// turn with tool calls, whose results the request ends with, carries none
-// (docs/PROTOCOL.md 11.4). It looks the turn's ids up as the client sent them, before the
-// translator maps any. It returns the request to translate (a copy when it changed) and
-// whether blocks were restored.
+// restoreReasoning puts stored blocks back into the assistant turns with tool calls that
+// carry none (docs/PROTOCOL.md 11.4), looking each turn's ids up as the client sent them,
+// before the translator maps any. The turn the request's tool results answer is the one
+// Bedrock needs (BEDROCK.md G7); earlier turns get theirs too, so the history reads as it
+// did in the previous request and its prompt-cache prefix still matches (a client that
+// keeps its blocks sends them all). It returns the request to translate (a copy when it
+// changed) and whether the answered turn got its blocks back.
 func (s *Service) restoreReasoning(req *chat.Request, model string) (*chat.Request, bool) {
 	msgs := req.Messages
+	answered := answeredTurn(msgs)
+	if answered < 0 {
+		return req, false // the last user turn answers no tool call: nothing is needed
+	}
+	var out []chat.Message // a copy, made at the first restoration
+	restored := false
+	var ids []string
+	for i := 0; i < len(msgs); {
+		if msgs[i].Role != chat.RoleAssistant {
+			i++
+			continue
+		}
+		// Adjacent assistant messages merge into one turn.
+		start, signed := i, false
+		ids = ids[:0]
+		for ; i < len(msgs) && msgs[i].Role == chat.RoleAssistant; i++ {
+			signed = signed || hasSignedReasoning(&msgs[i])
+			for _, tc := range msgs[i].ToolCalls {
+				ids = append(ids, tc.ID)
+			}
+		}
+		if signed || len(ids) == 0 {
+			continue
+		}
+		blocks, ok := s.reasoning.lookup(req.KeyID, model, ids)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		out[start].Reasoning = blocks
+		restored = restored || start == answered
+	}
+	if out == nil {
+		return req, false
+	}
+	r := *req
+	r.Messages = out
+	return &r, restored
+}
+
+// answeredTurn is the index of the first message of the assistant turn whose tool calls
+// the request's last user turn answers, or -1 when that turn holds no tool result.
+func answeredTurn(msgs []chat.Message) int {
 	end, results := len(msgs), false
 	for end > 0 && msgs[end-1].Role != chat.RoleAssistant {
 		results = results || msgs[end-1].Role == chat.RoleTool
 		end--
 	}
-	if !results {
-		return req, false // the last user turn answers no tool call
+	if !results || end == 0 {
+		return -1
 	}
-	// The assistant messages just before the results merge into one turn.
 	start := end
-	var ids []string
 	for start > 0 && msgs[start-1].Role == chat.RoleAssistant {
 		start--
-		m := &msgs[start]
-		if hasSignedReasoning(m) {
-			return req, false
-		}
-		for _, tc := range m.ToolCalls {
-			ids = append(ids, tc.ID)
-		}
 	}
-	if len(ids) == 0 {
-		return req, false
-	}
-	blocks, ok := s.reasoning.lookup(req.KeyID, model, ids)
-	if !ok {
-		return req, false
-	}
-	r := *req
-	r.Messages = slices.Clone(msgs)
-	r.Messages[start].Reasoning = blocks
-	return &r, true
+	return start
 }
 
 // hasSignedReasoning reports whether a message carries a reasoning block Bedrock can take

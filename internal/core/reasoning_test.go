@@ -157,3 +157,31 @@ func TestRestoreReasoning(t *testing.T) {
 	assert.True(t, ok, "an unsigned block is as good as none")
 	assert.Equal(t, blocks, got.Messages[1].Reasoning)
 }
+
+// TestRestoreEarlierTurns: every tool turn the cache knows gets its blocks back, so the
+// history reads as it did in the previous request and its prompt-cache prefix holds; the
+// outcome is the answered turn's.
+func TestRestoreEarlierTurns(t *testing.T) {
+	t.Parallel()
+	s := &Service{}
+	s.reasoning, _ = newCache(10, 1<<20)
+	first := []chat.ReasoningBlock{{Text: "first", Signature: "s1"}}
+	second := []chat.ReasoningBlock{{Text: "second", Signature: "s2"}}
+	s.reasoning.store("k", model, []string{"c1"}, first)
+	history := []chat.Message{
+		{Role: chat.RoleUser, Content: "go"},
+		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "c1"}}},
+		{Role: chat.RoleTool, ToolCallID: "c1", Content: "1"},
+		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "c2"}}},
+		{Role: chat.RoleTool, ToolCallID: "c2", Content: "2"},
+	}
+	got, ok := s.restoreReasoning(&chat.Request{KeyID: "k", Messages: history}, model)
+	assert.False(t, ok, "the answered turn is not in the cache")
+	assert.Equal(t, first, got.Messages[1].Reasoning)
+
+	s.reasoning.store("k", model, []string{"c2"}, second)
+	got, ok = s.restoreReasoning(&chat.Request{KeyID: "k", Messages: history}, model)
+	assert.True(t, ok)
+	assert.Equal(t, first, got.Messages[1].Reasoning)
+	assert.Equal(t, second, got.Messages[3].Reasoning)
+}
