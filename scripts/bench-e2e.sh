@@ -52,6 +52,9 @@ esac
 raise_nofile
 loadavg=$(cut -d' ' -f1-3 /proc/loadavg) # other work on the machine skews every number
 build
+# when_portkey prints its arguments when Portkey runs; it succeeds either way, so a
+# command substitution of it never trips set -e.
+when_portkey() { if $portkey; then echo "$@"; fi; }
 if $portkey; then install_portkey; fi
 
 # load NAME URL SCENARIO PID AUTH [loadgen flags...] runs loadgen and keeps its JSON summary
@@ -154,7 +157,7 @@ if $portkey; then
 fi
 
 echo
-echo "### Gateway vs plain reverse proxy$($portkey && echo " vs Portkey $portkey_version") ($(nproc) cores, $(go env GOVERSION), $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo '+dirty'); load average at start: $loadavg)"
+echo "### Gateway vs plain reverse proxy$(when_portkey " vs Portkey $portkey_version") ($(nproc) cores, $(go env GOVERSION), $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo '+dirty'); load average at start: $loadavg)"
 echo
 echo "| scenario | target | req/s | p50 ms | p99 ms | CPU µs/req | allocs/req | RSS peak MiB | CPU ratio to proxy | Portkey CPU ÷ this | target met |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
@@ -185,7 +188,7 @@ for kind in unary stream; do
 				# 10× less CPU than Portkey on the identical request (when Portkey ran).
 				limit=2
 				[[ $kind == stream ]] && limit=2.5
-				row+=" gateway (OpenAI) | CPU ≤ ${limit}× proxy$($portkey && echo ", ≥ 10× less than Portkey") |"
+				row+=" gateway (OpenAI) | CPU ≤ ${limit}× proxy$(when_portkey ", ≥ 10× less than Portkey") |"
 				if [[ $cmp == n/a ]] || { $portkey && [[ $less == n/a ]]; }; then
 					met=n/a
 				elif $portkey; then
@@ -212,7 +215,7 @@ for who in direct baseline gateway; do
 	esac
 	echo "$row $(fmt 0 "$(field "$r" .req_per_s)") | $(fmt 2 "$p50") | $(fmt 2 "$(field "$r" .p99_ms)") | $(fmt 1 "$(field "$r" .cpu_us_per_req)") | | | $note |"
 done
-for who in baseline gateway $($portkey && echo portkey); do
+for who in baseline gateway $(when_portkey portkey); do
 	r=mem-$who
 	per=$(field "$r" .kib_per_open_stream)
 	idle=$(field "$r" '.rss_start_kib / 1024')

@@ -102,7 +102,8 @@ func buildAnswer(m ModelInfo, req *converseRequest, body []byte) answer {
 // reasoningBlocks are the reasoning an answer starts with when the request turned thinking on
 // (docs/BEDROCK.md G4, G6): for Claude one thinking block saying what the answer does, signed
 // (sign.go), with empty text on adaptive-only models (Opus 4.7), and a redacted block after
-// it when the last user turn has the word "redact"; for Nova 2 the text "[REDACTED]"; for
+// it when the last user turn has the word "redact" (the redacted_thinking fault: one redacted
+// block instead); for Nova 2 the text "[REDACTED]"; for
 // gpt-oss and DeepSeek the text, unsigned.
 func reasoningBlocks(m ModelInfo, req *converseRequest, a answer) []reasoningContentBlock {
 	th := req.thinking
@@ -120,6 +121,9 @@ func reasoningBlocks(m ModelInfo, req *converseRequest, a answer) []reasoningCon
 	shown := text
 	if m.Reasoning == ReasoningAdaptiveOnly {
 		shown = ""
+	}
+	if req.redactThinking { // the redacted_thinking fault
+		return []reasoningContentBlock{{RedactedContent: redactedData(m.ID, tag, text)}}
 	}
 	blocks := []reasoningContentBlock{{ReasoningText: &reasoningTextBlock{Text: shown, Signature: signThinking(m.ID, tag, shown)}}}
 	if last := lastUser(req.Messages); last >= 0 {

@@ -23,16 +23,20 @@ const (
 	FaultHang            FaultKind = "hang"             // no answer until the request ends
 	FaultStreamException FaultKind = "stream_exception" // 200, events, then an exception frame
 	FaultTruncate        FaultKind = "truncate"         // 200, events, then the body ends
+	// FaultRedactedThinking answers Claude's reasoning as one redacted block instead of a
+	// thinking block (no effect on an answer without Claude's thinking).
+	FaultRedactedThinking FaultKind = "redacted_thinking"
 )
 
 // FaultKinds lists every kind, in the order help texts show them.
-var FaultKinds = []FaultKind{FaultThrottle, FaultUnavailable, FaultInternal, FaultModelNotReady, FaultHang, FaultStreamException, FaultTruncate}
+var FaultKinds = []FaultKind{FaultThrottle, FaultUnavailable, FaultInternal, FaultModelNotReady, FaultHang, FaultStreamException, FaultTruncate, FaultRedactedThinking}
 
 // FaultHelp describes the fault syntax, for help texts and errors.
 const FaultHelp = `KIND[,OPTION=VALUE...]
   kinds: throttle, unavailable, internal, model_not_ready (an error before any byte),
          hang (no answer until the request ends),
-         stream_exception, truncate (streams only: a few events, then the failure)
+         stream_exception, truncate (streams only: a few events, then the failure),
+         redacted_thinking (Claude's reasoning answered as a redacted block)
   options: times=N (only the first N requests), mode=stream|unary,
            exception=<Bedrock exception, e.g. modelStreamErrorException> (stream_exception),
            after=N (events before a stream_exception or truncate; default 3)
@@ -63,7 +67,7 @@ type Fault struct {
 
 func (f Fault) appliesTo(stream bool) bool {
 	switch f.Kind {
-	case FaultThrottle, FaultUnavailable, FaultInternal, FaultModelNotReady, FaultHang:
+	case FaultThrottle, FaultUnavailable, FaultInternal, FaultModelNotReady, FaultHang, FaultRedactedThinking:
 	case FaultStreamException, FaultTruncate:
 		if !stream {
 			return false

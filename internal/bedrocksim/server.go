@@ -122,6 +122,8 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 			return
 		case FaultStreamException, FaultTruncate:
 			streamFault = &f
+		case FaultRedactedThinking:
+			req.redactThinking = true
 		default:
 			writeError(w, faultError(f.Kind))
 			return

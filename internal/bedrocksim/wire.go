@@ -29,6 +29,8 @@ type converseRequest struct {
 	// anthropicChoice is AdditionalModelRequestFields.tool_choice as validate read it on a
 	// Claude model; nil when absent or on other models.
 	anthropicChoice *anthropicChoice
+	// redactThinking: the redacted_thinking fault applies to this request.
+	redactThinking bool
 	// thinking is what validate read of the reasoning switches.
 	thinking thinking
 	// cache is the request laid out for the prompt cache, as validate checked it.

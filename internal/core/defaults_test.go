@@ -78,3 +78,18 @@ func TestApplyDefaults(t *testing.T) {
 		})
 	}
 }
+
+// TestIgnoredIsBounded: what a request lists as ignored is at most MaxIgnored names, in
+// the header and in the answers' metadata alike: a client controls how many it causes.
+func TestIgnoredIsBounded(t *testing.T) {
+	t.Parallel()
+	s := New(nil, Options{DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20}, zap.NewNop())
+	req := &chat.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: "hi"}}}
+	for range 50 {
+		req.Stop = append(req.Stop, " ") // blank: Claude refuses them, so each is dropped and listed
+	}
+	var res Result
+	_, err := s.prepare(req, &res)
+	assert.NoError(t, err)
+	assert.Len(t, res.Ignored, MaxIgnored)
+}

@@ -219,6 +219,7 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	}
 	res.Repairs = names.Stats
 	res.Ignored = append(slices.Clip(req.Ignored), names.Ignored...)
+	res.Ignored = res.Ignored[:min(len(res.Ignored), MaxIgnored)] // a client controls how many
 	res.BudgetExhausted = names.BudgetExhausted
 	res.Thinking = names.Thinking
 	if restored && names.ThinkingOn {

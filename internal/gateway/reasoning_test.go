@@ -277,3 +277,25 @@ func TestThinkingAboveConverseLimit(t *testing.T) {
 	assert.EqualValues(t, 32000+4096, reqs[0]["inferenceConfig"].(map[string]any)["maxTokens"])
 }
 func ptr[T any](v T) *T { return &v }
+
+// TestRedactedReasoning: a redacted block reaches the client as its base64 data, is kept by
+// the gateway like any block, and goes back to Bedrock byte for byte, which checks it.
+func TestRedactedReasoning(t *testing.T) {
+	client, sim, _ := openAIGateway(t, "redacted_thinking")
+	params := thinkingParams()
+	resp, err := client.Chat.Completions.New(t.Context(), params)
+	require.NoError(t, err)
+	msg := resp.Choices[0].Message
+	assert.Contains(t, msg.RawJSON(), `"thinking_blocks":[{"type":"redacted_thinking","data":"`)
+	assert.NotContains(t, msg.RawJSON(), "reasoning_content", "a redacted block has no text to show")
+	require.Len(t, msg.ToolCalls, 1)
+	params.Messages = append(params.Messages, msg.ToParam(), openai.ToolMessage("21", msg.ToolCalls[0].ID))
+	var httpResp *http.Response
+	_, err = client.Chat.Completions.New(t.Context(), params, option.WithResponseInto(&httpResp))
+	require.NoError(t, err)
+	assert.Equal(t, "restored", httpResp.Header.Get("X-Gateway-Thinking"))
+	reqs := sim.converseRequests(t)
+	msgs := reqs[1]["messages"].([]any)
+	first := msgs[1].(map[string]any)["content"].([]any)[0].(map[string]any)
+	assert.Contains(t, first["reasoningContent"], "redactedContent")
+}
