@@ -57,6 +57,11 @@ type Request struct {
 	// StreamReasoning asks a JSONL or gRPC stream for reasoning events too (chunked and
 	// OpenAI streams always carry them).
 	StreamReasoning bool
+	// ToolValidation is off, report or repair (docs/PROTOCOL.md 13.2); empty leaves it to
+	// the gateway.
+	ToolValidation string
+	// ResponseFormat asks for structured output (docs/PROTOCOL.md 13.3); nil is text.
+	ResponseFormat *ResponseFormat
 	// CacheRetention is OpenAI's prompt_cache_retention: "24h" asks for the 1h TTL where
 	// the model has it (docs/PROTOCOL.md 12.2).
 	CacheRetention string
@@ -89,6 +94,32 @@ type Message struct {
 	Reasoning []ReasoningBlock
 	// CacheControl asks for a prompt-cache point after the message (docs/PROTOCOL.md 12.1).
 	CacheControl *CacheControl
+}
+
+// Tool validation modes (docs/PROTOCOL.md 13.2).
+const (
+	ValidationOff    = "off"
+	ValidationReport = "report"
+	ValidationRepair = "repair"
+)
+
+// Response format types (docs/PROTOCOL.md 13.3).
+const (
+	FormatText       = "text"
+	FormatJSONObject = "json_object"
+	FormatJSONSchema = "json_schema"
+)
+
+// ResponseFormat is OpenAI's response_format.
+type ResponseFormat struct {
+	// Type is text, json_object or json_schema.
+	Type string
+	// Name, Description and Schema are json_schema's; Schema is the JSON Schema as JSON text
+	// as the client wrote it.
+	Name, Description string
+	Schema            []byte
+	// Strict is accepted and ignored.
+	Strict bool
 }
 
 // Thinking is Anthropic's extended-thinking switch.
@@ -176,6 +207,10 @@ type ToolCall struct {
 	Name string
 	// Arguments is the JSON object text of the call's arguments.
 	Arguments string
+	// ValidationErrors says where an answer's call breaks its tool's schema
+	// ("<JSON pointer>: <rule>", docs/PROTOCOL.md 13.2); nil when it does not or was not
+	// checked.
+	ValidationErrors []string
 }
 
 // Tool is a function the model may call.
@@ -195,6 +230,8 @@ type Tool struct {
 	// CacheControlInFunction: a wrapped tool carried CacheControl inside function, so
 	// errors name it tools[2].function.cache_control rather than tools[2].cache_control.
 	CacheControlInFunction bool
+	// Strict asks for arguments that match Parameters exactly (docs/PROTOCOL.md 13.1).
+	Strict bool
 }
 
 // Tool choice modes.
@@ -270,6 +307,9 @@ type Response struct {
 	// Thinking says what happened to extended thinking (a Thinking outcome); empty when
 	// nothing did.
 	Thinking string
+	// ToolValidation is "invalid" when calls are returned with validation errors,
+	// "repaired" when the gateway had the model correct them; empty otherwise.
+	ToolValidation string
 }
 
 // Thinking outcomes (docs/PROTOCOL.md 11.4): the x-gateway-thinking header and

@@ -235,8 +235,13 @@ type ChatRequest struct {
 	Thinking *Thinking `protobuf:"bytes,14,opt,name=thinking,proto3" json:"thinking,omitempty"`
 	// Stream reasoning and reasoning_block events too.
 	StreamReasoning bool `protobuf:"varint,15,opt,name=stream_reasoning,json=streamReasoning,proto3" json:"stream_reasoning,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// off, report or repair: how tool calls are checked against their tools' schemas;
+	// empty: the gateway's default.
+	ToolValidation string `protobuf:"bytes,16,opt,name=tool_validation,json=toolValidation,proto3" json:"tool_validation,omitempty"`
+	// Structured output: text (the default), json_object or json_schema.
+	ResponseFormat *ResponseFormat `protobuf:"bytes,17,opt,name=response_format,json=responseFormat,proto3" json:"response_format,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ChatRequest) Reset() {
@@ -374,6 +379,20 @@ func (x *ChatRequest) GetStreamReasoning() bool {
 	return false
 }
 
+func (x *ChatRequest) GetToolValidation() string {
+	if x != nil {
+		return x.ToolValidation
+	}
+	return ""
+}
+
+func (x *ChatRequest) GetResponseFormat() *ResponseFormat {
+	if x != nil {
+		return x.ResponseFormat
+	}
+	return nil
+}
+
 type Message struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Role  Role                   `protobuf:"varint,7,opt,name=role,proto3,enum=llmgateway.v1.Role" json:"role,omitempty"`
@@ -481,6 +500,139 @@ func (x *Message) GetCacheControl() *CacheControl {
 	return nil
 }
 
+// ResponseFormat asks for structured output.
+type ResponseFormat struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// text, json_object or json_schema.
+	Type          string            `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	JsonSchema    *JSONSchemaFormat `protobuf:"bytes,2,opt,name=json_schema,json=jsonSchema,proto3" json:"json_schema,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResponseFormat) Reset() {
+	*x = ResponseFormat{}
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResponseFormat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResponseFormat) ProtoMessage() {}
+
+func (x *ResponseFormat) ProtoReflect() protoreflect.Message {
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResponseFormat.ProtoReflect.Descriptor instead.
+func (*ResponseFormat) Descriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ResponseFormat) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ResponseFormat) GetJsonSchema() *JSONSchemaFormat {
+	if x != nil {
+		return x.JsonSchema
+	}
+	return nil
+}
+
+// JSONSchemaFormat is the schema the answer must match.
+type JSONSchemaFormat struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// The JSON Schema of the answer; schema_json wins when both are set (see Tool).
+	Schema     *structpb.Struct `protobuf:"bytes,3,opt,name=schema,proto3" json:"schema,omitempty"`
+	SchemaJson string           `protobuf:"bytes,4,opt,name=schema_json,json=schemaJson,proto3" json:"schema_json,omitempty"`
+	// Accepted and ignored: the gateway always asks for the schema exactly.
+	Strict        bool `protobuf:"varint,5,opt,name=strict,proto3" json:"strict,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JSONSchemaFormat) Reset() {
+	*x = JSONSchemaFormat{}
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JSONSchemaFormat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JSONSchemaFormat) ProtoMessage() {}
+
+func (x *JSONSchemaFormat) ProtoReflect() protoreflect.Message {
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JSONSchemaFormat.ProtoReflect.Descriptor instead.
+func (*JSONSchemaFormat) Descriptor() ([]byte, []int) {
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *JSONSchemaFormat) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *JSONSchemaFormat) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *JSONSchemaFormat) GetSchema() *structpb.Struct {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+func (x *JSONSchemaFormat) GetSchemaJson() string {
+	if x != nil {
+		return x.SchemaJson
+	}
+	return ""
+}
+
+func (x *JSONSchemaFormat) GetStrict() bool {
+	if x != nil {
+		return x.Strict
+	}
+	return false
+}
+
 // Thinking is Anthropic's extended-thinking switch.
 type Thinking struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -494,7 +646,7 @@ type Thinking struct {
 
 func (x *Thinking) Reset() {
 	*x = Thinking{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[2]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -506,7 +658,7 @@ func (x *Thinking) String() string {
 func (*Thinking) ProtoMessage() {}
 
 func (x *Thinking) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[2]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -519,7 +671,7 @@ func (x *Thinking) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Thinking.ProtoReflect.Descriptor instead.
 func (*Thinking) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{2}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Thinking) GetType() string {
@@ -550,7 +702,7 @@ type ReasoningBlock struct {
 
 func (x *ReasoningBlock) Reset() {
 	*x = ReasoningBlock{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[3]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -562,7 +714,7 @@ func (x *ReasoningBlock) String() string {
 func (*ReasoningBlock) ProtoMessage() {}
 
 func (x *ReasoningBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[3]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -575,7 +727,7 @@ func (x *ReasoningBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReasoningBlock.ProtoReflect.Descriptor instead.
 func (*ReasoningBlock) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{3}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ReasoningBlock) GetType() string {
@@ -619,7 +771,7 @@ type CacheControl struct {
 
 func (x *CacheControl) Reset() {
 	*x = CacheControl{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[4]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +783,7 @@ func (x *CacheControl) String() string {
 func (*CacheControl) ProtoMessage() {}
 
 func (x *CacheControl) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[4]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +796,7 @@ func (x *CacheControl) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheControl.ProtoReflect.Descriptor instead.
 func (*CacheControl) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{4}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CacheControl) GetType() string {
@@ -677,7 +829,7 @@ type ContentPart struct {
 
 func (x *ContentPart) Reset() {
 	*x = ContentPart{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[5]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -689,7 +841,7 @@ func (x *ContentPart) String() string {
 func (*ContentPart) ProtoMessage() {}
 
 func (x *ContentPart) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[5]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -702,7 +854,7 @@ func (x *ContentPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentPart.ProtoReflect.Descriptor instead.
 func (*ContentPart) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{5}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ContentPart) GetPart() isContentPart_Part {
@@ -783,7 +935,7 @@ type File struct {
 
 func (x *File) Reset() {
 	*x = File{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[6]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +947,7 @@ func (x *File) String() string {
 func (*File) ProtoMessage() {}
 
 func (x *File) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[6]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +960,7 @@ func (x *File) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use File.ProtoReflect.Descriptor instead.
 func (*File) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{6}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *File) GetFileData() string {
@@ -842,7 +994,7 @@ type ImageURL struct {
 
 func (x *ImageURL) Reset() {
 	*x = ImageURL{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[7]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -854,7 +1006,7 @@ func (x *ImageURL) String() string {
 func (*ImageURL) ProtoMessage() {}
 
 func (x *ImageURL) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[7]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -867,7 +1019,7 @@ func (x *ImageURL) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImageURL.ProtoReflect.Descriptor instead.
 func (*ImageURL) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{7}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ImageURL) GetUrl() string {
@@ -885,16 +1037,19 @@ func (x *ImageURL) GetDetail() string {
 }
 
 type ToolCall struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Function      *FunctionCall          `protobuf:"bytes,3,opt,name=function,proto3" json:"function,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Function *FunctionCall          `protobuf:"bytes,3,opt,name=function,proto3" json:"function,omitempty"`
+	// Where the arguments break the tool's schema ("<JSON pointer>: <rule>"), with
+	// tool_validation report, or repair that ran out of attempts.
+	ValidationErrors []string `protobuf:"bytes,4,rep,name=validation_errors,json=validationErrors,proto3" json:"validation_errors,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[8]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -906,7 +1061,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[8]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -919,7 +1074,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{8}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolCall) GetId() string {
@@ -936,6 +1091,13 @@ func (x *ToolCall) GetFunction() *FunctionCall {
 	return nil
 }
 
+func (x *ToolCall) GetValidationErrors() []string {
+	if x != nil {
+		return x.ValidationErrors
+	}
+	return nil
+}
+
 type FunctionCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -947,7 +1109,7 @@ type FunctionCall struct {
 
 func (x *FunctionCall) Reset() {
 	*x = FunctionCall{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[9]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -959,7 +1121,7 @@ func (x *FunctionCall) String() string {
 func (*FunctionCall) ProtoMessage() {}
 
 func (x *FunctionCall) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[9]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -972,7 +1134,7 @@ func (x *FunctionCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionCall.ProtoReflect.Descriptor instead.
 func (*FunctionCall) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{9}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *FunctionCall) GetName() string {
@@ -1002,14 +1164,16 @@ type Tool struct {
 	// as written.
 	ParametersJson string `protobuf:"bytes,6,opt,name=parameters_json,json=parametersJson,proto3" json:"parameters_json,omitempty"`
 	// A prompt-cache point after this tool.
-	CacheControl  *CacheControl `protobuf:"bytes,7,opt,name=cache_control,json=cacheControl,proto3" json:"cache_control,omitempty"`
+	CacheControl *CacheControl `protobuf:"bytes,7,opt,name=cache_control,json=cacheControl,proto3" json:"cache_control,omitempty"`
+	// The arguments must match the schema exactly (the flat form; see FunctionDefinition).
+	Strict        bool `protobuf:"varint,8,opt,name=strict,proto3" json:"strict,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Tool) Reset() {
 	*x = Tool{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[10]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1185,7 @@ func (x *Tool) String() string {
 func (*Tool) ProtoMessage() {}
 
 func (x *Tool) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[10]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1198,7 @@ func (x *Tool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tool.ProtoReflect.Descriptor instead.
 func (*Tool) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{10}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Tool) GetFunction() *FunctionDefinition {
@@ -1079,6 +1243,13 @@ func (x *Tool) GetCacheControl() *CacheControl {
 	return nil
 }
 
+func (x *Tool) GetStrict() bool {
+	if x != nil {
+		return x.Strict
+	}
+	return false
+}
+
 type FunctionDefinition struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1087,13 +1258,16 @@ type FunctionDefinition struct {
 	Parameters *structpb.Struct `protobuf:"bytes,3,opt,name=parameters,proto3" json:"parameters,omitempty"`
 	// The same JSON Schema as JSON text; wins over parameters when set (see Tool).
 	ParametersJson string `protobuf:"bytes,4,opt,name=parameters_json,json=parametersJson,proto3" json:"parameters_json,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The arguments must match the schema exactly: native strict tool use where the model
+	// has it, else the gateway repairs the calls.
+	Strict        bool `protobuf:"varint,5,opt,name=strict,proto3" json:"strict,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FunctionDefinition) Reset() {
 	*x = FunctionDefinition{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[11]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1279,7 @@ func (x *FunctionDefinition) String() string {
 func (*FunctionDefinition) ProtoMessage() {}
 
 func (x *FunctionDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[11]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1292,7 @@ func (x *FunctionDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FunctionDefinition.ProtoReflect.Descriptor instead.
 func (*FunctionDefinition) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{11}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FunctionDefinition) GetName() string {
@@ -1149,6 +1323,13 @@ func (x *FunctionDefinition) GetParametersJson() string {
 	return ""
 }
 
+func (x *FunctionDefinition) GetStrict() bool {
+	if x != nil {
+		return x.Strict
+	}
+	return false
+}
+
 type ToolChoice struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Choice:
@@ -1162,7 +1343,7 @@ type ToolChoice struct {
 
 func (x *ToolChoice) Reset() {
 	*x = ToolChoice{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[12]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1355,7 @@ func (x *ToolChoice) String() string {
 func (*ToolChoice) ProtoMessage() {}
 
 func (x *ToolChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[12]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1368,7 @@ func (x *ToolChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolChoice.ProtoReflect.Descriptor instead.
 func (*ToolChoice) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{12}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolChoice) GetChoice() isToolChoice_Choice {
@@ -1250,7 +1431,7 @@ type ChatResponse struct {
 
 func (x *ChatResponse) Reset() {
 	*x = ChatResponse{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[13]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1262,7 +1443,7 @@ func (x *ChatResponse) String() string {
 func (*ChatResponse) ProtoMessage() {}
 
 func (x *ChatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[13]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1275,7 +1456,7 @@ func (x *ChatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatResponse.ProtoReflect.Descriptor instead.
 func (*ChatResponse) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{13}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ChatResponse) GetMessage() string {
@@ -1343,7 +1524,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[14]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +1536,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[14]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +1549,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{14}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Usage) GetPromptTokens() int32 {
@@ -1420,14 +1601,16 @@ type ResponseMetadata struct {
 	ToolBudget string `protobuf:"bytes,6,opt,name=tool_budget,json=toolBudget,proto3" json:"tool_budget,omitempty"`
 	// What happened to extended thinking: restored, disabled-missing-signature,
 	// disabled-forced-tool-choice or disabled-prefill; empty when none applies.
-	Thinking      string `protobuf:"bytes,7,opt,name=thinking,proto3" json:"thinking,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Thinking string `protobuf:"bytes,7,opt,name=thinking,proto3" json:"thinking,omitempty"`
+	// invalid (calls returned with validation_errors) or repaired; empty when neither.
+	ToolValidation string `protobuf:"bytes,8,opt,name=tool_validation,json=toolValidation,proto3" json:"tool_validation,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ResponseMetadata) Reset() {
 	*x = ResponseMetadata{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[15]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1439,7 +1622,7 @@ func (x *ResponseMetadata) String() string {
 func (*ResponseMetadata) ProtoMessage() {}
 
 func (x *ResponseMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[15]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1452,7 +1635,7 @@ func (x *ResponseMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResponseMetadata.ProtoReflect.Descriptor instead.
 func (*ResponseMetadata) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{15}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ResponseMetadata) GetModel() string {
@@ -1504,6 +1687,13 @@ func (x *ResponseMetadata) GetThinking() string {
 	return ""
 }
 
+func (x *ResponseMetadata) GetToolValidation() string {
+	if x != nil {
+		return x.ToolValidation
+	}
+	return ""
+}
+
 // ChatStreamEvent is one event of a streamed answer.
 type ChatStreamEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1522,7 +1712,7 @@ type ChatStreamEvent struct {
 
 func (x *ChatStreamEvent) Reset() {
 	*x = ChatStreamEvent{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[16]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1534,7 +1724,7 @@ func (x *ChatStreamEvent) String() string {
 func (*ChatStreamEvent) ProtoMessage() {}
 
 func (x *ChatStreamEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[16]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1547,7 +1737,7 @@ func (x *ChatStreamEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChatStreamEvent.ProtoReflect.Descriptor instead.
 func (*ChatStreamEvent) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{16}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ChatStreamEvent) GetEvent() isChatStreamEvent_Event {
@@ -1666,7 +1856,7 @@ type ContentDelta struct {
 
 func (x *ContentDelta) Reset() {
 	*x = ContentDelta{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[17]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1678,7 +1868,7 @@ func (x *ContentDelta) String() string {
 func (*ContentDelta) ProtoMessage() {}
 
 func (x *ContentDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[17]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1691,7 +1881,7 @@ func (x *ContentDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentDelta.ProtoReflect.Descriptor instead.
 func (*ContentDelta) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{17}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ContentDelta) GetText() string {
@@ -1707,17 +1897,19 @@ func (x *ContentDelta) GetText() string {
 type ToolCallDelta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The call's ordinal in this answer: 0, 1, 2...
-	Index         int32  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
-	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
-	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	Arguments     string `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Index     int32  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Id        string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Name      string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Arguments string `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// On the call's arguments delta: where they break the tool's schema (see ToolCall).
+	ValidationErrors []string `protobuf:"bytes,5,rep,name=validation_errors,json=validationErrors,proto3" json:"validation_errors,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ToolCallDelta) Reset() {
 	*x = ToolCallDelta{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[18]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1921,7 @@ func (x *ToolCallDelta) String() string {
 func (*ToolCallDelta) ProtoMessage() {}
 
 func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[18]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1934,7 @@ func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallDelta.ProtoReflect.Descriptor instead.
 func (*ToolCallDelta) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{18}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ToolCallDelta) GetIndex() int32 {
@@ -1773,6 +1965,13 @@ func (x *ToolCallDelta) GetArguments() string {
 	return ""
 }
 
+func (x *ToolCallDelta) GetValidationErrors() []string {
+	if x != nil {
+		return x.ValidationErrors
+	}
+	return nil
+}
+
 type ReasoningDelta struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
@@ -1782,7 +1981,7 @@ type ReasoningDelta struct {
 
 func (x *ReasoningDelta) Reset() {
 	*x = ReasoningDelta{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[19]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1794,7 +1993,7 @@ func (x *ReasoningDelta) String() string {
 func (*ReasoningDelta) ProtoMessage() {}
 
 func (x *ReasoningDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[19]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1807,7 +2006,7 @@ func (x *ReasoningDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReasoningDelta.ProtoReflect.Descriptor instead.
 func (*ReasoningDelta) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{19}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReasoningDelta) GetText() string {
@@ -1827,7 +2026,7 @@ type StreamDone struct {
 
 func (x *StreamDone) Reset() {
 	*x = StreamDone{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[20]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1839,7 +2038,7 @@ func (x *StreamDone) String() string {
 func (*StreamDone) ProtoMessage() {}
 
 func (x *StreamDone) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[20]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1852,7 +2051,7 @@ func (x *StreamDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamDone.ProtoReflect.Descriptor instead.
 func (*StreamDone) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{20}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StreamDone) GetFinishReason() FinishReason {
@@ -1882,7 +2081,7 @@ type Status struct {
 
 func (x *Status) Reset() {
 	*x = Status{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[21]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1894,7 +2093,7 @@ func (x *Status) String() string {
 func (*Status) ProtoMessage() {}
 
 func (x *Status) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[21]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1907,7 +2106,7 @@ func (x *Status) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Status.ProtoReflect.Descriptor instead.
 func (*Status) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{21}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Status) GetCode() int32 {
@@ -1941,7 +2140,7 @@ type GetCapabilitiesRequest struct {
 
 func (x *GetCapabilitiesRequest) Reset() {
 	*x = GetCapabilitiesRequest{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[22]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2152,7 @@ func (x *GetCapabilitiesRequest) String() string {
 func (*GetCapabilitiesRequest) ProtoMessage() {}
 
 func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[22]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2165,7 @@ func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*GetCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{22}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetCapabilitiesRequest) GetModel() string {
@@ -2001,7 +2200,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[23]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2013,7 +2212,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[23]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2026,7 +2225,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{23}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Capabilities) GetToolsSupported() bool {
@@ -2155,7 +2354,7 @@ type ModelCapabilities struct {
 
 func (x *ModelCapabilities) Reset() {
 	*x = ModelCapabilities{}
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[24]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2167,7 +2366,7 @@ func (x *ModelCapabilities) String() string {
 func (*ModelCapabilities) ProtoMessage() {}
 
 func (x *ModelCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_llmgateway_v1_chat_proto_msgTypes[24]
+	mi := &file_llmgateway_v1_chat_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2180,7 +2379,7 @@ func (x *ModelCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelCapabilities.ProtoReflect.Descriptor instead.
 func (*ModelCapabilities) Descriptor() ([]byte, []int) {
-	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{24}
+	return file_llmgateway_v1_chat_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ModelCapabilities) GetId() string {
@@ -2257,7 +2456,7 @@ var File_llmgateway_v1_chat_proto protoreflect.FileDescriptor
 
 const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\n" +
-	"\x18llmgateway/v1/chat.proto\x12\rllmgateway.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xd9\x05\n" +
+	"\x18llmgateway/v1/chat.proto\x12\rllmgateway.v1\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xca\x06\n" +
 	"\vChatRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x122\n" +
 	"\bmessages\x18\x02 \x03(\v2\x16.llmgateway.v1.MessageR\bmessages\x12)\n" +
@@ -2277,7 +2476,9 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\x0fmax_tool_rounds\x18\f \x01(\x05H\x04R\rmaxToolRounds\x88\x01\x01\x12)\n" +
 	"\x10reasoning_effort\x18\r \x01(\tR\x0freasoningEffort\x123\n" +
 	"\bthinking\x18\x0e \x01(\v2\x17.llmgateway.v1.ThinkingR\bthinking\x12)\n" +
-	"\x10stream_reasoning\x18\x0f \x01(\bR\x0fstreamReasoningB\r\n" +
+	"\x10stream_reasoning\x18\x0f \x01(\bR\x0fstreamReasoning\x12'\n" +
+	"\x0ftool_validation\x18\x10 \x01(\tR\x0etoolValidation\x12F\n" +
+	"\x0fresponse_format\x18\x11 \x01(\v2\x1d.llmgateway.v1.ResponseFormatR\x0eresponseFormatB\r\n" +
 	"\v_max_tokensB\x0e\n" +
 	"\f_temperatureB\b\n" +
 	"\x06_top_pB\x16\n" +
@@ -2293,7 +2494,18 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"toolCallId\x12\x12\n" +
 	"\x04name\x18\x06 \x01(\tR\x04name\x12H\n" +
 	"\x10reasoning_blocks\x18\b \x03(\v2\x1d.llmgateway.v1.ReasoningBlockR\x0freasoningBlocks\x12@\n" +
-	"\rcache_control\x18\t \x01(\v2\x1b.llmgateway.v1.CacheControlR\fcacheControlJ\x04\b\x01\x10\x02\"Z\n" +
+	"\rcache_control\x18\t \x01(\v2\x1b.llmgateway.v1.CacheControlR\fcacheControlJ\x04\b\x01\x10\x02\"f\n" +
+	"\x0eResponseFormat\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12@\n" +
+	"\vjson_schema\x18\x02 \x01(\v2\x1f.llmgateway.v1.JSONSchemaFormatR\n" +
+	"jsonSchema\"\xb2\x01\n" +
+	"\x10JSONSchemaFormat\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12/\n" +
+	"\x06schema\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x06schema\x12\x1f\n" +
+	"\vschema_json\x18\x04 \x01(\tR\n" +
+	"schemaJson\x12\x16\n" +
+	"\x06strict\x18\x05 \x01(\bR\x06strict\"Z\n" +
 	"\bThinking\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12(\n" +
 	"\rbudget_tokens\x18\x02 \x01(\x05H\x00R\fbudgetTokens\x88\x01\x01B\x10\n" +
@@ -2318,13 +2530,14 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\afile_id\x18\x03 \x01(\tR\x06fileId\"4\n" +
 	"\bImageURL\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
-	"\x06detail\x18\x02 \x01(\tR\x06detail\"_\n" +
+	"\x06detail\x18\x02 \x01(\tR\x06detail\"\x8c\x01\n" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x127\n" +
-	"\bfunction\x18\x03 \x01(\v2\x1b.llmgateway.v1.FunctionCallR\bfunctionJ\x04\b\x02\x10\x03R\x04type\"@\n" +
+	"\bfunction\x18\x03 \x01(\v2\x1b.llmgateway.v1.FunctionCallR\bfunction\x12+\n" +
+	"\x11validation_errors\x18\x04 \x03(\tR\x10validationErrorsJ\x04\b\x02\x10\x03R\x04type\"@\n" +
 	"\fFunctionCall\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x02 \x01(\tR\targuments\"\xab\x02\n" +
+	"\targuments\x18\x02 \x01(\tR\targuments\"\xc3\x02\n" +
 	"\x04Tool\x12=\n" +
 	"\bfunction\x18\x02 \x01(\v2!.llmgateway.v1.FunctionDefinitionR\bfunction\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12 \n" +
@@ -2333,14 +2546,16 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"parameters\x18\x05 \x01(\v2\x17.google.protobuf.StructR\n" +
 	"parameters\x12'\n" +
 	"\x0fparameters_json\x18\x06 \x01(\tR\x0eparametersJson\x12@\n" +
-	"\rcache_control\x18\a \x01(\v2\x1b.llmgateway.v1.CacheControlR\fcacheControlJ\x04\b\x01\x10\x02R\x04type\"\xac\x01\n" +
+	"\rcache_control\x18\a \x01(\v2\x1b.llmgateway.v1.CacheControlR\fcacheControl\x12\x16\n" +
+	"\x06strict\x18\b \x01(\bR\x06strictJ\x04\b\x01\x10\x02R\x04type\"\xc4\x01\n" +
 	"\x12FunctionDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x127\n" +
 	"\n" +
 	"parameters\x18\x03 \x01(\v2\x17.google.protobuf.StructR\n" +
 	"parameters\x12'\n" +
-	"\x0fparameters_json\x18\x04 \x01(\tR\x0eparametersJson\"i\n" +
+	"\x0fparameters_json\x18\x04 \x01(\tR\x0eparametersJson\x12\x16\n" +
+	"\x06strict\x18\x05 \x01(\bR\x06strict\"i\n" +
 	"\n" +
 	"ToolChoice\x123\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x1d.llmgateway.v1.ToolChoiceModeH\x00R\x04mode\x12\x1c\n" +
@@ -2360,7 +2575,7 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\x11completion_tokens\x18\x02 \x01(\x05R\x10completionTokens\x12!\n" +
 	"\ftotal_tokens\x18\x03 \x01(\x05R\vtotalTokens\x12#\n" +
 	"\rcached_tokens\x18\x04 \x01(\x05R\fcachedTokens\x12,\n" +
-	"\x12cache_write_tokens\x18\x05 \x01(\x05R\x10cacheWriteTokens\"\xeb\x01\n" +
+	"\x12cache_write_tokens\x18\x05 \x01(\x05R\x10cacheWriteTokens\"\x94\x02\n" +
 	"\x10ResponseMetadata\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x1f\n" +
 	"\vstop_reason\x18\x02 \x01(\tR\n" +
@@ -2372,7 +2587,8 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\x0eignored_params\x18\x05 \x03(\tR\rignoredParams\x12\x1f\n" +
 	"\vtool_budget\x18\x06 \x01(\tR\n" +
 	"toolBudget\x12\x1a\n" +
-	"\bthinking\x18\a \x01(\tR\bthinking\"\xa9\x03\n" +
+	"\bthinking\x18\a \x01(\tR\bthinking\x12'\n" +
+	"\x0ftool_validation\x18\b \x01(\tR\x0etoolValidation\"\xa9\x03\n" +
 	"\x0fChatStreamEvent\x127\n" +
 	"\acontent\x18\n" +
 	" \x01(\v2\x1b.llmgateway.v1.ContentDeltaH\x00R\acontent\x12;\n" +
@@ -2383,12 +2599,13 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\x05error\x18\x0e \x01(\v2\x15.llmgateway.v1.StatusH\x00R\x05errorB\a\n" +
 	"\x05eventJ\x04\b\x01\x10\bR\x04typeR\x05deltaR\x05indexR\rfinish_reasonR\x05usage\"\"\n" +
 	"\fContentDelta\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\"g\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"\x94\x01\n" +
 	"\rToolCallDelta\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x04 \x01(\tR\targuments\"$\n" +
+	"\targuments\x18\x04 \x01(\tR\targuments\x12+\n" +
+	"\x11validation_errors\x18\x05 \x03(\tR\x10validationErrors\"$\n" +
 	"\x0eReasoningDelta\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"z\n" +
 	"\n" +
@@ -2478,84 +2695,89 @@ func file_llmgateway_v1_chat_proto_rawDescGZIP() []byte {
 }
 
 var file_llmgateway_v1_chat_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_llmgateway_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_llmgateway_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_llmgateway_v1_chat_proto_goTypes = []any{
 	(Role)(0),                      // 0: llmgateway.v1.Role
 	(ToolChoiceMode)(0),            // 1: llmgateway.v1.ToolChoiceMode
 	(FinishReason)(0),              // 2: llmgateway.v1.FinishReason
 	(*ChatRequest)(nil),            // 3: llmgateway.v1.ChatRequest
 	(*Message)(nil),                // 4: llmgateway.v1.Message
-	(*Thinking)(nil),               // 5: llmgateway.v1.Thinking
-	(*ReasoningBlock)(nil),         // 6: llmgateway.v1.ReasoningBlock
-	(*CacheControl)(nil),           // 7: llmgateway.v1.CacheControl
-	(*ContentPart)(nil),            // 8: llmgateway.v1.ContentPart
-	(*File)(nil),                   // 9: llmgateway.v1.File
-	(*ImageURL)(nil),               // 10: llmgateway.v1.ImageURL
-	(*ToolCall)(nil),               // 11: llmgateway.v1.ToolCall
-	(*FunctionCall)(nil),           // 12: llmgateway.v1.FunctionCall
-	(*Tool)(nil),                   // 13: llmgateway.v1.Tool
-	(*FunctionDefinition)(nil),     // 14: llmgateway.v1.FunctionDefinition
-	(*ToolChoice)(nil),             // 15: llmgateway.v1.ToolChoice
-	(*ChatResponse)(nil),           // 16: llmgateway.v1.ChatResponse
-	(*Usage)(nil),                  // 17: llmgateway.v1.Usage
-	(*ResponseMetadata)(nil),       // 18: llmgateway.v1.ResponseMetadata
-	(*ChatStreamEvent)(nil),        // 19: llmgateway.v1.ChatStreamEvent
-	(*ContentDelta)(nil),           // 20: llmgateway.v1.ContentDelta
-	(*ToolCallDelta)(nil),          // 21: llmgateway.v1.ToolCallDelta
-	(*ReasoningDelta)(nil),         // 22: llmgateway.v1.ReasoningDelta
-	(*StreamDone)(nil),             // 23: llmgateway.v1.StreamDone
-	(*Status)(nil),                 // 24: llmgateway.v1.Status
-	(*GetCapabilitiesRequest)(nil), // 25: llmgateway.v1.GetCapabilitiesRequest
-	(*Capabilities)(nil),           // 26: llmgateway.v1.Capabilities
-	(*ModelCapabilities)(nil),      // 27: llmgateway.v1.ModelCapabilities
-	(*structpb.Struct)(nil),        // 28: google.protobuf.Struct
-	(*anypb.Any)(nil),              // 29: google.protobuf.Any
+	(*ResponseFormat)(nil),         // 5: llmgateway.v1.ResponseFormat
+	(*JSONSchemaFormat)(nil),       // 6: llmgateway.v1.JSONSchemaFormat
+	(*Thinking)(nil),               // 7: llmgateway.v1.Thinking
+	(*ReasoningBlock)(nil),         // 8: llmgateway.v1.ReasoningBlock
+	(*CacheControl)(nil),           // 9: llmgateway.v1.CacheControl
+	(*ContentPart)(nil),            // 10: llmgateway.v1.ContentPart
+	(*File)(nil),                   // 11: llmgateway.v1.File
+	(*ImageURL)(nil),               // 12: llmgateway.v1.ImageURL
+	(*ToolCall)(nil),               // 13: llmgateway.v1.ToolCall
+	(*FunctionCall)(nil),           // 14: llmgateway.v1.FunctionCall
+	(*Tool)(nil),                   // 15: llmgateway.v1.Tool
+	(*FunctionDefinition)(nil),     // 16: llmgateway.v1.FunctionDefinition
+	(*ToolChoice)(nil),             // 17: llmgateway.v1.ToolChoice
+	(*ChatResponse)(nil),           // 18: llmgateway.v1.ChatResponse
+	(*Usage)(nil),                  // 19: llmgateway.v1.Usage
+	(*ResponseMetadata)(nil),       // 20: llmgateway.v1.ResponseMetadata
+	(*ChatStreamEvent)(nil),        // 21: llmgateway.v1.ChatStreamEvent
+	(*ContentDelta)(nil),           // 22: llmgateway.v1.ContentDelta
+	(*ToolCallDelta)(nil),          // 23: llmgateway.v1.ToolCallDelta
+	(*ReasoningDelta)(nil),         // 24: llmgateway.v1.ReasoningDelta
+	(*StreamDone)(nil),             // 25: llmgateway.v1.StreamDone
+	(*Status)(nil),                 // 26: llmgateway.v1.Status
+	(*GetCapabilitiesRequest)(nil), // 27: llmgateway.v1.GetCapabilitiesRequest
+	(*Capabilities)(nil),           // 28: llmgateway.v1.Capabilities
+	(*ModelCapabilities)(nil),      // 29: llmgateway.v1.ModelCapabilities
+	(*structpb.Struct)(nil),        // 30: google.protobuf.Struct
+	(*anypb.Any)(nil),              // 31: google.protobuf.Any
 }
 var file_llmgateway_v1_chat_proto_depIdxs = []int32{
 	4,  // 0: llmgateway.v1.ChatRequest.messages:type_name -> llmgateway.v1.Message
-	13, // 1: llmgateway.v1.ChatRequest.tools:type_name -> llmgateway.v1.Tool
-	15, // 2: llmgateway.v1.ChatRequest.tool_choice:type_name -> llmgateway.v1.ToolChoice
-	5,  // 3: llmgateway.v1.ChatRequest.thinking:type_name -> llmgateway.v1.Thinking
-	0,  // 4: llmgateway.v1.Message.role:type_name -> llmgateway.v1.Role
-	8,  // 5: llmgateway.v1.Message.parts:type_name -> llmgateway.v1.ContentPart
-	11, // 6: llmgateway.v1.Message.tool_calls:type_name -> llmgateway.v1.ToolCall
-	6,  // 7: llmgateway.v1.Message.reasoning_blocks:type_name -> llmgateway.v1.ReasoningBlock
-	7,  // 8: llmgateway.v1.Message.cache_control:type_name -> llmgateway.v1.CacheControl
-	10, // 9: llmgateway.v1.ContentPart.image_url:type_name -> llmgateway.v1.ImageURL
-	9,  // 10: llmgateway.v1.ContentPart.file:type_name -> llmgateway.v1.File
-	7,  // 11: llmgateway.v1.ContentPart.cache_control:type_name -> llmgateway.v1.CacheControl
-	12, // 12: llmgateway.v1.ToolCall.function:type_name -> llmgateway.v1.FunctionCall
-	14, // 13: llmgateway.v1.Tool.function:type_name -> llmgateway.v1.FunctionDefinition
-	28, // 14: llmgateway.v1.Tool.parameters:type_name -> google.protobuf.Struct
-	7,  // 15: llmgateway.v1.Tool.cache_control:type_name -> llmgateway.v1.CacheControl
-	28, // 16: llmgateway.v1.FunctionDefinition.parameters:type_name -> google.protobuf.Struct
-	1,  // 17: llmgateway.v1.ToolChoice.mode:type_name -> llmgateway.v1.ToolChoiceMode
-	11, // 18: llmgateway.v1.ChatResponse.tool_calls:type_name -> llmgateway.v1.ToolCall
-	2,  // 19: llmgateway.v1.ChatResponse.finish_reason:type_name -> llmgateway.v1.FinishReason
-	17, // 20: llmgateway.v1.ChatResponse.usage:type_name -> llmgateway.v1.Usage
-	18, // 21: llmgateway.v1.ChatResponse.metadata:type_name -> llmgateway.v1.ResponseMetadata
-	6,  // 22: llmgateway.v1.ChatResponse.reasoning_blocks:type_name -> llmgateway.v1.ReasoningBlock
-	20, // 23: llmgateway.v1.ChatStreamEvent.content:type_name -> llmgateway.v1.ContentDelta
-	21, // 24: llmgateway.v1.ChatStreamEvent.tool_call:type_name -> llmgateway.v1.ToolCallDelta
-	22, // 25: llmgateway.v1.ChatStreamEvent.reasoning:type_name -> llmgateway.v1.ReasoningDelta
-	6,  // 26: llmgateway.v1.ChatStreamEvent.reasoning_block:type_name -> llmgateway.v1.ReasoningBlock
-	23, // 27: llmgateway.v1.ChatStreamEvent.done:type_name -> llmgateway.v1.StreamDone
-	24, // 28: llmgateway.v1.ChatStreamEvent.error:type_name -> llmgateway.v1.Status
-	2,  // 29: llmgateway.v1.StreamDone.finish_reason:type_name -> llmgateway.v1.FinishReason
-	17, // 30: llmgateway.v1.StreamDone.usage:type_name -> llmgateway.v1.Usage
-	29, // 31: llmgateway.v1.Status.details:type_name -> google.protobuf.Any
-	27, // 32: llmgateway.v1.Capabilities.models:type_name -> llmgateway.v1.ModelCapabilities
-	3,  // 33: llmgateway.v1.ChatService.Chat:input_type -> llmgateway.v1.ChatRequest
-	3,  // 34: llmgateway.v1.ChatService.ChatStream:input_type -> llmgateway.v1.ChatRequest
-	25, // 35: llmgateway.v1.ChatService.GetCapabilities:input_type -> llmgateway.v1.GetCapabilitiesRequest
-	16, // 36: llmgateway.v1.ChatService.Chat:output_type -> llmgateway.v1.ChatResponse
-	19, // 37: llmgateway.v1.ChatService.ChatStream:output_type -> llmgateway.v1.ChatStreamEvent
-	26, // 38: llmgateway.v1.ChatService.GetCapabilities:output_type -> llmgateway.v1.Capabilities
-	36, // [36:39] is the sub-list for method output_type
-	33, // [33:36] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	15, // 1: llmgateway.v1.ChatRequest.tools:type_name -> llmgateway.v1.Tool
+	17, // 2: llmgateway.v1.ChatRequest.tool_choice:type_name -> llmgateway.v1.ToolChoice
+	7,  // 3: llmgateway.v1.ChatRequest.thinking:type_name -> llmgateway.v1.Thinking
+	5,  // 4: llmgateway.v1.ChatRequest.response_format:type_name -> llmgateway.v1.ResponseFormat
+	0,  // 5: llmgateway.v1.Message.role:type_name -> llmgateway.v1.Role
+	10, // 6: llmgateway.v1.Message.parts:type_name -> llmgateway.v1.ContentPart
+	13, // 7: llmgateway.v1.Message.tool_calls:type_name -> llmgateway.v1.ToolCall
+	8,  // 8: llmgateway.v1.Message.reasoning_blocks:type_name -> llmgateway.v1.ReasoningBlock
+	9,  // 9: llmgateway.v1.Message.cache_control:type_name -> llmgateway.v1.CacheControl
+	6,  // 10: llmgateway.v1.ResponseFormat.json_schema:type_name -> llmgateway.v1.JSONSchemaFormat
+	30, // 11: llmgateway.v1.JSONSchemaFormat.schema:type_name -> google.protobuf.Struct
+	12, // 12: llmgateway.v1.ContentPart.image_url:type_name -> llmgateway.v1.ImageURL
+	11, // 13: llmgateway.v1.ContentPart.file:type_name -> llmgateway.v1.File
+	9,  // 14: llmgateway.v1.ContentPart.cache_control:type_name -> llmgateway.v1.CacheControl
+	14, // 15: llmgateway.v1.ToolCall.function:type_name -> llmgateway.v1.FunctionCall
+	16, // 16: llmgateway.v1.Tool.function:type_name -> llmgateway.v1.FunctionDefinition
+	30, // 17: llmgateway.v1.Tool.parameters:type_name -> google.protobuf.Struct
+	9,  // 18: llmgateway.v1.Tool.cache_control:type_name -> llmgateway.v1.CacheControl
+	30, // 19: llmgateway.v1.FunctionDefinition.parameters:type_name -> google.protobuf.Struct
+	1,  // 20: llmgateway.v1.ToolChoice.mode:type_name -> llmgateway.v1.ToolChoiceMode
+	13, // 21: llmgateway.v1.ChatResponse.tool_calls:type_name -> llmgateway.v1.ToolCall
+	2,  // 22: llmgateway.v1.ChatResponse.finish_reason:type_name -> llmgateway.v1.FinishReason
+	19, // 23: llmgateway.v1.ChatResponse.usage:type_name -> llmgateway.v1.Usage
+	20, // 24: llmgateway.v1.ChatResponse.metadata:type_name -> llmgateway.v1.ResponseMetadata
+	8,  // 25: llmgateway.v1.ChatResponse.reasoning_blocks:type_name -> llmgateway.v1.ReasoningBlock
+	22, // 26: llmgateway.v1.ChatStreamEvent.content:type_name -> llmgateway.v1.ContentDelta
+	23, // 27: llmgateway.v1.ChatStreamEvent.tool_call:type_name -> llmgateway.v1.ToolCallDelta
+	24, // 28: llmgateway.v1.ChatStreamEvent.reasoning:type_name -> llmgateway.v1.ReasoningDelta
+	8,  // 29: llmgateway.v1.ChatStreamEvent.reasoning_block:type_name -> llmgateway.v1.ReasoningBlock
+	25, // 30: llmgateway.v1.ChatStreamEvent.done:type_name -> llmgateway.v1.StreamDone
+	26, // 31: llmgateway.v1.ChatStreamEvent.error:type_name -> llmgateway.v1.Status
+	2,  // 32: llmgateway.v1.StreamDone.finish_reason:type_name -> llmgateway.v1.FinishReason
+	19, // 33: llmgateway.v1.StreamDone.usage:type_name -> llmgateway.v1.Usage
+	31, // 34: llmgateway.v1.Status.details:type_name -> google.protobuf.Any
+	29, // 35: llmgateway.v1.Capabilities.models:type_name -> llmgateway.v1.ModelCapabilities
+	3,  // 36: llmgateway.v1.ChatService.Chat:input_type -> llmgateway.v1.ChatRequest
+	3,  // 37: llmgateway.v1.ChatService.ChatStream:input_type -> llmgateway.v1.ChatRequest
+	27, // 38: llmgateway.v1.ChatService.GetCapabilities:input_type -> llmgateway.v1.GetCapabilitiesRequest
+	18, // 39: llmgateway.v1.ChatService.Chat:output_type -> llmgateway.v1.ChatResponse
+	21, // 40: llmgateway.v1.ChatService.ChatStream:output_type -> llmgateway.v1.ChatStreamEvent
+	28, // 41: llmgateway.v1.ChatService.GetCapabilities:output_type -> llmgateway.v1.Capabilities
+	39, // [39:42] is the sub-list for method output_type
+	36, // [36:39] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_llmgateway_v1_chat_proto_init() }
@@ -2564,17 +2786,17 @@ func file_llmgateway_v1_chat_proto_init() {
 		return
 	}
 	file_llmgateway_v1_chat_proto_msgTypes[0].OneofWrappers = []any{}
-	file_llmgateway_v1_chat_proto_msgTypes[2].OneofWrappers = []any{}
-	file_llmgateway_v1_chat_proto_msgTypes[5].OneofWrappers = []any{
+	file_llmgateway_v1_chat_proto_msgTypes[4].OneofWrappers = []any{}
+	file_llmgateway_v1_chat_proto_msgTypes[7].OneofWrappers = []any{
 		(*ContentPart_Text)(nil),
 		(*ContentPart_ImageUrl)(nil),
 		(*ContentPart_File)(nil),
 	}
-	file_llmgateway_v1_chat_proto_msgTypes[12].OneofWrappers = []any{
+	file_llmgateway_v1_chat_proto_msgTypes[14].OneofWrappers = []any{
 		(*ToolChoice_Mode)(nil),
 		(*ToolChoice_Function)(nil),
 	}
-	file_llmgateway_v1_chat_proto_msgTypes[16].OneofWrappers = []any{
+	file_llmgateway_v1_chat_proto_msgTypes[18].OneofWrappers = []any{
 		(*ChatStreamEvent_Content)(nil),
 		(*ChatStreamEvent_ToolCall)(nil),
 		(*ChatStreamEvent_Reasoning)(nil),
@@ -2582,14 +2804,14 @@ func file_llmgateway_v1_chat_proto_init() {
 		(*ChatStreamEvent_Done)(nil),
 		(*ChatStreamEvent_Error)(nil),
 	}
-	file_llmgateway_v1_chat_proto_msgTypes[23].OneofWrappers = []any{}
+	file_llmgateway_v1_chat_proto_msgTypes[25].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmgateway_v1_chat_proto_rawDesc), len(file_llmgateway_v1_chat_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
