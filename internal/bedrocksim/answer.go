@@ -69,7 +69,9 @@ func usageFor(body []byte, a answer) tokenUsage {
 // their schemas; otherwise the answer is a short text. body seeds the tool-call ids, so the
 // same request always gets the same answer. With Claude's disable_parallel_tool_use
 // (docs/BEDROCK.md J1) the named tools are called one per answer instead (oneAtATime). With
-// thinking on, the answer starts with reasoning in m's form (reasoningBlocks).
+// structured output (docs/BEDROCK.md I) a text answer is JSON built from the schema
+// (structured). With thinking on, the answer starts with reasoning in m's form
+// (reasoningBlocks).
 func buildAnswer(m ModelInfo, req *converseRequest, body []byte) answer {
 	tc := forcedBy(req.ToolConfig, req.anthropicChoice)
 	var a answer
@@ -77,6 +79,9 @@ func buildAnswer(m ModelInfo, req *converseRequest, body []byte) answer {
 		a = oneAtATime(req.Messages, tc, body)
 	} else {
 		a = parallel(req.Messages, tc, body)
+	}
+	if req.format != nil {
+		a = structured(a, req.format)
 	}
 
 	// The reasoning says what the whole answer does, though a small maxTokens cuts it below;
