@@ -66,7 +66,8 @@ func FuzzServe(f *testing.F) {
 		f.Add(s, true)
 		f.Add(s, false)
 	}
-	sim := New(Options{})
+	// Every answer that calls a tool gets broken arguments: breakCalls meets every schema too.
+	sim := New(Options{Faults: []Fault{{Kind: FaultInvalidToolArgs}}})
 	f.Fuzz(func(t *testing.T, body string, stream bool) {
 		for _, id := range fuzzModels {
 			path := "/model/" + id + "/converse"

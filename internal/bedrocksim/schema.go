@@ -443,3 +443,99 @@ func writeCompact(buf *bytes.Buffer, raw jsontext.Value) {
 	}
 	buf.Write(v)
 }
+
+// breakCalls returns calls with the arguments of each call of a tool that is not strict
+// broken against its schema (breakArgs), or nil when no call can be broken: the
+// invalid_tool_args fault. A strict tool's calls always follow its schema (docs/BEDROCK.md I5).
+func breakCalls(tc *toolConfiguration, calls []toolCall) []toolCall {
+	var out []toolCall
+	broke := false
+	for _, c := range calls {
+		if spec := toolSpec(tc, c.Name); spec != nil && !spec.strict() {
+			if b := breakArgs(spec.InputSchema.JSON, c.Input); b != nil {
+				c.Input, broke = b, true
+			}
+		}
+		out = append(out, c)
+	}
+	if !broke {
+		return nil
+	}
+	return out
+}
+
+// breakArgs returns args (a JSON object) changed so that they break schema, the same way every
+// time: the first required property present removed; else the first property present whose
+// schema declares a type given a value of another, the string "example" where the types have
+// no string, the number 42 where they have a string and no number or integer. nil when neither
+// applies (no required property, no typed property).
+func breakArgs(schema, args jsontext.Value) jsontext.Value {
+	sm, ok := objectMembers(schema)
+	am, ok2 := objectMembers(args)
+	if !ok || !ok2 {
+		return nil
+	}
+	index := func(name string) int {
+		return slices.IndexFunc(am, func(m member) bool { return m.key == name })
+	}
+	if raw, ok := lookup(sm, "required"); ok {
+		elems, _ := arrayElements(raw)
+		for _, e := range elems {
+			name, _ := stringValue(e)
+			if i := index(name); i >= 0 {
+				return writeMembers(slices.Delete(slices.Clone(am), i, i+1))
+			}
+		}
+	}
+	props, _ := lookup(sm, "properties")
+	pm, _ := objectMembers(props)
+	for _, p := range pm {
+		i := index(p.key)
+		if i < 0 {
+			continue
+		}
+		if wrong := wrongValue(schema, p.value); wrong != nil {
+			changed := slices.Clone(am)
+			changed[i].value = wrong
+			return writeMembers(changed)
+		}
+	}
+	return nil
+}
+
+// wrongValue is a value whose type the property schema does not take (a local $ref followed
+// once, in root), or nil when the schema declares no type or takes both strings and numbers.
+func wrongValue(root, schema jsontext.Value) jsontext.Value {
+	members, _ := objectMembers(schema)
+	if ref, ok := lookup(members, "$ref"); ok {
+		if target, ok := resolveRef(root, ref); ok {
+			members, _ = objectMembers(target)
+		}
+	}
+	types := schemaTypes(members)
+	switch {
+	case len(types) == 0:
+		return nil
+	case !slices.Contains(types, "string"):
+		return jsontext.Value(`"example"`)
+	case !slices.Contains(types, "number") && !slices.Contains(types, "integer"):
+		return jsontext.Value(`42`)
+	}
+	return nil
+}
+
+// writeMembers writes an object of members, in their order, compact.
+func writeMembers(members []member) jsontext.Value {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(marshal(m.key))
+		buf.WriteByte(':')
+		writeCompact(&buf, m.value)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
