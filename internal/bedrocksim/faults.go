@@ -152,10 +152,14 @@ type faultCounter struct {
 	mu     sync.Mutex
 	faults []Fault
 	used   []int
+	// breaksArgs: an invalid_tool_args fault is among faults, so answers that call a tool
+	// are looked at.
+	breaksArgs bool
 }
 
 func newFaultCounter(faults []Fault) *faultCounter {
-	return &faultCounter{faults: append([]Fault(nil), faults...), used: make([]int, len(faults))}
+	return &faultCounter{faults: append([]Fault(nil), faults...), used: make([]int, len(faults)),
+		breaksArgs: slices.ContainsFunc(faults, func(f Fault) bool { return f.Kind == FaultInvalidToolArgs })}
 }
 
 // take returns the fault for one request, counting it, or false. invalid_tool_args is not

@@ -132,8 +132,10 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 	}
 
 	a := buildAnswer(model, req, body)
-	if broken := breakCalls(req.ToolConfig, a.Calls); broken != nil && s.faults.takeInvalidArgs(stream) {
-		a.Calls = broken
+	if s.faults.breaksArgs && len(a.Calls) > 0 {
+		if broken := breakCalls(req.ToolConfig, a.Calls); broken != nil && s.faults.takeInvalidArgs(stream) {
+			a.Calls = broken
+		}
 	}
 	usage := s.usage(model, req, body, a)
 	if stream {

@@ -508,9 +508,7 @@ func checkTools(m ModelInfo, tc *toolConfiguration) *apiError {
 			return validation(fmt.Sprintf("The tool name %s is duplicated in toolConfig.tools. Tool names must be unique.", spec.Name))
 		}
 		names[spec.Name] = true
-		members, ok := objectMembers(spec.InputSchema.JSON)
-		typ, _ := lookup(members, "type")
-		if !ok || string(typ) != `"object"` {
+		if !isObjectSchema(spec.InputSchema.JSON) {
 			return validation(fmt.Sprintf("The value at toolConfig.tools.%d.toolSpec.inputSchema.json.type must be one of the following: object.", i))
 		}
 	}
