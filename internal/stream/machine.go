@@ -319,9 +319,6 @@ func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat
 		m.answers = append(m.answers, answerBlock{block: block, first: m.hold.AnswerCall()})
 		return out, nil
 	}
-	if text := m.hold.ClientCall(); text != "" {
-		out = append(out, contentEvent(text))
-	}
 	ordinal := len(m.tools)
 	exhausted := m.names != nil && m.names.BudgetExhausted
 	id := m.names.ToolCallID(tu.ToolUseID)

@@ -379,12 +379,12 @@ func atMostOne(v []byte) bool {
 
 // TextHold decides which of an answer's text is the answer's when the request offers the
 // synthetic answer tool (docs/PROTOCOL.md 13.3): once the model calls it, its input is the
-// answer text, and what the model wrote besides ("I'll call json_response.") is not. Text
-// is held while it may still be such a preamble: a client tool call releases it (it
-// belongs with that call), the answer tool's call drops it, and the end of the answer
-// releases it unless the answer tool was called. Unary answers and streams apply the same
-// rule, so both give the same text. The zero value holds nothing. Not safe for concurrent
-// use.
+// answer text, and nothing the model wrote besides ("I'll call json_response.", before or
+// after it, beside client calls or not) is. So text is held until the answer shows
+// whether the tool is called: its call drops it, the end of an answer without one
+// releases it. Unary answers and streams apply this one rule, so both give the same text;
+// a stream pays with text that arrives at its end rather than as written. The zero value
+// holds nothing. Not safe for concurrent use.
 type TextHold struct {
 	on       bool
 	held     strings.Builder
@@ -396,15 +396,14 @@ func NewTextHold(names *Names) TextHold { return TextHold{on: names != nil && na
 
 // Text takes a fragment of the model's text and returns what may be passed on now.
 func (h *TextHold) Text(s string) string {
-	if !h.on {
+	switch {
+	case !h.on:
 		return s
+	case !h.answered:
+		h.held.WriteString(s)
 	}
-	h.held.WriteString(s)
 	return ""
 }
-
-// ClientCall notes a client tool call starting and returns the text it releases.
-func (h *TextHold) ClientCall() string { return h.release() }
 
 // AnswerCall notes a call of the answer tool and reports whether it is the answer: the
 // first one is, later ones are dropped. The text held so far is dropped.
@@ -417,21 +416,13 @@ func (h *TextHold) AnswerCall() bool {
 
 // End returns the text still held that is part of the answer, at its end.
 func (h *TextHold) End() string {
-	if h.answered {
-		h.held.Reset()
-		return ""
-	}
-	return h.release()
-}
-
-// Answered reports whether the answer tool was called.
-func (h *TextHold) Answered() bool { return h.answered }
-
-func (h *TextHold) release() string {
 	s := h.held.String()
 	h.held.Reset()
 	return s
 }
+
+// Answered reports whether the answer tool was called.
+func (h *TextHold) Answered() bool { return h.answered }
 
 // IsAnswerTool reports whether a tool name Bedrock used is the synthetic answer tool's.
 func (n *Names) IsAnswerTool(bedrockName string) bool {

@@ -45,7 +45,6 @@ func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, err
 			if err != nil {
 				return nil, err
 			}
-			text.WriteString(hold.ClientCall())
 			out.ToolCalls = append(out.ToolCalls, chat.ToolCall{
 				ID:        names.ToolCallID(b.ToolUse.ToolUseID),
 				Type:      "function",
