@@ -135,9 +135,7 @@ func TestResponseFormatConverse(t *testing.T) {
 			require.NoError(t, err)
 			assert.JSONEq(t, tt.want, string(body))
 			assert.Equal(t, tt.want, string(body), "byte for byte")
-			if out.OutputConfig == nil { // the simulator takes outputConfig once sim-structured is merged
-				require.NoError(t, validateBody(tt.model, body))
-			}
+			require.NoError(t, validateBody(tt.model, body))
 			assert.Equal(t, out.OutputConfig != nil, names.OutputSchema)
 			assert.Equal(t, tt.req.ResponseFormat.Type == chat.FormatJSONObject, names.JSONObject)
 			if out.ToolConfig != nil && out.OutputConfig == nil && tt.req.ResponseFormat.Type == chat.FormatJSONSchema {
@@ -198,6 +196,9 @@ func TestSanitizeSchema(t *testing.T) {
 			require.NoError(t, err)
 			require.NotNil(t, out.OutputConfig)
 			assert.Equal(t, tt.want, out.OutputConfig.TextFormat.Structure.JSONSchema.Schema)
+			body, err := bedrock.MarshalRequest(out)
+			require.NoError(t, err)
+			require.NoError(t, validateBody(sonnet45, body), "the simulator refuses BEDROCK.md I's keywords")
 		})
 	}
 
