@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -108,6 +109,9 @@ func planFormat(req *chat.Request, model capabilities.Model, n *namer) (format, 
 func objectSchema(s []byte) ([]byte, error) {
 	if len(s) == 0 {
 		return nil, invalidf(`%s is missing; it is a JSON Schema whose root "type" is "object"`, schemaParam)
+	}
+	if !utf8.Valid(s) { // compacting does not check it; gRPC's schema_json is the client's text
+		return nil, invalidf("%s is not valid UTF-8", schemaParam)
 	}
 	b, err := compactJSON(bytes.Clone(s))
 	if err != nil {
@@ -363,11 +367,7 @@ func moveRefused(members []member) []member {
 			text = desc + " (" + text + ")"
 		}
 	}
-	v, err := json.Marshal(text)
-	if err != nil {
-		panic("translate: encoding a string: " + err.Error())
-	}
-	members[i].value = v
+	members[i].value, _ = jsontext.AppendQuote(nil, text) // invalid UTF-8, which objectSchema refuses, would be U+FFFD
 	return members
 }
 

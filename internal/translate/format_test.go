@@ -243,6 +243,8 @@ func TestResponseFormatErrors(t *testing.T) {
 			`invalid request: response_format.json_schema.schema must be a JSON object, not a boolean`, translate.ErrInvalidRequest},
 		{"not JSON (gRPC's schema_json)", sonnet45, chat.ResponseFormat{Type: chat.FormatJSONSchema, Schema: []byte(`{"type":`)}, schemaParam,
 			`invalid request: response_format.json_schema.schema is not valid JSON: unexpected end of input at byte 8`, translate.ErrInvalidRequest},
+		{"invalid UTF-8 (gRPC's schema_json)", sonnet45, chat.ResponseFormat{Type: chat.FormatJSONSchema, Schema: []byte("{\"type\":\"object\",\"description\":\"\xff\"}")}, schemaParam,
+			`invalid request: response_format.json_schema.schema is not valid UTF-8`, translate.ErrInvalidRequest},
 		{"a name Bedrock and OpenAI refuse", claude4, chat.ResponseFormat{Type: chat.FormatJSONSchema, Name: "my schema", Schema: []byte(`{"type":"object"}`)},
 			"response_format.json_schema.name",
 			`invalid request: response_format.json_schema.name "my schema" must be 1 to 64 letters, digits, underscores and hyphens`, translate.ErrInvalidRequest},
@@ -380,4 +382,34 @@ func TestRefusedParam(t *testing.T) {
 	assert.Empty(t, translate.RefusedParam(native, "A conversation must start with a user message."))
 	assert.Empty(t, translate.RefusedParam(emulated, refused))
 	assert.Empty(t, translate.RefusedParam(nil, refused))
+}
+
+// FuzzSanitizeSchema: for any schema the gateway accepts, the outputConfig it sends passes
+// the simulator's checks of BEDROCK.md I (no refused keyword left anywhere), and
+// sanitising is idempotent: the schema it sends, sent again, gives the same bytes.
+func FuzzSanitizeSchema(f *testing.F) {
+	for _, seed := range []string{
+		weatherSchema,
+		`{"type":"object","properties":{"l":{"type":"array","minItems":3,"maxItems":5,"items":{"type":"integer","minimum":0,"exclusiveMaximum":9}}}}`,
+		`{"type":"object","$defs":{"n":{"type":"number","maximum":1e3}},"properties":{"a":{"anyOf":[{"$ref":"#/$defs/n"},{"type":"null"}]},"minimum":{"type":"string","description":"x"}}}`,
+		`{"type":"object","properties":{"p":{"type":"object","additionalProperties":{"type":"integer","minimum":-1}}},"prefixItems":[{"maximum":2}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		model := capabilities.Lookup(sonnet45)
+		out, _, err := translate.Request(&chat.Request{Messages: userTurn("go"), ResponseFormat: jsonSchemaFormat(string(schema))}, model)
+		if err != nil {
+			var re *translate.RequestError
+			require.ErrorAs(t, err, &re)
+			return
+		}
+		body, err := bedrock.MarshalRequest(out)
+		require.NoError(t, err)
+		require.NoError(t, validateBody(sonnet45, body))
+		sent := out.OutputConfig.TextFormat.Structure.JSONSchema.Schema
+		again, _, err := translate.Request(&chat.Request{Messages: userTurn("go"), ResponseFormat: jsonSchemaFormat(sent)}, model)
+		require.NoError(t, err)
+		require.Equal(t, sent, again.OutputConfig.TextFormat.Structure.JSONSchema.Schema)
+	})
 }
