@@ -110,7 +110,7 @@ func objectSchema(s []byte) ([]byte, error) {
 	if len(s) == 0 {
 		return nil, invalidf(`%s is missing; it is a JSON Schema whose root "type" is "object"`, schemaParam)
 	}
-	if !utf8.Valid(s) { // compacting does not check it; gRPC's schema_json is the client's text
+	if !utf8.Valid(s) { // compacting does not check it
 		return nil, invalidf("%s is not valid UTF-8", schemaParam)
 	}
 	b, err := compactJSON(bytes.Clone(s))
