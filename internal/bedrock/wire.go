@@ -25,6 +25,37 @@ type ConverseRequest struct {
 	// RequestMetadata is filterable in Bedrock's invocation logs.
 	RequestMetadata map[string]string `json:"requestMetadata,omitempty"`
 	ServiceTier     *ServiceTier      `json:"serviceTier,omitzero"`
+	// OutputConfig holds the answer to a schema (docs/BEDROCK.md I).
+	OutputConfig *OutputConfig `json:"outputConfig,omitzero"`
+}
+
+// OutputConfig shapes the model's answer:
+// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_OutputConfig.html
+type OutputConfig struct {
+	TextFormat *OutputFormat `json:"textFormat,omitzero"`
+}
+
+// OutputFormat is the format of the answer's text.
+type OutputFormat struct {
+	// Type is "json_schema", the only type.
+	Type      string                `json:"type"`
+	Structure OutputFormatStructure `json:"structure"`
+}
+
+// OutputFormatTypeJSONSchema is the one OutputFormat type.
+const OutputFormatTypeJSONSchema = "json_schema"
+
+// OutputFormatStructure is a union with one member.
+type OutputFormatStructure struct {
+	JSONSchema *JSONSchemaDefinition `json:"jsonSchema,omitzero"`
+}
+
+// JSONSchemaDefinition is the schema the answer must match.
+type JSONSchemaDefinition struct {
+	// Schema is the JSON Schema as a JSON string, not an object.
+	Schema      string `json:"schema"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // ServiceTier chooses the capacity a call runs on, and says which one an answer ran on.

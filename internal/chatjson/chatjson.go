@@ -199,6 +199,34 @@ func (t *Thinking) Chat() *chat.Thinking {
 	return &chat.Thinking{Type: t.Type, BudgetTokens: t.BudgetTokens.Int32()}
 }
 
+// ResponseFormat is response_format (docs/PROTOCOL.md 13.3), the same in both REST bodies;
+// the translator checks its values.
+type ResponseFormat struct {
+	Type       string            `json:"type"`
+	JSONSchema *JSONSchemaFormat `json:"json_schema"`
+}
+
+// JSONSchemaFormat is json_schema's object. The schema keeps its text, as a tool's
+// parameters do; strict is read and has no effect (the schema is always asked for).
+type JSONSchemaFormat struct {
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Schema      Parameters `json:"schema"`
+	Strict      bool       `json:"strict"`
+}
+
+// Chat is the chat model's response format; nil for nil.
+func (f *ResponseFormat) Chat() *chat.ResponseFormat {
+	if f == nil {
+		return nil
+	}
+	out := &chat.ResponseFormat{Type: f.Type}
+	if s := f.JSONSchema; s != nil {
+		out.Name, out.Description, out.Schema, out.Strict = s.Name, s.Description, s.Schema, s.Strict
+	}
+	return out
+}
+
 // Part is one content part. An assistant's refusal part carries its text in refusal.
 type Part struct {
 	Type     string    `json:"type"`

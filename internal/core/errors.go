@@ -203,7 +203,12 @@ func classify(err error) Failure {
 	}
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
-		return classifyBedrock(apiErr.ErrorCode(), apiErr.ErrorMessage())
+		f := classifyBedrock(apiErr.ErrorCode(), apiErr.ErrorMessage())
+		var b *blamedError
+		if errors.As(err, &b) && f.Kind == KindInvalid {
+			f.Param = b.param
+		}
+		return f
 	}
 	if errors.Is(err, bedrock.ErrTransport) {
 		return Failure{Kind: KindUpstream, Message: "the upstream model service failed", Logged: true}
@@ -243,6 +248,28 @@ func classifyBedrock(code, message string) Failure {
 		f.Message = code
 	}
 	return f
+}
+
+// blamedError is a Bedrock refusal the translation traced to one field of the request
+// (translate.RefusedParam), so the client's error names it.
+type blamedError struct {
+	err   error
+	param string
+}
+
+func (e *blamedError) Error() string { return e.err.Error() }
+func (e *blamedError) Unwrap() error { return e.err }
+
+// blame marks a Bedrock ValidationException with the request field it is about, when the
+// translation of the request can tell which (names is the request's).
+func blame(names *translate.Names, err error) error {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode() == bedrock.CodeValidation {
+		if param := translate.RefusedParam(names, apiErr.ErrorMessage()); param != "" {
+			return &blamedError{err: err, param: param}
+		}
+	}
+	return err
 }
 
 // RouteError is a REST request that no route serves.

@@ -84,6 +84,11 @@ func (s *Service) Observe(c *Call) {
 	}
 	m.ToolCallsDropped(c.Result.Model, reason, c.Result.DroppedToolCalls)
 	m.Thinking(c.Result.Model, c.Result.Thinking)
+	if c.Result.FormatInvalid {
+		m.ResponseFormatInvalid(c.Result.Model)
+		s.log.Info("answer is not one JSON object", zap.String("request_id", c.RequestID),
+			zap.String("model", clip.String(c.Result.Model, clip.LogMax)), zap.String("response_format", "json_object"))
+	}
 	r := c.Result.Repairs
 	if cache := r.Cache; cache != (translate.CacheStats{}) {
 		s.logCache(c.RequestID, c.Result.Model, cache)

@@ -128,6 +128,9 @@ type Result struct {
 	// Thinking is what happened to extended thinking (a chat.Thinking outcome, ""
 	// for nothing; docs/PROTOCOL.md 11.4). Set once the request is translated.
 	Thinking string
+	// FormatInvalid: the request asked for a json_object answer and the answer is not one
+	// JSON object (docs/PROTOCOL.md 13.3); it was returned unchanged.
+	FormatInvalid bool
 }
 
 // admit reserves a slot for one Bedrock call. Call release when the call has ended.
@@ -356,6 +359,7 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 		return nil, res, err
 	}
 	res.Usage, res.ToolCalls, res.DroppedToolCalls = resp.Usage, len(resp.ToolCalls), resp.DroppedToolCalls
+	res.FormatInvalid = p.names.JSONObject && !translate.OneJSONObject(resp.Text)
 	resp.Model = p.model.ID
 	resp.LatencyMs = time.Since(start).Milliseconds()
 	resp.RequestID = req.ID
@@ -396,7 +400,7 @@ func (s *Service) converseUnary(ctx context.Context, requestID string, p *prepar
 	answer, err := s.upstream.Converse(ctx, p.model.ID, p.converse)
 	if err != nil {
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
-		return nil, err
+		return nil, blame(p.names, err)
 	}
 	s.logUnknownStop(requestID, answer.StopReason)
 	return translate.Response(answer, p.names)
@@ -408,7 +412,7 @@ func (s *Service) converseStreamed(ctx context.Context, requestID string, p *pre
 	events, err := s.upstream.ConverseStream(ctx, p.model.ID, p.converse)
 	if err != nil {
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
-		return nil, err
+		return nil, blame(p.names, err)
 	}
 	defer events.Close()
 	m := stream.NewMachine(p.names)

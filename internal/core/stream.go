@@ -3,11 +3,13 @@ package core
 import (
 	"context"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/stream"
+	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // Stream is one streamed answer: Bedrock's events turned into chat events. It is not safe
@@ -29,6 +31,9 @@ type Stream struct {
 	result Result
 	// sentFirst: the first event was produced (and its time recorded).
 	sentFirst bool
+	// text is the answer's text so far when it is to be checked as a json_object; nil
+	// otherwise.
+	text *strings.Builder
 }
 
 // Stream prepares req and opens Bedrock's answer. An error here comes before any byte
@@ -42,6 +47,9 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 		return nil, res, err
 	}
 	st := &Stream{svc: s, ctx: ctx, requestID: req.ID, start: start, result: res}
+	if p.names.JSONObject {
+		st.text = &strings.Builder{}
+	}
 	if p.converse.ToolConfig != nil && !p.model.StreamingTools {
 		// docs/BEDROCK.md E: ConverseStream refuses tools on this model; answer unary, replay.
 		resp, err := s.converse(ctx, req.ID, p)
@@ -67,7 +75,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	events, err := s.upstream.ConverseStream(ctx, p.model.ID, p.converse)
 	if err != nil {
 		s.upstreamFailed(ctx, req.ID, p.model.ID, err)
-		return nil, res, err
+		return nil, res, blame(p.names, err)
 	}
 	closed := s.opts.Metrics.StreamOpened(req.ClientType)
 	st.ctx, st.src, st.machine, st.prepared = ctx, events, stream.NewMachine(p.names), p
@@ -88,6 +96,22 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 // the stream is complete, and any other error when the upstream failed after the stream
 // started.
 func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
+	from := len(out)
+	out, err := st.next(out)
+	if st.text != nil {
+		for i := from; i < len(out); i++ {
+			if out[i].Kind == chat.EventContent {
+				st.text.WriteString(out[i].Text)
+			}
+		}
+		if err == io.EOF {
+			st.result.FormatInvalid = !translate.OneJSONObject(st.text.String())
+		}
+	}
+	return out, err
+}
+
+func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 	if st.machine == nil {
 		out = append(out, st.replay...)
 		st.replay = nil

@@ -41,6 +41,10 @@ func grpcRequest(t testing.TB, body string) *llmgatewayv1.ChatRequest {
 			Name: tl.Name, Description: tl.Description, ParametersJson: string(tl.Parameters),
 		}, CacheControl: cacheControlProto(tl.CacheControl)})
 	}
+	if rf := req.ResponseFormat; rf != nil {
+		out.ResponseFormat = &llmgatewayv1.ResponseFormat{Type: rf.Type, JsonSchema: &llmgatewayv1.JSONSchemaFormat{
+			Name: rf.Name, Description: rf.Description, SchemaJson: string(rf.Schema), Strict: rf.Strict}}
+	}
 	switch req.ToolChoice.Mode {
 	case chat.ChoiceAuto:
 		out.ToolChoice = &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Mode{Mode: llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_AUTO}}

@@ -41,6 +41,9 @@ func fromProto(in *llmgatewayv1.ChatRequest) (*chat.Request, error) {
 	if t := in.GetThinking(); t != nil {
 		req.Thinking = &chat.Thinking{Type: t.GetType(), BudgetTokens: t.BudgetTokens}
 	}
+	if req.ResponseFormat, err = responseFormat(in.GetResponseFormat()); err != nil {
+		return nil, err
+	}
 	if msgs := in.GetMessages(); len(msgs) > 0 {
 		req.Messages = make([]chat.Message, len(msgs))
 		for i, m := range msgs {
@@ -122,6 +125,23 @@ func tool(t *llmgatewayv1.Tool) (chat.Tool, error) {
 	}
 	params, err := schema(t.GetParametersJson(), t.GetParameters())
 	return chat.Tool{Name: t.GetName(), Description: t.GetDescription(), Parameters: params, CacheControl: cc}, err
+}
+
+// responseFormat maps a response format, its schema as schema_json or the Struct written
+// as a tool's is; the translator checks its values.
+func responseFormat(f *llmgatewayv1.ResponseFormat) (*chat.ResponseFormat, error) {
+	if f == nil {
+		return nil, nil
+	}
+	out := &chat.ResponseFormat{Type: f.GetType()}
+	if s := f.GetJsonSchema(); s != nil {
+		var err error
+		if out.Schema, err = schema(s.GetSchemaJson(), s.GetSchema()); err != nil {
+			return nil, translate.Refuse(translate.ErrInvalidRequest, translate.CodeInvalidValue, "response_format.json_schema.schema %v", err)
+		}
+		out.Name, out.Description, out.Strict = s.GetName(), s.GetDescription(), s.GetStrict()
+	}
+	return out, nil
 }
 
 // cacheControl maps a prompt-cache hint; the translator checks its values.

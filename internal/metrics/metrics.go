@@ -64,6 +64,7 @@ type Metrics struct {
 	parallelOff     *prometheus.CounterVec
 	thinkingOff     *prometheus.CounterVec
 	thinkingBack    *prometheus.CounterVec
+	formatInvalid   *prometheus.CounterVec
 	cacheWrite      *prometheus.CounterVec
 	toolCalls       *prometheus.CounterVec
 	synthesized     *prometheus.CounterVec
@@ -129,6 +130,10 @@ func New() *Metrics {
 			Name: "gateway_reasoning_restored_total",
 			Help: "Requests whose tool turn came without its reasoning blocks and got them back from the gateway's reasoning cache, so thinking stayed on.",
 		}, []string{"model"}),
+		formatInvalid: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_response_format_invalid_total",
+			Help: `Answers to response_format "json_object" requests that are not one JSON object; they were returned unchanged.`,
+		}, []string{"model"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_tool_calls_total",
 			Help: "Tool calls in answers returned to clients (a stream's counted once complete).",
@@ -162,7 +167,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
-		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.thinkingOff, m.thinkingBack, m.toolCalls, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
+		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
 		m.rejected,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
@@ -309,6 +314,15 @@ func (m *Metrics) Thinking(model, outcome string) {
 		return
 	}
 	m.thinkingBack.WithLabelValues(m.models.value(model)).Inc()
+}
+
+// ResponseFormatInvalid counts an answer to a json_object request that is not one JSON
+// object in gateway_response_format_invalid_total.
+func (m *Metrics) ResponseFormatInvalid(model string) {
+	if m == nil {
+		return
+	}
+	m.formatInvalid.WithLabelValues(m.models.value(model)).Inc()
 }
 
 // ToolCalls adds n tool calls returned to a client to gateway_tool_calls_total. n of zero

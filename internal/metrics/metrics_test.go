@@ -175,6 +175,7 @@ func TestGatherAndCompare(t *testing.T) {
 	m.CacheTokens(model1, 0, 200)
 	m.CacheTokens(model1, 0, 0)
 	m.UpstreamError("", "ThrottlingException")
+	m.ResponseFormatInvalid(model1)
 	want := `
 # HELP gateway_cache_read_tokens_total Prompt tokens of successful answers read from Bedrock's prompt cache (billed at about a tenth of input); part of gateway_tokens_total's input.
 # TYPE gateway_cache_read_tokens_total counter
@@ -185,6 +186,9 @@ gateway_cache_write_tokens_total{model="anthropic.claude-3-5-sonnet"} 200
 # HELP gateway_requests_total Requests answered, counted once each when its answer (or stream) ended: by transport ("rest" for the Nirmata API, "openai", "grpc"), route ("chat", "chat_stream", "capabilities", "models", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".
 # TYPE gateway_requests_total counter
 gateway_requests_total{client_type="kyverno",code="ok",model="anthropic.claude-3-5-sonnet",route="chat_stream",transport="rest"} 1
+# HELP gateway_response_format_invalid_total Answers to response_format "json_object" requests that are not one JSON object; they were returned unchanged.
+# TYPE gateway_response_format_invalid_total counter
+gateway_response_format_invalid_total{model="anthropic.claude-3-5-sonnet"} 1
 # HELP gateway_tokens_total Tokens of successful answers as Bedrock reported them, by direction: "input" (prompt tokens, prompt-cache reads and writes included) or "output".
 # TYPE gateway_tokens_total counter
 gateway_tokens_total{client_type="kyverno",direction="input",model="anthropic.claude-3-5-sonnet"} 12
@@ -195,7 +199,7 @@ gateway_upstream_errors_total{error_code="ThrottlingException",model="none"} 1
 `
 	require.NoError(t, testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
 		"gateway_requests_total", "gateway_tokens_total", "gateway_upstream_errors_total",
-		"gateway_cache_read_tokens_total", "gateway_cache_write_tokens_total"))
+		"gateway_cache_read_tokens_total", "gateway_cache_write_tokens_total", "gateway_response_format_invalid_total"))
 }
 
 // Client-controlled labels beyond their cap land in "other", and stay bounded.
@@ -316,6 +320,7 @@ func TestHandler(t *testing.T) {
 	m.Tokens(model1, client, 1, 2)
 	m.ToolCalls(model1, client, 1)
 	m.Repairs(model1, 1, 1)
+	m.ResponseFormatInvalid(model1)
 	defer m.StreamOpened(client)()
 	m.Retry(model1)
 	defer m.Inflight()()
@@ -346,6 +351,7 @@ func TestHandler(t *testing.T) {
 		"gateway_tool_calls_total":               dto.MetricType_COUNTER,
 		"gateway_synthesized_tool_results_total": dto.MetricType_COUNTER,
 		"gateway_orphan_tool_results_total":      dto.MetricType_COUNTER,
+		"gateway_response_format_invalid_total":  dto.MetricType_COUNTER,
 		"gateway_open_streams":                   dto.MetricType_GAUGE,
 		"gateway_upstream_retries_total":         dto.MetricType_COUNTER,
 		"gateway_inflight_requests":              dto.MetricType_GAUGE,

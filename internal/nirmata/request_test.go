@@ -225,8 +225,26 @@ func TestDecodeRequest(t *testing.T) {
 			want: &chat.Request{Messages: []chat.Message{{Role: "user", Content: "a", CacheControl: &chat.CacheControl{Type: "ephemeral"}}}},
 		},
 		{
+			// The schema keeps its text as a tool's parameters do; the translator checks it.
+			name: "response_format json_schema",
+			body: `{"response_format":{"type":"json_schema","json_schema":{"name":"weather","description":"Now","strict":true,
+				"schema":{"type": "object", "properties": {"t": {"type": "number", "maximum": 12345678901234567890}}},"x":1}}}`,
+			want: &chat.Request{ResponseFormat: &chat.ResponseFormat{Type: "json_schema", Name: "weather", Description: "Now", Strict: true,
+				Schema: []byte(`{"type":"object","properties":{"t":{"type":"number","maximum":12345678901234567890}}}`)}},
+		},
+		{
+			name: "response_format json_object, and null json_schema members",
+			body: `{"response_format":{"type":"json_object","json_schema":{"schema":null,"strict":null}}}`,
+			want: &chat.Request{ResponseFormat: &chat.ResponseFormat{Type: "json_object"}},
+		},
+		{
+			name: "response_format null is absent",
+			body: `{"response_format":null}`,
+			want: &chat.Request{},
+		},
+		{
 			name: "unknown fields ignored at every level",
-			body: `{"x":{"deep":[1,{"a":null}]},"model":"m","user":"u","n":1,"seed":null,"response_format":{"type":"json"},
+			body: `{"x":{"deep":[1,{"a":null}]},"model":"m","user":"u","n":1,"seed":null,"logit_bias":{"1":2},
 				"provider":"other","chunked":true,"client_type":"cli",
 				"messages":[{"role":"user","x":[true,false],"content":[{"type":"text","text":"hi","annotations":[{"type":"url"}]},
 					{"type":"image_url","image_url":{"url":"u","x":1}}]},
@@ -418,6 +436,14 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"stop object", `{"stop":{}}`, "stop: want a string or an array of strings, got object"},
 		{"stop element", `{"stop":["a",1]}`, "stop[1]: want a string, got number"},
 		{"stop null element", `{"stop":[null]}`, "stop[0]: want a string, got null"},
+		{"response_format string", `{"response_format":"json_object"}`, "response_format: want an object, got string"},
+		{"response_format.type", `{"response_format":{"type":1}}`, "response_format.type: want a string, got number"},
+		{"response_format.json_schema", `{"response_format":{"json_schema":[]}}`, "response_format.json_schema: want an object, got array"},
+		{"response_format.json_schema.name", `{"response_format":{"json_schema":{"name":{}}}}`, "response_format.json_schema.name: want a string, got object"},
+		{"response_format.json_schema.schema", `{"response_format":{"json_schema":{"schema":"{}"}}}`, "response_format.json_schema.schema: want an object, got string"},
+		{"response_format.json_schema.schema twice named", `{"response_format":{"json_schema":{"schema":{"a":1,"a":2}}}}`,
+			"response_format.json_schema.schema: not valid JSON: duplicate object member name at byte 7"},
+		{"response_format.json_schema.strict", `{"response_format":{"json_schema":{"strict":"yes"}}}`, "response_format.json_schema.strict: want a boolean, got string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

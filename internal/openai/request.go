@@ -48,20 +48,15 @@ type request struct {
 	// ReasoningEffort, and the thinking extension, switch extended thinking on (11.1).
 	ReasoningEffort string             `json:"reasoning_effort"`
 	Thinking        *chatjson.Thinking `json:"thinking"`
-	// Accepted and not yet acted on (docs/PROTOCOL.md 13.3): listed as ignored unless it
-	// asks for what the gateway does anyway.
-	ResponseFormat *typed         `json:"response_format"`
-	Unknown        jsontext.Value `json:",embed"`
+	// ResponseFormat asks for structured output (13.3); json_schema's strict is read and
+	// not listed: the gateway always asks for the schema.
+	ResponseFormat *chatjson.ResponseFormat `json:"response_format"`
+	Unknown        jsontext.Value           `json:",embed"`
 }
 
 type streamOptions struct {
 	IncludeUsage       bool           `json:"include_usage"`
 	IncludeObfuscation jsontext.Value `json:"include_obfuscation"`
-}
-
-// typed is an object of which only the type matters here.
-type typed struct {
-	Type string `json:"type"`
 }
 
 // call is a decoded request and how to answer it.
@@ -99,6 +94,7 @@ func decodeRequest(body []byte) (*call, error) {
 		ReasoningEffort: r.ReasoningEffort,
 		Thinking:        r.Thinking.Chat(),
 		CacheRetention:  r.PromptCacheRetention,
+		ResponseFormat:  r.ResponseFormat.Chat(),
 	}
 	if r.SafetyIdentifier != "" {
 		out.User = r.SafetyIdentifier
@@ -163,9 +159,6 @@ func (r *request) ignored() []string {
 	var out []string
 	if r.MaxCompletionTokens != nil && r.MaxTokens != nil {
 		out = append(out, "max_tokens")
-	}
-	if f := r.ResponseFormat; f != nil && f.Type != "" && f.Type != "text" {
-		out = append(out, "response_format")
 	}
 	if o := r.StreamOptions; o != nil && !r.Stream {
 		out = append(out, "stream_options")

@@ -43,7 +43,8 @@ func TestDecodeRequest(t *testing.T) {
 		{"ignored parameters are listed; null ones and no-ops are not", `{` + hi + `,"seed":1,"frequency_penalty":0.5,"logit_bias":{"1":2},
 			"metadata":null,"parallel_tool_calls":false,"response_format":{"type":"json_object"},
 			"stream":true,"stream_options":{"include_obfuscation":false},"n":1,"logprobs":false,"top_logprobs":0,"modalities":["text"]}`, func(t *testing.T, c *call) {
-			assert.Equal(t, []string{"response_format", "stream_options.include_obfuscation", "seed", "frequency_penalty", "logit_bias"}, c.req.Ignored)
+			assert.Equal(t, []string{"stream_options.include_obfuscation", "seed", "frequency_penalty", "logit_bias"}, c.req.Ignored)
+			assert.Equal(t, &chat.ResponseFormat{Type: chat.FormatJSONObject}, c.req.ResponseFormat)
 			assert.Equal(t, ptr(false), c.req.ParallelToolCalls)
 		}},
 		{"fields without effect on this request", `{` + hi + `,"max_tokens":5,"max_completion_tokens":6,"stream_options":{"include_usage":true},
@@ -70,6 +71,12 @@ func TestDecodeRequest(t *testing.T) {
 			assert.Equal(t, &chat.CacheControl{Type: "ephemeral", TTL: "1h"}, c.req.Messages[0].Parts[0].CacheControl)
 			assert.Equal(t, &chat.CacheControl{Type: "ephemeral"}, c.req.Messages[1].CacheControl)
 			assert.Equal(t, &chat.CacheControl{Type: "ephemeral"}, c.req.Tools[0].CacheControl)
+			assert.Empty(t, c.req.Ignored)
+		}},
+		{"response_format json_schema as openai-go sends it: read, strict not listed", `{` + hi + `,"response_format":{"type":"json_schema",
+			"json_schema":{"name":"weather","strict":true,"schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}}}}`, func(t *testing.T, c *call) {
+			assert.Equal(t, &chat.ResponseFormat{Type: chat.FormatJSONSchema, Name: "weather", Strict: true,
+				Schema: []byte(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`)}, c.req.ResponseFormat)
 			assert.Empty(t, c.req.Ignored)
 		}},
 		{"allowed_tools", `{` + hi + `,"tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"b"}}],
@@ -114,6 +121,9 @@ func TestDecodeRequestRefusals(t *testing.T) {
 		{`{` + hi + `,"temperature":"hot"}`, "temperature", translate.CodeInvalidValue, "want a number, got string"},
 		{`{"messages":[{"role":"user","content":5}]}`, "messages[0].content", translate.CodeInvalidValue, "want a string, null or an array of parts"},
 		{`[]`, "", translate.CodeInvalidValue, "body must be a JSON object, got array"},
+		{`{` + hi + `,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":[]}}}`, "response_format.json_schema.schema",
+			translate.CodeInvalidValue, "want an object, got array"},
+		{`{` + hi + `,"response_format":{"type":["json_object"]}}`, "response_format.type", translate.CodeInvalidValue, "want a string, got array"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
@@ -152,6 +162,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"messages":[{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}],"seed":1,"seed":2}`,
 		`{"tools":[{"type":"function","function":{"name":"a","parameters":{"type":"object"},"strict":true}}],"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[{"type":"function","function":{"name":"a"}}]}}}`,
 		`{"n":2,"logprobs":true,"service_tier":"scale","max_completion_tokens":0,"metadata":{"k":"\xff"}}`,
+		`{"response_format":{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"object","properties":{"a":{"minimum":1}}},"strict":true}}}`,
 		`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AA=="}},{"type":"file","file":{"file_data":"x","filename":"a.pdf"}}]}]}`,
 	} {
 		f.Add([]byte(seed))

@@ -18,6 +18,11 @@
 //	               (or at the end of the stream if metadata never came); nothing follows it
 //
 // Tool and tool-call names go back to the client's through the request's translate.Names.
+// The synthetic answer tool of a json_schema request (docs/PROTOCOL.md 13.3) is not a tool
+// call: its input fragments are content events, and the text the model writes is held to
+// the end of the answer and dropped if the tool was called (translate.TextHold), so a
+// stream's content is the unary answer's text. Its calls take no ordinal, so the client's
+// calls keep dense ones.
 //
 // Errors (all wrap translate.ErrUpstream, which core.Classify answers as 502 / Unavailable):
 // a malformed_model_output or malformed_tool_use stop reason; a stream that ends without

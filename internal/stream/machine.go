@@ -33,6 +33,12 @@ type Machine struct {
 	tools []toolBlock // by ordinal
 	last  int         // ordinal of the last tool block looked up: deltas come in runs
 
+	// answers are the blocks calling the synthetic answer tool of a json_schema request
+	// (docs/PROTOCOL.md 13.3): their input is content, they take no ordinal. hold keeps
+	// the text that may turn out not to be the answer's.
+	answers []answerBlock
+	hold    translate.TextHold
+
 	// thinking is the reasoning block being streamed; reasoning the blocks that ended.
 	thinking  reasoningBlock
 	reasoning []chat.ReasoningBlock
@@ -67,10 +73,19 @@ type toolBlock struct {
 	dropped bool
 }
 
+// answerBlock is a call of the synthetic answer tool, keyed by contentBlockIndex. Only the
+// first one's input is the answer (translate.TextHold); later ones are dropped.
+type answerBlock struct {
+	block   int
+	first   bool
+	args    bool // a non-empty fragment was passed on as content
+	stopped bool
+}
+
 // NewMachine returns a Machine for one stream. names maps Bedrock's tool names and
-// tool-use ids back to the client's (nil: unchanged).
+// tool-use ids back to the client's (nil: unchanged), and names the synthetic answer tool.
 func NewMachine(names *translate.Names) *Machine {
-	return &Machine{names: names}
+	return &Machine{names: names, hold: translate.NewTextHold(names)}
 }
 
 // Step reads one event from src and appends the client events it produces to out. It
@@ -130,6 +145,8 @@ func (m *Machine) Feed(ev bedrock.StreamEvent, out []chat.Event) ([]chat.Event, 
 		if s := ev.ContentBlockStop; s != nil {
 			if i := m.lookup(s.ContentBlockIndex); i >= 0 {
 				out = m.stopTool(i, out)
+			} else if a := m.answerAt(s.ContentBlockIndex); a >= 0 {
+				out = m.stopAnswer(a, out)
 			} else if m.thinking.open && m.thinking.block == s.ContentBlockIndex {
 				out = m.stopReasoning(out)
 			}
@@ -209,12 +226,15 @@ func (m *Machine) delta(d *bedrock.ContentBlockDeltaEvent, out []chat.Event) ([]
 		if m.thinking.open && m.thinking.block != d.ContentBlockIndex {
 			out = m.stopReasoning(out)
 		}
-		if *d.Delta.Text != "" {
-			out = append(out, contentEvent(*d.Delta.Text))
+		if text := m.hold.Text(*d.Delta.Text); text != "" {
+			out = append(out, contentEvent(text))
 		}
 	case d.Delta.ToolUse != nil:
 		i := m.lookup(d.ContentBlockIndex)
 		if i < 0 {
+			if a := m.answerAt(d.ContentBlockIndex); a >= 0 {
+				return m.answerDelta(a, d.Delta.ToolUse.Input, out)
+			}
 			return out, m.fail(fmt.Errorf("%w: Bedrock sent tool input for content block %d, which never started", translate.ErrUpstream, d.ContentBlockIndex))
 		}
 		t := &m.tools[i]
@@ -284,7 +304,7 @@ func (m *Machine) ToolCallIDs(ids []string) []string {
 }
 
 func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat.Event) ([]chat.Event, error) {
-	if m.lookup(block) >= 0 {
+	if m.lookup(block) >= 0 || m.answerAt(block) >= 0 {
 		return out, m.fail(fmt.Errorf("%w: Bedrock started content block %d twice", translate.ErrUpstream, block))
 	}
 	if tu.ToolUseID == "" {
@@ -294,6 +314,10 @@ func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat
 	}
 	if m.thinking.open {
 		out = m.stopReasoning(out)
+	}
+	if m.names.IsAnswerTool(tu.Name) {
+		m.answers = append(m.answers, answerBlock{block: block, first: m.hold.AnswerCall()})
+		return out, nil
 	}
 	ordinal := len(m.tools)
 	exhausted := m.names != nil && m.names.BudgetExhausted
@@ -330,14 +354,58 @@ func (m *Machine) finishStream(out []chat.Event) []chat.Event {
 	if m.thinking.open {
 		out = m.stopReasoning(out)
 	}
+	for i := range m.answers {
+		out = m.stopAnswer(i, out)
+	}
 	for i := range m.tools {
 		out = m.stopTool(i, out)
 	}
-	if m.finish == chat.FinishToolCalls && len(m.tools) > 0 && m.ToolCalls() == 0 {
+	if text := m.hold.End(); text != "" {
+		out = append(out, contentEvent(text))
+	}
+	if m.finish == chat.FinishToolCalls && (len(m.tools) > 0 || m.hold.Answered()) && m.ToolCalls() == 0 {
 		m.finish = chat.FinishStop
 	}
 	m.done = true
 	return append(out, doneEvent(m.finish, m.usage))
+}
+
+// answerDelta passes a fragment of the answer tool's input on as content.
+func (m *Machine) answerDelta(a int, frag string, out []chat.Event) ([]chat.Event, error) {
+	b := &m.answers[a]
+	if b.stopped {
+		return out, m.fail(fmt.Errorf("%w: Bedrock sent tool input for content block %d after it stopped", translate.ErrUpstream, b.block))
+	}
+	if frag != "" && b.first {
+		b.args = true
+		out = append(out, contentEvent(frag))
+	}
+	return out, nil
+}
+
+// stopAnswer closes an answer tool call: "{}" as content if the answer streamed no input.
+func (m *Machine) stopAnswer(a int, out []chat.Event) []chat.Event {
+	b := &m.answers[a]
+	if b.stopped {
+		return out
+	}
+	b.stopped = true
+	if b.first && !b.args {
+		b.args = true
+		out = append(out, contentEvent("{}"))
+	}
+	return out
+}
+
+// answerAt returns the index in answers of the answer tool call in content block block,
+// or -1. There is one in all but broken answers.
+func (m *Machine) answerAt(block int) int {
+	for i := range m.answers {
+		if m.answers[i].block == block {
+			return i
+		}
+	}
+	return -1
 }
 
 // lookup returns the ordinal of the tool call in content block block, or -1. A response

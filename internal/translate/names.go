@@ -39,6 +39,16 @@ type Names struct {
 	// StreamOnly: the request's maxTokens is above what Converse serves with thinking on,
 	// so even a unary answer must come through ConverseStream (docs/BEDROCK.md G12).
 	StreamOnly bool
+	// AnswerTool is the Bedrock name of the synthetic tool through which the model gives a
+	// json_schema answer (docs/PROTOCOL.md 13.3): its input is the answer's text, and its
+	// calls are never tool calls. "" when the request offers none.
+	AnswerTool string
+	// OutputSchema: the request carries outputConfig, a json_schema on a model with
+	// structured output; Bedrock's refusal of it names response_format.json_schema.schema.
+	OutputSchema bool
+	// JSONObject: the request asked for a json_object answer, which the caller checks
+	// with OneJSONObject.
+	JSONObject bool
 
 	toolToClient map[string]string // Bedrock tool name → client tool name, only where they differ
 	idToClient   map[string]string // Bedrock toolUseId → client tool_call id, only where they differ

@@ -45,6 +45,11 @@ import (
 //     user turn of synthesized error results, counted in Stats.SynthesizedResults, on
 //     every model; a trailing assistant turn with only text is kept (prefill) where the
 //     model allows it and refused where it does not.
+//   - response_format json_schema (format.go): the schema's root "type" must be "object",
+//     written out; the synthetic answer tool is forced only when the model may call no tool
+//     of the client's (none given, tool_choice "none", the tool budget spent) and no
+//     reasoning switch is sent, whatever the family; a model with neither structured output
+//     nor tool use is refused.
 func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequest, *Names, error) {
 	return RequestWith(req, model, Options{})
 }
@@ -86,6 +91,10 @@ func RequestWith(req *chat.Request, model capabilities.Model, opts Options) (*be
 		return nil, nil, err
 	}
 	stats := &names.names.Stats
+	format, err := planFormat(req, model, names)
+	if err != nil {
+		return nil, nil, err
+	}
 	th, err := planThinking(req, model, opts.ReasoningEffort, names.names)
 	if err != nil {
 		return nil, nil, err
@@ -103,10 +112,15 @@ func RequestWith(req *chat.Request, model capabilities.Model, opts Options) (*be
 	if out.ToolConfig, err = toolConfig(req, names, model, stats); err != nil {
 		return nil, nil, err
 	}
+	var note string
+	out.ToolConfig, note = format.offer(out.ToolConfig, req, model, th.on)
 	names.names.OneCall = oneCall(req, stats)
 	if exhausted {
 		names.names.BudgetExhausted = true
 		out.System = append(out.System, bedrock.SystemBlock{Text: budgetNote})
+	}
+	if err := format.apply(out, note, names.names); err != nil {
+		return nil, nil, err
 	}
 	if names.names.OneCall && len(req.Tools) > 0 {
 		th.fields.ToolChoice = disableParallel(out.ToolConfig, req.ToolChoice, model)

@@ -10,7 +10,8 @@ import (
 
 // Response translates a Converse answer (docs/BEDROCK.md D). It fills Text, Reasoning
 // (every block, in Bedrock's order, one with empty text included), ToolCalls, Finish,
-// Usage and StopReason; the caller fills Model, LatencyMs and RequestID. Tool names and ids go back through names (nil: unchanged). A
+// Usage and StopReason; the caller fills Model, LatencyMs and RequestID. Tool names and ids go back through names (nil: unchanged);
+// the synthetic answer tool's input is the text (see TextHold), never a tool call. A
 // 200 without output, a malformed_* stop reason, or a tool input that is not a JSON object
 // is an error wrapping ErrUpstream.
 func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, error) {
@@ -26,10 +27,19 @@ func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, err
 		out.ServiceTier = resp.ServiceTier.Type
 	}
 	var text strings.Builder
+	hold := NewTextHold(names)
 	for _, b := range resp.Output.Message.Content {
 		switch {
 		case b.Text != nil:
-			text.WriteString(*b.Text)
+			text.WriteString(hold.Text(*b.Text))
+		case b.ToolUse != nil && names.IsAnswerTool(b.ToolUse.Name):
+			if hold.AnswerCall() {
+				args, err := Arguments(b.ToolUse.Input)
+				if err != nil {
+					return nil, err
+				}
+				text.WriteString(args)
+			}
 		case b.ToolUse != nil:
 			args, err := Arguments(b.ToolUse.Input)
 			if err != nil {
@@ -47,13 +57,14 @@ func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, err
 			}
 		}
 	}
+	text.WriteString(hold.End())
 	out.Text = text.String()
 	out.ToolCalls, out.DroppedToolCalls = keptCalls(out.ToolCalls, names)
 	if names != nil && names.BudgetExhausted {
 		out.BudgetExhausted = true
-		if out.Finish == chat.FinishToolCalls {
-			out.Finish = chat.FinishStop // a call made anyway is dropped
-		}
+	}
+	if out.Finish == chat.FinishToolCalls && len(out.ToolCalls) == 0 && (out.BudgetExhausted || hold.Answered()) {
+		out.Finish = chat.FinishStop // a call made anyway is dropped; the answer tool's call is the answer
 	}
 	return out, nil
 }
