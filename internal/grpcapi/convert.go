@@ -37,6 +37,7 @@ func fromProto(in *llmgatewayv1.ChatRequest) (*chat.Request, error) {
 
 		ReasoningEffort: in.GetReasoningEffort(),
 		StreamReasoning: in.GetStreamReasoning(),
+		ToolValidation:  in.GetToolValidation(),
 	}
 	if t := in.GetThinking(); t != nil {
 		req.Thinking = &chat.Thinking{Type: t.GetType(), BudgetTokens: t.BudgetTokens}
@@ -118,10 +119,11 @@ func tool(t *llmgatewayv1.Tool) (chat.Tool, error) {
 	cc := cacheControl(t.GetCacheControl())
 	if f := t.GetFunction(); f != nil {
 		params, err := schema(f.GetParametersJson(), f.GetParameters())
-		return chat.Tool{Name: f.GetName(), Description: f.GetDescription(), Parameters: params, Wrapped: true, CacheControl: cc}, err
+		return chat.Tool{Name: f.GetName(), Description: f.GetDescription(), Parameters: params, Wrapped: true, CacheControl: cc,
+			Strict: f.GetStrict()}, err
 	}
 	params, err := schema(t.GetParametersJson(), t.GetParameters())
-	return chat.Tool{Name: t.GetName(), Description: t.GetDescription(), Parameters: params, CacheControl: cc}, err
+	return chat.Tool{Name: t.GetName(), Description: t.GetDescription(), Parameters: params, CacheControl: cc, Strict: t.GetStrict()}, err
 }
 
 // cacheControl maps a prompt-cache hint; the translator checks its values.

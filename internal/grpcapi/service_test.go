@@ -202,6 +202,21 @@ func TestFromProtoCacheControlAndFile(t *testing.T) {
 	}, got)
 }
 
+// TestFromProtoToolValidation: tool_validation, and strict in both forms, the function's
+// winning as the rest of it does (docs/PROTOCOL.md 13.1, 13.2).
+func TestFromProtoToolValidation(t *testing.T) {
+	t.Parallel()
+	got, err := fromProto(&llmgatewayv1.ChatRequest{ToolValidation: "repair", Tools: []*llmgatewayv1.Tool{
+		{Function: &llmgatewayv1.FunctionDefinition{Name: "f", Strict: true}},
+		{Name: "g", Strict: true},
+		{Function: &llmgatewayv1.FunctionDefinition{Name: "h"}, Strict: true},
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, &chat.Request{ToolValidation: "repair", Tools: []chat.Tool{
+		{Name: "f", Wrapped: true, Strict: true}, {Name: "g", Strict: true}, {Name: "h", Wrapped: true},
+	}}, got)
+}
+
 func TestFromProtoToolChoiceModes(t *testing.T) {
 	t.Parallel()
 	for mode, want := range map[llmgatewayv1.ToolChoiceMode]string{

@@ -32,6 +32,8 @@ type request struct {
 	// PromptCacheRetention "24h" asks automatic cache points for the 1h TTL (12.2), as on
 	// OpenAI's surface.
 	PromptCacheRetention string `json:"prompt_cache_retention"`
+	// ToolValidation is off, report or repair (13.2); the core checks the value.
+	ToolValidation string `json:"tool_validation"`
 }
 
 // DecodeRequest reads a POST /llm-apps/chat body. It checks JSON syntax and the type of
@@ -57,6 +59,7 @@ func DecodeRequest(body []byte) (req *chat.Request, stream bool, err error) {
 		Thinking:        r.Thinking.Chat(),
 		StreamReasoning: r.StreamReasoning,
 		CacheRetention:  r.PromptCacheRetention,
+		ToolValidation:  r.ToolValidation,
 	}
 	if out.Messages, err = chatjson.Messages(r.Messages); err != nil {
 		return nil, false, err
