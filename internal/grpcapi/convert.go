@@ -191,6 +191,7 @@ func responseProto(r *chat.Response) *llmgatewayv1.ChatResponse {
 		Metadata: &llmgatewayv1.ResponseMetadata{
 			Model: r.Model, StopReason: r.StopReason, LatencyMs: int32(r.LatencyMs), RequestId: r.RequestID,
 			IgnoredParams: r.Ignored, ToolBudget: toolBudget(r.BudgetExhausted), Thinking: r.Thinking,
+			ToolValidation: r.ToolValidation,
 		},
 		Reasoning: chat.ReasoningText(r.Reasoning),
 	}
@@ -198,7 +199,8 @@ func responseProto(r *chat.Response) *llmgatewayv1.ChatResponse {
 		out.ReasoningBlocks = append(out.ReasoningBlocks, blockProto(&r.Reasoning[i]))
 	}
 	for _, tc := range r.ToolCalls { // translate.Response gives every call its arguments, "{}" at least
-		out.ToolCalls = append(out.ToolCalls, &llmgatewayv1.ToolCall{Id: tc.ID, Function: &llmgatewayv1.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+		out.ToolCalls = append(out.ToolCalls, &llmgatewayv1.ToolCall{Id: tc.ID, Function: &llmgatewayv1.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
+			ValidationErrors: tc.ValidationErrors})
 	}
 	return out
 }
@@ -229,6 +231,7 @@ func eventProto(ev *chat.Event, reasoning bool) *llmgatewayv1.ChatStreamEvent {
 	case chat.EventToolCall:
 		return &llmgatewayv1.ChatStreamEvent{Event: &llmgatewayv1.ChatStreamEvent_ToolCall{ToolCall: &llmgatewayv1.ToolCallDelta{
 			Index: int32(ev.Index), Id: ev.ToolCall.ID, Name: ev.ToolCall.Name, Arguments: ev.ToolCall.Arguments,
+			ValidationErrors: ev.ToolCall.ValidationErrors,
 		}}}
 	case chat.EventDone:
 		return &llmgatewayv1.ChatStreamEvent{Event: &llmgatewayv1.ChatStreamEvent_Done{Done: &llmgatewayv1.StreamDone{
