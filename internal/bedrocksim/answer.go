@@ -69,7 +69,9 @@ func usageFor(body []byte, a answer) tokenUsage {
 // their schemas; otherwise the answer is a short text. body seeds the tool-call ids, so the
 // same request always gets the same answer. With Claude's disable_parallel_tool_use
 // (docs/BEDROCK.md J1) the named tools are called one per answer instead (oneAtATime). With
-// thinking on, the answer starts with reasoning in m's form (reasoningBlocks).
+// structured output (docs/BEDROCK.md I) a text answer is JSON built from the schema
+// (structured). With thinking on, the answer starts with reasoning in m's form
+// (reasoningBlocks).
 func buildAnswer(m ModelInfo, req *converseRequest, body []byte) answer {
 	tc := forcedBy(req.ToolConfig, req.anthropicChoice)
 	var a answer
@@ -77,6 +79,9 @@ func buildAnswer(m ModelInfo, req *converseRequest, body []byte) answer {
 		a = oneAtATime(req.Messages, tc, body)
 	} else {
 		a = parallel(req.Messages, tc, body)
+	}
+	if req.format != nil {
+		a = structured(a, req.format)
 	}
 
 	// The reasoning says what the whole answer does, though a small maxTokens cuts it below;
@@ -168,8 +173,9 @@ func thought(msgs []message, a answer) string {
 	return b.String()
 }
 
-// parallel answers the last user turn on its own: its tool results quoted, else every tool
-// named in it called at once, else a greeting.
+// parallel answers the last user turn on its own: its tool results quoted (unless a tool
+// failed and is called again: retries), else every tool named in it called at once, else a
+// greeting.
 func parallel(msgs []message, tc *toolConfiguration, body []byte) answer {
 	lastIndex := lastUser(msgs)
 	var userText string
@@ -182,6 +188,9 @@ func parallel(msgs []message, tc *toolConfiguration, body []byte) answer {
 		if lastIndex > 0 {
 			names = toolNames(msgs[lastIndex-1 : lastIndex])
 		}
+		if again := retries(msgs, results, names, tc); len(again) > 0 {
+			return callTools(again, body, " again")
+		}
 		return answer{Text: quoteResults(results, names), StopReason: stopEndTurn}
 	}
 	if specs := chosenTools(tc, userText); len(specs) > 0 {
@@ -190,33 +199,105 @@ func parallel(msgs []message, tc *toolConfiguration, body []byte) answer {
 	return greeting(userText)
 }
 
-// oneAtATime is the model under disable_parallel_tool_use (docs/PROTOCOL.md section 9): the
-// task is the last user turn with text and no tool results, its named tools are called one
-// per answer in the order the task first mentions them, a tool whose only result so far came back with
-// status error is called once more, and when no call is left the answer quotes every result
-// since the task. So a loop of one call per turn ends with the text a parallel call ends with.
-func oneAtATime(msgs []message, tc *toolConfiguration, body []byte) answer {
-	task := -1
+// retries are the tools a tool-result turn has the model call again, each once, in the order
+// of results (names maps their ids to tools): those whose result is an error that retryable
+// takes, among the tools of tc (only the forced one under toolChoice.tool).
+func retries(msgs []message, results []*toolResultBlock, names map[string]string, tc *toolConfiguration) []*toolSpecification {
+	calls := callsSinceTask(msgs)
+	var again []*toolSpecification
+	for _, r := range results {
+		name := names[r.ToolUseID]
+		if !retryable(r, name, calls[name]) {
+			continue
+		}
+		if tc != nil && tc.ToolChoice != nil && tc.ToolChoice.Tool != nil && tc.ToolChoice.Tool.Name != name {
+			continue
+		}
+		if s := toolSpec(tc, name); s != nil && !slices.Contains(again, s) {
+			again = append(again, s)
+		}
+	}
+	return again
+}
+
+// retryable reports whether the model calls tool name again after its result r, the tool
+// having been called calls times since the task: r is an error, and either this was the
+// tool's only call (a model retries a failed tool once), or r asks for another call, as the
+// gateway's repair turn does ("Call save_policy again with corrected arguments.", "Repeat
+// this call if it is still needed.": docs/PROTOCOL.md 13.2), which the model always obeys.
+func retryable(r *toolResultBlock, name string, calls int) bool {
+	if r == nil || r.Status != statusError || name == "" {
+		return false
+	}
+	return calls == 1 || asksAgain(r, name)
+}
+
+// asksAgain reports whether a result's text asks for the call to be made again.
+func asksAgain(r *toolResultBlock, name string) bool {
+	for _, c := range r.Content {
+		if c.Text == nil {
+			continue
+		}
+		text := strings.ToLower(*c.Text)
+		if strings.Contains(text, "call "+strings.ToLower(name)+" again") || strings.Contains(text, "repeat this call") {
+			return true
+		}
+	}
+	return false
+}
+
+// taskIndex is the index of the task: the last user turn with text and no tool results; -1
+// when there is none.
+func taskIndex(msgs []message) int {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role != roleUser {
 			continue
 		}
 		if text, results := turnParts(msgs[i]); len(results) == 0 && text != "" {
-			task = i
-			break
+			return i
 		}
 	}
+	return -1
+}
+
+// callsSinceTask counts the calls of each tool after the task.
+func callsSinceTask(msgs []message) map[string]int {
+	calls := map[string]int{}
+	for _, name := range toolNames(msgs[taskIndex(msgs)+1:]) {
+		calls[name]++
+	}
+	return calls
+}
+
+// toolSpec is the tool of tc called name, or nil.
+func toolSpec(tc *toolConfiguration, name string) *toolSpecification {
+	if tc == nil {
+		return nil
+	}
+	for _, t := range tc.Tools {
+		if t.ToolSpec != nil && t.ToolSpec.Name == name {
+			return t.ToolSpec
+		}
+	}
+	return nil
+}
+
+// oneAtATime is the model under disable_parallel_tool_use (docs/PROTOCOL.md section 9): the
+// task is the last user turn with text and no tool results, its named tools are called one
+// per answer in the order the task first mentions them, a tool whose latest result is an error
+// is called again when retryable says so, and when no call is left the answer quotes every
+// result since the task. So a loop of one call per turn ends with the text a parallel call
+// ends with.
+func oneAtATime(msgs []message, tc *toolConfiguration, body []byte) answer {
+	task := taskIndex(msgs)
 	var taskText string
 	if task >= 0 {
 		taskText, _ = turnParts(msgs[task])
 	}
 	since := msgs[task+1:]
 	names := toolNames(since)
-	calls := map[string]int{}
-	for _, name := range names {
-		calls[name]++
-	}
-	failed := map[string]bool{}
+	calls := callsSinceTask(msgs)
+	latest := map[string]*toolResultBlock{}
 	var results []*toolResultBlock
 	for _, m := range since {
 		if m.Role != roleUser {
@@ -224,9 +305,7 @@ func oneAtATime(msgs []message, tc *toolConfiguration, body []byte) answer {
 		}
 		_, rs := turnParts(m)
 		for _, r := range rs {
-			if r.Status == statusError {
-				failed[names[r.ToolUseID]] = true
-			}
+			latest[names[r.ToolUseID]] = r
 		}
 		results = append(results, rs...)
 	}
@@ -237,7 +316,7 @@ func oneAtATime(msgs []message, tc *toolConfiguration, body []byte) answer {
 		return mentionAt(taskText, a.Name) - mentionAt(taskText, b.Name)
 	})
 	for _, s := range named {
-		if calls[s.Name] == 1 && failed[s.Name] {
+		if retryable(latest[s.Name], s.Name, calls[s.Name]) {
 			return callTools([]*toolSpecification{s}, body, " again")
 		}
 	}

@@ -21,7 +21,7 @@ import (
 type cacheWalk struct {
 	// canonical is the content in order, each element marshalled from its decoded form (raw
 	// JSON values, such as tool inputs and schemas, as received), one a line, with a line
-	// for each section and message role. Cache points are left out: where points stand does
+	// for each section and message role; outputConfig, when sent, is the first line. Cache points are left out: where points stand does
 	// not change what is cached.
 	canonical []byte
 	points    []walkedPoint
@@ -60,6 +60,12 @@ func walkCache(req *converseRequest) cacheWalk {
 	var w cacheWalk
 	if !hasCachePoint(req) {
 		return w
+	}
+	// Structured output comes first: a changed schema makes every prefix a miss (H7).
+	if req.OutputConfig != nil {
+		w.canonical = append(w.canonical, "outputConfig "...)
+		w.canonical = append(w.canonical, marshal(req.OutputConfig)...)
+		w.canonical = append(w.canonical, '\n')
 	}
 	w.canonical = append(w.canonical, "tools\n"...)
 	if tc := req.ToolConfig; tc != nil {

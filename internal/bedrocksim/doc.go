@@ -6,7 +6,8 @@
 // It exists for two reasons: a newcomer can run the gateway with no AWS account (--sim), and
 // tests exercise the whole translation against a strict upstream. Strict matters more than
 // clever: every request is checked against the rules of docs/BEDROCK.md sections A, G
-// (reasoning), H (prompt caching) and K and refused with Bedrock's own ValidationException
+// (reasoning), H (prompt caching), I (structured output, strict tools) and K and refused with
+// Bedrock's own ValidationException
 // text, so a translation bug fails here the way it would fail in production. The rules that
 // differ by model come from the simulator's own model table (models.go, written from
 // docs/BEDROCK.md sections F and F.2), and the request is read into its own structs (wire.go):
@@ -15,9 +16,16 @@
 //
 // Answers are deterministic (the same request body gives the same bytes, prompt-cache usage
 // aside): a tool named in the last user turn is called with arguments built from its JSON
-// schema, tool results are quoted back in text, anything else gets a short text answer; on
-// Claude, Anthropic's disable_parallel_tool_use (additionalModelRequestFields.tool_choice,
-// docs/BEDROCK.md J) makes it call the named tools one per answer.
+// schema, tool results are quoted back in text (a tool whose result is an error is called
+// again first: once, or whenever the result asks for it, as the gateway's repair turn does),
+// anything else gets a short text answer; on Claude, Anthropic's disable_parallel_tool_use
+// (additionalModelRequestFields.tool_choice, docs/BEDROCK.md J) makes it call the named tools
+// one per answer.
+//
+// Structured output (output.go): on a model that has it, outputConfig.textFormat (or Claude's
+// output_config.format) makes a text answer JSON built from the schema, an instance of it; an
+// answer that calls tools still does, without text. toolSpec.strict is taken on the same
+// models, and a strict tool's calls always follow its schema.
 //
 // Reasoning (reasoning.go, sign.go): a request that turns thinking on in its model family's
 // form gets an answer that starts with a reasoning block saying what the answer does. Claude's
@@ -30,5 +38,7 @@
 // and reports what a request read from and wrote to it in the usage.
 //
 // Options add latency and inject faults (throttling, 5xx, hangs, in-stream exceptions,
-// truncated streams) for tests and benchmarks, and set the clock of the prompt cache.
+// truncated streams, redacted reasoning, tool arguments that break their schema: the last
+// counted only on answers that call a tool) for tests and benchmarks, and set the clock of the
+// prompt cache.
 package bedrocksim

@@ -14,7 +14,8 @@ type FaultKind string
 
 // Fault kinds. Throttle, unavailable, internal and model_not_ready answer with the matching
 // error before any byte of a body; hang never answers; stream_exception and truncate only
-// apply to ConverseStream, after a 200 and a few events.
+// apply to ConverseStream, after a 200 and a few events; redacted_thinking and
+// invalid_tool_args change the answer.
 const (
 	FaultThrottle        FaultKind = "throttle"         // 429 ThrottlingException
 	FaultUnavailable     FaultKind = "unavailable"      // 503 ServiceUnavailableException
@@ -26,17 +27,25 @@ const (
 	// FaultRedactedThinking answers Claude's reasoning as one redacted block instead of a
 	// thinking block (no effect on an answer without Claude's thinking).
 	FaultRedactedThinking FaultKind = "redacted_thinking"
+	// FaultInvalidToolArgs gives the calls of an answer arguments that break their tool's
+	// schema (breakArgs), so that the gateway's validation and repair can be shown. It is
+	// checked apart from the other kinds, once the answer is built, and applies only to an
+	// answer that calls a tool whose arguments it can break (not strict, docs/BEDROCK.md I5);
+	// Times counts those answers only, whatever else the simulator answers in between.
+	FaultInvalidToolArgs FaultKind = "invalid_tool_args"
 )
 
 // FaultKinds lists every kind, in the order help texts show them.
-var FaultKinds = []FaultKind{FaultThrottle, FaultUnavailable, FaultInternal, FaultModelNotReady, FaultHang, FaultStreamException, FaultTruncate, FaultRedactedThinking}
+var FaultKinds = []FaultKind{FaultThrottle, FaultUnavailable, FaultInternal, FaultModelNotReady, FaultHang, FaultStreamException, FaultTruncate, FaultRedactedThinking, FaultInvalidToolArgs}
 
 // FaultHelp describes the fault syntax, for help texts and errors.
 const FaultHelp = `KIND[,OPTION=VALUE...]
   kinds: throttle, unavailable, internal, model_not_ready (an error before any byte),
          hang (no answer until the request ends),
          stream_exception, truncate (streams only: a few events, then the failure),
-         redacted_thinking (Claude's reasoning answered as a redacted block)
+         redacted_thinking (Claude's reasoning answered as a redacted block),
+         invalid_tool_args (tool calls whose arguments break the tool's schema;
+           times=N counts only answers that call a tool)
   options: times=N (only the first N requests), mode=stream|unary,
            exception=<Bedrock exception, e.g. modelStreamErrorException> (stream_exception),
            after=N (events before a stream_exception or truncate; default 3)
@@ -47,10 +56,12 @@ const FaultHelp = `KIND[,OPTION=VALUE...]
 const defaultAfterEvents = 3
 
 // Fault is one injected failure. Faults are checked in order for every request that passed
-// validation; the first one that applies is used and counted.
+// validation; the first one that applies is used and counted. invalid_tool_args is checked
+// apart, after the answer is built (faultCounter.takeInvalidArgs).
 type Fault struct {
 	Kind FaultKind
-	// Times limits the fault to the first Times requests it applies to; 0 means every one.
+	// Times limits the fault to the first Times requests it applies to (invalid_tool_args:
+	// answers that call a tool); 0 means every one.
 	Times int
 	// Stream restricts the fault to ConverseStream (true) or Converse (false); nil means both.
 	// stream_exception and truncate never apply to Converse.
@@ -147,7 +158,8 @@ func newFaultCounter(faults []Fault) *faultCounter {
 	return &faultCounter{faults: append([]Fault(nil), faults...), used: make([]int, len(faults))}
 }
 
-// take returns the fault for one request, counting it, or false.
+// take returns the fault for one request, counting it, or false. invalid_tool_args is not
+// among them (appliesTo): takeInvalidArgs counts it.
 func (c *faultCounter) take(stream bool) (Fault, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -159,6 +171,22 @@ func (c *faultCounter) take(stream bool) (Fault, bool) {
 		return f, true
 	}
 	return Fault{}, false
+}
+
+// takeInvalidArgs reports whether an invalid_tool_args fault applies to an answer whose tool
+// calls it can break, counting it. Only such answers are counted: a request refused, faulted
+// before its answer, answered in text or calling only strict tools uses up nothing.
+func (c *faultCounter) takeInvalidArgs(stream bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, f := range c.faults {
+		if f.Kind != FaultInvalidToolArgs || (f.Stream != nil && *f.Stream != stream) || (f.Times > 0 && c.used[i] >= f.Times) {
+			continue
+		}
+		c.used[i]++
+		return true
+	}
+	return false
 }
 
 // ParseFault reads a fault from a flag or config value: the kind, then comma-separated

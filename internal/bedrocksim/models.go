@@ -66,6 +66,9 @@ type ModelInfo struct {
 	Cache1h bool
 	// NoToolCachePoint: a cachePoint in toolConfig.tools is refused (Nova, H8).
 	NoToolCachePoint bool
+	// StructuredOutput: outputConfig.textFormat and toolSpec.strict are taken (docs/BEDROCK.md
+	// F.2, I6, which assumes one list for both); without it either is refused (I7).
+	StructuredOutput bool
 }
 
 var (
@@ -97,8 +100,9 @@ func with(m ModelInfo, f func(*ModelInfo)) ModelInfo {
 // family covers, so an id missing here is one Bedrock would not resolve.
 //
 // Rows F does not list, with the choices made for them: Claude Opus 4.7 takes F.2's row, with
-// prompt caching off because F.2 marks it unverified (as internal/capabilities does). gpt-oss
-// and DeepSeek v3.1 take tools, streamed too, and all three toolChoice kinds: Bedrock accepts
+// prompt caching and structured output off because F.2 marks them unverified (as
+// internal/capabilities does); so is Sonnet 4.6's structured output. gpt-oss
+// and DeepSeek v3.1 and v3.2 take tools, streamed too, and all three toolChoice kinds: Bedrock accepts
 // forced choices on both (langchain-aws#1278 for gpt-oss, #1261 for DeepSeek, which also
 // reports that DeepSeek ignores a forced tool), and the gateway treats a family it does not
 // list that way; no prompt caching (F.2).
@@ -128,15 +132,21 @@ var modelRows = []struct {
 	{with(claude41Rules, func(m *ModelInfo) { m.Reasoning, m.CacheMinTokens = ReasoningBudget, 1024 }), []string{
 		"anthropic.claude-opus-4-1-20250805-v1:0",
 	}},
-	{with(claude41Rules, func(m *ModelInfo) { m.Reasoning, m.CacheMinTokens, m.Cache1h = ReasoningBudget, 1024, true }), []string{
+	// Sonnet 4.5, Haiku 4.5 and Opus 4.5, and Opus 4.6 below: structured output and strict
+	// tools (I6).
+	{with(claude41Rules, func(m *ModelInfo) {
+		m.Reasoning, m.CacheMinTokens, m.Cache1h, m.StructuredOutput = ReasoningBudget, 1024, true, true
+	}), []string{
 		"anthropic.claude-sonnet-4-5-20250929-v1:0",
 	}},
-	{with(claude41Rules, func(m *ModelInfo) { m.Reasoning, m.CacheMinTokens, m.Cache1h = ReasoningBudget, 4096, true }), []string{
+	{with(claude41Rules, func(m *ModelInfo) {
+		m.Reasoning, m.CacheMinTokens, m.Cache1h, m.StructuredOutput = ReasoningBudget, 4096, true, true
+	}), []string{
 		"anthropic.claude-haiku-4-5-20251001-v1:0",
 		"anthropic.claude-opus-4-5-20251101-v1:0",
 	}},
 	{with(claude46Rules, func(m *ModelInfo) {
-		m.Reasoning, m.MaxEffort, m.CacheMinTokens, m.Cache1h = ReasoningAdaptive, "max", 4096, true
+		m.Reasoning, m.MaxEffort, m.CacheMinTokens, m.Cache1h, m.StructuredOutput = ReasoningAdaptive, "max", 4096, true, true
 	}), []string{
 		"anthropic.claude-opus-4-6-v1",
 	}},
@@ -169,6 +179,10 @@ var modelRows = []struct {
 	}},
 	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, Reasoning: ReasoningDeepSeek}, []string{
 		"deepseek.v3-v1:0",
+	}},
+	// DeepSeek v3.2 as v3.1, with structured output and strict tools (F.2, I6: reported).
+	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: allChoices, Reasoning: ReasoningDeepSeek, StructuredOutput: true}, []string{
+		"deepseek.v3-2-v1:0",
 	}},
 	// AI21 Jamba 1.5: tools, streamed too, auto only.
 	{ModelInfo{Tools: true, StreamingTools: true, ToolChoice: autoOnly}, []string{
@@ -242,9 +256,9 @@ var regionPrefixes = []string{"us.", "eu.", "apac.", "global.", "us-gov.", "jp."
 // provisioned or a custom model. Bedrock serves them with the rules of the model behind them,
 // which the simulator cannot see, so it refuses only what no model accepts; such profiles
 // mostly front Claude, so Claude's A19 applies, and Claude's thinking (both forms, efforts up
-// to "max") and prompt caching (from 1,024 tokens, 1h too) are taken.
+// to "max"), prompt caching (from 1,024 tokens, 1h too) and structured output are taken.
 var opaqueModel = with(claudeRules, func(m *ModelInfo) {
-	m.Reasoning, m.MaxEffort, m.CacheMinTokens, m.Cache1h = ReasoningAdaptive, "max", 1024, true
+	m.Reasoning, m.MaxEffort, m.CacheMinTokens, m.Cache1h, m.StructuredOutput = ReasoningAdaptive, "max", 1024, true, true
 })
 
 // lookupModel resolves a model id in the forms Bedrock accepts: a foundation-model id, a

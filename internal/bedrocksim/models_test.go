@@ -55,7 +55,7 @@ func TestLookupModel(t *testing.T) {
 		m, found := lookupModel(id)
 		require.True(t, found, id)
 		assert.Equal(t, ModelInfo{ID: id, Tools: true, StreamingTools: true, ToolChoice: allChoices, ResultsFirst: true,
-			Reasoning: ReasoningAdaptive, MaxEffort: "max", CacheMinTokens: 1024, Cache1h: true}, m, id)
+			Reasoning: ReasoningAdaptive, MaxEffort: "max", CacheMinTokens: 1024, Cache1h: true, StructuredOutput: true}, m, id)
 	}
 }
 
@@ -89,6 +89,9 @@ func TestModels(t *testing.T) {
 		if m.CacheMinTokens == 0 {
 			assert.False(t, m.Cache1h, "%s: a 1h TTL without prompt caching", m.ID)
 			assert.False(t, m.NoToolCachePoint, "%s: a tools rule without prompt caching", m.ID)
+		}
+		if m.StructuredOutput {
+			assert.True(t, m.Tools, "%s: strict tools without tool use", m.ID)
 		}
 		for _, p := range regionPrefixes {
 			_, ok := lookupModel(p + m.ID)

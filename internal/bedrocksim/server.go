@@ -24,7 +24,8 @@ type Options struct {
 	// DeltaDelay is waited between stream deltas.
 	DeltaDelay time.Duration
 	// Faults are injected failures, checked in order for every request that passes
-	// authentication, model resolution and validation.
+	// authentication, model resolution and validation (invalid_tool_args: for every answer
+	// that calls a tool).
 	Faults []Fault
 	// Now tells the time for the prompt cache's TTLs; nil means time.Now. Tests move it past
 	// a TTL instead of sleeping.
@@ -131,6 +132,9 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 	}
 
 	a := buildAnswer(model, req, body)
+	if broken := breakCalls(req.ToolConfig, a.Calls); broken != nil && s.faults.takeInvalidArgs(stream) {
+		a.Calls = broken
+	}
 	usage := s.usage(model, req, body, a)
 	if stream {
 		s.writeStream(ctx, w, a, usage, streamFault)

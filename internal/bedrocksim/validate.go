@@ -21,7 +21,8 @@ var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 const maxCachePoints = 4
 
 // ValidateJSON checks a Converse request body for modelID against the rules of
-// docs/BEDROCK.md sections A, G (reasoning), H (cache points) and K (images and documents),
+// docs/BEDROCK.md sections A, G (reasoning), H (cache points), I (structured output and
+// strict tools) and K (images and documents),
 // including those only the raw JSON shows (extraneous keys, unions with more or fewer than one
 // member, empty descriptions). It returns nil, or an error that reads "<code>: <message>" with
 // Bedrock's code and message: ValidationException, or ResourceNotFoundException for a model id
@@ -69,9 +70,10 @@ func malformedJSON(err error) *apiError {
 	return validation("Malformed input request: " + msg + ", reformat your input and try again.")
 }
 
-// validate applies to a decoded request the rules of docs/BEDROCK.md sections A, G, H and K,
-// with model m's variants of them; stream is true for ConverseStream. It records in req what
-// the answer needs of additionalModelRequestFields and the cache points.
+// validate applies to a decoded request the rules of docs/BEDROCK.md sections A, G, H, I and
+// K, with model m's variants of them; stream is true for ConverseStream. It records in req what
+// the answer needs of additionalModelRequestFields, the structured output's schema and the
+// cache points.
 func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
 	if err := checkConstraints(req); err != nil {
 		return err
@@ -96,11 +98,17 @@ func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
 	if err := checkTools(m, req.ToolConfig); err != nil {
 		return err
 	}
+	if err := checkStrictTools(m, req.ToolConfig); err != nil {
+		return err
+	}
 	ch, err := checkAnthropicToolChoice(m, req)
 	if err != nil {
 		return err
 	}
 	req.anthropicChoice = ch
+	if err := checkOutputConfig(m, req); err != nil {
+		return err
+	}
 	if err := checkCachePoints(m, req); err != nil {
 		return err
 	}

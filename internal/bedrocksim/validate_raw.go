@@ -31,6 +31,10 @@ var (
 	cachePointKeys    = []string{"type", "ttl"}
 	reasoningKeys     = []string{"reasoningText", "redactedContent"}
 	reasoningTextKeys = []string{"text", "signature"}
+	outputConfigKeys  = []string{"textFormat", "effort"}
+	textFormatKeys    = []string{"type", "structure"}
+	structureKeys     = []string{"jsonSchema"}
+	jsonSchemaKeys    = []string{"schema", "name", "description"}
 )
 
 // checkRaw walks the JSON of a request (already known to be valid JSON) for what decoding
@@ -88,6 +92,62 @@ func checkRaw(body []byte) *apiError {
 	if raw, ok := lookup(top, "toolConfig"); ok && !isNull(raw) {
 		if err := checkRawToolConfig(raw); err != nil {
 			return err
+		}
+	}
+	if raw, ok := lookup(top, "outputConfig"); ok && !isNull(raw) {
+		if err := checkRawOutputConfig(raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRawOutputConfig checks the shape of outputConfig (docs/BEDROCK.md I1): textFormat has
+// a type and a structure, the structure is a union whose one member is jsonSchema, and
+// jsonSchema's schema (required), name and description are strings.
+func checkRawOutputConfig(raw jsontext.Value) *apiError {
+	oc, err := object("#/outputConfig", raw, outputConfigKeys)
+	if err != nil {
+		return err
+	}
+	if v, ok := lookup(oc, "effort"); ok && v.Kind() != '"' {
+		return malformed("#/outputConfig/effort", "expected type: String, found: "+jsonKind(v))
+	}
+	v, ok := lookup(oc, "textFormat")
+	if !ok || isNull(v) {
+		return nil
+	}
+	const ptr = "#/outputConfig/textFormat"
+	tf, err := object(ptr, v, textFormatKeys)
+	if err != nil {
+		return err
+	}
+	for _, key := range textFormatKeys {
+		if _, ok := lookup(tf, key); !ok {
+			return malformed(ptr, "required key ["+key+"] not found")
+		}
+	}
+	if typ, _ := lookup(tf, "type"); typ.Kind() != '"' {
+		return malformed(ptr+"/type", "expected type: String, found: "+jsonKind(typ))
+	} else if s, _ := stringValue(typ); s != formatJSONSchema {
+		return malformed(ptr+"/type", s+" is not a valid enum value")
+	}
+	structure, _ := lookup(tf, "structure")
+	st, err := union(ptr+"/structure", structure, structureKeys)
+	if err != nil {
+		return err
+	}
+	js, _ := lookup(st, "jsonSchema")
+	def, err := object(ptr+"/structure/jsonSchema", js, jsonSchemaKeys)
+	if err != nil {
+		return err
+	}
+	if _, ok := lookup(def, "schema"); !ok {
+		return malformed(ptr+"/structure/jsonSchema", "required key [schema] not found")
+	}
+	for _, m := range def {
+		if m.value.Kind() != '"' {
+			return malformed(ptr+"/structure/jsonSchema/"+m.key, "expected type: String, found: "+jsonKind(m.value))
 		}
 	}
 	return nil
@@ -167,6 +227,9 @@ func checkRawToolConfig(raw jsontext.Value) *apiError {
 			spec, err := object(ptr+"/toolSpec", rawSpec, toolSpecKeys)
 			if err != nil {
 				return err
+			}
+			if s, ok := lookup(spec, "strict"); ok && !isNull(s) && s.Kind() != 't' && s.Kind() != 'f' {
+				return malformed(ptr+"/toolSpec/strict", "expected type: Boolean, found: "+jsonKind(s))
 			}
 			if s, ok := lookup(spec, "inputSchema"); ok {
 				if _, err := union(ptr+"/toolSpec/inputSchema", s, inputSchemaKeys); err != nil {

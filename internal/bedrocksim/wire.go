@@ -23,8 +23,11 @@ type converseRequest struct {
 	InferenceConfig *inferenceConfiguration `json:"inferenceConfig"`
 	ToolConfig      *toolConfiguration      `json:"toolConfig"`
 	// AdditionalModelRequestFields is passed to the model; the simulator reads Claude's
-	// tool_choice (docs/BEDROCK.md J1) and each family's reasoning switches (G) from it.
+	// tool_choice (docs/BEDROCK.md J1), each family's reasoning switches (G) and Claude's
+	// output_config.format (I4) from it.
 	AdditionalModelRequestFields jsontext.Value `json:"additionalModelRequestFields"`
+	// OutputConfig asks for structured output (docs/BEDROCK.md I1).
+	OutputConfig *outputConfiguration `json:"outputConfig"`
 
 	// anthropicChoice is AdditionalModelRequestFields.tool_choice as validate read it on a
 	// Claude model; nil when absent or on other models.
@@ -35,6 +38,10 @@ type converseRequest struct {
 	thinking thinking
 	// cache is the request laid out for the prompt cache, as validate checked it.
 	cache cacheWalk
+	// format is the JSON schema (an object) the answer's text follows: that of
+	// outputConfig.textFormat, or of Claude's output_config.format; nil without structured
+	// output.
+	format jsontext.Value
 }
 
 // Roles of a message.
@@ -163,13 +170,17 @@ type toolEntry struct {
 }
 
 // toolSpecification's Description is a pointer: present but empty is refused (A10), absent is
-// fine. Other keeps strict.
+// fine. Strict asks for calls held to the schema (docs/BEDROCK.md I5).
 type toolSpecification struct {
 	Name        string          `json:"name"`
 	Description *string         `json:"description,omitzero"`
 	InputSchema toolInputSchema `json:"inputSchema"`
+	Strict      *bool           `json:"strict,omitzero"`
 	Other       jsontext.Value  `json:",embed"`
 }
+
+// strict reports whether the tool asks for strict calls.
+func (s *toolSpecification) strict() bool { return s.Strict != nil && *s.Strict }
 
 type toolInputSchema struct {
 	JSON jsontext.Value `json:"json"`
@@ -185,6 +196,35 @@ type toolChoice struct {
 type specificToolChoice struct {
 	Name string `json:"name"`
 }
+
+// outputConfiguration is the service model's OutputConfig: structured output (textFormat)
+// and an effort, which the simulator does not read (docs/BEDROCK.md G5).
+type outputConfiguration struct {
+	TextFormat *outputFormat `json:"textFormat,omitzero"`
+	Effort     *string       `json:"effort,omitzero"`
+}
+
+// outputFormat asks for text that follows a JSON schema (docs/BEDROCK.md I1); json_schema is
+// the only type.
+type outputFormat struct {
+	Type      string                `json:"type"`
+	Structure outputFormatStructure `json:"structure"`
+}
+
+// outputFormatStructure is a union of which jsonSchema is the only member.
+type outputFormatStructure struct {
+	JSONSchema *jsonSchemaDefinition `json:"jsonSchema,omitzero"`
+}
+
+// jsonSchemaDefinition's Schema is the schema as a JSON string, not an object (I1).
+type jsonSchemaDefinition struct {
+	Schema      string  `json:"schema"`
+	Name        *string `json:"name,omitzero"`
+	Description *string `json:"description,omitzero"`
+}
+
+// The output format type Converse takes.
+const formatJSONSchema = "json_schema"
 
 // converseResponse is the body of a successful Converse call.
 type converseResponse struct {

@@ -243,7 +243,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "sim_delta_delay", yaml: "sim_delta_delay: -5ms", want: `sim_delta_delay: must be at least 0s, got -5ms (from FILE)`},
 		{
 			name: "sim_faults", env: vars{"GATEWAY_SIM_FAULTS": "throttle;bogus"},
-			want: `sim_faults: unknown fault kind "bogus"; want one of throttle, unavailable, internal, model_not_ready, hang, stream_exception, truncate, redacted_thinking (from GATEWAY_SIM_FAULTS)`,
+			want: `sim_faults: unknown fault kind "bogus"; want one of throttle, unavailable, internal, model_not_ready, hang, stream_exception, truncate, redacted_thinking, invalid_tool_args (from GATEWAY_SIM_FAULTS)`,
 		},
 
 		// The file is read strictly.

@@ -68,6 +68,9 @@ func disagreements(gw capabilities.Model, sim bedrocksim.ModelInfo) []disagreeme
 		{"CacheMinTokens", fmt.Sprint(gw.CacheMinTokens), fmt.Sprint(sim.CacheMinTokens)},
 		{"Cache1h", fmt.Sprint(gw.Cache1h), fmt.Sprint(sim.Cache1h)},
 		{"NoToolCachePoint", fmt.Sprint(gw.NoToolCachePoint), fmt.Sprint(sim.NoToolCachePoint)},
+		// F.2's structured-output column (docs/BEDROCK.md I6): outputConfig.textFormat and
+		// toolSpec.strict, one flag in both tables.
+		{"StructuredOutput", fmt.Sprint(gw.StructuredOutput), fmt.Sprint(sim.StructuredOutput)},
 	} {
 		if f.gateway != f.simulator {
 			out = append(out, f)
