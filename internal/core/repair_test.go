@@ -317,3 +317,34 @@ func counter(t *testing.T, m *metrics.Metrics, name string, want map[string]stri
 	}
 	return sum
 }
+
+// fixedUpstream answers every Converse call with the same answer.
+type fixedUpstream struct{ answer *bedrock.ConverseResponse }
+
+func (u fixedUpstream) Converse(context.Context, string, *bedrock.ConverseRequest) (*bedrock.ConverseResponse, error) {
+	return u.answer, nil
+}
+
+func (fixedUpstream) ConverseStream(context.Context, string, *bedrock.ConverseRequest) (*bedrock.EventStream, error) {
+	return nil, errors.New("not scripted")
+}
+
+// BenchmarkChatToolValidation is a whole unary call whose answer holds two tool calls, with
+// tool_validation off and report: the difference is what checking costs a request once its
+// tool's schema is cached.
+func BenchmarkChatToolValidation(b *testing.B) {
+	up := fixedUpstream{answer("1", "", "Saving.", validCall, listCall)}
+	for _, mode := range []string{"off", "report"} {
+		b.Run(mode, func(b *testing.B) {
+			s := New(up, Options{DefaultModel: modelNoStrict, MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
+				UpstreamTimeout: time.Minute, MaxConcurrent: 4, NoPromptCaching: true, ToolValidation: mode}, zap.NewNop())
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, _, err := s.Chat(b.Context(), policyRequest(false))
+				if err != nil || len(resp.ToolCalls) != 2 {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
