@@ -348,3 +348,24 @@ func BenchmarkChatToolValidation(b *testing.B) {
 		})
 	}
 }
+
+// TestRepairKeepsNames: a tool whose name Bedrock cannot take is called under its Bedrock
+// name in every attempt and comes back under the client's; the repair turn speaks
+// Bedrock's names, which the model knows.
+func TestRepairKeepsNames(t *testing.T) {
+	t.Parallel()
+	u := &scripted{answers: []any{
+		answer("1", "", "", [2]string{"fs_save_policy", `{}`}),
+		answer("2", "", "", [2]string{"fs_save_policy", `{"filename":"a"}`}),
+	}}
+	s, _, _ := repairService(t, u, "repair", 2)
+	req := policyRequest(false)
+	req.Tools[0].Name = "fs.save_policy"
+	resp, _, err := s.Chat(t.Context(), req)
+	require.NoError(t, err)
+	require.Len(t, resp.ToolCalls, 1)
+	assert.Equal(t, "fs.save_policy", resp.ToolCalls[0].Name)
+	assert.Equal(t, ValidationRepaired, resp.ToolValidation)
+	result := u.reqs[1].Messages[2].Content[0].ToolResult
+	assert.Equal(t, `Invalid arguments for fs_save_policy: /: missing required property "filename". Call fs_save_policy again with corrected arguments.`, *result.Content[0].Text)
+}

@@ -53,8 +53,14 @@ var formats = []string{"json-pointer", "relative-json-pointer", "uuid", "duratio
 
 func anyFormat(any) error { return nil }
 
-// compile compiles a tool schema, source being its JSON text.
-func compile(source []byte) (*jsonschema.Schema, error) {
+// compile compiles a tool schema, source being its JSON text. A panic of the library is a
+// schema that does not compile.
+func compile(source []byte) (s *jsonschema.Schema, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s, err = nil, fmt.Errorf("the schema library failed on this schema: %v", p)
+		}
+	}()
 	doc, err := decode(source)
 	if err != nil {
 		return nil, fmt.Errorf("the schema is not JSON: %w", err)
@@ -72,8 +78,14 @@ func compile(source []byte) (*jsonschema.Schema, error) {
 }
 
 // Check returns the violations of arguments, a call's arguments as JSON text, against s
-// (nil: any JSON object passes), or nil when there is none.
-func (s *Schema) Check(arguments string) []string {
+// (nil: any JSON object passes), or nil when there is none. A panic of the library leaves
+// the call unjudged (nil): it is a bug of the library, not of the call.
+func (s *Schema) Check(arguments string) (violations []string) {
+	defer func() {
+		if p := recover(); p != nil {
+			violations = nil
+		}
+	}()
 	v, err := decode([]byte(arguments))
 	switch {
 	case err != nil:
