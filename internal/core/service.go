@@ -553,7 +553,7 @@ type Flags struct {
 func flagsOf(m capabilities.Model) Flags {
 	return Flags{
 		Reasoning: m.Reasoning != "", PromptCaching: m.CacheMinTokens > 0,
-		StrictTools: m.StructuredOutput, StructuredOutput: m.StructuredOutput,
+		StrictTools: translate.NativeStrict(m), StructuredOutput: m.StructuredOutput,
 		Images: m.Images, Documents: m.Documents,
 	}
 }
