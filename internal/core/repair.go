@@ -54,7 +54,7 @@ func (s *Service) checkAnswer(ctx context.Context, requestID string, p *prepared
 	for attempt := 1; attempt <= s.opts.MaxRepairAttempts; attempt++ {
 		s.logRepair(requestID, p.model.ID, attempt, last.ToolCalls, lastVerdicts)
 		p.validated.attempts++
-		req := translate.RepairRequest(p.converse, lastTurn, violationsOf(lastVerdicts))
+		req := translate.RepairRequest(p.converse, lastTurn, violationsOf(lastTurn, p.names, last.ToolCalls, lastVerdicts))
 		resp, t, err := s.attempt(ctx, requestID, p, req)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -84,12 +84,26 @@ func (s *Service) checkAnswer(ctx context.Context, requestID string, p *prepared
 	return &out, nil
 }
 
-// violationsOf are the violations of a turn's calls, in its order; nil for a valid or
-// unchecked call.
-func violationsOf(vs []verdict) [][]string {
-	out := make([][]string, len(vs))
-	for i, v := range vs {
-		out[i] = v.violations
+// violationsOf are the violations of the invalid calls of an answer by the Bedrock
+// toolUseId of their block in turn, the assistant message the answer came from: calls
+// carry the client's ids, which names maps Bedrock's to. Blocks are matched by id, never
+// by position: the answer leaves some of the turn's blocks out (13.4's drops, a tool of
+// the gateway's own).
+func violationsOf(turn bedrock.Message, names *translate.Names, calls []chat.ToolCall, vs []verdict) map[string][]string {
+	byClientID := make(map[string][]string, len(calls))
+	for i := range calls {
+		if len(vs[i].violations) > 0 {
+			byClientID[calls[i].ID] = vs[i].violations
+		}
+	}
+	out := make(map[string][]string, len(byClientID))
+	for _, b := range turn.Content {
+		if b.ToolUse == nil {
+			continue
+		}
+		if v, ok := byClientID[names.ToolCallID(b.ToolUse.ToolUseID)]; ok {
+			out[b.ToolUse.ToolUseID] = v
+		}
 	}
 	return out
 }

@@ -369,3 +369,35 @@ func TestRepairKeepsNames(t *testing.T) {
 	result := u.reqs[1].Messages[2].Content[0].ToolResult
 	assert.Equal(t, `Invalid arguments for fs_save_policy: /: missing required property "filename". Call fs_save_policy again with corrected arguments.`, *result.Content[0].Text)
 }
+
+// TestRepairAfterDrops: calls 13.4 dropped are not checked, and in a repair turn they are
+// told they were not run; the results follow the turn's blocks by id.
+func TestRepairAfterDrops(t *testing.T) {
+	t.Parallel()
+	u := &scripted{answers: []any{
+		answer("1", "", "", invalidCall, [2]string{"save_policy", `{}`}),
+		answer("2", "", "", validCall),
+	}}
+	s, _, _ := repairService(t, u, "repair", 2)
+	req := policyRequest(false)
+	req.ParallelToolCalls = new(false)
+	resp, res, err := s.Chat(t.Context(), req)
+	require.NoError(t, err)
+	require.Len(t, u.reqs, 2)
+	results := u.reqs[1].Messages[2].Content
+	require.Len(t, results, 2)
+	assert.Contains(t, *results[0].ToolResult.Content[0].Text, "Invalid arguments for save_policy")
+	assert.Equal(t, "tooluse_1_b", results[1].ToolResult.ToolUseID)
+	assert.Equal(t, "Not run: other calls in this turn had invalid arguments. Repeat this call if it is still needed.", *results[1].ToolResult.Content[0].Text)
+	assert.Equal(t, ValidationRepaired, res.ToolValidation)
+	require.Len(t, resp.ToolCalls, 1)
+
+	// The dropped call is invalid, the kept one valid: nothing to repair.
+	u = &scripted{answers: []any{answer("1", "", "", validCall, invalidCall)}}
+	s, _, _ = repairService(t, u, "repair", 2)
+	resp, res, err = s.Chat(t.Context(), req)
+	require.NoError(t, err)
+	require.Len(t, u.reqs, 1)
+	assert.Equal(t, 1, resp.DroppedToolCalls)
+	assert.Equal(t, ToolOutcomes{Valid: 1}, res.ToolOutcomes)
+}

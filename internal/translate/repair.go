@@ -31,11 +31,11 @@ const (
 // RepairRequest is the Converse request of a repair attempt (docs/PROTOCOL.md 13.2): the
 // original request, then the model's own turn as Bedrock returned it (reasoning blocks
 // first, the Bedrock tool names and toolUseIds), then a user turn with one error
-// toolResult per toolUse block of that turn, in its order. violations[i] are the
-// violations of the turn's i-th toolUse block: that call is told what is wrong with its
-// arguments; a call without violations (valid, unchecked, or dropped from the answer) is
-// told it was not run. The model sees its tools under their Bedrock names, so the texts
-// use those.
+// toolResult per toolUse block of that turn, in its order. violations holds, by Bedrock
+// toolUseId, the violations of the calls that broke their schema: each is told what is
+// wrong with its arguments; any other toolUse block (a valid or unchecked call, one
+// dropped from the answer, a tool of the gateway's own) is told it was not run. The model
+// sees its tools under their Bedrock names, so the texts use those.
 //
 // Only the latest attempt's turn follows the original request, never every earlier one:
 // the model corrects its last try, and the request does not grow with each attempt.
@@ -43,20 +43,15 @@ const (
 // its messages up to the new turns. Blank text blocks of the turn are left out, since
 // Bedrock refuses them in a request (docs/BEDROCK.md A4); a request that ended with an
 // assistant turn (prefill) has the model's turn appended to it, since roles alternate.
-func RepairRequest(orig *bedrock.ConverseRequest, turn bedrock.Message, violations [][]string) *bedrock.ConverseRequest {
+func RepairRequest(orig *bedrock.ConverseRequest, turn bedrock.Message, violations map[string][]string) *bedrock.ConverseRequest {
 	assistant := bedrock.Message{Role: bedrock.RoleAssistant, Content: make([]bedrock.ContentBlock, 0, len(turn.Content))}
 	results := bedrock.Message{Role: bedrock.RoleUser}
-	call := 0
 	for _, b := range turn.Content {
 		switch {
 		case b.Text != nil && isBlank(*b.Text):
 			continue
 		case b.ToolUse != nil:
-			var errs []string
-			if call < len(violations) {
-				errs = violations[call]
-			}
-			call++
+			errs := violations[b.ToolUse.ToolUseID]
 			text := repairNotRun
 			if len(errs) > 0 {
 				text = repairText(b.ToolUse.Name, errs)

@@ -73,7 +73,7 @@ func TestRepairRequest(t *testing.T) {
 		{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "tooluse_2", Name: "fs_save_policy", Input: jsontext.Value(`{"filename":"b.yaml"}`)}},
 	}}
 	assert.Equal(t, "fs.save_policy", names.ToolName("fs_save_policy"), "the names hold for every attempt")
-	repair := RepairRequest(orig, turn, [][]string{{`/: missing required property "filename"`, "/replicas: expected integer, got string"}, nil})
+	repair := RepairRequest(orig, turn, map[string][]string{"tooluse_1": {`/: missing required property "filename"`, "/replicas: expected integer, got string"}})
 	got, err := bedrock.MarshalRequest(repair)
 	require.NoError(t, err)
 	assert.Equal(t, `{"messages":[`+
@@ -95,7 +95,7 @@ func TestRepairRequest(t *testing.T) {
 	// Attempt 3 carries only attempt 2's turn after the original request.
 	turn2 := bedrock.Message{Role: bedrock.RoleAssistant, Content: []bedrock.ContentBlock{
 		{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "tooluse_3", Name: "fs_save_policy", Input: jsontext.Value(`{}`)}}}}
-	third := RepairRequest(orig, turn2, [][]string{{`/: missing required property "filename"`}})
+	third := RepairRequest(orig, turn2, map[string][]string{"tooluse_3": {`/: missing required property "filename"`}})
 	require.Len(t, third.Messages, 3)
 	assert.Equal(t, "tooluse_3", third.Messages[2].Content[0].ToolResult.ToolUseID)
 }
@@ -111,7 +111,7 @@ func TestRepairRequestAfterPrefill(t *testing.T) {
 	}}
 	turn := bedrock.Message{Role: bedrock.RoleAssistant, Content: []bedrock.ContentBlock{
 		{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "t1", Name: "x", Input: jsontext.Value(`{}`)}}}}
-	out := RepairRequest(orig, turn, [][]string{{"/a: expected string, got number"}})
+	out := RepairRequest(orig, turn, map[string][]string{"t1": {"/a: expected string, got number"}})
 	require.Len(t, out.Messages, 3)
 	assert.Len(t, out.Messages[1].Content, 2)
 	assert.Len(t, orig.Messages[1].Content, 1, "not modified")
