@@ -204,6 +204,9 @@ type ToolSpec struct {
 	Name        string      `json:"name"`
 	Description string      `json:"description,omitempty"`
 	InputSchema InputSchema `json:"inputSchema"`
+	// Strict constrains the tool's input to its schema, on the models that have it
+	// (docs/BEDROCK.md I5).
+	Strict bool `json:"strict,omitzero"`
 }
 
 // InputSchema holds the JSON Schema of a tool's input.

@@ -319,13 +319,16 @@ type Tool struct {
 	// CacheControl asks for a prompt-cache point after the tool; function.cache_control
 	// wins when both are there.
 	CacheControl *CacheControl `json:"cache_control"`
+	// Strict is the flat form's strict (docs/PROTOCOL.md 13.1); a wrapped tool's is
+	// function.strict.
+	Strict bool `json:"strict"`
 }
 
 type FunctionDef struct {
 	Name        string     `json:"name"`
 	Description string     `json:"description"`
 	Parameters  Parameters `json:"parameters"`
-	// Strict asks for arguments that match the schema exactly; not acted on yet.
+	// Strict asks for arguments that match the schema exactly (docs/PROTOCOL.md 13.1).
 	Strict       bool          `json:"strict"`
 	CacheControl *CacheControl `json:"cache_control"`
 }
@@ -848,11 +851,12 @@ func (m *Message) chat(i int) (chat.Message, error) {
 func (t *Tool) chat() chat.Tool {
 	if f := t.Function; f != nil {
 		out := chat.Tool{Type: t.Type, Name: f.Name, Description: f.Description, Parameters: f.Parameters, Wrapped: true,
-			CacheControl: t.CacheControl.chat()}
+			CacheControl: t.CacheControl.chat(), Strict: f.Strict}
 		if f.CacheControl != nil {
 			out.CacheControl, out.CacheControlInFunction = f.CacheControl.chat(), true
 		}
 		return out
 	}
-	return chat.Tool{Type: t.Type, Name: t.Name, Description: t.Description, Parameters: t.Parameters, CacheControl: t.CacheControl.chat()}
+	return chat.Tool{Type: t.Type, Name: t.Name, Description: t.Description, Parameters: t.Parameters, CacheControl: t.CacheControl.chat(),
+		Strict: t.Strict}
 }

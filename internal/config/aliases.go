@@ -29,7 +29,7 @@ func (t *aliasTable) add(name, id string) {
 }
 
 // aliasKeys are the members of an alias object, in the order errors list them.
-var aliasKeys = []string{"targets", "prompt_caching", "parallel_tool_calls", "max_tool_rounds", "reasoning_effort"}
+var aliasKeys = []string{"targets", "prompt_caching", "parallel_tool_calls", "max_tool_rounds", "reasoning_effort", "tool_validation"}
 
 // reasoningEfforts are the values of reasoning_effort (docs/PROTOCOL.md 11.1).
 var reasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
@@ -43,6 +43,7 @@ var reasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "xhi
 //	  parallel_tool_calls: false
 //	  max_tool_rounds: 30
 //	  reasoning_effort: medium
+//	  tool_validation: repair
 //
 // Failover between targets is not built yet, so an object takes exactly one target,
 // without region: more is refused rather than silently reduced to the first.
@@ -118,6 +119,11 @@ func aliasObject(members map[string]jsontext.Value) (id string, d AliasDefaults,
 				err = fmt.Errorf("%q is not one of %s", text, strings.Join(reasoningEfforts, ", "))
 			}
 			d.ReasoningEffort = text
+		case "tool_validation":
+			var text string
+			if text, err = scalarText(v); err == nil {
+				d.ToolValidation, err = parseValidation(text)
+			}
 		default:
 			err = fmt.Errorf("unknown key; an alias object takes %s", strings.Join(aliasKeys, ", "))
 		}

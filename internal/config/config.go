@@ -55,6 +55,10 @@ type Config struct {
 	ReasoningCache ReasoningCache
 	// PromptCaching says whether the gateway adds prompt-cache points of its own.
 	PromptCaching Caching
+	// ToolValidation is the default tool_validation (docs/PROTOCOL.md 13.2).
+	ToolValidation Validation
+	// MaxRepairAttempts bounds the model calls one answer's repair may add.
+	MaxRepairAttempts int
 	// AliasDefaults holds the defaults of the aliases the YAML file gives as objects
 	// (docs/PROTOCOL.md 14.1); ModelAliases has their model ids.
 	AliasDefaults map[string]AliasDefaults
@@ -99,7 +103,34 @@ type AliasDefaults struct {
 	MaxToolRounds     *int
 	// ReasoningEffort is none, minimal, low, medium, high, xhigh or max.
 	ReasoningEffort string
+	ToolValidation  Validation
 }
+
+// Validation is a tool_validation value (docs/PROTOCOL.md 13.2).
+type Validation string
+
+// Tool validation modes: calls not checked, returned with their violations, or corrected
+// by the model.
+const (
+	ValidationOff    Validation = "off"
+	ValidationReport Validation = "report"
+	ValidationRepair Validation = "repair"
+)
+
+// parseValidation reads a tool_validation value. YAML reads an unquoted off as false, so
+// false is off too.
+func parseValidation(text string) (Validation, error) {
+	switch text {
+	case "off", "false":
+		return ValidationOff, nil
+	case "report", "repair":
+		return Validation(text), nil
+	}
+	return "", fmt.Errorf("%q is not off, report or repair", text)
+}
+
+// maxRepairAttempts bounds max_repair_attempts: each attempt is a whole model call.
+const maxRepairAttempts = 10
 
 // Sim holds the embedded simulator's settings, kept apart from production ones: none of
 // them matters unless Enabled.
@@ -125,7 +156,7 @@ type setting struct {
 
 // value ties a row to its Config field and to the check its final value must pass.
 type value struct {
-	ptr   any          // *string, *int, *bool, *time.Duration, *[]string, *Caching or *aliasTable
+	ptr   any          // *string, *int, *bool, *time.Duration, *[]string, *Caching, *Validation or *aliasTable
 	check func() error // nil when every value that parses is fine
 }
 
@@ -161,6 +192,8 @@ func table(c *Config) []setting {
 		{key: "reasoning_cache", def: "max_entries=10000,ttl=1h,max_bytes=67108864", help: "the reasoning blocks kept for clients that drop them: how many answers, for how long, in how many bytes; max_entries=0 keeps none", v: bind(&c.ReasoningCache, reasoningCache)},
 		{key: "parallel_tool_calls", def: "true", help: "the default of a request that does not set parallel_tool_calls; false: one tool call per answer", v: bind(&c.ParallelToolCalls, nil)},
 		{key: "prompt_caching", def: "auto", help: "auto: prompt-cache points after the tools, the system prompt and the history, on models with prompt caching; off: only the clients' cache_control hints", v: bind(&c.PromptCaching, nil)},
+		{key: "tool_validation", def: "report", help: "the default of a request that does not set tool_validation: off, report (calls come back with their schema violations) or repair (the model corrects invalid calls)", v: bind(&c.ToolValidation, nil)},
+		{key: "max_repair_attempts", def: "2", help: "model calls that tool_validation repair may add to one answer, at most 10; 0: invalid calls come back with their violations", v: bind(&c.MaxRepairAttempts, between(0, maxRepairAttempts))},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
 		{key: "sim_first_token_delay", sim: true, def: "0s", help: "the simulator's delay before its first event", v: bind(&c.Sim.FirstTokenDelay, atLeast(time.Duration(0)))},
@@ -190,6 +223,8 @@ func (s setting) kind() string {
 		return "max_entries=n,ttl=d,max_bytes=n"
 	case *Caching:
 		return "off|auto"
+	case *Validation:
+		return "off|report|repair"
 	}
 	return "string"
 }
@@ -229,6 +264,12 @@ func (s setting) set(text string, add bool) error {
 			return err
 		}
 		*p = c
+	case *Validation:
+		v, err := parseValidation(text)
+		if err != nil {
+			return err
+		}
+		*p = v
 	case *aliasTable:
 		if !add {
 			p.reset()
@@ -532,6 +573,15 @@ func atLeast[T int | time.Duration](least T) func(T) error {
 	return func(v T) error {
 		if v < least {
 			return fmt.Errorf("must be at least %v, got %v", least, v)
+		}
+		return nil
+	}
+}
+
+func between(least, most int) func(int) error {
+	return func(v int) error {
+		if v < least || v > most {
+			return fmt.Errorf("must be from %d to %d, got %d", least, most, v)
 		}
 		return nil
 	}

@@ -44,6 +44,8 @@ func TestLoadDefaults(t *testing.T) {
 		ParallelToolCalls:  true,
 		ReasoningCache:     ReasoningCache{MaxEntries: 10000, MaxBytes: 64 << 20, TTL: time.Hour},
 		PromptCaching:      CachingAuto,
+		ToolValidation:     ValidationReport,
+		MaxRepairAttempts:  2,
 	}, cfg)
 }
 
@@ -198,8 +200,12 @@ func TestLoadErrors(t *testing.T) {
 			want: `model_aliases: agent.targets[0].model_id: missing (from FILE)`},
 		{name: "alias target with an unknown key", yaml: "model_aliases: {agent: {targets: [{model: a}]}}",
 			want: `model_aliases: agent.targets[0].model: unknown key; a target takes model_id (from FILE)`},
-		{name: "alias with an unknown key", yaml: "model_aliases: {agent: {targets: [{model_id: a}], tool_validation: repair}}",
-			want: `model_aliases: agent.tool_validation: unknown key; an alias object takes targets, prompt_caching, parallel_tool_calls, max_tool_rounds, reasoning_effort (from FILE)`},
+		{name: "alias with an unknown key", yaml: "model_aliases: {agent: {targets: [{model_id: a}], max_repair_attempts: 3}}",
+			want: `model_aliases: agent.max_repair_attempts: unknown key; an alias object takes targets, prompt_caching, parallel_tool_calls, max_tool_rounds, reasoning_effort, tool_validation (from FILE)`},
+		{name: "alias tool_validation", yaml: "model_aliases: {agent: {targets: [{model_id: a}], tool_validation: fix}}",
+			want: `model_aliases: agent.tool_validation: "fix" is not off, report or repair (from FILE)`},
+		{name: "tool_validation", env: vars{"GATEWAY_TOOL_VALIDATION": "strict"}, want: `tool_validation: "strict" is not off, report or repair (from GATEWAY_TOOL_VALIDATION)`},
+		{name: "tool_validation on in file", yaml: "tool_validation: on", want: `tool_validation: "true" is not off, report or repair (from FILE)`},
 		{name: "alias prompt_caching", yaml: "model_aliases: {agent: {targets: [{model_id: a}], prompt_caching: always}}",
 			want: `model_aliases: agent.prompt_caching: "always" is not off or auto (from FILE)`},
 		{name: "alias parallel_tool_calls", yaml: "model_aliases: {agent: {targets: [{model_id: a}], parallel_tool_calls: sometimes}}",
@@ -228,6 +234,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "grpc_addr", yaml: "grpc_addr: ''", want: `grpc_addr: "" is not host:port like ":8080" (from FILE)`},
 		{name: "default_model", args: strs{"--default-model="}, want: `default_model: must not be empty (from --default-model)`},
 		{name: "log_level", env: vars{"GATEWAY_LOG_LEVEL": "loud"}, want: `log_level: "loud" is not one of debug, info, warn, error (from GATEWAY_LOG_LEVEL)`},
+		{name: "max_repair_attempts", yaml: "max_repair_attempts: 11", want: `max_repair_attempts: must be from 0 to 10, got 11 (from FILE)`},
 		{name: "model_aliases", env: vars{"GATEWAY_MODEL_ALIASES": "sonnet="}, want: `model_aliases: "sonnet"="": both the name and the model id must be set (from GATEWAY_MODEL_ALIASES)`},
 		{name: "reasoning_cache", yaml: "reasoning_cache: {max_entries: -1, ttl: 1h}", want: `reasoning_cache: max_entries must be at least 0, got -1 (from FILE)`},
 		{name: "reasoning_cache member", args: strs{"--reasoning-cache", "max_entries=5,size=2"}, want: `reasoning_cache: "size" is not max_entries, ttl or max_bytes (from --reasoning-cache)`},
@@ -289,6 +296,7 @@ func TestAliasObjects(t *testing.T) {
     parallel_tool_calls: false
     max_tool_rounds: 30
     reasoning_effort: medium
+    tool_validation: off
   plain: {targets: [{model_id: amazon.nova-pro-v1:0}]}
 `)
 	cfg, err := Load([]string{"--config", file}, env(nil))
@@ -300,7 +308,7 @@ func TestAliasObjects(t *testing.T) {
 	}, cfg.ModelAliases)
 	no, thirty := false, 30
 	assert.Equal(t, map[string]AliasDefaults{
-		"agent": {PromptCaching: CachingOff, ParallelToolCalls: &no, MaxToolRounds: &thirty, ReasoningEffort: "medium"},
+		"agent": {PromptCaching: CachingOff, ParallelToolCalls: &no, MaxToolRounds: &thirty, ReasoningEffort: "medium", ToolValidation: ValidationOff},
 		"plain": {},
 	}, cfg.AliasDefaults)
 

@@ -15,12 +15,14 @@ type AliasDefaults struct {
 	ParallelToolCalls *bool
 	MaxToolRounds     *int32
 	ReasoningEffort   string
+	// ToolValidation is off, report or repair; "" leaves the gateway's.
+	ToolValidation string
 }
 
 // applyDefaults fills the fields req leaves unset from the defaults of the alias it names
 // (name, the model as the client gave it or the default model), then the gateway's, and
-// returns the translation's options.
-func (s *Service) applyDefaults(req *chat.Request, name string) translate.Options {
+// returns the translation's options and the request's tool_validation mode.
+func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Options, string, error) {
 	d := s.opts.AliasDefaults[name]
 	if req.ParallelToolCalls == nil {
 		switch {
@@ -37,5 +39,6 @@ func (s *Service) applyDefaults(req *chat.Request, name string) translate.Option
 	if d.PromptCaching != nil {
 		auto = *d.PromptCaching
 	}
-	return translate.Options{NoAutoCache: !auto, ReasoningEffort: d.ReasoningEffort}
+	mode, err := s.validationMode(req, d)
+	return translate.Options{NoAutoCache: !auto, ReasoningEffort: d.ReasoningEffort}, mode, err
 }

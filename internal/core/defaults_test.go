@@ -20,8 +20,9 @@ func TestApplyDefaults(t *testing.T) {
 		Aliases:             map[string]string{"agent": "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "cached": "us.amazon.nova-pro-v1:0"},
 		NoParallelToolCalls: true,
 		NoPromptCaching:     true,
+		ToolValidation:      "off",
 		AliasDefaults: map[string]AliasDefaults{
-			"agent":  {PromptCaching: &no, ParallelToolCalls: &yes, MaxToolRounds: new(int32(5)), ReasoningEffort: "low"},
+			"agent":  {PromptCaching: &no, ParallelToolCalls: &yes, MaxToolRounds: new(int32(5)), ReasoningEffort: "low", ToolValidation: "repair"},
 			"cached": {PromptCaching: &yes},
 		},
 	}, zap.NewNop())
@@ -30,53 +31,71 @@ func TestApplyDefaults(t *testing.T) {
 		req      chat.Request
 		want     chat.Request
 		wantOpts translate.Options
+		wantMode string
 	}{
 		{
 			name:     "the alias's defaults beat the gateway's",
 			req:      chat.Request{Model: "agent"},
 			want:     chat.Request{Model: "agent", ParallelToolCalls: &yes, MaxToolRounds: new(int32(5))},
 			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "low"},
+			wantMode: "repair",
 		},
 		{
 			name:     "the default model's alias",
 			req:      chat.Request{},
 			want:     chat.Request{ParallelToolCalls: &yes, MaxToolRounds: new(int32(5))},
 			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "low"},
+			wantMode: "repair",
 		},
 		{
 			name:     "the request's own values win",
-			req:      chat.Request{Model: "agent", ParallelToolCalls: &no, MaxToolRounds: new(int32(0)), ReasoningEffort: "high"},
-			want:     chat.Request{Model: "agent", ParallelToolCalls: &no, MaxToolRounds: new(int32(0)), ReasoningEffort: "high"},
+			req:      chat.Request{Model: "agent", ParallelToolCalls: &no, MaxToolRounds: new(int32(0)), ReasoningEffort: "high", ToolValidation: "report"},
+			want:     chat.Request{Model: "agent", ParallelToolCalls: &no, MaxToolRounds: new(int32(0)), ReasoningEffort: "high", ToolValidation: "report"},
 			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "low"}, // the translator takes the request's
+			wantMode: "report",
 		},
 		{
 			name:     "thinking set: the translator uses no default effort",
 			req:      chat.Request{Model: "agent", Thinking: &chat.Thinking{Type: chat.ThinkingDisabled}},
 			want:     chat.Request{Model: "agent", Thinking: &chat.Thinking{Type: chat.ThinkingDisabled}, ParallelToolCalls: &yes, MaxToolRounds: new(int32(5))},
 			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "low"},
+			wantMode: "repair",
 		},
 		{
 			name:     "an alias with prompt_caching auto on a gateway with it off",
 			req:      chat.Request{Model: "cached"},
 			want:     chat.Request{Model: "cached", ParallelToolCalls: &no},
 			wantOpts: translate.Options{},
+			wantMode: "off",
 		},
 		{
 			name:     "a model id: the gateway's defaults",
 			req:      chat.Request{Model: "us.anthropic.claude-sonnet-4-20250514-v1:0"},
 			want:     chat.Request{Model: "us.anthropic.claude-sonnet-4-20250514-v1:0", ParallelToolCalls: &no},
 			wantOpts: translate.Options{NoAutoCache: true},
+			wantMode: "off",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			req := tt.req
-			opts := s.applyDefaults(&req, s.modelName(req.Model))
+			opts, mode, err := s.applyDefaults(&req, s.modelName(req.Model))
+			assert.NoError(t, err)
 			assert.Equal(t, tt.want, req)
 			assert.Equal(t, tt.wantOpts, opts)
+			assert.Equal(t, tt.wantMode, mode)
 		})
 	}
+	req := chat.Request{ToolValidation: "strict"}
+	_, _, err := s.applyDefaults(&req, "agent")
+	var re *translate.RequestError
+	if assert.ErrorAs(t, err, &re) {
+		assert.Equal(t, "tool_validation", re.Param)
+		assert.Equal(t, `invalid request: tool_validation "strict" is not one of "off", "report", "repair"`, err.Error())
+	}
+	_, mode, _ := New(nil, Options{}, zap.NewNop()).applyDefaults(&chat.Request{}, "m")
+	assert.Equal(t, "report", mode, "the zero Options: report")
 }
 
 // TestIgnoredIsBounded: what a request lists as ignored is at most MaxIgnored names, in

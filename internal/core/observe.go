@@ -77,7 +77,12 @@ func (s *Service) Observe(c *Call) {
 	u := &c.Result.Usage
 	m.Tokens(c.Result.Model, c.Result.ClientType, int(u.PromptTokens), int(u.CompletionTokens))
 	m.CacheTokens(c.Result.Model, int(u.CacheReadTokens), int(u.CacheWriteTokens))
-	m.ToolCalls(c.Result.Model, c.Result.ClientType, c.Result.ToolCalls)
+	outcomes := c.Result.ToolOutcomes
+	if n := c.Result.ToolCalls - outcomes.Total(); n > 0 {
+		outcomes.Unchecked += n // calls no check saw
+	}
+	outcomes.record(m, c.Result.Model, c.Result.ClientType)
+	m.RepairAttempts(c.Result.Model, c.Result.RepairAttempts)
 	reason := metrics.DropParallel
 	if c.Result.BudgetExhausted {
 		reason = metrics.DropBudget
@@ -139,6 +144,12 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	}
 	if c.Result.Thinking != "" {
 		enc.AddString("thinking", c.Result.Thinking)
+	}
+	if c.Result.ToolValidation != "" {
+		enc.AddString("tool_validation", c.Result.ToolValidation)
+	}
+	if n := c.Result.RepairAttempts; n > 0 {
+		enc.AddInt("repair_attempts", n)
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/stream"
+	"github.com/nirmata/llm-gateway/internal/toolcheck"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -58,6 +59,12 @@ type Options struct {
 	NoPromptCaching bool
 	// AliasDefaults holds the defaults of the aliases that have some, by alias name.
 	AliasDefaults map[string]AliasDefaults
+	// ToolValidation is the tool_validation of a request that sets none and whose alias
+	// has none: off, report or repair (docs/PROTOCOL.md 13.2); "" is report.
+	ToolValidation string
+	// MaxRepairAttempts bounds the model calls a repair adds to one answer; 0 makes none,
+	// and invalid calls in repair mode go back with their violations.
+	MaxRepairAttempts int
 }
 
 // Service answers chat calls. It is safe for concurrent use.
@@ -76,7 +83,9 @@ type Service struct {
 	models []ModelEntry
 	// reasoning keeps Claude's reasoning blocks for clients that drop them.
 	reasoning *reasoningCache
-	started   time.Time
+	// schemas keeps the compiled schemas of the tools whose calls were checked.
+	schemas *toolcheck.Cache
+	started time.Time
 }
 
 // New returns a Service calling upstream.
@@ -91,6 +100,7 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 	slices.Sort(s.aliasTargets)
 	s.started = time.Now()
 	s.reasoning = newReasoningCache(opts.ReasoningCache)
+	s.schemas = toolcheck.NewCache(0, 0)
 	for _, name := range slices.Sorted(maps.Keys(opts.Aliases)) {
 		s.models = append(s.models, ModelEntry{Name: name, ID: opts.Aliases[name]})
 	}
@@ -131,6 +141,17 @@ type Result struct {
 	// FormatInvalid: the request asked for a json_object answer and the answer is not one
 	// JSON object (docs/PROTOCOL.md 13.3); it was returned unchanged.
 	FormatInvalid bool
+	// Validating: the answer's tool calls are checked (docs/PROTOCOL.md 13.2), so a stream
+	// holds each call until it is complete and checked, and its outcome comes as a
+	// trailer. Set once the request is translated.
+	Validating bool
+	// ToolValidation is the answer's validation outcome: ValidationInvalid,
+	// ValidationRepaired or "". Set once the answer is complete.
+	ToolValidation string
+	// ToolOutcomes counts the answer's tool calls by the outcome of their check.
+	ToolOutcomes ToolOutcomes
+	// RepairAttempts is how many model calls the repair of the answer's tool calls made.
+	RepairAttempts int
 }
 
 // admit reserves a slot for one Bedrock call. Call release when the call has ended.
@@ -190,6 +211,10 @@ type prepared struct {
 	names    *translate.Names
 	// keyID is the calling key's identity, which the reasoning cache is partitioned by.
 	keyID string
+	// check checks the answer's tool calls; nil when nothing is checked.
+	check *checker
+	// validated is what the check of the answer did.
+	validated validated
 }
 
 // prepare checks what only the gateway knows (provider, limits, model) and translates. It
@@ -209,7 +234,10 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 		return nil, err
 	}
 	name := s.modelName(req.Model)
-	opts := s.applyDefaults(req, name)
+	opts, mode, err := s.applyDefaults(req, name)
+	if err != nil {
+		return nil, err
+	}
 	model := capabilities.Lookup(s.resolveModel(name))
 	res.Model = model.ID
 	restored := false
@@ -228,7 +256,11 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	if restored && names.ThinkingOn {
 		res.Thinking = chat.ThinkingRestored
 	}
-	return &prepared{model: model, converse: converse, names: names, keyID: req.KeyID}, nil
+	// No call comes back from a model offered no tools, nor from one whose tool budget is
+	// spent (its calls are dropped).
+	check := s.newChecker(req, model, mode, converse.ToolConfig != nil && !names.BudgetExhausted)
+	res.Validating = check != nil
+	return &prepared{model: model, converse: converse, names: names, keyID: req.KeyID, check: check}, nil
 }
 
 // wantsThinking reports whether a request asks for extended thinking at all, itself or by
@@ -360,6 +392,8 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	}
 	res.Usage, res.ToolCalls, res.DroppedToolCalls = resp.Usage, len(resp.ToolCalls), resp.DroppedToolCalls
 	res.FormatInvalid = p.names.JSONObject && !translate.OneJSONObject(resp.Text)
+	p.validated.result(&res)
+	resp.ToolValidation = res.ToolValidation
 	resp.Model = p.model.ID
 	resp.LatencyMs = time.Since(start).Milliseconds()
 	resp.RequestID = req.ID
@@ -368,22 +402,19 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	return resp, res, nil
 }
 
-// converse makes one admitted, bounded Converse call and translates its answer.
+// converse makes one admitted Converse call, translates its answer and checks its tool
+// calls, repairing them where their mode says so (repair.go).
 func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (*chat.Response, error) {
 	release, err := s.admit()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
-	defer cancel()
-	var resp *chat.Response
-	if p.names.StreamOnly {
-		resp, err = s.converseStreamed(ctx, requestID, p)
-	} else {
-		resp, err = s.converseUnary(ctx, requestID, p)
-	}
+	resp, turn, err := s.attempt(ctx, requestID, p, p.converse)
 	if err != nil {
+		return nil, err
+	}
+	if resp, err = s.checkAnswer(ctx, requestID, p, resp, turn); err != nil {
 		return nil, err
 	}
 	if len(resp.Reasoning) > 0 && len(resp.ToolCalls) > 0 {
@@ -396,36 +427,63 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (
 	return resp, nil
 }
 
-func (s *Service) converseUnary(ctx context.Context, requestID string, p *prepared) (*chat.Response, error) {
-	answer, err := s.upstream.Converse(ctx, p.model.ID, p.converse)
+// attempt makes one Converse call of p, req being p.converse or a repair attempt's
+// request, bounded by upstream_timeout, and returns its answer and the assistant message
+// Bedrock returned, which a repair sends back.
+func (s *Service) attempt(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+	defer cancel()
+	if p.names.StreamOnly {
+		return s.converseStreamed(ctx, requestID, p, req)
+	}
+	return s.converseUnary(ctx, requestID, p, req)
+}
+
+func (s *Service) converseUnary(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
+	answer, err := s.upstream.Converse(ctx, p.model.ID, req)
 	if err != nil {
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
-		return nil, blame(p.names, err)
+		return nil, bedrock.Message{}, blame(p.names, err)
 	}
 	s.logUnknownStop(requestID, answer.StopReason)
-	return translate.Response(answer, p.names)
+	resp, err := translate.Response(answer, p.names)
+	if err != nil {
+		return nil, bedrock.Message{}, err
+	}
+	return resp, *answer.Output.Message, nil
 }
 
 // converseStreamed answers a unary request through ConverseStream, for requests Converse
-// does not serve (thinking with maxTokens above 21,333: docs/BEDROCK.md G12).
-func (s *Service) converseStreamed(ctx context.Context, requestID string, p *prepared) (*chat.Response, error) {
-	events, err := s.upstream.ConverseStream(ctx, p.model.ID, p.converse)
+// does not serve (thinking with maxTokens above 21,333: docs/BEDROCK.md G12). The
+// assistant message is recorded only when a repair may need it.
+func (s *Service) converseStreamed(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
+	events, err := s.upstream.ConverseStream(ctx, p.model.ID, req)
 	if err != nil {
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
-		return nil, blame(p.names, err)
+		return nil, bedrock.Message{}, blame(p.names, err)
 	}
 	defer events.Close()
+	var src stream.Events = events
+	var rec *stream.Recorder
+	if p.check != nil && p.check.canRepair {
+		rec = stream.NewRecorder(events)
+		src = rec
+	}
 	m := stream.NewMachine(p.names)
 	var out []chat.Event
 	for err == nil {
-		out, err = m.Step(events, out)
+		out, err = m.Step(src, out)
 	}
 	if err != io.EOF {
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
-		return nil, err
+		return nil, bedrock.Message{}, err
 	}
 	s.logUnknownStop(requestID, m.StopReason())
-	return stream.Collect(out, m), nil
+	var turn bedrock.Message
+	if rec != nil {
+		turn = rec.Turn()
+	}
+	return stream.Collect(out, m), turn, nil
 }
 
 // ModelEntry is a model the gateway offers by name.
@@ -499,7 +557,7 @@ type Flags struct {
 func flagsOf(m capabilities.Model) Flags {
 	return Flags{
 		Reasoning: m.Reasoning != "", PromptCaching: m.CacheMinTokens > 0,
-		StrictTools: m.StructuredOutput, StructuredOutput: m.StructuredOutput,
+		StrictTools: translate.NativeStrict(m), StructuredOutput: m.StructuredOutput,
 		Images: m.Images, Documents: m.Documents,
 	}
 }

@@ -22,6 +22,16 @@ type Stream struct {
 	src       *bedrock.EventStream
 	machine   *stream.Machine
 	prepared  *prepared
+	// parent is the request's context, which repair attempts run under (ctx is bounded by
+	// this stream's upstream_timeout).
+	parent context.Context
+	// hold holds the tool calls while they are checked (docs/PROTOCOL.md 13.2); nil when
+	// none is. rec records the answer's turn for a repair; nil when none may be needed.
+	hold    *callHolder
+	rec     *stream.Recorder
+	scratch []chat.Event
+	// final is the answer a held stream ended with, once checked (and repaired).
+	final *chat.Response
 	// replay holds a unary answer replayed as a stream, for models without streaming tool
 	// use; src and machine are nil then.
 	replay []chat.Event
@@ -58,12 +68,14 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 		}
 		st.replay, st.done = stream.Synthesize(resp), func() {}
 		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = resp.Usage, len(resp.ToolCalls), resp.DroppedToolCalls
+		p.validated.result(&st.result)
 		return st, res, nil
 	}
 	release, err := s.admit()
 	if err != nil {
 		return nil, res, err
 	}
+	st.parent = ctx
 	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 	opened := false
 	defer func() {
@@ -79,6 +91,12 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	}
 	closed := s.opts.Metrics.StreamOpened(req.ClientType)
 	st.ctx, st.src, st.machine, st.prepared = ctx, events, stream.NewMachine(p.names), p
+	if p.check != nil {
+		st.hold = newCallHolder(p.check)
+		if p.check.canRepair {
+			st.rec = stream.NewRecorder(events)
+		}
+	}
 	st.done = func() {
 		_ = events.Close()
 		cancel()
@@ -118,9 +136,26 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 		st.firstEvent(out)
 		return out, io.EOF
 	}
-	out, err := st.machine.Step(st.src, out)
+	var src stream.Events = st.src
+	if st.rec != nil {
+		src = st.rec
+	}
+	step := out
+	if st.hold != nil {
+		step = st.scratch[:0]
+	}
+	step, err := st.machine.Step(src, step)
 	for err == nil && st.src.Ready() {
-		out, err = st.machine.Step(st.src, out)
+		step, err = st.machine.Step(src, step)
+	}
+	if st.hold != nil {
+		st.scratch = step
+		out = st.hold.pass(step, out)
+		if err == io.EOF && st.hold.untilDone {
+			out, err = st.finishHeld(out)
+		}
+	} else {
+		out = step
 	}
 	st.firstEvent(out)
 	if err != nil && err != io.EOF {
@@ -129,11 +164,39 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 	if err == io.EOF {
 		st.svc.logUnknownStop(st.requestID, st.machine.StopReason())
 		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = st.machine.Usage(), st.machine.ToolCalls(), st.machine.Dropped()
-		if blocks := st.machine.Reasoning(); len(blocks) > 0 {
-			st.svc.remember(st.prepared, st.machine.ToolCallIDs(nil), blocks)
+		ids := st.machine.ToolCallIDs(nil)
+		if h := st.hold; h != nil {
+			if !h.untilDone {
+				st.prepared.validated.outcome, st.prepared.validated.outcomes = h.outcome, h.outcomes
+			}
+			st.result.ToolCalls, ids = len(h.sent), h.ids()
+		}
+		if f := st.final; f != nil {
+			st.result.Usage, st.result.DroppedToolCalls = f.Usage, f.DroppedToolCalls
+		}
+		st.prepared.validated.result(&st.result)
+		if blocks := st.machine.Reasoning(); len(blocks) > 0 && len(ids) > 0 {
+			st.svc.remember(st.prepared, ids, blocks)
 		}
 	}
 	return out, err
+}
+
+// finishHeld ends a stream whose calls waited for its end: they are checked, and repaired
+// where their mode says so, with further model calls (not streamed: only their calls
+// reach the client), then go out, and done after them with the usage of every attempt.
+func (st *Stream) finishHeld(out []chat.Event) ([]chat.Event, error) {
+	first := st.hold.held()
+	if first == nil {
+		return out, nil // the machine produced no done: its error says why
+	}
+	first.StopReason, first.DroppedToolCalls = st.machine.StopReason(), st.machine.Dropped()
+	resp, err := st.svc.checkAnswer(st.parent, st.requestID, st.prepared, first, st.rec.Turn())
+	if err != nil {
+		return out, err
+	}
+	st.final = resp
+	return st.hold.finish(out, resp), io.EOF
 }
 
 func (st *Stream) firstEvent(out []chat.Event) {

@@ -108,8 +108,10 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		NoParallelToolCalls: !cfg.ParallelToolCalls,
 		ReasoningCache: core.ReasoningCacheOptions{MaxEntries: cfg.ReasoningCache.MaxEntries,
 			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL},
-		NoPromptCaching: cfg.PromptCaching == config.CachingOff,
-		AliasDefaults:   aliasDefaults(cfg.AliasDefaults),
+		NoPromptCaching:   cfg.PromptCaching == config.CachingOff,
+		AliasDefaults:     aliasDefaults(cfg.AliasDefaults),
+		ToolValidation:    string(cfg.ToolValidation),
+		MaxRepairAttempts: cfg.MaxRepairAttempts,
 	}, log)
 	// Calls run under base, so those still in flight when the drain times out can be
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.
@@ -198,7 +200,7 @@ func aliasDefaults(in map[string]config.AliasDefaults) map[string]core.AliasDefa
 	}
 	out := make(map[string]core.AliasDefaults, len(in))
 	for name, d := range in {
-		c := core.AliasDefaults{ParallelToolCalls: d.ParallelToolCalls, ReasoningEffort: d.ReasoningEffort}
+		c := core.AliasDefaults{ParallelToolCalls: d.ParallelToolCalls, ReasoningEffort: d.ReasoningEffort, ToolValidation: string(d.ToolValidation)}
 		if d.PromptCaching != "" {
 			c.PromptCaching = new(d.PromptCaching == config.CachingAuto)
 		}

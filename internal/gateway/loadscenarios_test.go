@@ -46,7 +46,9 @@ func TestLoadScenarios(t *testing.T) {
 			}).Run(t.Context())
 			assert.Equal(t, 4, res.Counts[tt.want], "counts %v statuses %v", res.Counts, res.Statuses)
 			if tt.want == loadtest.OK && sc.Format.Streams() {
-				assert.GreaterOrEqual(t, res.Lines/4, int64(15), "a stream of two tool calls has more lines than that")
+				// Text comes in deltas; each call whole, as tool_validation report (the
+				// default) holds it until it is checked: a header and one arguments line.
+				assert.GreaterOrEqual(t, res.Lines/4, int64(10), "a stream of two tool calls has more lines than that")
 			}
 		})
 	}

@@ -37,6 +37,7 @@ func fromProto(in *llmgatewayv1.ChatRequest) (*chat.Request, error) {
 
 		ReasoningEffort: in.GetReasoningEffort(),
 		StreamReasoning: in.GetStreamReasoning(),
+		ToolValidation:  in.GetToolValidation(),
 	}
 	if t := in.GetThinking(); t != nil {
 		req.Thinking = &chat.Thinking{Type: t.GetType(), BudgetTokens: t.BudgetTokens}
@@ -121,10 +122,11 @@ func tool(t *llmgatewayv1.Tool) (chat.Tool, error) {
 	cc := cacheControl(t.GetCacheControl())
 	if f := t.GetFunction(); f != nil {
 		params, err := schema(f.GetParametersJson(), f.GetParameters())
-		return chat.Tool{Name: f.GetName(), Description: f.GetDescription(), Parameters: params, Wrapped: true, CacheControl: cc}, err
+		return chat.Tool{Name: f.GetName(), Description: f.GetDescription(), Parameters: params, Wrapped: true, CacheControl: cc,
+			Strict: f.GetStrict()}, err
 	}
 	params, err := schema(t.GetParametersJson(), t.GetParameters())
-	return chat.Tool{Name: t.GetName(), Description: t.GetDescription(), Parameters: params, CacheControl: cc}, err
+	return chat.Tool{Name: t.GetName(), Description: t.GetDescription(), Parameters: params, CacheControl: cc, Strict: t.GetStrict()}, err
 }
 
 // responseFormat maps a response format, its schema as schema_json or the Struct written
@@ -209,6 +211,7 @@ func responseProto(r *chat.Response) *llmgatewayv1.ChatResponse {
 		Metadata: &llmgatewayv1.ResponseMetadata{
 			Model: r.Model, StopReason: r.StopReason, LatencyMs: int32(r.LatencyMs), RequestId: r.RequestID,
 			IgnoredParams: r.Ignored, ToolBudget: toolBudget(r.BudgetExhausted), Thinking: r.Thinking,
+			ToolValidation: r.ToolValidation,
 		},
 		Reasoning: chat.ReasoningText(r.Reasoning),
 	}
@@ -216,7 +219,8 @@ func responseProto(r *chat.Response) *llmgatewayv1.ChatResponse {
 		out.ReasoningBlocks = append(out.ReasoningBlocks, blockProto(&r.Reasoning[i]))
 	}
 	for _, tc := range r.ToolCalls { // translate.Response gives every call its arguments, "{}" at least
-		out.ToolCalls = append(out.ToolCalls, &llmgatewayv1.ToolCall{Id: tc.ID, Function: &llmgatewayv1.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
+		out.ToolCalls = append(out.ToolCalls, &llmgatewayv1.ToolCall{Id: tc.ID, Function: &llmgatewayv1.FunctionCall{Name: tc.Name, Arguments: tc.Arguments},
+			ValidationErrors: tc.ValidationErrors})
 	}
 	return out
 }
@@ -247,6 +251,7 @@ func eventProto(ev *chat.Event, reasoning bool) *llmgatewayv1.ChatStreamEvent {
 	case chat.EventToolCall:
 		return &llmgatewayv1.ChatStreamEvent{Event: &llmgatewayv1.ChatStreamEvent_ToolCall{ToolCall: &llmgatewayv1.ToolCallDelta{
 			Index: int32(ev.Index), Id: ev.ToolCall.ID, Name: ev.ToolCall.Name, Arguments: ev.ToolCall.Arguments,
+			ValidationErrors: ev.ToolCall.ValidationErrors,
 		}}}
 	case chat.EventDone:
 		return &llmgatewayv1.ChatStreamEvent{Event: &llmgatewayv1.ChatStreamEvent_Done{Done: &llmgatewayv1.StreamDone{

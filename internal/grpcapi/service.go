@@ -62,6 +62,11 @@ func setCallHeaders(ctx context.Context, res core.Result) {
 	}
 }
 
+// toolValidationKey is the metadata of a call's tool validation outcome (docs/PROTOCOL.md
+// 13.2): header metadata on Chat, trailer metadata on ChatStream, which learns it at its
+// end.
+const toolValidationKey = "x-gateway-tool-validation"
+
 // end finishes a call begun by begin: a panic becomes Internal (its detail logged), and
 // the call is logged and counted. Defer it directly, so it can recover.
 func (c *chatService) end(call *core.Call, err *error) {
@@ -92,6 +97,9 @@ func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (o
 		return nil, c.fail(ctx, call, err)
 	}
 	setCallHeaders(ctx, res)
+	if res.ToolValidation != "" {
+		_ = grpc.SetHeader(ctx, metadata.Pairs(toolValidationKey, res.ToolValidation))
+	}
 	return responseProto(resp), nil
 }
 
@@ -129,6 +137,7 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 	if c.writeTimeout <= 0 { // no bound: wait for the relay
 		r := <-done
 		call.Result, call.Code = r.result, r.code
+		setStreamTrailer(ss, r.result)
 		return r.err
 	}
 	timer := time.NewTimer(c.writeTimeout)
@@ -137,6 +146,7 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 		select {
 		case r := <-done:
 			call.Result, call.Code = r.result, r.code
+			setStreamTrailer(ss, r.result)
 			return r.err
 		case <-timer.C:
 			var waited time.Duration
@@ -151,6 +161,13 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 			}
 			timer.Reset(c.writeTimeout - waited)
 		}
+	}
+}
+
+// setStreamTrailer sends a stream's tool validation outcome as trailer metadata.
+func setStreamTrailer(ss grpc.ServerStream, res core.Result) {
+	if res.ToolValidation != "" {
+		ss.SetTrailer(metadata.Pairs(toolValidationKey, res.ToolValidation))
 	}
 }
 

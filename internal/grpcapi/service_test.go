@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
@@ -202,6 +204,21 @@ func TestFromProtoCacheControlAndFile(t *testing.T) {
 	}, got)
 }
 
+// TestFromProtoToolValidation: tool_validation, and strict in both forms, the function's
+// winning as the rest of it does (docs/PROTOCOL.md 13.1, 13.2).
+func TestFromProtoToolValidation(t *testing.T) {
+	t.Parallel()
+	got, err := fromProto(&llmgatewayv1.ChatRequest{ToolValidation: "repair", Tools: []*llmgatewayv1.Tool{
+		{Function: &llmgatewayv1.FunctionDefinition{Name: "f", Strict: true}},
+		{Name: "g", Strict: true},
+		{Function: &llmgatewayv1.FunctionDefinition{Name: "h"}, Strict: true},
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, &chat.Request{ToolValidation: "repair", Tools: []chat.Tool{
+		{Name: "f", Wrapped: true, Strict: true}, {Name: "g", Strict: true}, {Name: "h", Wrapped: true},
+	}}, got)
+}
+
 func TestFromProtoToolChoiceModes(t *testing.T) {
 	t.Parallel()
 	for mode, want := range map[llmgatewayv1.ToolChoiceMode]string{
@@ -218,4 +235,19 @@ func TestFromProtoToolChoiceModes(t *testing.T) {
 	_, err := fromProto(&llmgatewayv1.ChatRequest{ToolChoice: &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Mode{Mode: 7}}})
 	require.ErrorIs(t, err, translate.ErrInvalidRequest)
 	assert.EqualError(t, err, "invalid request: tool_choice.mode 7 is not a ToolChoiceMode")
+}
+
+// TestValidationProto: a call's violations on ToolCall and on the arguments delta, the
+// outcome in metadata.tool_validation (docs/PROTOCOL.md 13.2).
+func TestValidationProto(t *testing.T) {
+	t.Parallel()
+	errs := []string{`/replicas: expected integer, got string`}
+	out := responseProto(&chat.Response{Finish: chat.FinishToolCalls, ToolValidation: "invalid",
+		ToolCalls: []chat.ToolCall{{ID: "t1", Name: "save", Arguments: `{"replicas":"3"}`, ValidationErrors: errs}, {ID: "t2", Name: "list", Arguments: `{}`}}})
+	assert.Equal(t, errs, out.GetToolCalls()[0].GetValidationErrors())
+	assert.Empty(t, out.GetToolCalls()[1].GetValidationErrors())
+	assert.Equal(t, "invalid", out.GetMetadata().GetToolValidation())
+	ev := eventProto(&chat.Event{Kind: chat.EventToolCall, Index: 1, ToolCall: chat.ToolCall{Arguments: `{"replicas":"3"}`, ValidationErrors: errs}}, false)
+	want := &llmgatewayv1.ToolCallDelta{Index: 1, Arguments: `{"replicas":"3"}`, ValidationErrors: errs}
+	assert.Empty(t, cmp.Diff(want, ev.GetToolCall(), protocmp.Transform()))
 }

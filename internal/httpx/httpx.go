@@ -141,10 +141,37 @@ const HeaderToolBudget = "X-Gateway-Tool-Budget"
 // HeaderThinking says what happened to extended thinking (docs/PROTOCOL.md 11.4).
 const HeaderThinking = "X-Gateway-Thinking"
 
-// SetCallHeaders sets the headers of what the core did with a call: the ignored fields,
-// the spent tool budget and the thinking outcome. Call it before the first byte of the
-// answer.
+// HeaderToolValidation says a call's tool calls were returned invalid or repaired
+// (docs/PROTOCOL.md 13.2); on a stream it is a trailer.
+const HeaderToolValidation = "X-Gateway-Tool-Validation"
+
+// SetCallHeaders sets the headers of what the core did with a unary call: the ignored
+// fields, the spent tool budget, the thinking outcome and the tool validation outcome.
 func SetCallHeaders(h http.Header, res core.Result) {
+	setKnown(h, res)
+	if res.ToolValidation != "" {
+		h.Set(HeaderToolValidation, res.ToolValidation)
+	}
+}
+
+// SetStreamHeaders is SetCallHeaders for a stream, before its first byte: what is known
+// then. A stream whose tool calls are checked learns its validation outcome only at its
+// end, so HeaderToolValidation is declared as a trailer, which SetStreamTrailers sets.
+func SetStreamHeaders(h http.Header, res core.Result) {
+	setKnown(h, res)
+	if res.Validating {
+		h.Set("Trailer", HeaderToolValidation)
+	}
+}
+
+// SetStreamTrailers sets the trailer SetStreamHeaders declared, once the stream is over.
+func SetStreamTrailers(h http.Header, res core.Result) {
+	if res.Validating && res.ToolValidation != "" {
+		h.Set(HeaderToolValidation, res.ToolValidation)
+	}
+}
+
+func setKnown(h http.Header, res core.Result) {
 	SetIgnored(h, res.Ignored)
 	if res.BudgetExhausted {
 		h.Set(HeaderToolBudget, "exhausted")

@@ -67,6 +67,7 @@ type Metrics struct {
 	formatInvalid   *prometheus.CounterVec
 	cacheWrite      *prometheus.CounterVec
 	toolCalls       *prometheus.CounterVec
+	repairAttempts  *prometheus.CounterVec
 	synthesized     *prometheus.CounterVec
 	orphans         *prometheus.CounterVec
 	openStreams     *prometheus.GaugeVec
@@ -136,8 +137,12 @@ func New() *Metrics {
 		}, []string{"model"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_tool_calls_total",
-			Help: "Tool calls in answers returned to clients (a stream's counted once complete).",
-		}, []string{"model", "client_type"}),
+			Help: `Tool calls in answers returned to clients (a stream's counted once complete), by outcome of their schema check: "valid", "invalid" (returned with its violations by tool_validation report), "repaired" (returned by an answer the model corrected), "unrepaired" (still invalid when the repair attempts ran out), "unchecked" (tool_validation off, or a schema the gateway cannot compile).`,
+		}, []string{"model", "client_type", "outcome"}),
+		repairAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_tool_repair_attempts_total",
+			Help: "Model calls the gateway made to have the model correct tool calls whose arguments broke their schema (tool_validation repair, or a strict tool on a model without native strict tool use).",
+		}, []string{"model"}),
 		synthesized: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_synthesized_tool_results_total",
 			Help: "Error tool results the gateway added for tool calls a client's history left unanswered (the gollm client answers only the first of parallel calls), so Bedrock accepts the history.",
@@ -167,7 +172,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
-		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
+		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
 		m.rejected,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
@@ -325,13 +330,32 @@ func (m *Metrics) ResponseFormatInvalid(model string) {
 	m.formatInvalid.WithLabelValues(m.models.value(model)).Inc()
 }
 
-// ToolCalls adds n tool calls returned to a client to gateway_tool_calls_total. n of zero
-// or less is skipped.
-func (m *Metrics) ToolCalls(model, clientType string, n int) {
+// Outcomes of a tool call's schema check (docs/PROTOCOL.md 13.2), the values of
+// gateway_tool_calls_total's outcome label.
+const (
+	ToolValid      = "valid"
+	ToolInvalid    = "invalid"
+	ToolRepaired   = "repaired"
+	ToolUnrepaired = "unrepaired"
+	ToolUnchecked  = "unchecked"
+)
+
+// ToolCalls adds n tool calls returned to a client with outcome (a Tool* constant) to
+// gateway_tool_calls_total. n of zero or less is skipped.
+func (m *Metrics) ToolCalls(model, clientType, outcome string, n int) {
 	if m == nil || n <= 0 {
 		return
 	}
-	m.toolCalls.WithLabelValues(m.models.value(model), m.clientTypes.value(clientType)).Add(float64(n))
+	m.toolCalls.WithLabelValues(m.models.value(model), m.clientTypes.value(clientType), fixed(outcome)).Add(float64(n))
+}
+
+// RepairAttempts adds n model calls made to repair tool calls to
+// gateway_tool_repair_attempts_total. n of zero or less is skipped.
+func (m *Metrics) RepairAttempts(model string, n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.repairAttempts.WithLabelValues(m.models.value(model)).Add(float64(n))
 }
 
 // Repairs records what the gateway fixed in a client's history before sending it to

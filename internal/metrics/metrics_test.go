@@ -88,12 +88,24 @@ func TestMethods(t *testing.T) {
 		{
 			name: "ToolCalls",
 			record: func(m *Metrics) {
-				m.ToolCalls(model1, client, 3)
-				m.ToolCalls(model1, "other-client", 0)
+				m.ToolCalls(model1, client, ToolValid, 3)
+				m.ToolCalls(model1, client, ToolRepaired, 1)
+				m.ToolCalls(model1, "other-client", ToolInvalid, 0)
 			},
 			check: func(t *testing.T, m *Metrics) {
-				assert.Equal(t, 1, testutil.CollectAndCount(m.toolCalls), "zero creates no series")
-				assert.Equal(t, 3.0, testutil.ToFloat64(m.toolCalls.WithLabelValues(model1, client)))
+				assert.Equal(t, 2, testutil.CollectAndCount(m.toolCalls), "zero creates no series")
+				assert.Equal(t, 3.0, testutil.ToFloat64(m.toolCalls.WithLabelValues(model1, client, ToolValid)))
+				assert.Equal(t, 1.0, testutil.ToFloat64(m.toolCalls.WithLabelValues(model1, client, ToolRepaired)))
+			},
+		},
+		{
+			name: "RepairAttempts",
+			record: func(m *Metrics) {
+				m.RepairAttempts(model1, 2)
+				m.RepairAttempts(model1, 0)
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 2.0, testutil.ToFloat64(m.repairAttempts.WithLabelValues(model1)))
 			},
 		},
 		{
@@ -208,16 +220,16 @@ func TestCardinalityCap(t *testing.T) {
 	m := New()
 	const extra = 7
 	for i := range MaxClientTypes + extra {
-		m.ToolCalls(model1, fmt.Sprintf("client-%d", i), 1)
+		m.ToolCalls(model1, fmt.Sprintf("client-%d", i), ToolValid, 1)
 	}
 	for i := range MaxModels + extra {
 		m.Request(TransportREST, RouteChat, "ok", fmt.Sprintf("model-%d", i), "client-0", time.Millisecond)
 	}
-	m.ToolCalls(model1, "client-0", 1) // admitted earlier: still its own series
+	m.ToolCalls(model1, "client-0", ToolValid, 1) // admitted earlier: still its own series
 
 	assert.Equal(t, MaxClientTypes+1, testutil.CollectAndCount(m.toolCalls))
-	assert.Equal(t, float64(extra), testutil.ToFloat64(m.toolCalls.WithLabelValues(model1, LabelOther)))
-	assert.Equal(t, 2.0, testutil.ToFloat64(m.toolCalls.WithLabelValues(model1, "client-0")))
+	assert.Equal(t, float64(extra), testutil.ToFloat64(m.toolCalls.WithLabelValues(model1, LabelOther, ToolValid)))
+	assert.Equal(t, 2.0, testutil.ToFloat64(m.toolCalls.WithLabelValues(model1, "client-0", ToolValid)))
 
 	// model1 took a model slot first, so MaxModels-1 model-N got in, plus "other".
 	assert.Equal(t, MaxModels, testutil.CollectAndCount(m.requests))
@@ -281,7 +293,8 @@ func TestNilMetrics(t *testing.T) {
 		m.FirstEvent(model1, client, time.Second)
 		m.UpstreamError(model1, UpstreamTransport)
 		m.Tokens(model1, client, 1, 2)
-		m.ToolCalls(model1, client, 1)
+		m.ToolCalls(model1, client, ToolValid, 1)
+		m.RepairAttempts(model1, 1)
 		m.Repairs(model1, 1, 1)
 		m.StreamOpened(client)()
 		m.Retry(model1)
@@ -318,7 +331,8 @@ func TestHandler(t *testing.T) {
 	m.FirstEvent(model1, client, time.Second)
 	m.UpstreamError(model1, "ThrottlingException")
 	m.Tokens(model1, client, 1, 2)
-	m.ToolCalls(model1, client, 1)
+	m.ToolCalls(model1, client, ToolUnchecked, 1)
+	m.RepairAttempts(model1, 1)
 	m.Repairs(model1, 1, 1)
 	m.ResponseFormatInvalid(model1)
 	defer m.StreamOpened(client)()
@@ -349,6 +363,7 @@ func TestHandler(t *testing.T) {
 		"gateway_upstream_errors_total":          dto.MetricType_COUNTER,
 		"gateway_tokens_total":                   dto.MetricType_COUNTER,
 		"gateway_tool_calls_total":               dto.MetricType_COUNTER,
+		"gateway_tool_repair_attempts_total":     dto.MetricType_COUNTER,
 		"gateway_synthesized_tool_results_total": dto.MetricType_COUNTER,
 		"gateway_orphan_tool_results_total":      dto.MetricType_COUNTER,
 		"gateway_response_format_invalid_total":  dto.MetricType_COUNTER,

@@ -35,7 +35,8 @@ const (
 //	reasoning block → ReasoningBlock, data = {"reasoning_block":{…}}
 //	tool_call      → nothing yet: the call's id, name and arguments are gathered by index
 //	tool_call_end  → ToolStart for that call, data = {"tool_call":{id, type, function{name,
-//	                 arguments}}} with the complete arguments, if they are valid JSON
+//	                 arguments}}} with the complete arguments, if they are valid JSON, and
+//	                 validation_errors when tool validation found the call invalid
 //	done           → ToolStart for every call not written yet, in index order, then Done
 //	AppendError    → Error, data = the message; pending calls are dropped (their arguments
 //	                 may be incomplete)
@@ -68,7 +69,10 @@ type pendingCall struct {
 	index    int
 	id, name string
 	args     []byte
-	written  bool
+	// errs are the call's validation errors (docs/PROTOCOL.md 13.2), which come with its
+	// arguments.
+	errs    []string
+	written bool
 }
 
 // NewChunker returns a Chunker for one stream; idPrefix is typically the request id.
@@ -104,6 +108,9 @@ func (c *Chunker) Append(dst []byte, ev *chat.Event) []byte {
 			p.id, p.name = ev.ToolCall.ID, ev.ToolCall.Name
 		}
 		p.args = append(p.args, ev.ToolCall.Arguments...)
+		if ev.ToolCall.ValidationErrors != nil {
+			p.errs = ev.ToolCall.ValidationErrors
+		}
 	case chat.EventToolCallEnd:
 		for i := range c.calls {
 			if p := &c.calls[i]; p.index == ev.Index {
@@ -158,7 +165,7 @@ func (c *Chunker) toolStart(dst []byte, p *pendingCall) []byte {
 		return dst
 	}
 	p.written = true
-	data := toolStartData{ToolCall: complete(chat.ToolCall{ID: p.id, Name: p.name, Arguments: string(p.args)})}
+	data := toolStartData{ToolCall: complete(chat.ToolCall{ID: p.id, Name: p.name, Arguments: string(p.args), ValidationErrors: p.errs})}
 	c.scratch = appendJSON(c.scratch[:0], &data)
 	return c.line(dst, ChunkToolStart, string(c.scratch))
 }

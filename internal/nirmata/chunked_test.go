@@ -84,6 +84,18 @@ func TestChunker(t *testing.T) {
 `,
 		},
 		{
+			name:   "validation errors inside the ToolStart's tool_call (13.2)",
+			prefix: "r",
+			events: []chat.Event{
+				header(0, "t0", "save_policy"),
+				{Kind: chat.EventToolCall, Index: 0, ToolCall: chat.ToolCall{Arguments: `{}`, ValidationErrors: []string{`/: missing required property "filename"`}}},
+				toolEnd(0), done(chat.FinishToolCalls, chat.Usage{}),
+			},
+			want: `{"id":"r-1","type":"ToolStart","data":"{\"tool_call\":{\"id\":\"t0\",\"type\":\"function\",\"function\":{\"name\":\"save_policy\",\"arguments\":\"{}\"},\"validation_errors\":[\"/: missing required property \\\"filename\\\"\"]}}"}
+{"id":"r-2","type":"Done","data":"{\"type\":\"done\",\"finish_reason\":\"tool_calls\"}"}
+`,
+		},
+		{
 			name:   "error drops pending calls; nothing after it",
 			prefix: "r",
 			events: []chat.Event{header(0, "t0", "f"), fragment(0, `{}`)},

@@ -65,9 +65,10 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 			return err
 		}
 		defer st.Close()
-		httpx.SetCallHeaders(w.Header(), res)
+		httpx.SetStreamHeaders(w.Header(), res)
 		h.stream(w, r, st, chunked, req.StreamReasoning, call)
 		call.Result = st.Result()
+		httpx.SetStreamTrailers(w.Header(), call.Result)
 		return nil
 	}
 	resp, res, err := h.svc.Chat(r.Context(), req)

@@ -34,6 +34,8 @@ type request struct {
 	PromptCacheRetention string `json:"prompt_cache_retention"`
 	// ResponseFormat asks for structured output (13.3).
 	ResponseFormat *chatjson.ResponseFormat `json:"response_format"`
+	// ToolValidation is off, report or repair (13.2); the core checks the value.
+	ToolValidation string `json:"tool_validation"`
 }
 
 // DecodeRequest reads a POST /llm-apps/chat body. It checks JSON syntax and the type of
@@ -60,6 +62,7 @@ func DecodeRequest(body []byte) (req *chat.Request, stream bool, err error) {
 		StreamReasoning: r.StreamReasoning,
 		CacheRetention:  r.PromptCacheRetention,
 		ResponseFormat:  r.ResponseFormat.Chat(),
+		ToolValidation:  r.ToolValidation,
 	}
 	if out.Messages, err = chatjson.Messages(r.Messages); err != nil {
 		return nil, false, err

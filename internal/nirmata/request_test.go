@@ -268,6 +268,14 @@ func TestDecodeRequest(t *testing.T) {
 				},
 			},
 		},
+		{
+			name: "strict tools and tool_validation (13.1, 13.2)",
+			body: `{"tool_validation":"repair","tools":[{"type":"function","function":{"name":"f","strict":true}},{"name":"g","strict":true}]}`,
+			want: &chat.Request{ToolValidation: "repair", Tools: []chat.Tool{
+				{Type: "function", Name: "f", Wrapped: true, Strict: true},
+				{Name: "g", Strict: true},
+			}},
+		},
 		{name: "repeated key keeps the last", body: `{"model":"a","model":"b","messages":[{"role":"user"}],"messages":[]}`,
 			want: &chat.Request{Model: "b"}},
 		{

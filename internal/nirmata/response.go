@@ -20,11 +20,14 @@ type response struct {
 	ReasoningBlocks []chatjson.ReasoningBlock `json:"reasoning_blocks,omitempty"`
 }
 
-// toolCallOut is a complete tool call: every key present, arguments "{}" when empty.
+// toolCallOut is a complete tool call: every key present, arguments "{}" when empty, and
+// validation_errors when tool validation found its arguments break the tool's schema
+// (docs/PROTOCOL.md 13.2).
 type toolCallOut struct {
-	ID       string      `json:"id"`
-	Type     string      `json:"type"`
-	Function functionOut `json:"function"`
+	ID               string      `json:"id"`
+	Type             string      `json:"type"`
+	Function         functionOut `json:"function"`
+	ValidationErrors []string    `json:"validation_errors,omitempty"`
 }
 
 type functionOut struct {
@@ -80,7 +83,7 @@ func complete(tc chat.ToolCall) toolCallOut {
 	if args == "" {
 		args = "{}"
 	}
-	return toolCallOut{ID: tc.ID, Type: "function", Function: functionOut{Name: tc.Name, Arguments: args}}
+	return toolCallOut{ID: tc.ID, Type: "function", Function: functionOut{Name: tc.Name, Arguments: args}, ValidationErrors: tc.ValidationErrors}
 }
 
 func usageOf(u chat.Usage) usage {
@@ -110,11 +113,14 @@ type (
 			Name string `json:"name"`
 		} `json:"function"`
 	}
-	// A later line of the call: one fragment of its arguments.
+	// A later line of the call: one fragment of its arguments; with tool validation on,
+	// the one line of its complete arguments, with their violations beside the delta
+	// (docs/PROTOCOL.md 13.2).
 	toolArgsLine struct {
-		Type  string   `json:"type"`
-		Index int      `json:"index"`
-		Delta toolArgs `json:"delta"`
+		Type             string   `json:"type"`
+		Index            int      `json:"index"`
+		Delta            toolArgs `json:"delta"`
+		ValidationErrors []string `json:"validation_errors,omitempty"`
 	}
 	toolArgs struct {
 		Function struct {
@@ -157,7 +163,7 @@ func AppendLine(dst []byte, ev *chat.Event) []byte {
 			l.Delta.Function.Name = ev.ToolCall.Name
 			v = l
 		} else {
-			l := &toolArgsLine{Type: "tool_call", Index: ev.Index}
+			l := &toolArgsLine{Type: "tool_call", Index: ev.Index, ValidationErrors: ev.ToolCall.ValidationErrors}
 			l.Delta.Function.Arguments = ev.ToolCall.Arguments
 			v = l
 		}

@@ -43,6 +43,18 @@ func TestAppendResponse(t *testing.T) {
 				`"metadata":{"model":"","stop_reason":"","latency_ms":0,"request_id":""}}`,
 		},
 		{
+			name: "validation errors on the invalid call only (13.2)",
+			in: &chat.Response{ToolCalls: []chat.ToolCall{
+				{ID: "t1", Name: "save_policy", Arguments: `{"replicas":"3"}`, ValidationErrors: []string{`/: missing required property "filename"`, `/replicas: expected integer, got string`}},
+				{ID: "t2", Name: "list_policies", Arguments: `{}`},
+			}, Finish: chat.FinishToolCalls, ToolValidation: "invalid"},
+			want: `{"message":"","tool_calls":[` +
+				`{"id":"t1","type":"function","function":{"name":"save_policy","arguments":"{\"replicas\":\"3\"}"},"validation_errors":["/: missing required property \"filename\"","/replicas: expected integer, got string"]},` +
+				`{"id":"t2","type":"function","function":{"name":"list_policies","arguments":"{}"}}],` +
+				`"finish_reason":"tool_calls","usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0},` +
+				`"metadata":{"model":"","stop_reason":"","latency_ms":0,"request_id":""}}`,
+		},
+		{
 			name: "prompt cache counts: both when either is set, ignored params",
 			in: &chat.Response{Text: "ok", Finish: chat.FinishStop, Ignored: []string{"top_p"},
 				Usage: chat.Usage{PromptTokens: 1500, CompletionTokens: 5, TotalTokens: 1505, CacheReadTokens: 1200}},
@@ -78,6 +90,9 @@ func TestAppendLine(t *testing.T) {
 			`{"type":"tool_call","index":0,"delta":{"id":"tooluse_abc","type":"function","function":{"name":"save_policy"}}}`},
 		{"tool call arguments", chat.Event{Kind: chat.EventToolCall, Index: 1, ToolCall: chat.ToolCall{Arguments: `{"filename":`}},
 			`{"type":"tool_call","index":1,"delta":{"function":{"arguments":"{\"filename\":"}}}`},
+		{"tool call arguments with validation errors beside the delta (13.2)", chat.Event{Kind: chat.EventToolCall, Index: 0,
+			ToolCall: chat.ToolCall{Arguments: `{"replicas":"3"}`, ValidationErrors: []string{`/replicas: expected integer, got string`}}},
+			`{"type":"tool_call","index":0,"delta":{"function":{"arguments":"{\"replicas\":\"3\"}"}},"validation_errors":["/replicas: expected integer, got string"]}`},
 		{"done", chat.Event{Kind: chat.EventDone, Finish: chat.FinishToolCalls, Usage: chat.Usage{PromptTokens: 120, CompletionTokens: 30, TotalTokens: 150}},
 			`{"type":"done","finish_reason":"tool_calls","usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}}`},
 		{"done with cache counts", chat.Event{Kind: chat.EventDone, Finish: chat.FinishStop, Usage: chat.Usage{PromptTokens: 120, CompletionTokens: 30, TotalTokens: 150, CacheWriteTokens: 100}},

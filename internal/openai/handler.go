@@ -64,6 +64,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 		defer st.Close()
 		err = h.stream(w, r, st, newChunker(hd, c.includeUsage), call)
 		call.Result = st.Result()
+		httpx.SetStreamTrailers(w.Header(), call.Result)
 		return err
 	}
 	resp, res, err := h.svc.Chat(r.Context(), c.req)
@@ -98,7 +99,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 	if len(events) == 0 && err != io.EOF {
 		return err
 	}
-	httpx.SetCallHeaders(w.Header(), st.Result())
+	httpx.SetStreamHeaders(w.Header(), st.Result())
 	out := httpx.StartStream(w, "text/event-stream", h.opts.StreamWriteTimeout)
 	defer out.End()
 	defer func() {

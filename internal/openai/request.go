@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -48,6 +47,8 @@ type request struct {
 	// ReasoningEffort, and the thinking extension, switch extended thinking on (11.1).
 	ReasoningEffort string             `json:"reasoning_effort"`
 	Thinking        *chatjson.Thinking `json:"thinking"`
+	// ToolValidation is the gateway's extension (docs/PROTOCOL.md 13.2).
+	ToolValidation string `json:"tool_validation"`
 	// ResponseFormat asks for structured output (13.3); json_schema's strict is read and
 	// not listed: the gateway always asks for the schema.
 	ResponseFormat *chatjson.ResponseFormat `json:"response_format"`
@@ -95,6 +96,7 @@ func decodeRequest(body []byte) (*call, error) {
 		Thinking:        r.Thinking.Chat(),
 		CacheRetention:  r.PromptCacheRetention,
 		ResponseFormat:  r.ResponseFormat.Chat(),
+		ToolValidation:  r.ToolValidation,
 	}
 	if r.SafetyIdentifier != "" {
 		out.User = r.SafetyIdentifier
@@ -164,14 +166,6 @@ func (r *request) ignored() []string {
 		out = append(out, "stream_options")
 	} else if o != nil && len(o.IncludeObfuscation) > 0 && o.IncludeObfuscation.Kind() != 'n' {
 		out = append(out, "stream_options.include_obfuscation")
-	}
-	for i, t := range r.Tools {
-		if len(out) == httpx.MaxIgnored {
-			break
-		}
-		if t != nil && t.Function != nil && t.Function.Strict {
-			out = append(out, fmt.Sprintf("tools[%d].function.strict", i))
-		}
 	}
 	if len(r.Unknown) == 0 {
 		return out

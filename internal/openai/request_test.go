@@ -47,9 +47,15 @@ func TestDecodeRequest(t *testing.T) {
 			assert.Equal(t, &chat.ResponseFormat{Type: chat.FormatJSONObject}, c.req.ResponseFormat)
 			assert.Equal(t, ptr(false), c.req.ParallelToolCalls)
 		}},
+		{"tool_validation is an extension, read and not listed", `{` + hi + `,"tool_validation":"repair"}`, func(t *testing.T, c *call) {
+			assert.Equal(t, "repair", c.req.ToolValidation)
+			assert.Empty(t, c.req.Ignored)
+		}},
 		{"fields without effect on this request", `{` + hi + `,"max_tokens":5,"max_completion_tokens":6,"stream_options":{"include_usage":true},
 			"tools":[{"type":"function","function":{"name":"a","strict":true}},{"type":"function","function":{"name":"b","strict":false}}]}`, func(t *testing.T, c *call) {
-			assert.Equal(t, []string{"max_tokens", "stream_options", "tools[0].function.strict"}, c.req.Ignored)
+			assert.Equal(t, []string{"max_tokens", "stream_options"}, c.req.Ignored)
+			assert.True(t, c.req.Tools[0].Strict, "strict is acted on (13.1)")
+			assert.False(t, c.req.Tools[1].Strict)
 		}},
 		{"unknown members are read as leniently as the body: repeated, invalid UTF-8", "{" + hi + ",\"seed\":1,\"seed\":2,\"x\xff\":{\"k\":1,\"k\":\"\xff\"}}", func(t *testing.T, c *call) {
 			assert.Equal(t, []string{"seed", "seed", "x\ufffd"}, c.req.Ignored)

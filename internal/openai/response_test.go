@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,6 +90,30 @@ func TestChunker(t *testing.T) {
 			assert.Equal(t, tt.want, string(got))
 		})
 	}
+}
+
+// TestValidationErrorsStayOutOfOpenAIObjects: a call's violations never reach an OpenAI
+// object, unary or streamed; only the x-gateway-tool-validation header says it
+// (docs/PROTOCOL.md 13.2).
+func TestValidationErrorsStayOutOfOpenAIObjects(t *testing.T) {
+	t.Parallel()
+	errs := []string{`/: missing required property "f"`}
+	plain := chat.Response{ToolCalls: []chat.ToolCall{{ID: "t", Name: "save", Arguments: `{}`}}, Finish: chat.FinishToolCalls}
+	annotated := plain
+	annotated.ToolCalls = []chat.ToolCall{{ID: "t", Name: "save", Arguments: `{}`, ValidationErrors: errs}}
+	annotated.ToolValidation = "invalid"
+	assert.Equal(t, string(appendCompletion(nil, testHead, &plain)), string(appendCompletion(nil, testHead, &annotated)))
+
+	events := slices.Clone(streamEvents)
+	events[6].ToolCall.ValidationErrors = errs
+	var want, got []byte
+	a, b := newChunker(testHead, false), newChunker(testHead, false)
+	for i := range streamEvents {
+		want = a.appendEvent(want, &streamEvents[i])
+		got = b.appendEvent(got, &events[i])
+	}
+	assert.Equal(t, string(want), string(got))
+	assert.NotContains(t, string(got), "validation")
 }
 
 // TestChunkerEmptyAnswer: an answer with nothing in it still opens with the role chunk.

@@ -9,8 +9,8 @@ import (
 // Synthesize turns a unary answer into the events a stream of it would produce, for models
 // without streaming tool use (docs/BEDROCK.md E: the gateway calls Converse and streams the
 // answer): the text as one content event (none when empty), then per tool call a header,
-// one fragment with the complete arguments ("{}" when empty) and its end marker, then
-// done. resp is the output of translate.Response, so names and ids are already the
+// one fragment with the complete arguments ("{}" when empty) and the call's validation
+// errors, and its end marker, then done. resp is the output of translate.Response, so names and ids are already the
 // client's.
 func Synthesize(resp *chat.Response) []chat.Event {
 	out := make([]chat.Event, 0, 2+2*len(resp.Reasoning)+3*len(resp.ToolCalls))
@@ -28,7 +28,9 @@ func Synthesize(resp *chat.Response) []chat.Event {
 		if args == "" {
 			args = "{}"
 		}
-		out = append(out, headerEvent(i, tc.ID, tc.Name), fragmentEvent(i, args), toolCallEndEvent(i))
+		frag := fragmentEvent(i, args)
+		frag.ToolCall.ValidationErrors = tc.ValidationErrors // docs/PROTOCOL.md 13.2: on the arguments
+		out = append(out, headerEvent(i, tc.ID, tc.Name), frag, toolCallEndEvent(i))
 	}
 	return append(out, doneEvent(resp.Finish, resp.Usage))
 }

@@ -26,12 +26,12 @@ var emptyObjectSchema = []byte(`{"type":"object","properties":{}}`)
 var historyToolSchema = []byte(`{"type":"object"}`)
 
 // toolSpec builds the Bedrock tool spec of tool i.
-func toolSpec(i int, t *chat.Tool, bedrockName string) (bedrock.Tool, error) {
+func toolSpec(i int, t *chat.Tool, bedrockName string, model capabilities.Model) (bedrock.Tool, error) {
 	schema, err := inputSchema(t.Parameters)
 	if err != nil {
 		return bedrock.Tool{}, invalidf("%s.parameters %s", toolPath(i, t), err.Error())
 	}
-	spec := &bedrock.ToolSpec{Name: bedrockName, InputSchema: bedrock.InputSchema{JSON: schema}}
+	spec := &bedrock.ToolSpec{Name: bedrockName, InputSchema: bedrock.InputSchema{JSON: schema}, Strict: t.Strict && NativeStrict(model)}
 	// Rule 10: a present description must not be empty.
 	if !isBlank(t.Description) {
 		spec.Description = t.Description
@@ -211,7 +211,7 @@ func toolConfig(req *chat.Request, names *namer, model capabilities.Model, stats
 		if choice.Allowed != nil && !slices.Contains(choice.Allowed, t.Name) {
 			continue // not offered to the model on this request
 		}
-		spec, err := toolSpec(i, t, names.toolName(t.Name))
+		spec, err := toolSpec(i, t, names.toolName(t.Name), model)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,126 @@
+package core
+
+import (
+	"github.com/nirmata/llm-gateway/internal/chat"
+)
+
+// callHolder holds the tool calls of a stream whose calls are checked (docs/PROTOCOL.md
+// 13.2): text and reasoning pass as they come; a call is held until its block ends, then
+// goes out whole, as its header, one arguments event (with its violations) and its end
+// marker. When no call can be repaired, each call goes out as soon as it is checked; when
+// one may be, every call waits for the end of the answer (a repair replaces them all), and
+// so does done. Not safe for concurrent use.
+type callHolder struct {
+	check *checker
+	// untilDone: calls and done wait for the end of the answer; done is the held done.
+	untilDone bool
+	done      *chat.Event
+	calls     []heldCall
+	// sent are the calls that went out; outcome and outcomes are what their checks found.
+	sent     []chat.ToolCall
+	outcome  string
+	outcomes ToolOutcomes
+}
+
+// heldCall is one call as its events built it.
+type heldCall struct {
+	index    int
+	id, name string
+	args     []byte
+}
+
+func newCallHolder(c *checker) *callHolder {
+	return &callHolder{check: c, untilDone: c.canRepair}
+}
+
+// pass appends to out what of in may go out now.
+func (h *callHolder) pass(in, out []chat.Event) []chat.Event {
+	for i := range in {
+		ev := &in[i]
+		switch ev.Kind {
+		case chat.EventToolCall:
+			if ev.ToolCall.ID != "" {
+				h.calls = append(h.calls, heldCall{index: ev.Index, id: ev.ToolCall.ID, name: ev.ToolCall.Name})
+			} else if c := h.call(ev.Index); c != nil {
+				c.args = append(c.args, ev.ToolCall.Arguments...)
+			}
+		case chat.EventToolCallEnd:
+			if c := h.call(ev.Index); c != nil && !h.untilDone {
+				call := c.toolCall()
+				v := h.check.check(&call)
+				if settle([]chat.ToolCall{call}, []verdict{v}, false, &h.outcomes) == ValidationInvalid {
+					call.ValidationErrors = v.violations
+					h.outcome = ValidationInvalid
+				}
+				out = h.send(out, ev.Index, call)
+			}
+		case chat.EventDone:
+			if h.untilDone {
+				d := *ev
+				h.done = &d
+				continue
+			}
+			out = append(out, *ev)
+		default:
+			out = append(out, *ev)
+		}
+	}
+	return out
+}
+
+// call is the held call of index, nil for none.
+func (h *callHolder) call(index int) *heldCall {
+	for i := len(h.calls) - 1; i >= 0; i-- {
+		if h.calls[i].index == index {
+			return &h.calls[i]
+		}
+	}
+	return nil
+}
+
+func (c *heldCall) toolCall() chat.ToolCall {
+	args := string(c.args)
+	if args == "" {
+		args = "{}"
+	}
+	return chat.ToolCall{ID: c.id, Type: "function", Name: c.name, Arguments: args}
+}
+
+// send appends a whole call: its header, its arguments with their violations, its end.
+func (h *callHolder) send(out []chat.Event, index int, call chat.ToolCall) []chat.Event {
+	h.sent = append(h.sent, call)
+	return append(out,
+		chat.Event{Kind: chat.EventToolCall, Index: index, ToolCall: chat.ToolCall{ID: call.ID, Type: "function", Name: call.Name}},
+		chat.Event{Kind: chat.EventToolCall, Index: index, ToolCall: chat.ToolCall{Arguments: call.Arguments, ValidationErrors: call.ValidationErrors}},
+		chat.Event{Kind: chat.EventToolCallEnd, Index: index})
+}
+
+// held is the answer the held calls and done make, for checkAnswer; nil when done has not
+// come.
+func (h *callHolder) held() *chat.Response {
+	if h.done == nil {
+		return nil
+	}
+	resp := &chat.Response{Finish: h.done.Finish, Usage: h.done.Usage}
+	for i := range h.calls {
+		resp.ToolCalls = append(resp.ToolCalls, h.calls[i].toolCall())
+	}
+	return resp
+}
+
+// finish appends the calls of resp, the answer checkAnswer settled, and done.
+func (h *callHolder) finish(out []chat.Event, resp *chat.Response) []chat.Event {
+	for i, call := range resp.ToolCalls {
+		out = h.send(out, i, call)
+	}
+	return append(out, chat.Event{Kind: chat.EventDone, Finish: resp.Finish, Usage: resp.Usage})
+}
+
+// ids are the ids of the calls that went out.
+func (h *callHolder) ids() []string {
+	ids := make([]string, len(h.sent))
+	for i := range h.sent {
+		ids[i] = h.sent[i].ID
+	}
+	return ids
+}

@@ -1,0 +1,137 @@
+package core
+
+import (
+	"context"
+	"slices"
+
+	"go.uber.org/zap"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/translate"
+)
+
+// validated is what the check of one answer did, for the call's Result.
+type validated struct {
+	// outcome is ValidationInvalid, ValidationRepaired or "".
+	outcome  string
+	outcomes ToolOutcomes
+	// attempts is the number of repair attempts made.
+	attempts int
+}
+
+// result puts what the check did into res.
+func (v *validated) result(res *Result) {
+	res.ToolValidation, res.ToolOutcomes, res.RepairAttempts = v.outcome, v.outcomes, v.attempts
+}
+
+// checkAnswer checks the tool calls of first, an answer to p whose assistant message
+// Bedrock returned as turn, and settles them (docs/PROTOCOL.md 13.2). When a call in
+// repair mode is invalid, the model is asked to correct its calls: the original request,
+// its turn verbatim and an error result per call, up to max_repair_attempts times, each
+// attempt after the original request carrying only the latest attempt's turn. The answer
+// keeps first's reasoning and text and takes the last attempt's calls and finish reason,
+// with the usage of every attempt. An attempt that fails upstream or calls no tool ends
+// the repair: the last invalid calls go back with their violations and finish reason
+// tool_calls, never silently. Only the client leaving (ctx done) is an error here. What
+// it did is in p.validated. The caller holds a concurrency slot: repair attempts are
+// calls of the same request, made one after another within it.
+func (s *Service) checkAnswer(ctx context.Context, requestID string, p *prepared, first *chat.Response, turn bedrock.Message) (*chat.Response, error) {
+	c := p.check
+	if c == nil || len(first.ToolCalls) == 0 {
+		p.validated.outcomes.Unchecked += len(first.ToolCalls)
+		return first, nil
+	}
+	verdicts := c.checkAll(first.ToolCalls)
+	if !needsRepair(verdicts) {
+		p.validated.outcome = settle(first.ToolCalls, verdicts, false, &p.validated.outcomes)
+		return first, nil
+	}
+	last, lastTurn, lastVerdicts := first, turn, verdicts
+	usage := first.Usage
+	repaired := false
+	for attempt := 1; attempt <= s.opts.MaxRepairAttempts; attempt++ {
+		s.logRepair(requestID, p.model.ID, attempt, last.ToolCalls, lastVerdicts)
+		p.validated.attempts++
+		req := translate.RepairRequest(p.converse, lastTurn, violationsOf(lastTurn, p.names, last.ToolCalls, lastVerdicts))
+		resp, t, err := s.attempt(ctx, requestID, p, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err // the client left, or the drain ended the call
+			}
+			break // upstream_failed has logged and counted it; the last invalid calls go back
+		}
+		usage = addUsage(usage, resp.Usage)
+		if len(resp.ToolCalls) == 0 {
+			break
+		}
+		last, lastTurn, lastVerdicts = resp, t, c.checkAll(resp.ToolCalls)
+		if !needsRepair(lastVerdicts) {
+			repaired = true
+			break
+		}
+	}
+	// With max_repair_attempts 0 no attempt is made: the calls go back unrepaired.
+	out := *first
+	out.ToolCalls = last.ToolCalls
+	out.Finish, out.StopReason, out.DroppedToolCalls = last.Finish, last.StopReason, last.DroppedToolCalls
+	if !repaired {
+		out.Finish = chat.FinishToolCalls // the calls go back, invalid
+	}
+	out.Usage = usage
+	p.validated.outcome = settle(out.ToolCalls, lastVerdicts, true, &p.validated.outcomes)
+	return &out, nil
+}
+
+// violationsOf are the violations of the invalid calls of an answer by the Bedrock
+// toolUseId of their block in turn, the assistant message the answer came from: calls
+// carry the client's ids, which names maps Bedrock's to. Blocks are matched by id, never
+// by position: the answer leaves some of the turn's blocks out (13.4's drops, a tool of
+// the gateway's own).
+func violationsOf(turn bedrock.Message, names *translate.Names, calls []chat.ToolCall, vs []verdict) map[string][]string {
+	byClientID := make(map[string][]string, len(calls))
+	for i := range calls {
+		if len(vs[i].violations) > 0 {
+			byClientID[calls[i].ID] = vs[i].violations
+		}
+	}
+	out := make(map[string][]string, len(byClientID))
+	for _, b := range turn.Content {
+		if b.ToolUse == nil {
+			continue
+		}
+		if v, ok := byClientID[names.ToolCallID(b.ToolUse.ToolUseID)]; ok {
+			out[b.ToolUse.ToolUseID] = v
+		}
+	}
+	return out
+}
+
+func addUsage(a, b chat.Usage) chat.Usage {
+	return chat.Usage{
+		PromptTokens: a.PromptTokens + b.PromptTokens, CompletionTokens: a.CompletionTokens + b.CompletionTokens,
+		TotalTokens:     a.TotalTokens + b.TotalTokens,
+		CacheReadTokens: a.CacheReadTokens + b.CacheReadTokens, CacheWriteTokens: a.CacheWriteTokens + b.CacheWriteTokens,
+	}
+}
+
+// maxLoggedTools bounds the tool names a repair's log line lists.
+const maxLoggedTools = 8
+
+// logRepair notes a repair attempt: counts and tool names, never an argument.
+func (s *Service) logRepair(requestID, model string, attempt int, calls []chat.ToolCall, vs []verdict) {
+	var tools []string
+	invalid := 0
+	for i, v := range vs {
+		if len(v.violations) == 0 {
+			continue
+		}
+		invalid++
+		if name := clip.String(calls[i].Name, clip.QuoteMax); len(tools) < maxLoggedTools && !slices.Contains(tools, name) {
+			tools = append(tools, name)
+		}
+	}
+	s.log.Info("repairing tool calls", zap.String("request_id", requestID), zap.String("model", clip.String(model, clip.LogMax)),
+		zap.Int("attempt", attempt), zap.Int("tool_calls", len(calls)), zap.Int("invalid_tool_calls", invalid), zap.Strings("tools", tools))
+}

@@ -1,0 +1,23 @@
+// Package toolcheck checks the arguments of a model's tool call against its tool's JSON
+// Schema (docs/PROTOCOL.md 13.2) and words what it finds as violations a model can act on:
+// "<JSON pointer into the arguments>: <rule>", the root written "/", at most
+// MaxViolations per call, in a stable order, e.g.
+//
+//	/replicas: expected integer, got string
+//	/: missing required property "filename"
+//
+// Schemas are compiled by github.com/santhosh-tekuri/jsonschema/v6: draft 2020-12 unless
+// "$schema" names another draft (draft-07 is what most clients write), local "$ref"s
+// resolved ("#/$defs/x", "#/definitions/x"), "format" not asserted (every format
+// validates, on every draft), content keywords not asserted. Nothing is ever loaded: a
+// "$ref" to another document, even a file, cannot compile, and a schema that cannot
+// compile leaves its calls unchecked (the caller logs that once, when Cache.Schema says
+// the failure is fresh).
+//
+// A Cache holds compiled schemas by content, shared by every request, so a call's check
+// costs a hash of its tool's schema, a map lookup and the validation itself.
+//
+// A violation names argument values only through its pointer: a rule quotes the schema
+// ("must be one of \"dev\", \"prod\""), never the arguments, so the strings are safe to
+// log and to send back to the model.
+package toolcheck
