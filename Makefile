@@ -10,7 +10,7 @@ BUF := go tool -modfile=tools/go.mod buf
 # test/node's npm packages (see the rule below test).
 NODE_MODULES := test/node/node_modules
 
-.PHONY: help run demo test lint generate checkgenerate fuzz
+.PHONY: help run demo test lint generate checkgenerate fuzz chart
 
 help: ## Show the targets
 	@grep -hE '^[a-z][a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -41,6 +41,10 @@ lint: ## go vet, gofmt, buf lint, buf format, and buf breaking against the main 
 	@# Against main; a checkout without a local main (a detached CI clone) uses HEAD.
 	@ref=main; git rev-parse -q --verify main >/dev/null || ref=HEAD; $(BUF) breaking --against ".git#ref=$$ref"
 
+# Its own module (deploy/helm/chartcheck/go.mod), so that `go test ./...` above never compiles
+# Helm and the Kubernetes API.
+chart: ## Check the Helm chart: helm lint --strict, helm template of each values set decoded strictly into the Kubernetes API types, the gateway started with the pod's arguments (no cluster needed)
+	cd deploy/helm/chartcheck && go vet ./... && go test -count=1 ./...
 
 generate: ## Regenerate gen/ from proto/
 	$(BUF) generate
