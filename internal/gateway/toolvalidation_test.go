@@ -90,7 +90,8 @@ func ask(t *testing.T, g started, surface, body string) seen {
 		} else {
 			out = readChunkedCalls(t, resp.Body)
 		}
-		out.outcome = resp.Trailer.Get("X-Gateway-Tool-Validation") // read once the body is
+		_, _ = io.Copy(io.Discard, resp.Body) // trailers are read only at the body's end
+		out.outcome = resp.Trailer.Get("X-Gateway-Tool-Validation")
 		return out
 	case "openai", "openai-sse":
 		if surface == "openai-sse" {
@@ -506,12 +507,13 @@ func TestRepairKeepsTheFirstReasoning(t *testing.T) {
 			var httpResp *http.Response
 			var msg openai.ChatCompletionMessage
 			if streamed {
-				st := client.Chat.Completions.NewStreaming(t.Context(), params, repair, option.WithResponseInto(&httpResp))
+				st := client.Chat.Completions.NewStreaming(t.Context(), params, repair, option.WithResponseInto(&httpResp), drainOnClose)
 				var acc openai.ChatCompletionAccumulator
 				for st.Next() {
 					acc.AddChunk(st.Current())
 				}
 				require.NoError(t, st.Err())
+				require.NoError(t, st.Close()) // reads the body to its end, where the trailer is
 				msg = acc.Choices[0].Message
 				assert.Equal(t, "repaired", httpResp.Trailer.Get("X-Gateway-Tool-Validation"))
 			} else {
@@ -541,4 +543,21 @@ func TestRepairKeepsTheFirstReasoning(t *testing.T) {
 			assert.Equal(t, turn[0], restored[0], "the first attempt's block, byte for byte, before the repaired call")
 		})
 	}
+}
+
+// drainOnClose makes closing a response body read it to its end first: the SDK stops at
+// [DONE], and an HTTP trailer is there only once the body's end was read.
+var drainOnClose = option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	resp, err := next(req)
+	if err == nil {
+		resp.Body = drainingBody{resp.Body}
+	}
+	return resp, err
+})
+
+type drainingBody struct{ io.ReadCloser }
+
+func (b drainingBody) Close() error {
+	_, _ = io.Copy(io.Discard, b.ReadCloser)
+	return b.ReadCloser.Close()
 }
