@@ -147,6 +147,15 @@ type ReasoningBlock struct {
 	Data      string
 }
 
+// Replayable reports whether Bedrock can take the block back: a thinking block with its
+// signature, or a redacted block with its data.
+func (b *ReasoningBlock) Replayable() bool {
+	if b.Redacted {
+		return b.Data != ""
+	}
+	return b.Signature != ""
+}
+
 // CacheControl is a prompt-cache hint.
 type CacheControl struct {
 	// Type is ephemeral.

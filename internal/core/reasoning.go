@@ -216,16 +216,15 @@ func answeredTurn(msgs []chat.Message) int {
 }
 
 // hasSignedReasoning reports whether a message carries a reasoning block Bedrock can take
-// back: a thinking block with its signature, or a redacted one.
+// back (chat.ReasoningBlock.Replayable).
 func hasSignedReasoning(m *chat.Message) bool {
-	signed := func(b *chat.ReasoningBlock) bool { return b.Signature != "" || b.Redacted && b.Data != "" }
 	for i := range m.Reasoning {
-		if signed(&m.Reasoning[i]) {
+		if m.Reasoning[i].Replayable() {
 			return true
 		}
 	}
 	for i := range m.Parts {
-		if b := m.Parts[i].Reasoning; b != nil && signed(b) {
+		if b := m.Parts[i].Reasoning; b != nil && b.Replayable() {
 			return true
 		}
 	}

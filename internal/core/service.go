@@ -241,7 +241,7 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	model := capabilities.Lookup(s.resolveModel(name))
 	res.Model = model.ID
 	restored := false
-	if wantsThinking(req, opts.ReasoningEffort) {
+	if translate.AsksThinking(req, opts.ReasoningEffort) {
 		req, restored = s.restoreReasoning(req, model.ID)
 	}
 	converse, names, err := translate.RequestWith(req, model, opts)
@@ -261,19 +261,6 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	check := s.newChecker(req, model, mode, converse.ToolConfig != nil && !names.BudgetExhausted)
 	res.Validating = check != nil
 	return &prepared{model: model, converse: converse, names: names, keyID: req.KeyID, check: check}, nil
-}
-
-// wantsThinking reports whether a request asks for extended thinking at all, itself or by
-// the default effort.
-func wantsThinking(req *chat.Request, defaultEffort string) bool {
-	if t := req.Thinking; t != nil {
-		return t.Type != chat.ThinkingDisabled
-	}
-	effort := req.ReasoningEffort
-	if effort == "" {
-		effort = defaultEffort
-	}
-	return effort != "" && effort != "none"
 }
 
 // remember stores an answer's reasoning blocks under its tool calls when the client will

@@ -157,6 +157,20 @@ func planThinking(req *chat.Request, model capabilities.Model, defaultEffort str
 	return th, nil
 }
 
+// AsksThinking reports whether a request asks for extended thinking at all, itself or by
+// the default effort, as planThinking reads them: the caller may skip thinking-only work
+// (the reasoning cache) when it does not.
+func AsksThinking(req *chat.Request, defaultEffort string) bool {
+	if t := req.Thinking; t != nil {
+		return t.Type != chat.ThinkingDisabled
+	}
+	effort := req.ReasoningEffort
+	if effort == "" {
+		effort = defaultEffort
+	}
+	return effort != "" && effort != "none"
+}
+
 // isClaudeForm reports whether a reasoning form is one of Claude's thinking switches.
 func isClaudeForm(form string) bool {
 	return form == capabilities.ReasoningBudget || form == capabilities.ReasoningAdaptive || form == capabilities.ReasoningAdaptiveOnly
@@ -305,13 +319,13 @@ func reasoningBlocks(m *chat.Message, stats *Stats) []bedrock.ContentBlock {
 	var out []bedrock.ContentBlock
 	add := func(b *chat.ReasoningBlock) {
 		switch {
-		case b.Redacted && b.Data != "":
+		case !b.Replayable():
+			stats.UnsignedReasoning++
+		case b.Redacted:
 			out = append(out, bedrock.ContentBlock{ReasoningContent: &bedrock.ReasoningContentBlock{RedactedContent: b.Data}})
-		case !b.Redacted && b.Signature != "":
+		default:
 			out = append(out, bedrock.ContentBlock{ReasoningContent: &bedrock.ReasoningContentBlock{
 				ReasoningText: &bedrock.ReasoningText{Text: b.Text, Signature: b.Signature}}})
-		default:
-			stats.UnsignedReasoning++
 		}
 	}
 	if len(m.Reasoning) > 0 {
