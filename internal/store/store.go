@@ -1,0 +1,87 @@
+// Package store holds the state the gateway's replicas share (docs/PROTOCOL.md 14.3): the
+// counters of the keys' limits, and the values behind the reasoning cache and failover
+// affinity. Memory keeps counters in one process; Redis (redis.go) shares counters and
+// values between every replica that names the same redis_url.
+//
+// A store error means the store could not answer in time. Callers apply the outage
+// policy of 14.3: limits fail open, caches fall back to their local copy.
+package store
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Counters are fixed-window counters: a counter is created by its first Incr and expires
+// ttl later, which ends its window.
+type Counters interface {
+	// Incr adds n to the counter at key, creating it to expire after ttl, and returns
+	// its value after the addition.
+	Incr(ctx context.Context, key string, n int64, ttl time.Duration) (int64, error)
+	// Counts returns the values of the counters at keys, 0 for a missing one.
+	Counts(ctx context.Context, keys ...string) ([]int64, error)
+}
+
+// Values are byte values that expire.
+type Values interface {
+	// Put stores value under key for ttl, replacing what was there.
+	Put(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// Get returns the value under key; ok is false when there is none or it expired.
+	Get(ctx context.Context, key string) (value []byte, ok bool, err error)
+}
+
+// Memory is Counters in one process. The zero value is not usable; use NewMemory.
+type Memory struct {
+	now func() time.Time
+
+	mu       sync.Mutex
+	counters map[string]*counter
+}
+
+type counter struct {
+	n       int64
+	expires time.Time
+}
+
+// NewMemory returns counters in this process. now is the clock; nil is time.Now.
+func NewMemory(now func() time.Time) *Memory {
+	if now == nil {
+		now = time.Now
+	}
+	return &Memory{now: now, counters: map[string]*counter{}}
+}
+
+// Incr implements Counters. Creating a counter first drops the expired ones, so the map
+// holds only the live windows of the configured keys' limits.
+func (m *Memory) Incr(_ context.Context, key string, n int64, ttl time.Duration) (int64, error) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.counters[key]
+	if c == nil || !now.Before(c.expires) {
+		for k, old := range m.counters {
+			if !now.Before(old.expires) {
+				delete(m.counters, k)
+			}
+		}
+		c = &counter{expires: now.Add(ttl)}
+		m.counters[key] = c
+	}
+	c.n += n
+	return c.n, nil
+}
+
+// Counts implements Counters.
+func (m *Memory) Counts(_ context.Context, keys ...string) ([]int64, error) {
+	now := m.now()
+	out := make([]int64, len(keys))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, k := range keys {
+		if c := m.counters[k]; c != nil && now.Before(c.expires) {
+			out[i] = c.n
+		}
+	}
+	return out, nil
+}
