@@ -319,6 +319,10 @@ type Response struct {
 	// ToolValidation is "invalid" when calls are returned with validation errors,
 	// "repaired" when the gateway had the model correct them; empty otherwise.
 	ToolValidation string
+	// AnswerID is the Bedrock toolUseId of the synthetic answer tool's call whose input
+	// Text is (docs/PROTOCOL.md 13.3); empty when the answer came as text. Only the core
+	// reads it: a repair (13.2) names that call by it.
+	AnswerID string
 }
 
 // Thinking outcomes (docs/PROTOCOL.md 11.4): the x-gateway-thinking header and
@@ -376,6 +380,10 @@ type Event struct {
 	Kind EventKind
 	// Text is the content fragment of EventContent.
 	Text string
+	// Answer: this EventContent fragment is the input of the synthetic answer tool
+	// (docs/PROTOCOL.md 13.3), which the core holds while it is checked. Transports write
+	// it as any content.
+	Answer bool
 	// Index is the tool call's ordinal in this answer (0, 1, 2 …), never Bedrock's block
 	// index.
 	Index    int

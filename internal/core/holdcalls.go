@@ -1,6 +1,8 @@
 package core
 
 import (
+	"strings"
+
 	"github.com/nirmata/llm-gateway/internal/chat"
 )
 
@@ -9,13 +11,16 @@ import (
 // goes out whole, as its header, one arguments event (with its violations) and its end
 // marker. When no call can be repaired, each call goes out as soon as it is checked; when
 // one may be, every call waits for the end of the answer (a repair replaces them all), and
-// so does done. Not safe for concurrent use.
+// so does done. The answer tool's input (13.3), when checked, is held until the end of
+// the answer and goes out as one content event before done. Not safe for concurrent use.
 type callHolder struct {
 	check *checker
 	// untilDone: calls and done wait for the end of the answer; done is the held done.
 	untilDone bool
 	done      *chat.Event
 	calls     []heldCall
+	// answer is the answer tool's input so far, when it is checked.
+	answer strings.Builder
 	// sent are the calls that went out; outcome and outcomes are what their checks found.
 	sent     []chat.ToolCall
 	outcome  string
@@ -54,11 +59,24 @@ func (h *callHolder) pass(in, out []chat.Event) []chat.Event {
 				}
 				out = h.send(out, ev.Index, call)
 			}
+		case chat.EventContent:
+			if ev.Answer && h.check.answer != nil {
+				h.answer.WriteString(ev.Text)
+				continue
+			}
+			out = append(out, *ev)
 		case chat.EventDone:
 			if h.untilDone {
 				d := *ev
 				h.done = &d
 				continue
+			}
+			if h.answer.Len() > 0 {
+				text := h.answer.String()
+				if settle(nil, []verdict{h.check.checkAnswer(text)}, false, &h.outcomes) == ValidationInvalid {
+					h.outcome = ValidationInvalid
+				}
+				out = append(out, chat.Event{Kind: chat.EventContent, Text: text, Answer: true})
 			}
 			out = append(out, *ev)
 		default:
@@ -95,9 +113,10 @@ func (h *callHolder) send(out []chat.Event, index int, call chat.ToolCall) []cha
 		chat.Event{Kind: chat.EventToolCallEnd, Index: index})
 }
 
-// held is the answer the held calls and done make, for checkAnswer; nil when done has not
-// come.
-func (h *callHolder) held() *chat.Response {
+// held is the answer the held calls, the held answer tool's input and done make, for
+// checkAnswer; nil when done has not come. answerID is the toolUseId of the answer tool's
+// call the machine saw.
+func (h *callHolder) held(answerID string) *chat.Response {
 	if h.done == nil {
 		return nil
 	}
@@ -105,11 +124,18 @@ func (h *callHolder) held() *chat.Response {
 	for i := range h.calls {
 		resp.ToolCalls = append(resp.ToolCalls, h.calls[i].toolCall())
 	}
+	if h.answer.Len() > 0 {
+		resp.Text, resp.AnswerID = h.answer.String(), answerID
+	}
 	return resp
 }
 
-// finish appends the calls of resp, the answer checkAnswer settled, and done.
+// finish appends the answer tool's input when resp, the answer checkAnswer settled, came
+// through it, then resp's calls, then done.
 func (h *callHolder) finish(out []chat.Event, resp *chat.Response) []chat.Event {
+	if resp.AnswerID != "" {
+		out = append(out, chat.Event{Kind: chat.EventContent, Text: resp.Text, Answer: true})
+	}
 	for i, call := range resp.ToolCalls {
 		out = h.send(out, i, call)
 	}

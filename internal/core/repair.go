@@ -39,11 +39,11 @@ func (v *validated) result(res *Result) {
 // calls of the same request, made one after another within it.
 func (s *Service) checkAnswer(ctx context.Context, requestID string, p *prepared, first *chat.Response, turn bedrock.Message) (*chat.Response, error) {
 	c := p.check
-	if c == nil || len(first.ToolCalls) == 0 {
+	if c == nil || len(first.ToolCalls) == 0 && first.AnswerID == "" {
 		p.validated.outcomes.Unchecked += len(first.ToolCalls)
 		return first, nil
 	}
-	verdicts := c.checkAll(first.ToolCalls)
+	verdicts := c.checkAll(first)
 	if !needsRepair(verdicts) {
 		p.validated.outcome = settle(first.ToolCalls, verdicts, false, &p.validated.outcomes)
 		return first, nil
@@ -54,7 +54,7 @@ func (s *Service) checkAnswer(ctx context.Context, requestID string, p *prepared
 	for attempt := 1; attempt <= s.opts.MaxRepairAttempts; attempt++ {
 		s.logRepair(requestID, p.model.ID, attempt, last.ToolCalls, lastVerdicts)
 		p.validated.attempts++
-		req := translate.RepairRequest(p.converse, lastTurn, violationsOf(lastTurn, p.names, last.ToolCalls, lastVerdicts))
+		req := translate.RepairRequest(p.converse, lastTurn, violationsOf(lastTurn, p.names, last, lastVerdicts))
 		resp, t, err := s.attempt(ctx, requestID, p, req)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -63,10 +63,10 @@ func (s *Service) checkAnswer(ctx context.Context, requestID string, p *prepared
 			break // upstream_failed has logged and counted it; the last invalid calls go back
 		}
 		usage = addUsage(usage, resp.Usage)
-		if len(resp.ToolCalls) == 0 {
+		if len(resp.ToolCalls) == 0 && resp.AnswerID == "" {
 			break
 		}
-		last, lastTurn, lastVerdicts = resp, t, c.checkAll(resp.ToolCalls)
+		last, lastTurn, lastVerdicts = resp, t, c.checkAll(resp)
 		if !needsRepair(lastVerdicts) {
 			repaired = true
 			break
@@ -75,6 +75,9 @@ func (s *Service) checkAnswer(ctx context.Context, requestID string, p *prepared
 	// With max_repair_attempts 0 no attempt is made: the calls go back unrepaired.
 	out := *first
 	out.ToolCalls = last.ToolCalls
+	if last.AnswerID != "" { // the answer is the answer tool's input: the last attempt's
+		out.Text, out.AnswerID = last.Text, last.AnswerID
+	}
 	out.Finish, out.StopReason, out.DroppedToolCalls = last.Finish, last.StopReason, last.DroppedToolCalls
 	if !repaired {
 		out.Finish = chat.FinishToolCalls // the calls go back, invalid
@@ -84,21 +87,25 @@ func (s *Service) checkAnswer(ctx context.Context, requestID string, p *prepared
 	return &out, nil
 }
 
-// violationsOf are the violations of the invalid calls of an answer by the Bedrock
-// toolUseId of their block in turn, the assistant message the answer came from: calls
-// carry the client's ids, which names maps Bedrock's to. Blocks are matched by id, never
-// by position: the answer leaves some of the turn's blocks out (13.4's drops, a tool of
-// the gateway's own).
-func violationsOf(turn bedrock.Message, names *translate.Names, calls []chat.ToolCall, vs []verdict) map[string][]string {
+// violationsOf are the violations of the invalid calls of resp by the Bedrock toolUseId
+// of their block in turn, the assistant message resp came from: calls carry the client's
+// ids, which names maps Bedrock's to; the answer tool's call (the verdict after the
+// calls') carries Bedrock's. Blocks are matched by id, never by position: the answer
+// leaves some of the turn's blocks out (13.4's drops, the answer tool's call).
+func violationsOf(turn bedrock.Message, names *translate.Names, resp *chat.Response, vs []verdict) map[string][]string {
+	calls := resp.ToolCalls
 	byClientID := make(map[string][]string, len(calls))
 	for i := range calls {
 		if len(vs[i].violations) > 0 {
 			byClientID[calls[i].ID] = vs[i].violations
 		}
 	}
-	out := make(map[string][]string, len(byClientID))
+	out := make(map[string][]string, len(byClientID)+1)
+	if len(vs) > len(calls) && len(vs[len(calls)].violations) > 0 {
+		out[resp.AnswerID] = vs[len(calls)].violations
+	}
 	for _, b := range turn.Content {
-		if b.ToolUse == nil {
+		if b.ToolUse == nil || b.ToolUse.ToolUseID == resp.AnswerID {
 			continue
 		}
 		if v, ok := byClientID[names.ToolCallID(b.ToolUse.ToolUseID)]; ok {
@@ -128,7 +135,11 @@ func (s *Service) logRepair(requestID, model string, attempt int, calls []chat.T
 			continue
 		}
 		invalid++
-		if name := clip.String(calls[i].Name, clip.QuoteMax); len(tools) < maxLoggedTools && !slices.Contains(tools, name) {
+		name := "response_format" // the answer tool's verdict follows the calls'
+		if i < len(calls) {
+			name = clip.String(calls[i].Name, clip.QuoteMax)
+		}
+		if len(tools) < maxLoggedTools && !slices.Contains(tools, name) {
 			tools = append(tools, name)
 		}
 	}

@@ -258,7 +258,7 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	}
 	// No call comes back from a model offered no tools, nor from one whose tool budget is
 	// spent (its calls are dropped).
-	check := s.newChecker(req, model, mode, converse.ToolConfig != nil && !names.BudgetExhausted)
+	check := s.newChecker(req, model, mode, converse.ToolConfig != nil && !names.BudgetExhausted, names)
 	res.Validating = check != nil
 	return &prepared{model: model, converse: converse, names: names, keyID: req.KeyID, check: check}, nil
 }

@@ -186,7 +186,7 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 // where their mode says so, with further model calls (not streamed: only their calls
 // reach the client), then go out, and done after them with the usage of every attempt.
 func (st *Stream) finishHeld(out []chat.Event) ([]chat.Event, error) {
-	first := st.hold.held()
+	first := st.hold.held(st.machine.AnswerID())
 	if first == nil {
 		return out, nil // the machine produced no done: its error says why
 	}

@@ -14,11 +14,13 @@ import (
 )
 
 // Tool validation (docs/PROTOCOL.md 13.2): every tool call an answer returns, once 13.4 and
-// 13.5 have dropped what they drop, is checked against its tool's parameters. Each call
-// has a mode: the request's tool_validation (its own, else its alias's, else the
+// 13.5 have dropped what they drop, is checked against its tool's parameters, and so is
+// the call of the synthetic answer tool (13.3), against the response_format schema. Each
+// call has a mode: the request's tool_validation (its own, else its alias's, else the
 // gateway's), or repair for a strict tool on a model without native strict tool use
 // (13.1). An answer with an invalid call in repair mode is repaired (repair.go); other
-// invalid calls are returned with their violations.
+// invalid calls are returned with their violations. The answer tool's call is not one the
+// client sees: its violations are in the answer's outcome alone.
 
 // ToolOutcomes counts an answer's tool calls by the outcome of their check, the outcome
 // label of gateway_tool_calls_total.
@@ -80,24 +82,35 @@ type checker struct {
 	strict []bool
 	// canRepair: some call may be repaired (mode repair, or a strict tool in strict).
 	canRepair bool
+	// answer is the response_format schema the answer tool's input is checked against;
+	// nil when the request has no answer tool or mode is off.
+	answer    []byte
 	requestID string
 	model     string
 }
 
-// newChecker is the checker of a translated request; nil when nothing is checked: the
-// model is offered no tools (no call can come back), or mode is off and no strict tool
-// falls back to repair.
-func (s *Service) newChecker(req *chat.Request, model capabilities.Model, mode string, offered bool) *checker {
-	if !offered {
+// newChecker is the checker of a translated request; nil when nothing is checked: no call
+// can come back (the model is offered no tools of the client's, or its tool budget is
+// spent) and there is no answer tool to check, or mode is off and no strict tool falls
+// back to repair.
+func (s *Service) newChecker(req *chat.Request, model capabilities.Model, mode string, offered bool, names *translate.Names) *checker {
+	answer := names.AnswerTool != "" && mode != chat.ValidationOff
+	if !offered && !answer {
 		return nil
 	}
-	c := &checker{svc: s, mode: mode, tools: req.Tools, requestID: req.ID, model: model.ID, canRepair: mode == chat.ValidationRepair}
-	for i := range req.Tools {
-		if translate.StrictRepair(&req.Tools[i], model) {
-			if c.strict == nil {
-				c.strict = make([]bool, len(req.Tools))
+	c := &checker{svc: s, mode: mode, requestID: req.ID, model: model.ID, canRepair: mode == chat.ValidationRepair}
+	if answer {
+		c.answer = req.ResponseFormat.Schema
+	}
+	if offered {
+		c.tools = req.Tools
+		for i := range req.Tools {
+			if translate.StrictRepair(&req.Tools[i], model) {
+				if c.strict == nil {
+					c.strict = make([]bool, len(req.Tools))
+				}
+				c.strict[i], c.canRepair = true, true
 			}
-			c.strict[i], c.canRepair = true, true
 		}
 	}
 	if mode == chat.ValidationOff && c.strict == nil {
@@ -128,25 +141,40 @@ func (c *checker) check(call *chat.ToolCall) verdict {
 		v.violations = toolcheck.UnknownTool(call.Name)
 		return v
 	}
-	schema, err, fresh := c.svc.schemas.Schema(c.tools[i].Parameters)
+	return c.against(v, c.tools[i].Parameters, c.tools[i].Name, call.Arguments)
+}
+
+// checkAnswer checks the answer tool's input, text, against the response_format schema.
+func (c *checker) checkAnswer(text string) verdict {
+	return c.against(verdict{repair: c.mode == chat.ValidationRepair}, c.answer, "response_format", text)
+}
+
+// against completes v with what checking args against schema finds; tool names the
+// schema in the log line of one that does not compile.
+func (c *checker) against(v verdict, source []byte, tool, args string) verdict {
+	schema, err, fresh := c.svc.schemas.Schema(source)
 	if err != nil {
 		if fresh {
 			c.svc.log.Warn("tool schema cannot be compiled; its calls are not checked",
 				zap.String("request_id", c.requestID), zap.String("model", clip.String(c.model, clip.LogMax)),
-				zap.String("tool", clip.String(c.tools[i].Name, clip.LogMax)), zap.String("error", clip.String(err.Error(), clip.LogMax)))
+				zap.String("tool", clip.String(tool, clip.LogMax)), zap.String("error", clip.String(err.Error(), clip.LogMax)))
 		}
 		v.unchecked = true
 		return v
 	}
-	v.violations = schema.Check(call.Arguments)
+	v.violations = schema.Check(args)
 	return v
 }
 
-// checkAll checks calls.
-func (c *checker) checkAll(calls []chat.ToolCall) []verdict {
-	out := make([]verdict, len(calls))
-	for i := range calls {
-		out[i] = c.check(&calls[i])
+// checkAll checks an answer's calls, in their order, then the answer tool's call when the
+// answer came through it and it is checked.
+func (c *checker) checkAll(resp *chat.Response) []verdict {
+	out := make([]verdict, len(resp.ToolCalls), len(resp.ToolCalls)+1)
+	for i := range resp.ToolCalls {
+		out[i] = c.check(&resp.ToolCalls[i])
+	}
+	if resp.AnswerID != "" && c.answer != nil {
+		out = append(out, c.checkAnswer(resp.Text))
 	}
 	return out
 }
@@ -158,19 +186,22 @@ func needsRepair(vs []verdict) bool {
 
 // settle writes the verdicts into the calls returned (their ValidationErrors), counts their
 // outcomes into out, and returns the answer's outcome: invalid when a call goes back with
-// violations, else repaired when tried (a repair was attempted), else "".
+// violations, else repaired when tried (a repair was attempted), else "". vs may hold one
+// verdict more than calls: the answer tool's, which counts but has no call to write into.
 func settle(calls []chat.ToolCall, vs []verdict, tried bool, out *ToolOutcomes) string {
 	outcome := ""
 	if tried {
 		outcome = ValidationRepaired
 	}
-	for i := range calls {
-		if len(vs[i].violations) > 0 {
-			calls[i].ValidationErrors = vs[i].violations
+	for i, v := range vs {
+		if len(v.violations) > 0 {
+			if i < len(calls) {
+				calls[i].ValidationErrors = v.violations
+			}
 			outcome = ValidationInvalid
 		}
 	}
-	for _, v := range vs[:len(calls)] {
+	for _, v := range vs {
 		switch {
 		case len(v.violations) > 0 && tried:
 			out.Unrepaired++

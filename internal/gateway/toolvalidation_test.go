@@ -49,10 +49,12 @@ type seenCall struct {
 // the x-gateway-tool-validation header (REST unary, gRPC header metadata), trailer (REST
 // streams, gRPC stream trailer metadata) or metadata.tool_validation.
 type seen struct {
-	calls   []seenCall
-	finish  string
-	text    string
-	outcome string
+	calls  []seenCall
+	finish string
+	text   string
+	// textPieces counts the content fragments a stream sent.
+	textPieces int
+	outcome    string
 }
 
 // surfaces are every surface and stream format; openai ones never show violations.
@@ -166,7 +168,7 @@ func ask(t *testing.T, g started, surface, body string) seen {
 			require.NoError(t, err)
 			switch {
 			case ev.GetContent() != nil:
-				out.text += ev.GetContent().GetText()
+				out.text, out.textPieces = out.text+ev.GetContent().GetText(), out.textPieces+1
 			case ev.GetToolCall() != nil:
 				tc := ev.GetToolCall()
 				if tc.GetId() != "" {
@@ -206,7 +208,7 @@ func readJSONLCalls(t *testing.T, r io.Reader) seen {
 		case "content":
 			var s string
 			require.NoError(t, json.Unmarshal(l.Delta, &s))
-			out.text += s
+			out.text, out.textPieces = out.text+s, out.textPieces+1
 		case "tool_call":
 			var d struct {
 				ID       string
@@ -246,7 +248,7 @@ func readChunkedCalls(t *testing.T, r io.Reader) seen {
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &l), sc.Text())
 		switch l.Type {
 		case "Text":
-			out.text += l.Data
+			out.text, out.textPieces = out.text+l.Data, out.textPieces+1
 		case "ToolStart":
 			var d struct {
 				ToolCall struct {
@@ -300,6 +302,9 @@ func readSSECalls(t *testing.T, raw string) seen {
 		}
 		ch := c.Choices[0]
 		out.text += ch.Delta.Content
+		if ch.Delta.Content != "" {
+			out.textPieces++
+		}
 		for _, tc := range ch.Delta.ToolCalls {
 			if tc.ID != "" {
 				require.Equal(t, len(out.calls), tc.Index)
@@ -560,4 +565,72 @@ type drainingBody struct{ io.ReadCloser }
 func (b drainingBody) Close() error {
 	_, _ = io.Copy(io.Discard, b.ReadCloser)
 	return b.ReadCloser.Close()
+}
+
+// TestAnswerToolValidation: the synthetic json_response tool's input (docs/PROTOCOL.md
+// 13.3) is checked against the response_format schema as any call is (13.2). Report
+// returns the answer unchanged and says invalid; repair shows the model its own call with
+// an error result and returns the corrected answer, repaired. The tool never shows as a
+// call, and a stream holds the answer until it is checked.
+func TestAnswerToolValidation(t *testing.T) {
+	const user = "Weather in Paris?"
+	finishStop := func(surface string) string {
+		if strings.HasPrefix(surface, "grpc") {
+			return llmgatewayv1.FinishReason_FINISH_REASON_STOP.String()
+		}
+		return "stop"
+	}
+	weather := func(t *testing.T, text string) map[string]any {
+		t.Helper()
+		var w map[string]any
+		require.NoError(t, json.Unmarshal([]byte(text), &w), "one JSON object: %q", text)
+		return w
+	}
+	for _, surface := range surfaces {
+		t.Run(surface+"/report", func(t *testing.T) {
+			sim := recordSim(t, "invalid_tool_args")
+			g := start(t, defaultConfig(t))
+			got := ask(t, g, surface, formatBody(testModel, user, ""))
+			assert.Empty(t, got.calls, "the answer tool is no call")
+			assert.NotContains(t, weather(t, got.text), "city", "returned unchanged: the fault left city out")
+			assert.Equal(t, "invalid", got.outcome)
+			assert.Equal(t, finishStop(surface), got.finish)
+			if surface != "nirmata" && surface != "openai" && surface != "grpc" {
+				assert.Equal(t, 1, got.textPieces, "held until checked, then sent whole")
+			}
+			assert.Len(t, sim.converseRequests(t), 1)
+			assert.InDelta(t, 1, metricValue(t, g, "gateway_tool_calls_total", map[string]string{"outcome": "invalid"}), 0)
+		})
+		t.Run(surface+"/repair", func(t *testing.T) {
+			sim := recordSim(t, "invalid_tool_args,times=1")
+			g := start(t, defaultConfig(t))
+			got := ask(t, g, surface, formatBody(testModel, user, `,"tool_validation":"repair"`))
+			assert.Empty(t, got.calls, "the answer tool is no call")
+			w := weather(t, got.text)
+			assert.Contains(t, w, "city", "the corrected answer")
+			assert.Contains(t, w, "temp_c")
+			assert.Equal(t, "repaired", got.outcome)
+			assert.Equal(t, finishStop(surface), got.finish)
+
+			reqs := sim.converseRequests(t)
+			require.Len(t, reqs, 2)
+			first, second := reqs[0]["messages"].([]any), reqs[1]["messages"].([]any)
+			require.Len(t, second, len(first)+2)
+			var use map[string]any
+			for _, b := range second[len(first)].(map[string]any)["content"].([]any) {
+				if u, ok := b.(map[string]any)["toolUse"]; ok {
+					use = u.(map[string]any)
+				}
+			}
+			require.NotNil(t, use, "the model's own call of the answer tool")
+			assert.Equal(t, answerTool, use["name"])
+			results := second[len(first)+1].(map[string]any)["content"].([]any)
+			require.Len(t, results, 1)
+			assert.Equal(t, map[string]any{"toolUseId": use["toolUseId"], "status": "error", "content": []any{map[string]any{
+				"text": `Invalid arguments for json_response: /: missing required property "city". Call json_response again with corrected arguments.`}}},
+				results[0].(map[string]any)["toolResult"])
+			assert.InDelta(t, 1, metricValue(t, g, "gateway_tool_calls_total", map[string]string{"outcome": "repaired"}), 0)
+			assert.InDelta(t, 1, metricValue(t, g, "gateway_tool_repair_attempts_total", nil), 0)
+		})
+	}
 }

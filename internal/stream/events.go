@@ -19,6 +19,11 @@ func contentEvent(text string) chat.Event {
 	return chat.Event{Kind: chat.EventContent, Text: text}
 }
 
+// answerEvent is a fragment of the answer tool's input, passed on as content.
+func answerEvent(text string) chat.Event {
+	return chat.Event{Kind: chat.EventContent, Text: text, Answer: true}
+}
+
 func toolCallEndEvent(index int) chat.Event {
 	return chat.Event{Kind: chat.EventToolCallEnd, Index: index}
 }

@@ -22,6 +22,19 @@ const answerName = "json_response"
 
 var usage34 = chat.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}
 
+// answerIDs are the toolUseIds of the answers' calls in TestMachineAnswerTool, by case;
+// absent: the tool is not called.
+var answerIDs = map[string]string{
+	"forced: the preamble is dropped, the input is content, finish stop":    "t1",
+	"client calls around it keep dense ordinals; the text goes":             "t2",
+	"no input: {} at its stop":                                              "t1",
+	"never stopped: {} before done":                                         "t1",
+	"text after it is dropped, and a second call":                           "t1",
+	"parallel calls off: the answer is no client call":                      "t0",
+	"tool budget spent: client calls dropped, the answer kept, finish stop": "t2",
+	"reasoning is not held":                                                 "t1",
+}
+
 func TestMachineAnswerTool(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -34,20 +47,20 @@ func TestMachineAnswerTool(t *testing.T) {
 			[]bedrock.StreamEvent{evMessageStart(), evText(0, "I'll call "), evText(0, "json_response."), evStop(0),
 				evToolStart(1, "t1", answerName), evToolInput(1, `{"city":`), evToolInput(1, `"Paris"}`), evStop(1),
 				evMessageStop("tool_use"), evMetadata(3, 4)},
-			[]chat.Event{content(`{"city":`), content(`"Paris"}`), done(chat.FinishStop, usage34)}},
+			[]chat.Event{answer(`{"city":`), answer(`"Paris"}`), done(chat.FinishStop, usage34)}},
 		{"client calls around it keep dense ordinals; the text goes", translate.Names{},
 			[]bedrock.StreamEvent{evText(0, "Looking. "), evToolStart(1, "t1", "get_weather"), evToolStart(2, "t2", answerName),
 				evToolStart(3, "t3", "get_time"), evToolInput(3, `{"tz":"CET"}`), evToolInput(2, `{"a":1}`), evToolInput(1, `{}`),
 				evStop(2), evStop(1), evStop(3), evMessageStop("tool_use"), evMetadata(3, 4)},
 			[]chat.Event{header(0, "t1", "get_weather"), header(1, "t3", "get_time"),
-				fragment(1, `{"tz":"CET"}`), content(`{"a":1}`), fragment(0, `{}`), toolEnd(0), toolEnd(1),
+				fragment(1, `{"tz":"CET"}`), answer(`{"a":1}`), fragment(0, `{}`), toolEnd(0), toolEnd(1),
 				done(chat.FinishToolCalls, usage34)}},
 		{"no input: {} at its stop", translate.Names{},
 			[]bedrock.StreamEvent{evToolStart(0, "t1", answerName), evStop(0), evMessageStop("tool_use"), evMetadata(3, 4)},
-			[]chat.Event{content(`{}`), done(chat.FinishStop, usage34)}},
+			[]chat.Event{answer(`{}`), done(chat.FinishStop, usage34)}},
 		{"never stopped: {} before done", translate.Names{},
 			[]bedrock.StreamEvent{evToolStart(0, "t1", answerName), evMessageStop("tool_use"), evMetadata(3, 4)},
-			[]chat.Event{content(`{}`), done(chat.FinishStop, usage34)}},
+			[]chat.Event{answer(`{}`), done(chat.FinishStop, usage34)}},
 		{"not called: the text comes at the end, whole", translate.Names{},
 			[]bedrock.StreamEvent{evText(0, "Hello"), evText(0, " there."), evMessageStop("end_turn"), evMetadata(3, 4)},
 			[]chat.Event{content("Hello there."), done(chat.FinishStop, usage34)}},
@@ -57,20 +70,20 @@ func TestMachineAnswerTool(t *testing.T) {
 		{"text after it is dropped, and a second call", translate.Names{},
 			[]bedrock.StreamEvent{evToolStart(0, "t1", answerName), evToolInput(0, `{"a":1}`), evStop(0), evText(1, "Done."),
 				evToolStart(2, "t2", answerName), evToolInput(2, `{"a":2}`), evStop(2), evMessageStop("tool_use"), evMetadata(3, 4)},
-			[]chat.Event{content(`{"a":1}`), done(chat.FinishStop, usage34)}},
+			[]chat.Event{answer(`{"a":1}`), done(chat.FinishStop, usage34)}},
 		{"parallel calls off: the answer is no client call", translate.Names{OneCall: true},
 			[]bedrock.StreamEvent{evToolStart(0, "t0", answerName), evToolInput(0, `{"a":1}`), evToolStart(1, "t1", "a"), evToolInput(1, `{}`),
 				evToolStart(2, "t2", "b"), evToolInput(2, `{}`), evMessageStop("tool_use"), evMetadata(3, 4)},
-			[]chat.Event{content(`{"a":1}`), header(0, "t1", "a"), fragment(0, `{}`), toolEnd(0), done(chat.FinishToolCalls, usage34)}},
+			[]chat.Event{answer(`{"a":1}`), header(0, "t1", "a"), fragment(0, `{}`), toolEnd(0), done(chat.FinishToolCalls, usage34)}},
 		{"tool budget spent: client calls dropped, the answer kept, finish stop", translate.Names{BudgetExhausted: true},
 			[]bedrock.StreamEvent{evText(0, "Calling."), evToolStart(1, "t1", "a"), evToolInput(1, `{}`), evStop(1),
 				evToolStart(2, "t2", answerName), evToolInput(2, `{"a":1}`), evStop(2), evMessageStop("tool_use"), evMetadata(3, 4)},
-			[]chat.Event{content(`{"a":1}`), done(chat.FinishStop, usage34)}},
+			[]chat.Event{answer(`{"a":1}`), done(chat.FinishStop, usage34)}},
 		{"reasoning is not held", translate.Names{},
 			[]bedrock.StreamEvent{evReasoning(0, "Think."), evSignature(0, "sig"), evStop(0), evToolStart(1, "t1", answerName),
 				evToolInput(1, `{}`), evMessageStop("tool_use"), evMetadata(3, 4)},
 			[]chat.Event{{Kind: chat.EventReasoning, Text: "Think."}, {Kind: chat.EventReasoningBlock, Block: chat.ReasoningBlock{Text: "Think.", Signature: "sig"}},
-				content(`{}`), done(chat.FinishStop, usage34)}},
+				answer(`{}`), done(chat.FinishStop, usage34)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,6 +93,7 @@ func TestMachineAnswerTool(t *testing.T) {
 			m := stream.NewMachine(&names)
 			got, err := run(t, m, &sliceEvents{evs: tt.evs})
 			require.NoError(t, err)
+			assert.Equal(t, answerIDs[tt.name], m.AnswerID(), "the toolUseId of the call whose input is the answer")
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}

@@ -250,6 +250,11 @@ func str(s string) *string { return &s }
 // Client event builders for expectations.
 func content(text string) chat.Event { return chat.Event{Kind: chat.EventContent, Text: text} }
 
+// answer is a fragment of the synthetic answer tool's input, passed on as content.
+func answer(text string) chat.Event {
+	return chat.Event{Kind: chat.EventContent, Text: text, Answer: true}
+}
+
 func header(index int, id, name string) chat.Event {
 	return chat.Event{Kind: chat.EventToolCall, Index: index, ToolCall: chat.ToolCall{ID: id, Type: "function", Name: name}}
 }

@@ -77,6 +77,7 @@ type toolBlock struct {
 // first one's input is the answer (translate.TextHold); later ones are dropped.
 type answerBlock struct {
 	block   int
+	id      string // Bedrock's toolUseId
 	first   bool
 	args    bool // a non-empty fragment was passed on as content
 	stopped bool
@@ -316,7 +317,7 @@ func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat
 		out = m.stopReasoning(out)
 	}
 	if m.names.IsAnswerTool(tu.Name) {
-		m.answers = append(m.answers, answerBlock{block: block, first: m.hold.AnswerCall()})
+		m.answers = append(m.answers, answerBlock{block: block, id: tu.ToolUseID, first: m.hold.AnswerCall()})
 		return out, nil
 	}
 	ordinal := len(m.tools)
@@ -378,7 +379,7 @@ func (m *Machine) answerDelta(a int, frag string, out []chat.Event) ([]chat.Even
 	}
 	if frag != "" && b.first {
 		b.args = true
-		out = append(out, contentEvent(frag))
+		out = append(out, answerEvent(frag))
 	}
 	return out, nil
 }
@@ -392,9 +393,20 @@ func (m *Machine) stopAnswer(a int, out []chat.Event) []chat.Event {
 	b.stopped = true
 	if b.first && !b.args {
 		b.args = true
-		out = append(out, contentEvent("{}"))
+		out = append(out, answerEvent("{}"))
 	}
 	return out
+}
+
+// AnswerID is the Bedrock toolUseId of the answer tool's call whose input is the answer,
+// "" when there is none (docs/PROTOCOL.md 13.3).
+func (m *Machine) AnswerID() string {
+	for i := range m.answers {
+		if m.answers[i].first {
+			return m.answers[i].id
+		}
+	}
+	return ""
 }
 
 // answerAt returns the index in answers of the answer tool call in content block block,

@@ -2,6 +2,7 @@ package translate_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -330,6 +331,11 @@ func TestAnswerToolResponse(t *testing.T) {
 			resp, err := translate.Response(tt.answer, tt.names)
 			require.NoError(t, err)
 			assert.Equal(t, tt.text, resp.Text)
+			wantID := "t9" // the first answer's call, which repair names (docs/PROTOCOL.md 13.2)
+			if !strings.HasPrefix(tt.text, "{") {
+				wantID = ""
+			}
+			assert.Equal(t, wantID, resp.AnswerID)
 			var calls []string
 			for _, c := range resp.ToolCalls {
 				calls = append(calls, c.Name)
@@ -344,6 +350,7 @@ func TestAnswerToolResponse(t *testing.T) {
 	resp, err := translate.Response(answerOf("tool_use", bedrock.TextBlock("Calling."), answer), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "Calling.", resp.Text)
+	assert.Empty(t, resp.AnswerID)
 	require.Len(t, resp.ToolCalls, 1)
 	assert.Equal(t, "json_response", resp.ToolCalls[0].Name)
 }

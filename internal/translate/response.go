@@ -39,6 +39,7 @@ func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, err
 					return nil, err
 				}
 				text.WriteString(args)
+				out.AnswerID = b.ToolUse.ToolUseID
 			}
 		case b.ToolUse != nil:
 			args, err := Arguments(b.ToolUse.Input)
