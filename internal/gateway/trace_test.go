@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
@@ -511,4 +512,38 @@ func TestNoTracesWhenExporterIsNone(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
 	stop()
 	assert.Empty(t, rcv.exported())
+}
+
+// TestTraceOfAStreamTheClientLeft: a stream whose client goes away mid-answer ends its
+// Bedrock call, and the call's span says it was canceled.
+func TestTraceOfAStreamTheClientLeft(t *testing.T) {
+	rcv := newHTTPReceiver(t)
+	setOTelEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.endpoint})
+	cfg := defaultConfig(t)
+	cfg.Sim.Enabled = true
+	cfg.Sim.DeltaDelay = 30 * time.Millisecond // the answer takes far longer than reading its first line
+	g, stop := startTraced(t, cfg)
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+g.HTTP+"/llm-apps/chat?stream=true", strings.NewReader(twoTools))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	first, err := bufio.NewReader(resp.Body).ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, first, "content")
+	cancel()
+	resp.Body.Close()
+	stop() // the drain waits for the call to end
+
+	spans := rcv.spans()
+	require.Len(t, spans, 2)
+	srv := serverSpan(t, spans, resp.Header.Get("X-Request-Id"))
+	assert.Equal(t, "canceled", srv.str("gateway.outcome"))
+	kids := children(spans, srv)
+	require.Len(t, kids, 1)
+	assert.Equal(t, tracepb.Status_STATUS_CODE_ERROR, kids[0].GetStatus().GetCode())
+	assert.Equal(t, "canceled", kids[0].str("error.type"))
+	assert.Nil(t, kids[0].attr("gen_ai.usage.input_tokens"), "the answer never ended")
 }
