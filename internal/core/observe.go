@@ -71,8 +71,8 @@ func (s *Service) Panicked(call *Call, what string, p any) Failure {
 	return Failure{Kind: KindInternal, Message: "internal error"}
 }
 
-// Observe writes the call's access-log line, records it in the metrics and ends its span. Prompt text,
-// arguments and keys are never logged: the key's identity is a digest prefix.
+// Observe writes the call's access-log line, records it in the metrics and ends its span.
+// Prompt text, arguments and keys are never logged: the key's identity is a digest prefix.
 func (s *Service) Observe(c *Call) {
 	d := time.Since(c.Start)
 	m := s.opts.Metrics
