@@ -27,7 +27,7 @@ COPY internal/ internal/
 # CGO off: a static binary, nothing needed from the base image but CA certificates.
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/gateway ./cmd/gateway
+    go build -trimpath -ldflags "-s -w -X github.com/nirmata/llm-gateway/internal/buildinfo.version=${VERSION}" -o /out/gateway ./cmd/gateway
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/gateway /gateway

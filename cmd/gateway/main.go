@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
+	"github.com/nirmata/llm-gateway/internal/buildinfo"
 	"github.com/nirmata/llm-gateway/internal/config"
 	"github.com/nirmata/llm-gateway/internal/gateway"
 )
@@ -46,10 +45,6 @@ Usage:
 Flags:
 `
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3"; otherwise the
-// module version or VCS revision the binary was built from is shown.
-var version = ""
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -67,14 +62,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "":
 		if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
-			fmt.Fprintln(stdout, versionString())
+			fmt.Fprintln(stdout, buildinfo.String())
 			return 0
 		}
 		err = runGateway(ctx, args)
 	case "sim":
 		err = runSim(ctx, args)
 	case "version":
-		fmt.Fprintln(stdout, versionString())
+		fmt.Fprintln(stdout, buildinfo.String())
 		return 0
 	case "help":
 		if len(args) > 0 && args[0] == "sim" {
@@ -126,35 +121,6 @@ func printSimUsage(w io.Writer) {
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fmt.Fprintf(w, "\nFault syntax (--fault, repeatable): %s\n", bedrocksim.FaultHelp)
-}
-
-func versionString() string {
-	v, rev, modified := version, "", false
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
-		}
-	}
-	if v == "" {
-		v = "devel"
-	}
-	out := "gateway " + v
-	if rev != "" {
-		out += " (" + rev[:min(12, len(rev))]
-		if modified {
-			out += ", modified"
-		}
-		out += ")"
-	}
-	return out + " " + runtime.Version()
 }
 
 func runGateway(ctx context.Context, args []string) error {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -37,6 +38,8 @@ type Call struct {
 	Status int
 	Code   string
 	Result Result
+	// span is the call's server span (StartSpan); nil when tracing is off.
+	span trace.Span
 }
 
 // NewRequestID returns a call's id: 16 random hex characters.
@@ -68,8 +71,8 @@ func (s *Service) Panicked(call *Call, what string, p any) Failure {
 	return Failure{Kind: KindInternal, Message: "internal error"}
 }
 
-// Observe writes the call's access-log line and records it in the metrics. Prompt text,
-// arguments and keys are never logged: the key's identity is a digest prefix.
+// Observe writes the call's access-log line, records it in the metrics and ends its span.
+// Prompt text, arguments and keys are never logged: the key's identity is a digest prefix.
 func (s *Service) Observe(c *Call) {
 	d := time.Since(c.Start)
 	m := s.opts.Metrics
@@ -111,6 +114,9 @@ func (s *Service) Observe(c *Call) {
 		msg = c.Transport
 	}
 	s.access.Info(msg, zap.Inline(c), zap.Duration("latency", d))
+	if c.span != nil {
+		endSpan(c)
+	}
 }
 
 // MarshalLogObject implements [zapcore.ObjectMarshaler].

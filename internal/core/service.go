@@ -25,6 +25,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/stream"
+	"github.com/nirmata/llm-gateway/internal/telemetry"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -65,6 +66,10 @@ type Options struct {
 	// MaxRepairAttempts bounds the model calls a repair adds to one answer; 0 makes none,
 	// and invalid calls in repair mode go back with their violations.
 	MaxRepairAttempts int
+	// Tracing makes the spans of docs/PROTOCOL.md 14.6; nil makes none.
+	Tracing *telemetry.Tracing
+	// Region is the AWS region of the Bedrock upstream, for the spans' cloud.region.
+	Region string
 }
 
 // Service answers chat calls. It is safe for concurrent use.
@@ -119,9 +124,12 @@ func (s *Service) Metrics() *metrics.Metrics { return s.opts.Metrics }
 // ClientType are set once the request was read, the rest once the answer is complete.
 type Result struct {
 	// Model is the Bedrock model id the call went to.
-	Model      string
-	ClientType string
-	Usage      chat.Usage
+	Model string
+	// RequestModel is the model name the request gave, "" when it gave none; at most
+	// 2,048 bytes.
+	RequestModel string
+	ClientType   string
+	Usage        chat.Usage
 	// ToolCalls is how many tool calls the answer holds.
 	ToolCalls int
 	// Repairs is what the translator repaired in the client's history.
@@ -227,6 +235,7 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	if err := checkModelID(req.Model); err != nil {
 		return nil, err
 	}
+	res.RequestModel = req.Model
 	if p := req.Provider; p != "" && !strings.EqualFold(p, "bedrock") {
 		return nil, translate.Refuse(translate.ErrInvalidRequest, translate.CodeUnsupportedValue, "provider %s is not supported; this gateway serves \"bedrock\"", clip.Quote(p))
 	}
@@ -332,19 +341,33 @@ func (s *Service) upstreamFailed(ctx context.Context, requestID, model string, e
 	if ctx.Err() != nil {
 		return // the client left, the deadline passed or the drain ended it: not Bedrock's doing
 	}
+	code := upstreamCode(err)
+	if code == "" {
+		return
+	}
+	s.opts.Metrics.UpstreamError(model, code)
+	var apiErr *bedrock.APIError
+	if errors.As(err, &apiErr) {
+		s.log.Warn("bedrock error", zap.String("request_id", requestID), zap.String("model", clip.String(model, clip.LogMax)),
+			zap.String("error_code", apiErr.Code), zap.String("bedrock_request_id", apiErr.RequestID))
+	} // a transport error's detail is in the answer's log line
+}
+
+// upstreamCode names a failed Bedrock call for the metrics and spans: Bedrock's error code,
+// transport, truncated (the stream ended early) or invalid_answer; "" for other errors.
+func upstreamCode(err error) string {
 	var apiErr *bedrock.APIError
 	switch {
 	case errors.As(err, &apiErr):
-		s.opts.Metrics.UpstreamError(model, apiErr.Code)
-		s.log.Warn("bedrock error", zap.String("request_id", requestID), zap.String("model", clip.String(model, clip.LogMax)),
-			zap.String("error_code", apiErr.Code), zap.String("bedrock_request_id", apiErr.RequestID))
+		return apiErr.Code
 	case errors.Is(err, bedrock.ErrTransport):
-		s.opts.Metrics.UpstreamError(model, metrics.UpstreamTransport) // the answer's log line has the detail
+		return metrics.UpstreamTransport
 	case errors.Is(err, stream.ErrTruncated):
-		s.opts.Metrics.UpstreamError(model, "truncated")
+		return "truncated"
 	case errors.Is(err, translate.ErrUpstream):
-		s.opts.Metrics.UpstreamError(model, "invalid_answer")
+		return "invalid_answer"
 	}
+	return ""
 }
 
 // modelName is the model a request names: its own, else the default.
@@ -420,10 +443,19 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (
 func (s *Service) attempt(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 	defer cancel()
+	ctx, span := s.traceUpstream(ctx, p, req)
+	var (
+		resp *chat.Response
+		turn bedrock.Message
+		err  error
+	)
 	if p.names.StreamOnly {
-		return s.converseStreamed(ctx, requestID, p, req)
+		resp, turn, err = s.converseStreamed(ctx, requestID, p, req)
+	} else {
+		resp, turn, err = s.converseUnary(ctx, requestID, p, req)
 	}
-	return s.converseUnary(ctx, requestID, p, req)
+	span.endAnswer(resp, err)
+	return resp, turn, err
 }
 
 func (s *Service) converseUnary(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {

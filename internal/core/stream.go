@@ -35,6 +35,9 @@ type Stream struct {
 	// replay holds a unary answer replayed as a stream, for models without streaming tool
 	// use; src and machine are nil then.
 	replay []chat.Event
+	// span is the Bedrock call's client span, ended with the stream; nil when none is
+	// made.
+	span *upstreamSpan
 	// done releases the upstream: the connection, the deadline and the slot.
 	done   func()
 	start  time.Time
@@ -84,11 +87,14 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 			release()
 		}
 	}()
+	ctx, span := s.traceUpstream(ctx, p, p.converse)
 	events, err := s.upstream.ConverseStream(ctx, p.model.ID, p.converse)
 	if err != nil {
+		span.endStream(nil, err)
 		s.upstreamFailed(ctx, req.ID, p.model.ID, err)
 		return nil, res, blame(p.names, err)
 	}
+	st.span = span
 	closed := s.opts.Metrics.StreamOpened(req.ClientType)
 	st.ctx, st.src, st.machine, st.prepared = ctx, events, stream.NewMachine(p.names), p
 	if p.check != nil {
@@ -147,6 +153,10 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 	step, err := st.machine.Step(src, step)
 	for err == nil && st.src.Ready() {
 		step, err = st.machine.Step(src, step)
+	}
+	if err != nil { // the Bedrock call has ended; a repair's calls have spans of their own
+		st.span.endStream(st.machine, err)
+		st.span = nil
 	}
 	if st.hold != nil {
 		st.scratch = step
@@ -211,6 +221,10 @@ func (st *Stream) Result() Result { return st.result }
 
 // Close releases the upstream. It is safe to call more than once.
 func (st *Stream) Close() error {
+	if st.span != nil { // closed before the stream ended: the client left, or its write failed
+		st.span.endStream(nil, context.Canceled)
+		st.span = nil
+	}
 	if st.done != nil {
 		st.done()
 		st.done = nil

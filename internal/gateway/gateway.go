@@ -20,11 +20,13 @@ import (
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
+	"github.com/nirmata/llm-gateway/internal/buildinfo"
 	"github.com/nirmata/llm-gateway/internal/config"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/grpcapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/telemetry"
 )
 
 // Addrs are the addresses the gateway listens on, once it does.
@@ -86,6 +88,18 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return err
 	}
 	log.Info("bedrock upstream", zap.String("endpoint", upstream.Endpoint()), zap.String("region", awsCfg.Region))
+	tracing, err := telemetry.Setup(ctx, buildinfo.Version(), log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Last: the servers have stopped, so every span has ended.
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := tracing.Shutdown(sctx); err != nil {
+			log.Warn("exporting the last spans", zap.Error(err))
+		}
+	}()
 	keyList, err := cfg.LoadAPIKeys()
 	if err != nil {
 		return err
@@ -112,6 +126,8 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		AliasDefaults:     aliasDefaults(cfg.AliasDefaults),
 		ToolValidation:    string(cfg.ToolValidation),
 		MaxRepairAttempts: cfg.MaxRepairAttempts,
+		Tracing:           tracing,
+		Region:            awsCfg.Region,
 	}, log)
 	// Calls run under base, so those still in flight when the drain times out can be
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.

@@ -32,12 +32,17 @@ type chatService struct {
 	writeTimeout time.Duration
 }
 
-// begin starts a call: its id (sent back as x-request-id metadata), its record, and a
-// context the drain can cancel. end, deferred, finishes it.
+// begin starts a call: its id (sent back as x-request-id metadata), its record, its
+// server span when tracing is on (docs/PROTOCOL.md 14.6), and a context the drain can
+// cancel. end, deferred, finishes it.
 func (c *chatService) begin(ctx context.Context, method, route string) (context.Context, *core.Call, func()) {
 	call := &core.Call{Start: time.Now(), Transport: metrics.TransportGRPC, Route: route, Method: method,
 		RequestID: core.NewRequestID(), Code: "ok"}
 	call.KeyID, _ = ctx.Value(keyIDKey{}).(string)
+	if c.svc.Tracing() {
+		md, _ := metadata.FromIncomingContext(ctx)
+		ctx = c.svc.StartSpan(ctx, call, "", metadataCarrier(md))
+	}
 	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", call.RequestID))
 	if c.base == nil {
 		return ctx, call, func() {}
@@ -279,4 +284,28 @@ func errorEvent(s *status.Status) *llmgatewayv1.ChatStreamEvent {
 	return &llmgatewayv1.ChatStreamEvent{Event: &llmgatewayv1.ChatStreamEvent_Error{
 		Error: &llmgatewayv1.Status{Code: p.GetCode(), Message: p.GetMessage(), Details: details},
 	}}
+}
+
+// metadataCarrier carries a call's W3C trace context in its metadata, whose keys are
+// lower case.
+type metadataCarrier metadata.MD
+
+// Get implements [propagation.TextMapCarrier].
+func (c metadataCarrier) Get(key string) string {
+	if v := metadata.MD(c).Get(key); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// Set implements [propagation.TextMapCarrier].
+func (c metadataCarrier) Set(key, value string) { metadata.MD(c).Set(key, value) }
+
+// Keys implements [propagation.TextMapCarrier].
+func (c metadataCarrier) Keys() []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	return keys
 }

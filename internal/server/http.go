@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
@@ -112,8 +114,9 @@ type httpServer struct {
 }
 
 // route wraps a surface's handler in the middleware: request id (X-Request-Id), body
-// deadline, key check when needKey, panic recovery, error answers, and the call's access
-// line and metrics once it has ended.
+// deadline, server span (docs/PROTOCOL.md 14.6) when tracing is on, key check when
+// needKey, panic recovery, error answers, and the call's access line and metrics once it
+// has ended.
 func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFunc) http.Handler {
 	writeError := sf.writeError
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -140,6 +143,9 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 			call.Status = rec.status
 			s.svc.Observe(call)
 		}()
+		if route != metrics.RouteOther && s.svc.Tracing() { // no spans for paths no route serves
+			r = r.WithContext(s.svc.StartSpan(r.Context(), call, r.Pattern, propagation.HeaderCarrier(r.Header)))
+		}
 		if keys := s.opts.Keys; needKey && keys.Enabled() {
 			keyID, ok := keys.Check(r.Header.Values("Authorization"))
 			if !ok {

@@ -66,6 +66,7 @@ type reasoningBlock struct {
 type toolBlock struct {
 	block   int    // contentBlockIndex
 	id      string // the client's id of the call
+	name    string // the client's name of the tool
 	args    bool   // a non-empty arguments fragment was produced
 	stopped bool   // contentBlockStop came (or the stream finished)
 	// dropped: a call after the first when the answer keeps only one (names.FirstCallOnly);
@@ -304,6 +305,16 @@ func (m *Machine) ToolCallIDs(ids []string) []string {
 	return ids
 }
 
+// ToolNames appends the client names of the tools of the calls passed on so far to names.
+func (m *Machine) ToolNames(names []string) []string {
+	for i := range m.tools {
+		if !m.tools[i].dropped {
+			names = append(names, m.tools[i].name)
+		}
+	}
+	return names
+}
+
 func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat.Event) ([]chat.Event, error) {
 	if m.lookup(block) >= 0 || m.answerAt(block) >= 0 {
 		return out, m.fail(fmt.Errorf("%w: Bedrock started content block %d twice", translate.ErrUpstream, block))
@@ -322,13 +333,13 @@ func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat
 	}
 	ordinal := len(m.tools)
 	exhausted := m.names != nil && m.names.BudgetExhausted
-	id := m.names.ToolCallID(tu.ToolUseID)
-	m.tools = append(m.tools, toolBlock{block: block, id: id, dropped: exhausted || ordinal > 0 && m.names.FirstCallOnly()})
+	id, name := m.names.ToolCallID(tu.ToolUseID), m.names.ToolName(tu.Name)
+	m.tools = append(m.tools, toolBlock{block: block, id: id, name: name, dropped: exhausted || ordinal > 0 && m.names.FirstCallOnly()})
 	m.last = ordinal
 	if m.tools[ordinal].dropped {
 		return out, nil
 	}
-	return append(out, headerEvent(ordinal, id, m.names.ToolName(tu.Name))), nil
+	return append(out, headerEvent(ordinal, id, name)), nil
 }
 
 // stopTool closes tool call i: a "{}" fragment if it streamed no arguments, so every

@@ -1,0 +1,208 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/stream"
+)
+
+// Spans (docs/PROTOCOL.md 14.6): a server span per call, which the transport starts with
+// StartSpan and Observe ends, and a client span `chat <model id>` per Bedrock call. They
+// carry counts, names and outcomes, never prompt text, tool arguments or results,
+// reasoning, or a key. With tracing off none of this runs: each entry point checks first,
+// and nothing allocates.
+
+// Attributes of the gateway's own, and gen_ai.system, which semconv dropped for
+// gen_ai.provider.name but many backends still read.
+const (
+	attrGenAISystem   = attribute.Key("gen_ai.system")
+	attrToolCalls     = attribute.Key("gateway.tool_calls")
+	attrRepairAttempt = attribute.Key("gateway.repair_attempt")
+	attrRequestID     = attribute.Key("gateway.request_id")
+	attrClientType    = attribute.Key("gateway.client_type")
+	attrRequestModel  = attribute.Key("gateway.request.model")
+	attrModel         = attribute.Key("gateway.model")
+	attrOutcome       = attribute.Key("gateway.outcome")
+)
+
+// maxSpanToolCalls bounds the names gateway.tool_calls lists.
+const maxSpanToolCalls = 128
+
+// Tracing reports whether the gateway makes spans; a transport calls StartSpan only then.
+func (s *Service) Tracing() bool { return s.opts.Tracing.On() }
+
+// StartSpan starts the server span of call, a child of the trace context carrier holds
+// (W3C traceparent from HTTP headers or gRPC metadata), and returns ctx with it; Observe
+// ends it. route is the HTTP route pattern ("POST /llm-apps/chat"), "" for gRPC. Call it
+// only when Tracing is on.
+func (s *Service) StartSpan(ctx context.Context, call *Call, route string, carrier propagation.TextMapCarrier) context.Context {
+	t := s.opts.Tracing
+	ctx = t.Extract(ctx, carrier)
+	name := route
+	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs = append(attrs, attrRequestID.String(call.RequestID))
+	if call.Transport == metrics.TransportGRPC {
+		name = strings.TrimPrefix(call.Method, "/")
+		attrs = append(attrs, semconv.RPCSystemNameGRPC, semconv.RPCMethod(name))
+	} else {
+		_, path, _ := strings.Cut(route, " ")
+		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(call.Method), semconv.HTTPRoute(path))
+	}
+	ctx, call.span = t.Tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	return ctx
+}
+
+// serverFaults are the outcomes that are the gateway's or Bedrock's fault, which mark a
+// server span as failed; a client's mistake is its outcome only (semconv's rule for gRPC
+// and HTTP server spans).
+var serverFaults = map[string]bool{"unknown": true, "deadline_exceeded": true, "unimplemented": true,
+	"internal": true, "unavailable": true, "data_loss": true}
+
+// endSpan ends call's server span with the call's outcome.
+func endSpan(c *Call) {
+	span := c.span
+	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs = append(attrs, attrOutcome.String(c.Code))
+	if c.Status != 0 {
+		attrs = append(attrs, semconv.HTTPResponseStatusCode(c.Status))
+	} else {
+		attrs = append(attrs, semconv.RPCResponseStatusCode(strings.ToUpper(c.Code)))
+	}
+	if c.Result.ClientType != "" {
+		attrs = append(attrs, attrClientType.String(clip.String(c.Result.ClientType, clip.LogMax)))
+	}
+	if c.Result.RequestModel != "" {
+		attrs = append(attrs, attrRequestModel.String(clip.String(c.Result.RequestModel, clip.LogMax)))
+	}
+	if c.Result.Model != "" {
+		attrs = append(attrs, attrModel.String(clip.String(c.Result.Model, clip.LogMax)))
+	}
+	if c.Code != "ok" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(c.Code))
+		if serverFaults[c.Code] {
+			span.SetStatus(otelcodes.Error, c.Code)
+		}
+	}
+	span.SetAttributes(attrs...)
+	span.End()
+}
+
+// upstreamSpan is the client span of one Bedrock call; nil when tracing is off, and its
+// methods then do nothing.
+type upstreamSpan struct{ span trace.Span }
+
+// traceUpstream starts the client span of one Bedrock call of p, sending req: the
+// request's first call, or a repair attempt (p.validated.attempts is its number). It
+// returns ctx with the span, for the call to run under. End it with endAnswer or
+// endStream.
+func (s *Service) traceUpstream(ctx context.Context, p *prepared, req *bedrock.ConverseRequest) (context.Context, *upstreamSpan) {
+	if !s.opts.Tracing.On() {
+		return ctx, nil
+	}
+	model := clip.String(p.model.ID, clip.LogMax)
+	attrs := make([]attribute.KeyValue, 0, 7)
+	attrs = append(attrs, semconv.GenAIOperationNameChat, semconv.GenAIProviderNameAWSBedrock, attrGenAISystem.String("aws.bedrock"),
+		semconv.GenAIRequestModel(model))
+	if s.opts.Region != "" {
+		attrs = append(attrs, semconv.CloudRegion(s.opts.Region))
+	}
+	if ic := req.InferenceConfig; ic != nil && ic.MaxTokens != nil {
+		attrs = append(attrs, semconv.GenAIRequestMaxTokens(int(*ic.MaxTokens)))
+	}
+	if n := p.validated.attempts; n > 0 {
+		attrs = append(attrs, attrRepairAttempt.Int(n))
+	}
+	ctx, span := s.opts.Tracing.Tracer().Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return ctx, &upstreamSpan{span}
+}
+
+// endAnswer ends the span of a call answered whole (resp), or failed (err).
+func (u *upstreamSpan) endAnswer(resp *chat.Response, err error) {
+	if u == nil {
+		return
+	}
+	if err != nil {
+		u.fail(err)
+		return
+	}
+	var names []string
+	for _, c := range resp.ToolCalls[:min(len(resp.ToolCalls), maxSpanToolCalls)] {
+		names = append(names, c.Name)
+	}
+	u.end(resp.Usage, resp.StopReason, names)
+}
+
+// endStream ends the span of a streamed call once m has read its end (err is io.EOF), or
+// the stream failed or was left (any other err).
+func (u *upstreamSpan) endStream(m *stream.Machine, err error) {
+	if u == nil {
+		return
+	}
+	if err != io.EOF {
+		u.fail(err)
+		return
+	}
+	names := m.ToolNames(nil)
+	u.end(m.Usage(), m.StopReason(), names[:min(len(names), maxSpanToolCalls)])
+}
+
+// end ends a call that Bedrock answered: usage as the gateway reports it (input tokens
+// include those read from and written to the prompt cache: docs/PROTOCOL.md 12.3), Bedrock's
+// stop reason, and the names of the returned tool calls.
+func (u *upstreamSpan) end(usage chat.Usage, stopReason string, toolNames []string) {
+	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs = append(attrs,
+		semconv.GenAIUsageInputTokens(int(usage.PromptTokens)), semconv.GenAIUsageOutputTokens(int(usage.CompletionTokens)),
+		semconv.GenAIUsageCacheReadInputTokens(int(usage.CacheReadTokens)),
+		semconv.GenAIUsageCacheCreationInputTokens(int(usage.CacheWriteTokens)))
+	if stopReason != "" {
+		attrs = append(attrs, semconv.GenAIResponseFinishReasons(clip.String(stopReason, clip.QuoteMax)))
+	}
+	if len(toolNames) > 0 {
+		for i, n := range toolNames {
+			toolNames[i] = clip.String(n, clip.QuoteMax)
+		}
+		attrs = append(attrs, attrToolCalls.StringSlice(toolNames))
+	}
+	u.span.SetAttributes(attrs...)
+	u.span.End()
+}
+
+// fail ends a failed call: its error.type is Bedrock's error code, or what else ended it
+// (spanErrorType), never its message: Bedrock's can quote the request, or name the
+// gateway's AWS account.
+func (u *upstreamSpan) fail(err error) {
+	code := spanErrorType(err)
+	u.span.SetAttributes(semconv.ErrorTypeKey.String(code))
+	u.span.SetStatus(otelcodes.Error, code)
+	u.span.End()
+}
+
+// spanErrorType names a failed Bedrock call: the call's own context ending it
+// (deadline_exceeded: upstream_timeout; canceled: the client left, or the drain ended
+// it), else upstreamCode's name, else _OTHER.
+func spanErrorType(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline_exceeded"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	if code := upstreamCode(err); code != "" {
+		return code
+	}
+	return semconv.ErrorTypeOther.Value.AsString()
+}
