@@ -25,6 +25,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/grpcapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/store"
 )
 
 // Addrs are the addresses the gateway listens on, once it does.
@@ -60,6 +61,12 @@ func drain(svc *core.Service, health interface{ Shutdown() }, timeout time.Durat
 // Run serves until ctx ends, then drains and shuts down: see drain. started, if non-nil,
 // is called once every listener is open.
 func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(Addrs)) error {
+	return run(ctx, cfg, log, started, time.Now)
+}
+
+// run is Run on the clock now, which the keys' limit windows follow: tests move it to
+// cross a window's edge without waiting for it.
+func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(Addrs), now func() time.Time) error {
 	var addrs Addrs
 	var awsCfg aws.Config
 	if cfg.Sim.Enabled {
@@ -90,7 +97,18 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	if err != nil {
 		return err
 	}
-	keys, err := auth.NewKeyring(keyList)
+	keyring := make([]auth.Key, 0, len(keyList)+len(cfg.Keys))
+	for _, k := range keyList {
+		keyring = append(keyring, auth.Key{Key: k})
+	}
+	for _, k := range cfg.Keys {
+		keyring = append(keyring, auth.Key{Name: k.Name, Key: k.Key})
+	}
+	keys, err := auth.NewKeyring(keyring)
+	if err != nil {
+		return err
+	}
+	policies, err := keyPolicies(cfg.Keys)
 	if err != nil {
 		return err
 	}
@@ -112,6 +130,10 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		AliasDefaults:     aliasDefaults(cfg.AliasDefaults),
 		ToolValidation:    string(cfg.ToolValidation),
 		MaxRepairAttempts: cfg.MaxRepairAttempts,
+		Keys:              policies,
+		Counters:          store.NewMemory(now),
+		CacheReadWeight:   cfg.CacheReadWeight,
+		Now:               now,
 	}, log)
 	// Calls run under base, so those still in flight when the drain times out can be
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.
@@ -153,7 +175,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return fmt.Errorf("http listen: %w", err)
 	}
 	addrs.HTTP, addrs.GRPC = httpLis.Addr().String(), grpcLis.Addr().String()
-	logStarted(log, addrs, upstreamName, len(keyList) > 0)
+	logStarted(log, addrs, upstreamName, keys.Enabled())
 	if started != nil {
 		started(addrs)
 	}
@@ -210,6 +232,33 @@ func aliasDefaults(in map[string]config.AliasDefaults) map[string]core.AliasDefa
 		out[name] = c
 	}
 	return out
+}
+
+// keyPolicies are the limits and defaults of the configured keys as the core takes them,
+// by the identity their calls go by; nil when no key has any.
+func keyPolicies(keys []config.Key) (map[string]core.KeyPolicy, error) {
+	var out map[string]core.KeyPolicy
+	for _, k := range keys {
+		p := core.KeyPolicy{
+			RequestsPerMinute: k.RequestsPerMinute, TokensPerMinute: k.TokensPerMinute, TokensPerDay: k.TokensPerDay,
+			ParallelToolCalls: k.ParallelToolCalls, ReasoningEffort: k.ReasoningEffort, ToolValidation: string(k.ToolValidation),
+		}
+		if k.MaxToolRounds != nil {
+			p.MaxToolRounds = new(int32(*k.MaxToolRounds))
+		}
+		if p == (core.KeyPolicy{}) {
+			continue // a key with neither: no lookup finds it, no store call is made
+		}
+		d, err := auth.Digest(k.Key)
+		if err != nil {
+			return nil, err // the configuration checked it
+		}
+		if out == nil {
+			out = map[string]core.KeyPolicy{}
+		}
+		out[auth.ID(k.Name, d)] = p
+	}
+	return out, nil
 }
 
 // logStarted says where the gateway listens and what to try first, and warns when anyone
