@@ -37,9 +37,6 @@ type Config struct {
 	GRPCAddr           string
 	APIKeys            []string
 	APIKeysFile        string
-	// Keys are the keys the YAML file names, with their limits and defaults
-	// (docs/PROTOCOL.md 14.1); accepted besides APIKeys and the keys file.
-	Keys []Key
 	DefaultModel       string
 	ModelAliases       map[string]string
 	LogLevel           string
@@ -62,6 +59,9 @@ type Config struct {
 	ToolValidation Validation
 	// MaxRepairAttempts bounds the model calls one answer's repair may add.
 	MaxRepairAttempts int
+	// Keys are the keys the YAML file names, with their limits and defaults
+	// (docs/PROTOCOL.md 14.1); accepted besides APIKeys and the keys file.
+	Keys []Key
 	// CacheReadWeight is what one prompt-cache read token counts against a key's token
 	// limits (docs/PROTOCOL.md 14.2).
 	CacheReadWeight float64
@@ -164,10 +164,10 @@ type setting struct {
 	help string
 	sep  string // lists and maps: what separates items in a flag or variable
 	sim  bool   // a simulator setting, listed in its own group
+	v    value
 	// fileOnly: only the YAML file sets it, so it has no flag and no variable (keys do not
 	// belong on a command line or in every process's environment).
 	fileOnly bool
-	v    value
 }
 
 // value ties a row to its Config field and to the check its final value must pass.

@@ -121,7 +121,7 @@ func (w window) at(id string, now time.Time) (key string, left time.Duration) {
 
 // waitFor is left in whole seconds, rounded up, at least 1: a Retry-After.
 func waitFor(left time.Duration) time.Duration {
-	return max(time.Second, (left+time.Second-1).Truncate(time.Second))
+	return max(time.Second, (left + time.Second - 1).Truncate(time.Second))
 }
 
 // checkKey admits a request of key id or refuses it with a *LimitError, before it costs a

@@ -61,12 +61,25 @@ func drain(svc *core.Service, health interface{ Shutdown() }, timeout time.Durat
 // Run serves until ctx ends, then drains and shuts down: see drain. started, if non-nil,
 // is called once every listener is open.
 func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(Addrs)) error {
-	return run(ctx, cfg, log, started, time.Now)
+	return run(ctx, cfg, log, started, runOptions{})
 }
 
-// run is Run on the clock now, which the keys' limit windows follow: tests move it to
-// cross a window's edge without waiting for it.
-func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(Addrs), now func() time.Time) error {
+// runOptions are what tests give a gateway beside its configuration.
+type runOptions struct {
+	// now is the clock of the keys' limit windows, which tests move across a window's
+	// edge instead of waiting for it; nil is time.Now.
+	now func() time.Time
+	// counters are the keys' limit counters, which tests read; nil counts in this process.
+	counters store.Counters
+}
+
+func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(Addrs), o runOptions) error {
+	if o.now == nil {
+		o.now = time.Now
+	}
+	if o.counters == nil {
+		o.counters = store.NewMemory(o.now)
+	}
 	var addrs Addrs
 	var awsCfg aws.Config
 	if cfg.Sim.Enabled {
@@ -131,9 +144,9 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		ToolValidation:    string(cfg.ToolValidation),
 		MaxRepairAttempts: cfg.MaxRepairAttempts,
 		Keys:              policies,
-		Counters:          store.NewMemory(now),
+		Counters:          o.counters,
 		CacheReadWeight:   cfg.CacheReadWeight,
-		Now:               now,
+		Now:               o.now,
 	}, log)
 	// Calls run under base, so those still in flight when the drain times out can be
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.
