@@ -25,7 +25,7 @@ type AliasDefaults struct {
 // mode.
 func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Options, string, error) {
 	d := s.opts.AliasDefaults[name]
-	if k, ok := s.opts.Keys[req.KeyID]; ok {
+	if k := s.keys[req.KeyID]; k != nil {
 		d = k.over(d)
 	}
 	if req.ParallelToolCalls == nil {

@@ -168,7 +168,7 @@ func (s *Service) refuseKey(id, limit string, value int64, w window, now time.Ti
 // weighted by cache_read_weight. The count is kept even when the client has gone: the
 // tokens were spent.
 func (s *Service) countTokens(ctx context.Context, p *prepared, u chat.Usage) {
-	if !p.key.countsTokens() {
+	if p.key == nil || !p.key.countsTokens() {
 		return
 	}
 	// PromptTokens holds the cache reads and writes (translate.Usage).

@@ -98,6 +98,8 @@ type Service struct {
 	schemas *toolcheck.Cache
 	started time.Time
 	now     func() time.Time
+	// keys are Options.Keys, each policy in one place, so a request holds a pointer.
+	keys map[string]*KeyPolicy
 }
 
 // New returns a Service calling upstream.
@@ -119,6 +121,10 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 	}
 	for _, id := range slices.Sorted(maps.Keys(opts.Keys)) {
 		k := opts.Keys[id]
+		if s.keys == nil {
+			s.keys = make(map[string]*KeyPolicy, len(opts.Keys))
+		}
+		s.keys[id] = &k
 		for _, limit := range k.limits() {
 			opts.Metrics.KeyLimit(id, limit) // a series from the start
 		}
@@ -234,9 +240,9 @@ type prepared struct {
 	converse *bedrock.ConverseRequest
 	names    *translate.Names
 	// keyID is the calling key's identity, which the reasoning cache is partitioned by,
-	// and key its policy (zero for a key without one).
+	// and key its policy (nil for a key without one).
 	keyID string
-	key   KeyPolicy
+	key   *KeyPolicy
 	// check checks the answer's tool calls; nil when nothing is checked.
 	check *checker
 	// validated is what the check of the answer did.
@@ -266,9 +272,9 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 	}
 	model := capabilities.Lookup(s.resolveModel(name))
 	res.Model = model.ID
-	key := s.opts.Keys[req.KeyID]
-	if key.RequestsPerMinute > 0 || key.countsTokens() {
-		if err := s.checkKey(ctx, req.KeyID, &key); err != nil {
+	key := s.keys[req.KeyID]
+	if key != nil && (key.RequestsPerMinute > 0 || key.countsTokens()) {
+		if err := s.checkKey(ctx, req.KeyID, key); err != nil {
 			return nil, err
 		}
 	}
