@@ -291,7 +291,7 @@ func logStarted(log *zap.Logger, addrs Addrs, upstream string, auth bool) {
 		if !loopback(addrs.HTTP) || !loopback(addrs.GRPC) {
 			where = "ON EVERY INTERFACE: anyone who can reach this host can use its AWS credentials"
 		}
-		log.Warn("authentication is off: no API keys configured; set GATEWAY_API_KEYS (or --api-keys-file) to require them",
+		log.Warn("authentication is off: no API keys configured; set GATEWAY_API_KEYS (or --api-keys-file, or keys in the --config file) to require them",
 			zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), zap.String("listening", where))
 	}
 }
