@@ -15,9 +15,9 @@ import (
 
 // Tool validation (docs/PROTOCOL.md 13.2): every tool call an answer returns, once 13.4 and
 // 13.5 have dropped what they drop, is checked against its tool's parameters. Each call
-// has a mode: the request's tool_validation (its own, else its key's, else its alias's,
-// else the gateway's), or repair for a strict tool on a model without native strict tool
-// use (13.1). An answer with an invalid call in repair mode is repaired (repair.go); other
+// has a mode: the request's tool_validation (its own, else its alias's, else the
+// gateway's), or repair for a strict tool on a model without native strict tool use
+// (13.1). An answer with an invalid call in repair mode is repaired (repair.go); other
 // invalid calls are returned with their violations.
 
 // ToolOutcomes counts an answer's tool calls by the outcome of their check, the outcome
