@@ -6,36 +6,88 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 )
+
+// Key is one accepted key as the configuration writes it: the key itself, or
+// "sha256:<hex>" of it, and the name it goes by ("" for none: docs/PROTOCOL.md 14.1).
+type Key struct {
+	Name string
+	Key  string
+}
 
 // Keyring holds the accepted client keys as SHA-256 digests, so every comparison is
 // between equal-length values and takes the same time whatever the key, and a keys file
 // may hold digests instead of keys.
 type Keyring struct {
 	digests [][sha256.Size]byte
+	// ids[i] is the identity of the key of digests[i].
+	ids []string
 }
 
-// NewKeyring takes keys as written in the configuration: the key itself, or
-// "sha256:<hex>" of it. No keys turns authentication off.
-func NewKeyring(keys []string) (*Keyring, error) {
+// Digest is the SHA-256 of a key as the configuration writes it: the key itself, or
+// "sha256:<64 hex digits>" of it.
+func Digest(key string) ([sha256.Size]byte, error) {
+	if h, ok := strings.CutPrefix(key, "sha256:"); ok {
+		b, err := hex.DecodeString(strings.TrimSpace(h))
+		if err != nil || len(b) != sha256.Size {
+			return [sha256.Size]byte{}, errors.New("sha256: wants 64 hex digits")
+		}
+		return [sha256.Size]byte(b), nil
+	}
+	return sha256.Sum256([]byte(key)), nil
+}
+
+// ID is the identity a key goes by in logs, metrics, limits and Bedrock's requestMetadata:
+// its name, else the first 8 hex digits of its SHA-256, which are safe to show.
+func ID(name string, digest [sha256.Size]byte) string {
+	if name != "" {
+		return name
+	}
+	return hex.EncodeToString(digest[:4])
+}
+
+// NewKeyring takes the keys as written in the configuration. No keys turns authentication
+// off. An unnamed key given twice counts once; a named key given again, or two keys going
+// by one identity, is refused: a caller must have one identity.
+func NewKeyring(keys []Key) (*Keyring, error) {
 	k := &Keyring{}
 	for i, key := range keys {
-		if key = strings.TrimSpace(key); key == "" {
+		text := strings.TrimSpace(key.Key)
+		if text == "" {
 			continue
 		}
-		if h, ok := strings.CutPrefix(key, "sha256:"); ok {
-			b, err := hex.DecodeString(strings.TrimSpace(h))
-			if err != nil || len(b) != sha256.Size {
-				return nil, fmt.Errorf("api key %d: sha256: wants 64 hex digits", i+1)
+		d, err := Digest(text)
+		if err != nil {
+			return nil, fmt.Errorf("api key %d: %w", i+1, err)
+		}
+		id := ID(key.Name, d)
+		if j := k.index(d); j >= 0 {
+			if key.Name == "" && k.ids[j] == id {
+				continue
 			}
-			k.digests = append(k.digests, [sha256.Size]byte(b))
-			continue
+			return nil, fmt.Errorf("the keys going by %q and %q are the same key; give each key once", k.ids[j], id)
 		}
-		k.digests = append(k.digests, sha256.Sum256([]byte(key)))
+		for _, other := range k.ids {
+			if other == id {
+				return nil, fmt.Errorf("two keys go by %q; name one of them", id)
+			}
+		}
+		k.digests, k.ids = append(k.digests, d), append(k.ids, id)
 	}
 	return k, nil
+}
+
+// index is the position of digest d, -1 when absent. Only for building: it exits early.
+func (k *Keyring) index(d [sha256.Size]byte) int {
+	for i := range k.digests {
+		if k.digests[i] == d {
+			return i
+		}
+	}
+	return -1
 }
 
 // Enabled reports whether keys are configured; with none, auth is off.
@@ -51,20 +103,20 @@ func (k *Keyring) Check(values []string) (keyID string, ok bool) {
 }
 
 // check verifies an Authorization value, "NIRMATA-API <key>" or "Bearer <key>", comparing
-// every configured key without an early exit. On success it returns the key's identity:
-// the first 8 hex digits of its SHA-256, safe to log.
+// every configured key without an early exit. On success it returns the key's identity
+// (see ID), safe to log.
 func (k *Keyring) check(authorization string) (keyID string, ok bool) {
 	scheme, key, found := strings.Cut(strings.TrimSpace(authorization), " ")
 	if !found || (!strings.EqualFold(scheme, "NIRMATA-API") && !strings.EqualFold(scheme, "Bearer")) {
 		return "", false
 	}
 	d := sha256.Sum256([]byte(strings.TrimSpace(key)))
-	match := 0
+	match := -1
 	for i := range k.digests {
-		match |= subtle.ConstantTimeCompare(d[:], k.digests[i][:])
+		match = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(d[:], k.digests[i][:]), i, match)
 	}
-	if match != 1 {
+	if match < 0 {
 		return "", false
 	}
-	return hex.EncodeToString(d[:4]), true
+	return k.ids[match], true
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
@@ -98,34 +97,11 @@ func aliasObject(members map[string]jsontext.Value) (id string, d AliasDefaults,
 			if text, err = scalarText(v); err == nil {
 				d.PromptCaching, err = parseCaching(text)
 			}
-		case "parallel_tool_calls":
-			var b bool
-			if err = json.Unmarshal(v, &b); err != nil {
-				err = fmt.Errorf("want true or false, got %s", v)
-			}
-			d.ParallelToolCalls = &b
-		case "max_tool_rounds":
-			var n int
-			switch {
-			case json.Unmarshal(v, &n) != nil:
-				err = fmt.Errorf("want a whole number, got %s", v)
-			case n < 0, n > math.MaxInt32:
-				err = fmt.Errorf("must be from 0 to %d, got %d", math.MaxInt32, n)
-			}
-			d.MaxToolRounds = &n
-		case "reasoning_effort":
-			var text string
-			if text, err = scalarText(v); err == nil && !slices.Contains(reasoningEfforts, text) {
-				err = fmt.Errorf("%q is not one of %s", text, strings.Join(reasoningEfforts, ", "))
-			}
-			d.ReasoningEffort = text
-		case "tool_validation":
-			var text string
-			if text, err = scalarText(v); err == nil {
-				d.ToolValidation, err = parseValidation(text)
-			}
 		default:
-			err = fmt.Errorf("unknown key; an alias object takes %s", strings.Join(aliasKeys, ", "))
+			var known bool
+			if known, err = d.member(k, v); !known {
+				err = fmt.Errorf("unknown key; an alias object takes %s", strings.Join(aliasKeys, ", "))
+			}
 		}
 		if err != nil {
 			return "", d, fmt.Errorf("%s: %w", k, err)

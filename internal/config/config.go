@@ -59,6 +59,12 @@ type Config struct {
 	ToolValidation Validation
 	// MaxRepairAttempts bounds the model calls one answer's repair may add.
 	MaxRepairAttempts int
+	// Keys are the keys the YAML file names, with their limits and defaults
+	// (docs/PROTOCOL.md 14.1); accepted besides APIKeys and the keys file.
+	Keys []Key
+	// CacheReadWeight is what one prompt-cache read token counts against a key's token
+	// limits (docs/PROTOCOL.md 14.2).
+	CacheReadWeight float64
 	// AliasDefaults holds the defaults of the aliases the YAML file gives as objects
 	// (docs/PROTOCOL.md 14.1); ModelAliases has their model ids.
 	AliasDefaults map[string]AliasDefaults
@@ -98,7 +104,14 @@ func parseCaching(text string) (Caching, error) {
 // AliasDefaults are what an alias given as an object sets for a request naming it that
 // does not set the field itself (docs/PROTOCOL.md 14.1). Zero values leave the gateway's.
 type AliasDefaults struct {
-	PromptCaching     Caching
+	PromptCaching Caching
+	Defaults
+}
+
+// Defaults are the defaults a key and an alias object both take (docs/PROTOCOL.md 14.1).
+// Zero values leave the next one's: the request's own value beats the key's, which beats
+// the alias's, which beats the gateway's.
+type Defaults struct {
 	ParallelToolCalls *bool
 	MaxToolRounds     *int
 	// ReasoningEffort is none, minimal, low, medium, high, xhigh or max.
@@ -152,11 +165,14 @@ type setting struct {
 	sep  string // lists and maps: what separates items in a flag or variable
 	sim  bool   // a simulator setting, listed in its own group
 	v    value
+	// fileOnly: only the YAML file sets it, so it has no flag and no variable (keys do not
+	// belong on a command line or in every process's environment).
+	fileOnly bool
 }
 
 // value ties a row to its Config field and to the check its final value must pass.
 type value struct {
-	ptr   any          // *string, *int, *bool, *time.Duration, *[]string, *Caching, *Validation or *aliasTable
+	ptr   any          // *string, *int, *float64, *bool, *time.Duration, *[]string, *Caching, *Validation, *aliasTable or *[]Key
 	check func() error // nil when every value that parses is fine
 }
 
@@ -176,6 +192,7 @@ func table(c *Config) []setting {
 		{key: "grpc_addr", def: ":9090", help: "gRPC listen address, with server reflection and grpc.health.v1", v: bind(&c.GRPCAddr, hostPort)},
 		{key: "api_keys", sep: ",", help: "client keys; none from any source turns authentication off (a warning says so)", v: bind(&c.APIKeys, nil)},
 		{key: "api_keys_file", help: "file of more client keys, one per line: the key, or sha256:<hex> of it; blank and # lines skipped", v: bind(&c.APIKeysFile, nil)},
+		{key: "keys", fileOnly: true, help: "named client keys with limits and defaults, a YAML list of {name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort}; accepted besides api_keys", v: bind(&c.Keys, nil)},
 		{key: "default_model", def: DefaultModel, help: "model of a request that names none", v: bind(&c.DefaultModel, notEmpty)},
 		{key: "model_aliases", sep: ",", help: "names clients may send, each mapped to a Bedrock model id (in the YAML file also an object with defaults)", v: bind(&aliasTable{&c.ModelAliases, &c.AliasDefaults}, aliases)},
 		{key: "log_level", def: "info", help: "debug, info, warn or error", v: bind(&c.LogLevel, oneOf("debug", "info", "warn", "error"))},
@@ -194,6 +211,7 @@ func table(c *Config) []setting {
 		{key: "prompt_caching", def: "auto", help: "auto: prompt-cache points after the tools, the system prompt and the history, on models with prompt caching; off: only the clients' cache_control hints", v: bind(&c.PromptCaching, nil)},
 		{key: "tool_validation", def: "report", help: "the default of a request that does not set tool_validation: off, report (calls come back with their schema violations) or repair (the model corrects invalid calls)", v: bind(&c.ToolValidation, nil)},
 		{key: "max_repair_attempts", def: "2", help: "model calls that tool_validation repair may add to one answer, at most 10; 0: invalid calls come back with their violations", v: bind(&c.MaxRepairAttempts, between(0, maxRepairAttempts))},
+		{key: "cache_read_weight", def: "0.1", help: "what one prompt-cache read token counts against a key's tokens_per_minute and tokens_per_day, from 0 to 1", v: bind(&c.CacheReadWeight, fraction)},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
 		{key: "sim_first_token_delay", sim: true, def: "0s", help: "the simulator's delay before its first event", v: bind(&c.Sim.FirstTokenDelay, atLeast(time.Duration(0)))},
@@ -211,6 +229,8 @@ func (s setting) kind() string {
 	switch s.v.ptr.(type) {
 	case *int:
 		return "int"
+	case *float64:
+		return "number"
 	case *bool:
 		return "bool"
 	case *time.Duration:
@@ -241,6 +261,12 @@ func (s setting) set(text string, add bool) error {
 			return fmt.Errorf("%q is not a whole number", text)
 		}
 		*p = n
+	case *float64:
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", text)
+		}
+		*p = f
 	case *bool:
 		b, err := strconv.ParseBool(text)
 		if err != nil {
@@ -283,6 +309,8 @@ func (s setting) set(text string, add bool) error {
 		}
 	case *ReasoningCache:
 		return p.set(text)
+	case *[]Key:
+		*p = nil // only the default comes here: the file's keys are decoded
 	}
 	return nil
 }
@@ -331,6 +359,10 @@ func (s setting) decode(raw jsontext.Value) error {
 		}
 	case *aliasTable:
 		return p.decode(raw)
+	case *[]Key:
+		keys, err := decodeKeys(raw)
+		*p = keys
+		return err
 	case *ReasoningCache:
 		var o map[string]jsontext.Value
 		if err := json.Unmarshal(raw, &o); err != nil {
@@ -396,7 +428,11 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	var errs []error
 	fail := func(key string, err error) {
 		bad[key] = true
-		errs = append(errs, fmt.Errorf("%s: %w (from %s)", key, err, from[key]))
+		sep := ": "
+		if strings.HasPrefix(err.Error(), "[") {
+			sep = "" // a path into the key's list: "keys[2].name: …"
+		}
+		errs = append(errs, fmt.Errorf("%s%s%w (from %s)", key, sep, err, from[key]))
 	}
 
 	for _, s := range rows {
@@ -410,7 +446,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs.SetOutput(io.Discard)
 	var given []flagArg
 	for _, s := range rows {
-		fs.Var(flagValue{s, &given}, s.flag(), s.help)
+		if !s.fileOnly {
+			fs.Var(flagValue{s, &given}, s.flag(), s.help)
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -435,7 +473,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	for _, s := range rows {
 		if text := getenv(s.env()); text != "" {
 			from[s.key] = s.env()
-			if err := s.set(text, false); err != nil {
+			if s.fileOnly {
+				fail(s.key, errors.New("only the YAML file (--config) sets it"))
+			} else if err := s.set(text, false); err != nil {
 				fail(s.key, err)
 			}
 		}
@@ -514,6 +554,10 @@ beats the default. The flag of a list or a map may repeat.
 		}
 		for _, s := range rows {
 			if s.sim != sim {
+				continue
+			}
+			if s.fileOnly {
+				fmt.Fprintf(w, "  %s  (yaml only, default none)\n        %s\n", s.key, s.help)
 				continue
 			}
 			kind := " " + s.kind()
@@ -616,6 +660,13 @@ func aliases(t aliasTable) error {
 		if id := m[name]; name == "" || id == "" {
 			return fmt.Errorf("%q=%q: both the name and the model id must be set", name, id)
 		}
+	}
+	return nil
+}
+
+func fraction(f float64) error {
+	if !(f >= 0 && f <= 1) { // NaN too
+		return fmt.Errorf("must be from 0 to 1, got %v", f)
 	}
 	return nil
 }

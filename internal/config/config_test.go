@@ -2,6 +2,8 @@ package config
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +48,7 @@ func TestLoadDefaults(t *testing.T) {
 		PromptCaching:      CachingAuto,
 		ToolValidation:     ValidationReport,
 		MaxRepairAttempts:  2,
+		CacheReadWeight:    0.1,
 	}, cfg)
 }
 
@@ -219,6 +222,35 @@ func TestLoadErrors(t *testing.T) {
 		{name: "alias of another kind", yaml: "model_aliases: {agent: [a]}",
 			want: `model_aliases: agent: want a model id or an alias object, got ["a"] (from FILE)`},
 		{name: "scalar in file", yaml: "max_tools: [1]", want: `max_tools: want a single value, got [1] (from FILE)`},
+		{name: "number", env: vars{"GATEWAY_CACHE_READ_WEIGHT": "a tenth"}, want: `cache_read_weight: "a tenth" is not a number (from GATEWAY_CACHE_READ_WEIGHT)`},
+
+		// keys (docs/PROTOCOL.md 14.1): every error names the entry and member, and never
+		// quotes a name or a key, which may be a key written in the wrong place.
+		{name: "keys not a list", yaml: "keys: {name: ci}", want: `keys: want a list of {name, key, …} objects (from FILE)`},
+		{name: "keys entry not an object", yaml: "keys: [s3cret]", want: `keys[0]: want an object {name, key, …} (from FILE)`},
+		{name: "keys without key", yaml: "keys: [{name: ci}]", want: `keys[0].key: missing (from FILE)`},
+		{name: "keys key empty", yaml: "keys: [{key: ' '}]", want: `keys[0].key: empty (from FILE)`},
+		{name: "keys key not a string", yaml: "keys: [{key: 12345}]", want: `keys[0].key: want a string; quote the key (from FILE)`},
+		{name: "keys bad digest", yaml: "keys: [{key: k1}, {key: 'sha256:abc'}]", want: `keys[1].key: sha256: wants 64 hex digits (from FILE)`},
+		{name: "keys name", yaml: "keys: [{name: 'c i', key: k1}]", want: `keys[0].name: want 1 to 64 letters, digits, '.', '_' or '-' (from FILE)`},
+		{name: "keys name empty", yaml: "keys: [{name: '', key: k1}]", want: `keys[0].name: want 1 to 64 letters, digits, '.', '_' or '-' (from FILE)`},
+		{name: "keys name too long", yaml: "keys: [{name: " + strings.Repeat("n", 65) + ", key: k1}]", want: `keys[0].name: want 1 to 64 letters, digits, '.', '_' or '-' (from FILE)`},
+		{name: "keys name not a string", yaml: "keys: [{name: [ci], key: k1}]", want: `keys[0].name: want a string (from FILE)`},
+		{name: "keys same name", yaml: "keys: [{name: ci, key: k1}, {name: cd, key: k2}, {name: ci, key: k3}]", want: `keys[2].name: keys[0] goes by the same name (from FILE)`},
+		{name: "keys same key", yaml: "keys: [{name: ci, key: k1}, {name: cd, key: 'sha256:" + sha256Hex("k1") + "'}]", want: `keys[1].key: the same key as keys[0] (from FILE)`},
+		{name: "keys name of another's digest", yaml: "keys: [{name: '" + sha256Hex("k1")[:8] + "', key: k2}, {key: k1}]",
+			want: `keys[1]: its SHA-256 starts as that of keys[0], whose name it would take; give it a name (from FILE)`},
+		{name: "keys unknown member", yaml: "keys: [{key: k1, prompt_caching: off}]",
+			want: `keys[0].prompt_caching: unknown key; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+		{name: "keys requests_per_minute", yaml: "keys: [{key: k1, requests_per_minute: -1}]", want: `keys[0].requests_per_minute: must be at least 0, got -1 (from FILE)`},
+		{name: "keys tokens_per_minute", yaml: "keys: [{key: k1}, {key: k2}, {key: k3, tokens_per_minute: 1.5}]", want: `keys[2].tokens_per_minute: want a whole number, 0 or more (0: no limit) (from FILE)`},
+		{name: "keys tokens_per_day", yaml: "keys: [{key: k1, tokens_per_day: '100'}]", want: `keys[0].tokens_per_day: want a whole number, 0 or more (0: no limit) (from FILE)`},
+		{name: "keys tool_validation", yaml: "keys: [{key: k1, tool_validation: fix}]", want: `keys[0].tool_validation: "fix" is not off, report or repair (from FILE)`},
+		{name: "keys parallel_tool_calls", yaml: "keys: [{key: k1, parallel_tool_calls: 2}]", want: `keys[0].parallel_tool_calls: want true or false, got 2 (from FILE)`},
+		{name: "keys max_tool_rounds", yaml: "keys: [{key: k1, max_tool_rounds: -3}]", want: `keys[0].max_tool_rounds: must be from 0 to 2147483647, got -3 (from FILE)`},
+		{name: "keys reasoning_effort", yaml: "keys: [{key: k1, reasoning_effort: extreme}]", want: `keys[0].reasoning_effort: "extreme" is not one of none, minimal, low, medium, high, xhigh, max (from FILE)`},
+		{name: "keys from the environment", env: vars{"GATEWAY_KEYS": "k1"}, want: `keys: only the YAML file (--config) sets it (from GATEWAY_KEYS)`},
+		{name: "keys flag", args: strs{"--keys", "k1"}, want: "flag provided but not defined: -keys"},
 
 		// Values that parse but fail their check: every check of the table.
 		{name: "max_tools", env: vars{"GATEWAY_MAX_TOOLS": "0"}, want: `max_tools: must be at least 1, got 0 (from GATEWAY_MAX_TOOLS)`},
@@ -235,6 +267,8 @@ func TestLoadErrors(t *testing.T) {
 		{name: "default_model", args: strs{"--default-model="}, want: `default_model: must not be empty (from --default-model)`},
 		{name: "log_level", env: vars{"GATEWAY_LOG_LEVEL": "loud"}, want: `log_level: "loud" is not one of debug, info, warn, error (from GATEWAY_LOG_LEVEL)`},
 		{name: "max_repair_attempts", yaml: "max_repair_attempts: 11", want: `max_repair_attempts: must be from 0 to 10, got 11 (from FILE)`},
+		{name: "cache_read_weight", yaml: "cache_read_weight: 1.5", want: `cache_read_weight: must be from 0 to 1, got 1.5 (from FILE)`},
+		{name: "cache_read_weight NaN", args: strs{"--cache-read-weight", "NaN"}, want: `cache_read_weight: must be from 0 to 1, got NaN (from --cache-read-weight)`},
 		{name: "model_aliases", env: vars{"GATEWAY_MODEL_ALIASES": "sonnet="}, want: `model_aliases: "sonnet"="": both the name and the model id must be set (from GATEWAY_MODEL_ALIASES)`},
 		{name: "reasoning_cache", yaml: "reasoning_cache: {max_entries: -1, ttl: 1h}", want: `reasoning_cache: max_entries must be at least 0, got -1 (from FILE)`},
 		{name: "reasoning_cache member", args: strs{"--reasoning-cache", "max_entries=5,size=2"}, want: `reasoning_cache: "size" is not max_entries, ttl or max_bytes (from --reasoning-cache)`},
@@ -308,7 +342,7 @@ func TestAliasObjects(t *testing.T) {
 	}, cfg.ModelAliases)
 	no, thirty := false, 30
 	assert.Equal(t, map[string]AliasDefaults{
-		"agent": {PromptCaching: CachingOff, ParallelToolCalls: &no, MaxToolRounds: &thirty, ReasoningEffort: "medium", ToolValidation: ValidationOff},
+		"agent": {PromptCaching: CachingOff, Defaults: Defaults{ParallelToolCalls: &no, MaxToolRounds: &thirty, ReasoningEffort: "medium", ToolValidation: ValidationOff}},
 		"plain": {},
 	}, cfg.AliasDefaults)
 
@@ -316,6 +350,39 @@ func TestAliasObjects(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"agent": "amazon.nova-lite-v1:0"}, cfg.ModelAliases)
 	assert.Nil(t, cfg.AliasDefaults, "the flag replaces the file's aliases")
+}
+
+// TestKeys: keys entries in the YAML file, with limits and defaults; an entry without
+// limits is unlimited (zeros), without a name goes by its digest (Name "").
+func TestKeys(t *testing.T) {
+	t.Parallel()
+	file := writeFile(t, `api_keys: [plain]
+keys:
+  - name: ci
+    key: sha256:`+sha256Hex("ci-key")+`
+    requests_per_minute: 60
+    tokens_per_minute: 200000
+    tokens_per_day: 5000000
+    tool_validation: repair
+    parallel_tool_calls: false
+    max_tool_rounds: 4
+    reasoning_effort: low
+  - key: " bare-key "
+`)
+	cfg, err := Load([]string{"--config", file}, env(nil))
+	require.NoError(t, err)
+	no, four := false, 4
+	assert.Equal(t, []Key{
+		{Name: "ci", Key: "sha256:" + sha256Hex("ci-key"), RequestsPerMinute: 60, TokensPerMinute: 200000, TokensPerDay: 5000000,
+			Defaults: Defaults{ParallelToolCalls: &no, MaxToolRounds: &four, ReasoningEffort: "low", ToolValidation: ValidationRepair}},
+		{Key: "bare-key"},
+	}, cfg.Keys)
+	assert.Equal(t, []string{"plain"}, cfg.APIKeys, "keys come besides api_keys")
+}
+
+func sha256Hex(key string) string {
+	d := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(d[:])
 }
 
 // TestNamesKept: deployments and scripts use these names; a row of the table may not
@@ -349,6 +416,7 @@ func TestNamesKept(t *testing.T) {
 		"sim_delta_delay GATEWAY_SIM_DELTA_DELAY --sim-delta-delay",
 		"sim_faults GATEWAY_SIM_FAULTS --sim-faults",
 		"prompt_caching GATEWAY_PROMPT_CACHING --prompt-caching",
+		"cache_read_weight GATEWAY_CACHE_READ_WEIGHT --cache-read-weight",
 	} {
 		assert.Contains(t, got, want)
 	}
@@ -364,6 +432,11 @@ func TestHelpListsEverySetting(t *testing.T) {
 	simAt := strings.Index(help, "Simulator settings")
 	require.Positive(t, simAt)
 	for _, s := range table(new(Config)) {
+		if s.fileOnly {
+			assert.Contains(t, help, "\n  "+s.key+"  (yaml only, default none)\n", s.key)
+			assert.NotContains(t, help, "--"+s.flag()+" ", "%s has no flag", s.key)
+			continue
+		}
 		at := strings.Index(help, "\n  --"+s.flag()+" ")
 		require.Positive(t, at, s.key)
 		line, _, _ := strings.Cut(help[at+1:], "\n")
@@ -400,7 +473,7 @@ func TestDocsListEverySetting(t *testing.T) {
 			rows := map[string]row{}
 			sim := false // rows after a line naming "Simulator settings" are in that group
 			for _, line := range strings.Split(section, "\n") {
-				if !strings.HasPrefix(line, "| `--") {
+				if !strings.HasPrefix(line, "| `--") && !strings.HasPrefix(line, "| none | none | `") {
 					sim = sim || strings.Contains(line, "Simulator settings")
 					continue
 				}
@@ -409,10 +482,23 @@ func TestDocsListEverySetting(t *testing.T) {
 					cells[i] = strings.TrimSpace(cells[i])
 				}
 				require.GreaterOrEqual(t, len(cells), 5, line)
-				rows[cells[0]] = row{cells[:4], sim}
+				name := cells[0]
+				if name == "none" { // a setting of the YAML file only, named by its key
+					name = cells[2]
+				}
+				rows[name] = row{cells[:4], sim}
 			}
 
 			for _, s := range table(new(Config)) {
+				if s.fileOnly {
+					key := "`" + s.key + "`"
+					r, ok := rows[key]
+					if assert.True(t, ok, "no row for %s", key) {
+						assert.Equal(t, []string{"none", "none", key, "none"}, r.cells)
+					}
+					delete(rows, key)
+					continue
+				}
 				flag := "`--" + s.flag() + "`"
 				r, ok := rows[flag]
 				if !assert.True(t, ok, "no row for %s", flag) {

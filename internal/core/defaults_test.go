@@ -10,8 +10,8 @@ import (
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
-// TestApplyDefaults: a request's own value wins, then its alias's default, then the
-// gateway's (docs/PROTOCOL.md 13, 14.1).
+// TestApplyDefaults: a request's own value wins, then its key's default, then its alias's,
+// then the gateway's (docs/PROTOCOL.md 13, 14.1).
 func TestApplyDefaults(t *testing.T) {
 	t.Parallel()
 	yes, no := true, false
@@ -24,6 +24,10 @@ func TestApplyDefaults(t *testing.T) {
 		AliasDefaults: map[string]AliasDefaults{
 			"agent":  {PromptCaching: &no, ParallelToolCalls: &yes, MaxToolRounds: new(int32(5)), ReasoningEffort: "low", ToolValidation: "repair"},
 			"cached": {PromptCaching: &yes},
+		},
+		Keys: map[string]KeyPolicy{
+			"ci":   {ParallelToolCalls: &no, MaxToolRounds: new(int32(2)), ReasoningEffort: "high", ToolValidation: "off", RequestsPerMinute: 5},
+			"half": {ToolValidation: "report"},
 		},
 	}, zap.NewNop())
 	tests := []struct {
@@ -60,6 +64,34 @@ func TestApplyDefaults(t *testing.T) {
 			want:     chat.Request{Model: "agent", Thinking: &chat.Thinking{Type: chat.ThinkingDisabled}, ParallelToolCalls: &yes, MaxToolRounds: new(int32(5))},
 			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "low"},
 			wantMode: "repair",
+		},
+		{
+			name:     "the key's defaults beat the alias's",
+			req:      chat.Request{Model: "agent", KeyID: "ci"},
+			want:     chat.Request{Model: "agent", KeyID: "ci", ParallelToolCalls: &no, MaxToolRounds: new(int32(2))},
+			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "high"},
+			wantMode: "off",
+		},
+		{
+			name:     "a key without a default leaves the alias's",
+			req:      chat.Request{Model: "agent", KeyID: "half"},
+			want:     chat.Request{Model: "agent", KeyID: "half", ParallelToolCalls: &yes, MaxToolRounds: new(int32(5))},
+			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "low"},
+			wantMode: "report",
+		},
+		{
+			name:     "the request's own values beat the key's",
+			req:      chat.Request{Model: "agent", KeyID: "ci", ParallelToolCalls: &yes, MaxToolRounds: new(int32(9)), ToolValidation: "repair"},
+			want:     chat.Request{Model: "agent", KeyID: "ci", ParallelToolCalls: &yes, MaxToolRounds: new(int32(9)), ToolValidation: "repair"},
+			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "high"},
+			wantMode: "repair",
+		},
+		{
+			name:     "the key's defaults beat the gateway's",
+			req:      chat.Request{Model: "us.anthropic.claude-sonnet-4-20250514-v1:0", KeyID: "half"},
+			want:     chat.Request{Model: "us.anthropic.claude-sonnet-4-20250514-v1:0", KeyID: "half", ParallelToolCalls: &no},
+			wantOpts: translate.Options{NoAutoCache: true},
+			wantMode: "report",
 		},
 		{
 			name:     "an alias with prompt_caching auto on a gateway with it off",
@@ -108,7 +140,7 @@ func TestIgnoredIsBounded(t *testing.T) {
 		req.Stop = append(req.Stop, " ") // blank: Claude refuses them, so each is dropped and listed
 	}
 	var res Result
-	_, err := s.prepare(req, &res)
+	_, err := s.prepare(t.Context(), req, &res)
 	assert.NoError(t, err)
 	assert.Len(t, res.Ignored, MaxIgnored)
 }

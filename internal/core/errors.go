@@ -55,8 +55,8 @@ const (
 	KindTooLarge
 	// KindBodyTimeout: a body that did not arrive in time. 408, DeadlineExceeded.
 	KindBodyTimeout
-	// KindRateLimited: Bedrock throttled or is not ready. 429 with Retry-After,
-	// ResourceExhausted.
+	// KindRateLimited: Bedrock throttled or is not ready, or the caller's key is over one
+	// of its limits. 429 with Retry-After, ResourceExhausted.
 	KindRateLimited
 	// KindTimeout: the model or the gateway's deadline. 504, DeadlineExceeded.
 	KindTimeout
@@ -136,6 +136,9 @@ type Failure struct {
 	// model that does not exist; empty otherwise. OpenAI's API answers it as its error
 	// code.
 	Reason string
+	// Limit names the key's limit a refusal is about (docs/PROTOCOL.md 14.2), which the
+	// Nirmata body carries; empty otherwise.
+	Limit string
 }
 
 // ReasonModelNotFound is a model that does not exist: one the gateway does not list, or
@@ -173,6 +176,7 @@ func Classify(ctx context.Context, err error) Failure {
 func classify(err error) Failure {
 	var route *RouteError
 	var refused *translate.RequestError
+	var limited *LimitError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return Failure{Kind: KindTimeout, Message: "the upstream model did not answer in time"}
@@ -182,6 +186,8 @@ func classify(err error) Failure {
 		return Failure{Kind: KindUnauthenticated, Message: err.Error()}
 	case errors.Is(err, ErrOverloaded), errors.Is(err, ErrDraining):
 		return Failure{Kind: KindUnavailable, Message: err.Error(), RetryAfter: retryAfter}
+	case errors.As(err, &limited):
+		return Failure{Kind: KindRateLimited, Message: err.Error(), RetryAfter: limited.RetryAfter, Limit: limited.Limit}
 	case errors.Is(err, ErrModelNotFound):
 		return Failure{Kind: KindNotFound, Message: err.Error(), Reason: ReasonModelNotFound}
 	case errors.Is(err, ErrBodyTooLarge):

@@ -31,7 +31,8 @@ type Call struct {
 	// method. Both are bounded before they are logged.
 	Method, Path string
 	RequestID    string
-	// KeyID is the caller's key identity: the first 8 hex digits of the key's SHA-256.
+	// KeyID is the caller's key identity: its name under keys, else the first 8 hex digits
+	// of the key's SHA-256.
 	KeyID string
 	// Status is the HTTP status of a REST answer (0 for gRPC); Code the snake-case gRPC
 	// code of the outcome ("ok", "invalid_argument").
@@ -72,7 +73,8 @@ func (s *Service) Panicked(call *Call, what string, p any) Failure {
 }
 
 // Observe writes the call's access-log line, records it in the metrics and ends its span.
-// Prompt text, arguments and keys are never logged: the key's identity is a digest prefix.
+// Prompt text, arguments and keys are never logged: the key's identity is its name or a
+// digest prefix.
 func (s *Service) Observe(c *Call) {
 	d := time.Since(c.Start)
 	m := s.opts.Metrics

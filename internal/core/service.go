@@ -24,6 +24,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
@@ -70,6 +71,16 @@ type Options struct {
 	Tracing *telemetry.Tracing
 	// Region is the AWS region of the Bedrock upstream, for the spans' cloud.region.
 	Region string
+	// Keys holds the policy of the configured keys that have limits or defaults, by the
+	// identity the keyring gives their calls (chat.Request.KeyID; docs/PROTOCOL.md 14.1).
+	Keys map[string]KeyPolicy
+	// Counters counts the keys' use against their limits; nil counts in this process.
+	Counters store.Counters
+	// CacheReadWeight is what a prompt-cache read token counts against a key's token
+	// limits (docs/PROTOCOL.md 14.2).
+	CacheReadWeight float64
+	// Now is the clock of the limits' windows; nil is time.Now.
+	Now func() time.Time
 }
 
 // Service answers chat calls. It is safe for concurrent use.
@@ -91,6 +102,9 @@ type Service struct {
 	// schemas keeps the compiled schemas of the tools whose calls were checked.
 	schemas *toolcheck.Cache
 	started time.Time
+	now     func() time.Time
+	// keys are Options.Keys, each policy in one place, so a request holds a pointer.
+	keys map[string]*KeyPolicy
 }
 
 // New returns a Service calling upstream.
@@ -104,6 +118,22 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 	}
 	slices.Sort(s.aliasTargets)
 	s.started = time.Now()
+	if s.now = opts.Now; s.now == nil {
+		s.now = time.Now
+	}
+	if s.opts.Counters == nil {
+		s.opts.Counters = store.NewMemory(s.now)
+	}
+	for _, id := range slices.Sorted(maps.Keys(opts.Keys)) {
+		k := opts.Keys[id]
+		if s.keys == nil {
+			s.keys = make(map[string]*KeyPolicy, len(opts.Keys))
+		}
+		s.keys[id] = &k
+		for _, limit := range k.limits() {
+			opts.Metrics.KeyLimit(id, limit) // a series from the start
+		}
+	}
 	s.reasoning = newReasoningCache(opts.ReasoningCache)
 	s.schemas = toolcheck.NewCache(0, 0)
 	for _, name := range slices.Sorted(maps.Keys(opts.Aliases)) {
@@ -217,17 +247,19 @@ type prepared struct {
 	model    capabilities.Model
 	converse *bedrock.ConverseRequest
 	names    *translate.Names
-	// keyID is the calling key's identity, which the reasoning cache is partitioned by.
+	// keyID is the calling key's identity, which the reasoning cache is partitioned by,
+	// and key its policy (nil for a key without one).
 	keyID string
+	key   *KeyPolicy
 	// check checks the answer's tool calls; nil when nothing is checked.
 	check *checker
 	// validated is what the check of the answer did.
 	validated validated
 }
 
-// prepare checks what only the gateway knows (provider, limits, model) and translates. It
-// fills res as it learns.
-func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
+// prepare checks what only the gateway knows (provider, limits, model, the key's limits)
+// and translates. It fills res as it learns.
+func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (*prepared, error) {
 	if n := len(req.ClientType); n > maxClientTypeBytes {
 		return nil, refuse("client_type: %d bytes, at most %d are allowed", n, maxClientTypeBytes)
 	}
@@ -249,6 +281,12 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	}
 	model := capabilities.Lookup(s.resolveModel(name))
 	res.Model = model.ID
+	key := s.keys[req.KeyID]
+	if key != nil && (key.RequestsPerMinute > 0 || key.countsTokens()) {
+		if err := s.checkKey(ctx, req.KeyID, key); err != nil {
+			return nil, err
+		}
+	}
 	restored := false
 	if translate.AsksThinking(req, opts.ReasoningEffort) {
 		req, restored = s.restoreReasoning(req, model.ID)
@@ -269,7 +307,7 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	// spent (its calls are dropped).
 	check := s.newChecker(req, model, mode, converse.ToolConfig != nil && !names.BudgetExhausted, names)
 	res.Validating = check != nil
-	return &prepared{model: model, converse: converse, names: names, keyID: req.KeyID, check: check}, nil
+	return &prepared{model: model, converse: converse, names: names, keyID: req.KeyID, key: key, check: check}, nil
 }
 
 // remember stores an answer's reasoning blocks under its tool calls when the client will
@@ -392,7 +430,7 @@ func (s *Service) resolveModel(name string) string {
 func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, Result, error) {
 	start := time.Now()
 	var res Result
-	p, err := s.prepare(req, &res)
+	p, err := s.prepare(ctx, req, &res)
 	if err != nil {
 		return nil, res, err
 	}
@@ -438,8 +476,9 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (
 }
 
 // attempt makes one Converse call of p, req being p.converse or a repair attempt's
-// request, bounded by upstream_timeout, and returns its answer and the assistant message
-// Bedrock returned, which a repair sends back.
+// request, bounded by upstream_timeout, counts its tokens against the key's limits, and
+// returns its answer and the assistant message Bedrock returned, which a repair sends
+// back.
 func (s *Service) attempt(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 	defer cancel()
@@ -453,6 +492,9 @@ func (s *Service) attempt(ctx context.Context, requestID string, p *prepared, re
 		resp, turn, err = s.converseStreamed(ctx, requestID, p, req)
 	} else {
 		resp, turn, err = s.converseUnary(ctx, requestID, p, req)
+	}
+	if err == nil {
+		s.countTokens(ctx, p, resp.Usage)
 	}
 	span.endAnswer(resp, err)
 	return resp, turn, err

@@ -55,7 +55,7 @@ type Stream struct {
 func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Result, error) {
 	start := time.Now()
 	var res Result
-	p, err := s.prepare(req, &res)
+	p, err := s.prepare(ctx, req, &res)
 	if err != nil {
 		return nil, res, err
 	}
@@ -172,6 +172,7 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 		st.svc.upstreamFailed(st.ctx, st.requestID, st.result.Model, err)
 	}
 	if err == io.EOF {
+		st.svc.countTokens(st.ctx, st.prepared, st.machine.Usage()) // repair attempts count their own
 		st.svc.logUnknownStop(st.requestID, st.machine.StopReason())
 		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = st.machine.Usage(), st.machine.ToolCalls(), st.machine.Dropped()
 		ids := st.machine.ToolCallIDs(nil)

@@ -51,8 +51,9 @@ const (
 	ValidationRepaired = "repaired"
 )
 
-// validationMode is a request's tool_validation: its own, else its alias's default, else
-// the gateway's. A value that is none of the modes is refused, naming the field.
+// validationMode is a request's tool_validation: its own, else its key's or its alias's
+// default (d, see applyDefaults), else the gateway's. A value that is none of the modes is
+// refused, naming the field.
 func (s *Service) validationMode(req *chat.Request, d AliasDefaults) (string, error) {
 	mode := req.ToolValidation
 	switch mode {

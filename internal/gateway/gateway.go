@@ -26,6 +26,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/grpcapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
 )
 
@@ -62,6 +63,25 @@ func drain(svc *core.Service, health interface{ Shutdown() }, timeout time.Durat
 // Run serves until ctx ends, then drains and shuts down: see drain. started, if non-nil,
 // is called once every listener is open.
 func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(Addrs)) error {
+	return run(ctx, cfg, log, started, runOptions{})
+}
+
+// runOptions are what tests give a gateway beside its configuration.
+type runOptions struct {
+	// now is the clock of the keys' limit windows, which tests move across a window's
+	// edge instead of waiting for it; nil is time.Now.
+	now func() time.Time
+	// counters are the keys' limit counters, which tests read; nil counts in this process.
+	counters store.Counters
+}
+
+func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(Addrs), o runOptions) error {
+	if o.now == nil {
+		o.now = time.Now
+	}
+	if o.counters == nil {
+		o.counters = store.NewMemory(o.now)
+	}
 	var addrs Addrs
 	var awsCfg aws.Config
 	if cfg.Sim.Enabled {
@@ -104,7 +124,18 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	if err != nil {
 		return err
 	}
-	keys, err := auth.NewKeyring(keyList)
+	keyring := make([]auth.Key, 0, len(keyList)+len(cfg.Keys))
+	for _, k := range keyList {
+		keyring = append(keyring, auth.Key{Key: k})
+	}
+	for _, k := range cfg.Keys {
+		keyring = append(keyring, auth.Key{Name: k.Name, Key: k.Key})
+	}
+	keys, err := auth.NewKeyring(keyring)
+	if err != nil {
+		return err
+	}
+	policies, err := keyPolicies(cfg.Keys)
 	if err != nil {
 		return err
 	}
@@ -128,6 +159,10 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		MaxRepairAttempts: cfg.MaxRepairAttempts,
 		Tracing:           tracing,
 		Region:            awsCfg.Region,
+		Keys:              policies,
+		Counters:          o.counters,
+		CacheReadWeight:   cfg.CacheReadWeight,
+		Now:               o.now,
 	}, log)
 	// Calls run under base, so those still in flight when the drain times out can be
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.
@@ -169,7 +204,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return fmt.Errorf("http listen: %w", err)
 	}
 	addrs.HTTP, addrs.GRPC = httpLis.Addr().String(), grpcLis.Addr().String()
-	logStarted(log, addrs, upstreamName, len(keyList) > 0)
+	logStarted(log, addrs, upstreamName, keys.Enabled())
 	if started != nil {
 		started(addrs)
 	}
@@ -228,6 +263,33 @@ func aliasDefaults(in map[string]config.AliasDefaults) map[string]core.AliasDefa
 	return out
 }
 
+// keyPolicies are the limits and defaults of the configured keys as the core takes them,
+// by the identity their calls go by; nil when no key has any.
+func keyPolicies(keys []config.Key) (map[string]core.KeyPolicy, error) {
+	var out map[string]core.KeyPolicy
+	for _, k := range keys {
+		p := core.KeyPolicy{
+			RequestsPerMinute: k.RequestsPerMinute, TokensPerMinute: k.TokensPerMinute, TokensPerDay: k.TokensPerDay,
+			ParallelToolCalls: k.ParallelToolCalls, ReasoningEffort: k.ReasoningEffort, ToolValidation: string(k.ToolValidation),
+		}
+		if k.MaxToolRounds != nil {
+			p.MaxToolRounds = new(int32(*k.MaxToolRounds))
+		}
+		if p == (core.KeyPolicy{}) {
+			continue // a key with neither: no lookup finds it, no store call is made
+		}
+		d, err := auth.Digest(k.Key)
+		if err != nil {
+			return nil, err // the configuration checked it
+		}
+		if out == nil {
+			out = map[string]core.KeyPolicy{}
+		}
+		out[auth.ID(k.Name, d)] = p
+	}
+	return out, nil
+}
+
 // logStarted says where the gateway listens and what to try first, and warns when anyone
 // who can reach those addresses may call it.
 func logStarted(log *zap.Logger, addrs Addrs, upstream string, auth bool) {
@@ -245,7 +307,7 @@ func logStarted(log *zap.Logger, addrs Addrs, upstream string, auth bool) {
 		if !loopback(addrs.HTTP) || !loopback(addrs.GRPC) {
 			where = "ON EVERY INTERFACE: anyone who can reach this host can use its AWS credentials"
 		}
-		log.Warn("authentication is off: no API keys configured; set GATEWAY_API_KEYS (or --api-keys-file) to require them",
+		log.Warn("authentication is off: no API keys configured; set GATEWAY_API_KEYS (or --api-keys-file, or keys in the --config file) to require them",
 			zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), zap.String("listening", where))
 	}
 }

@@ -49,13 +49,19 @@ type started struct {
 // start runs the gateway until the test ends, with every listener on a free loopback port.
 func start(t *testing.T, cfg config.Config) started {
 	t.Helper()
+	return startWith(t, cfg, runOptions{})
+}
+
+// startWith is start with a clock and counters for the keys' limits.
+func startWith(t *testing.T, cfg config.Config, o runOptions) started {
+	t.Helper()
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.APIKeys = []string{testKey}
 	core, logs := observer.New(zap.DebugLevel)
 	ctx, cancel := context.WithCancel(context.Background())
 	addrs := make(chan Addrs, 1)
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, zap.New(core), func(a Addrs) { addrs <- a }) }()
+	go func() { done <- run(ctx, cfg, zap.New(core), func(a Addrs) { addrs <- a }, o) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-done)

@@ -135,7 +135,7 @@ func TestOpenAIUnary(t *testing.T) {
 	sent := reqs[0]
 	assert.Equal(t, map[string]any{"maxTokens": 200.0, "temperature": 0.5, "stopSequences": []any{"END"}}, sent["inferenceConfig"])
 	assert.Equal(t, []any{map[string]any{"text": "Be brief."}}, sent["system"])
-	assert.Equal(t, map[string]any{"user": "user-42", "cache_key": "conv-7"}, sent["requestMetadata"])
+	assert.Equal(t, map[string]any{"user": "user-42", "cache_key": "conv-7", "gateway_key": testKeyID}, sent["requestMetadata"])
 	assert.Equal(t, map[string]any{"type": "priority"}, sent["serviceTier"])
 }
 

@@ -240,15 +240,19 @@ func (c *chatService) GetCapabilities(ctx context.Context, in *llmgatewayv1.GetC
 const errorDomain = "llm-gateway.nirmata.io"
 
 // statusOf is the status a failure is answered with: its code and message, an ErrorInfo
-// with the failure's kind as reason and the request id, and a RetryInfo when a retry may
-// succeed.
+// with the failure's kind as reason, the request id and the limit a key is over, and a
+// RetryInfo when a retry may succeed.
 func statusOf(requestID string, f core.Failure) *status.Status {
 	s := status.New(f.Kind.Code(), f.Message)
-	details := []protoadapt.MessageV1{&errdetails.ErrorInfo{
+	info := &errdetails.ErrorInfo{
 		Reason:   reasonOf[f.Kind],
 		Domain:   errorDomain,
 		Metadata: map[string]string{"request_id": requestID},
-	}}
+	}
+	if f.Limit != "" {
+		info.Metadata["limit"] = f.Limit
+	}
+	details := []protoadapt.MessageV1{info}
 	if f.RetryAfter > 0 {
 		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(f.RetryAfter)})
 	}

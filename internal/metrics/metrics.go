@@ -74,6 +74,7 @@ type Metrics struct {
 	retries         *prometheus.CounterVec
 	inflight        prometheus.Gauge
 	rejected        *prometheus.CounterVec
+	rateLimited     *prometheus.CounterVec
 }
 
 // New returns a Metrics with a fresh registry holding the gateway_* metrics and the Go
@@ -167,13 +168,17 @@ func New() *Metrics {
 			Name: "gateway_rejected_total",
 			Help: `Requests turned away before reaching Bedrock, by reason: "unauthenticated" (no valid key), "overloaded" (max_concurrent calls in flight, or too many keyless gRPC messages at once), "draining" (shutting down), "too_large" (a body over max_body_bytes).`,
 		}, []string{"reason"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_rate_limited_total",
+			Help: `Requests refused because their key was over one of its limits, by key (its configured name, else the first 8 hex digits of its SHA-256) and limit ("requests_per_minute", "tokens_per_minute", "tokens_per_day").`,
+		}, []string{"key", "limit"}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
 		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
-		m.rejected,
+		m.rejected, m.rateLimited,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
 	// rejection rather than an absent one.
@@ -412,6 +417,24 @@ func (m *Metrics) Rejected(reason string) {
 		return
 	}
 	m.rejected.WithLabelValues(fixed(reason)).Inc()
+}
+
+// KeyLimit gives a configured key's limit its gateway_rate_limited_total series at zero,
+// so rate() and alerts see it before the first refusal.
+func (m *Metrics) KeyLimit(key, limit string) {
+	if m == nil {
+		return
+	}
+	m.rateLimited.WithLabelValues(key, limit)
+}
+
+// RateLimited counts a request refused because its key was over limit. key is a
+// configured key's identity: the configuration bounds the series.
+func (m *Metrics) RateLimited(key, limit string) {
+	if m == nil {
+		return
+	}
+	m.rateLimited.WithLabelValues(key, limit).Inc()
 }
 
 func noop() {}

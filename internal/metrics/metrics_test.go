@@ -166,6 +166,18 @@ func TestMethods(t *testing.T) {
 				assert.Equal(t, 4, testutil.CollectAndCount(m.rejected), "known reasons exist from the start")
 			},
 		},
+		{
+			name: "RateLimited",
+			record: func(m *Metrics) {
+				m.KeyLimit("ci", "tokens_per_day")
+				m.RateLimited("ci", "requests_per_minute")
+				m.RateLimited("ci", "requests_per_minute")
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 2.0, testutil.ToFloat64(m.rateLimited.WithLabelValues("ci", "requests_per_minute")))
+				assert.Equal(t, 2, testutil.CollectAndCount(m.rateLimited), "a configured limit has its series at zero")
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,6 +200,8 @@ func TestGatherAndCompare(t *testing.T) {
 	m.CacheTokens(model1, 0, 0)
 	m.UpstreamError("", "ThrottlingException")
 	m.ResponseFormatInvalid(model1)
+	m.KeyLimit("a1b2c3d4", "requests_per_minute")
+	m.RateLimited("ci", "tokens_per_minute")
 	want := `
 # HELP gateway_cache_read_tokens_total Prompt tokens of successful answers read from Bedrock's prompt cache (billed at about a tenth of input); part of gateway_tokens_total's input.
 # TYPE gateway_cache_read_tokens_total counter
@@ -195,6 +209,10 @@ gateway_cache_read_tokens_total{model="anthropic.claude-3-5-sonnet"} 1000
 # HELP gateway_cache_write_tokens_total Prompt tokens of successful answers written to Bedrock's prompt cache; part of gateway_tokens_total's input.
 # TYPE gateway_cache_write_tokens_total counter
 gateway_cache_write_tokens_total{model="anthropic.claude-3-5-sonnet"} 200
+# HELP gateway_rate_limited_total Requests refused because their key was over one of its limits, by key (its configured name, else the first 8 hex digits of its SHA-256) and limit ("requests_per_minute", "tokens_per_minute", "tokens_per_day").
+# TYPE gateway_rate_limited_total counter
+gateway_rate_limited_total{key="a1b2c3d4",limit="requests_per_minute"} 0
+gateway_rate_limited_total{key="ci",limit="tokens_per_minute"} 1
 # HELP gateway_requests_total Requests answered, counted once each when its answer (or stream) ended: by transport ("rest" for the Nirmata API, "openai", "grpc"), route ("chat", "chat_stream", "capabilities", "models", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".
 # TYPE gateway_requests_total counter
 gateway_requests_total{client_type="kyverno",code="ok",model="anthropic.claude-3-5-sonnet",route="chat_stream",transport="rest"} 1
@@ -211,7 +229,8 @@ gateway_upstream_errors_total{error_code="ThrottlingException",model="none"} 1
 `
 	require.NoError(t, testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
 		"gateway_requests_total", "gateway_tokens_total", "gateway_upstream_errors_total",
-		"gateway_cache_read_tokens_total", "gateway_cache_write_tokens_total", "gateway_response_format_invalid_total"))
+		"gateway_cache_read_tokens_total", "gateway_cache_write_tokens_total", "gateway_response_format_invalid_total",
+		"gateway_rate_limited_total"))
 }
 
 // Client-controlled labels beyond their cap land in "other", and stay bounded.
@@ -300,6 +319,8 @@ func TestNilMetrics(t *testing.T) {
 		m.Retry(model1)
 		m.Inflight()()
 		m.Rejected(RejectDraining)
+		m.KeyLimit("ci", "tokens_per_day")
+		m.RateLimited("ci", "tokens_per_day")
 	})
 	assert.Nil(t, m.Gatherer())
 	rec := httptest.NewRecorder()
@@ -339,6 +360,7 @@ func TestHandler(t *testing.T) {
 	m.Retry(model1)
 	defer m.Inflight()()
 	m.Rejected(RejectUnauthenticated)
+	m.RateLimited("ci", "tokens_per_minute")
 
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
@@ -371,6 +393,7 @@ func TestHandler(t *testing.T) {
 		"gateway_upstream_retries_total":         dto.MetricType_COUNTER,
 		"gateway_inflight_requests":              dto.MetricType_GAUGE,
 		"gateway_rejected_total":                 dto.MetricType_COUNTER,
+		"gateway_rate_limited_total":             dto.MetricType_COUNTER,
 	}
 	for name, typ := range want {
 		f, ok := families[name]

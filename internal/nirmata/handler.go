@@ -173,7 +173,7 @@ func WriteError(w http.ResponseWriter, requestID string, f core.Failure) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(f.Kind.HTTPStatus())
-	_, _ = w.Write(AppendError(nil, f.Message, f.Kind.CodeName(), requestID))
+	_, _ = w.Write(AppendError(nil, f.Message, f.Kind.CodeName(), requestID, f.Limit))
 }
 
 // capabilities is the answer of GET /llm-apps/capabilities (docs/PROTOCOL.md 4): every

@@ -197,12 +197,15 @@ type errorAnswer struct {
 	Error     string `json:"error"`
 	Code      string `json:"code"`
 	RequestID string `json:"request_id"`
+	// Limit names the key's limit of a refusal (docs/PROTOCOL.md 14.2); absent otherwise.
+	Limit string `json:"limit,omitempty"`
 }
 
 // AppendError appends the body of a non-2xx answer (docs/PROTOCOL.md 5): {"error":…,
-// "code":…,"request_id":…}, every key present, no trailing newline.
-func AppendError(dst []byte, message, code, requestID string) []byte {
-	return appendJSON(dst, &errorAnswer{Error: message, Code: code, RequestID: requestID})
+// "code":…,"request_id":…}, every key present, no trailing newline; and "limit" when a
+// key's limit refused the request (14.2).
+func AppendError(dst []byte, message, code, requestID, limit string) []byte {
+	return appendJSON(dst, &errorAnswer{Error: message, Code: code, RequestID: requestID, Limit: limit})
 }
 
 func appendJSON(dst []byte, v any) []byte { return chatjson.Append(dst, v) }

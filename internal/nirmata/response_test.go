@@ -112,7 +112,9 @@ func TestAppendLine(t *testing.T) {
 func TestAppendError(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, `{"error":"request body too large","code":"resource_exhausted","request_id":"r1"}`,
-		string(AppendError(nil, "request body too large", "resource_exhausted", "r1")))
+		string(AppendError(nil, "request body too large", "resource_exhausted", "r1", "")))
+	require.Equal(t, `{"error":"key \"ci\" is over its tokens_per_minute limit (200000); retry in 23 s","code":"resource_exhausted","request_id":"r2","limit":"tokens_per_minute"}`,
+		string(AppendError(nil, `key "ci" is over its tokens_per_minute limit (200000); retry in 23 s`, "resource_exhausted", "r2", "tokens_per_minute")))
 }
 
 // TestReasoningAnswers: the unary answer's reasoning and reasoning_blocks, and

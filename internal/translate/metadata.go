@@ -9,18 +9,19 @@ import (
 const maxMetadataChars = 256
 
 // requestMetadata is what Bedrock's requestMetadata carries of a request (docs/PROTOCOL.md
-// 14.6): the end user, the prompt-cache key and the client type, each cut to Bedrock's
-// length and character set. nil when there is none.
+// 14.6): the end user, the prompt-cache key, the client type and the calling key's
+// identity (its name, else 8 hex digits of its digest: never the key), each cut to
+// Bedrock's length and character set. nil when there is none.
 func requestMetadata(req *chat.Request) map[string]string {
 	var md map[string]string
 	for _, kv := range [...]struct{ key, value string }{
-		{"user", req.User}, {"cache_key", req.CacheKey}, {"client_type", req.ClientType},
+		{"user", req.User}, {"cache_key", req.CacheKey}, {"client_type", req.ClientType}, {"gateway_key", req.KeyID},
 	} {
 		if kv.value == "" {
 			continue
 		}
 		if md == nil {
-			md = make(map[string]string, 3)
+			md = make(map[string]string, 4)
 		}
 		md[kv.key] = metadataValue(kv.value)
 	}

@@ -1,0 +1,182 @@
+package config
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/nirmata/llm-gateway/internal/auth"
+)
+
+// Key is one entry of keys (docs/PROTOCOL.md 14.1): a client key with the name it goes
+// by, its limits and its defaults.
+type Key struct {
+	// Name stands for the key in logs, metrics, errors and Bedrock's requestMetadata; ""
+	// leaves it the first 8 hex digits of the key's SHA-256.
+	Name string
+	// Key is the key, or "sha256:<64 hex digits>" of it. Never logged.
+	Key string
+	// The key's limits (docs/PROTOCOL.md 14.2); 0 is none.
+	RequestsPerMinute, TokensPerMinute, TokensPerDay int64
+	Defaults
+}
+
+// keyMembers are the members of a keys entry, in the order errors list them.
+var keyMembers = []string{"name", "key", "requests_per_minute", "tokens_per_minute", "tokens_per_day",
+	"parallel_tool_calls", "max_tool_rounds", "tool_validation", "reasoning_effort"}
+
+// maxKeyName bounds a key's name: it is a metric label, a log field and a Redis key part.
+const maxKeyName = 64
+
+// decodeKeys reads keys from the YAML file (as JSON): a list of objects, e.g.
+//
+//	keys:
+//	  - name: ci
+//	    key: sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+//	    requests_per_minute: 60
+//	    tokens_per_minute: 200000
+//	    tool_validation: repair
+//
+// Errors start with the path of the entry or member they are about ("[2].name: …", which
+// Load puts after "keys"). They never quote a name or a key: a key written in the wrong
+// place would end up on the terminal.
+func decodeKeys(raw jsontext.Value) ([]Key, error) {
+	var items []jsontext.Value
+	if raw.Kind() != '[' || json.Unmarshal(raw, &items) != nil {
+		return nil, errors.New("want a list of {name, key, …} objects")
+	}
+	keys := make([]Key, 0, len(items))
+	digests := make([][sha256.Size]byte, 0, len(items))
+	ids := make([]string, 0, len(items))
+	for i, item := range items {
+		k, err := keyObject(item)
+		if err != nil {
+			return nil, fmt.Errorf("[%d]%w", i, err)
+		}
+		d, _ := auth.Digest(k.Key) // keyObject checked it
+		if j := slices.Index(digests, d); j >= 0 {
+			return nil, fmt.Errorf("[%d].key: the same key as keys[%d]", i, j)
+		}
+		if j := slices.Index(ids, auth.ID(k.Name, d)); j >= 0 {
+			if k.Name == "" {
+				return nil, fmt.Errorf("[%d]: its SHA-256 starts as that of keys[%d], whose name it would take; give it a name", i, j)
+			}
+			return nil, fmt.Errorf("[%d].name: keys[%d] goes by the same name", i, j)
+		}
+		keys, digests, ids = append(keys, k), append(digests, d), append(ids, auth.ID(k.Name, d))
+	}
+	return keys, nil
+}
+
+// keyObject reads one entry of keys. Each error starts with ".member: " or ": ".
+func keyObject(raw jsontext.Value) (k Key, err error) {
+	var members map[string]jsontext.Value
+	if raw.Kind() != '{' || json.Unmarshal(raw, &members) != nil {
+		return k, errors.New(": want an object {name, key, …}")
+	}
+	for _, m := range slices.Sorted(maps.Keys(members)) {
+		v := members[m]
+		switch m {
+		case "name":
+			k.Name, err = keyName(v)
+		case "key":
+			if v.Kind() != '"' || json.Unmarshal(v, &k.Key) != nil {
+				err = errors.New("want a string; quote the key")
+			} else if k.Key = strings.TrimSpace(k.Key); k.Key == "" {
+				err = errors.New("empty")
+			} else {
+				_, err = auth.Digest(k.Key)
+			}
+		case "requests_per_minute":
+			k.RequestsPerMinute, err = limit(v)
+		case "tokens_per_minute":
+			k.TokensPerMinute, err = limit(v)
+		case "tokens_per_day":
+			k.TokensPerDay, err = limit(v)
+		default:
+			var known bool
+			if known, err = k.member(m, v); !known {
+				err = fmt.Errorf("unknown key; a keys entry takes %s", strings.Join(keyMembers, ", "))
+			}
+		}
+		if err != nil {
+			return k, fmt.Errorf(".%s: %w", m, err)
+		}
+	}
+	if k.Key == "" {
+		return k, errors.New(".key: missing")
+	}
+	return k, nil
+}
+
+// keyName reads a key's name: 1 to 64 letters, digits, '.', '_' or '-', so that it is a
+// safe label, log field and Redis key part, and within Bedrock's requestMetadata set.
+func keyName(v jsontext.Value) (string, error) {
+	var name string
+	if v.Kind() != '"' || json.Unmarshal(v, &name) != nil {
+		return "", errors.New("want a string")
+	}
+	ok := name != "" && len(name) <= maxKeyName
+	for _, r := range name {
+		ok = ok && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
+	}
+	if !ok {
+		return "", fmt.Errorf("want 1 to %d letters, digits, '.', '_' or '-'", maxKeyName)
+	}
+	return name, nil
+}
+
+// limit reads a limit: a whole number, 0 for none.
+func limit(v jsontext.Value) (int64, error) {
+	var n int64
+	switch {
+	case v.Kind() != '0' || json.Unmarshal(v, &n) != nil:
+		return 0, errors.New("want a whole number, 0 or more (0: no limit)")
+	case n < 0:
+		return 0, fmt.Errorf("must be at least 0, got %d", n)
+	}
+	return n, nil
+}
+
+// member reads one of the defaults keys and alias objects share into d. known is false
+// for any other member.
+func (d *Defaults) member(name string, v jsontext.Value) (known bool, err error) {
+	switch name {
+	case "parallel_tool_calls":
+		var b bool
+		if err = json.Unmarshal(v, &b); err != nil {
+			err = fmt.Errorf("want true or false, got %s", v)
+		}
+		d.ParallelToolCalls = &b
+	case "max_tool_rounds":
+		var n int
+		switch {
+		case json.Unmarshal(v, &n) != nil:
+			err = fmt.Errorf("want a whole number, got %s", v)
+		case n < 0, n > math.MaxInt32:
+			err = fmt.Errorf("must be from 0 to %d, got %d", math.MaxInt32, n)
+		}
+		d.MaxToolRounds = &n
+	case "reasoning_effort":
+		var text string
+		if text, err = scalarText(v); err == nil && !slices.Contains(reasoningEfforts, text) {
+			err = fmt.Errorf("%q is not one of %s", text, strings.Join(reasoningEfforts, ", "))
+		}
+		d.ReasoningEffort = text
+	case "tool_validation":
+		var text string
+		if text, err = scalarText(v); err == nil {
+			d.ToolValidation, err = parseValidation(text)
+		}
+	default:
+		return false, nil
+	}
+	return true, err
+}
