@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
+	"github.com/nirmata/llm-gateway/internal/store"
 )
 
 // DefaultModel is used when neither the request nor the configuration names a model.
@@ -59,6 +60,9 @@ type Config struct {
 	ToolValidation Validation
 	// MaxRepairAttempts bounds the model calls one answer's repair may add.
 	MaxRepairAttempts int
+	// RedisURL is the Redis the replicas share (docs/PROTOCOL.md 14.3); "" keeps state in
+	// the process. It may hold a password: log RedisURL's host only.
+	RedisURL string
 	// AliasDefaults holds the defaults of the aliases the YAML file gives as objects
 	// (docs/PROTOCOL.md 14.1); ModelAliases has their model ids.
 	AliasDefaults map[string]AliasDefaults
@@ -194,6 +198,7 @@ func table(c *Config) []setting {
 		{key: "prompt_caching", def: "auto", help: "auto: prompt-cache points after the tools, the system prompt and the history, on models with prompt caching; off: only the clients' cache_control hints", v: bind(&c.PromptCaching, nil)},
 		{key: "tool_validation", def: "report", help: "the default of a request that does not set tool_validation: off, report (calls come back with their schema violations) or repair (the model corrects invalid calls)", v: bind(&c.ToolValidation, nil)},
 		{key: "max_repair_attempts", def: "2", help: "model calls that tool_validation repair may add to one answer, at most 10; 0: invalid calls come back with their violations", v: bind(&c.MaxRepairAttempts, between(0, maxRepairAttempts))},
+		{key: "redis_url", help: "Redis shared by the replicas, redis://[user:password@]host:port[/db] or rediss:// (TLS): limit counters and the reasoning cache; none: each process keeps its own", v: bind(&c.RedisURL, redisURL)},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
 		{key: "sim_first_token_delay", sim: true, def: "0s", help: "the simulator's delay before its first event", v: bind(&c.Sim.FirstTokenDelay, atLeast(time.Duration(0)))},
@@ -618,6 +623,16 @@ func aliases(t aliasTable) error {
 		}
 	}
 	return nil
+}
+
+// redisURL checks a redis_url as the store will read it; its errors never quote the URL,
+// which may hold a password.
+func redisURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	_, err := store.ParseURL(s)
+	return err
 }
 
 func faults(specs []string) error {

@@ -108,7 +108,7 @@ func TestIgnoredIsBounded(t *testing.T) {
 		req.Stop = append(req.Stop, " ") // blank: Claude refuses them, so each is dropped and listed
 	}
 	var res Result
-	_, err := s.prepare(req, &res)
+	_, err := s.prepare(t.Context(), req, &res)
 	assert.NoError(t, err)
 	assert.Len(t, res.Ignored, MaxIgnored)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
 	"github.com/nirmata/llm-gateway/internal/translate"
@@ -65,6 +66,9 @@ type Options struct {
 	// MaxRepairAttempts bounds the model calls a repair adds to one answer; 0 makes none,
 	// and invalid calls in repair mode go back with their violations.
 	MaxRepairAttempts int
+	// Counters holds the keys' limit counters (docs/PROTOCOL.md 14.2): the Redis store
+	// when redis_url is set; nil keeps them in the process.
+	Counters store.Counters
 }
 
 // Service answers chat calls. It is safe for concurrent use.
@@ -219,7 +223,7 @@ type prepared struct {
 
 // prepare checks what only the gateway knows (provider, limits, model) and translates. It
 // fills res as it learns.
-func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
+func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (*prepared, error) {
 	if n := len(req.ClientType); n > maxClientTypeBytes {
 		return nil, refuse("client_type: %d bytes, at most %d are allowed", n, maxClientTypeBytes)
 	}
@@ -242,7 +246,7 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	res.Model = model.ID
 	restored := false
 	if translate.AsksThinking(req, opts.ReasoningEffort) {
-		req, restored = s.restoreReasoning(req, model.ID)
+		req, restored = s.restoreReasoning(ctx, req, model.ID)
 	}
 	converse, names, err := translate.RequestWith(req, model, opts)
 	if err != nil {
@@ -265,9 +269,9 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 
 // remember stores an answer's reasoning blocks under its tool calls when the client will
 // need them back: Claude with thinking on (docs/PROTOCOL.md 11.4).
-func (s *Service) remember(p *prepared, ids []string, blocks []chat.ReasoningBlock) {
+func (s *Service) remember(ctx context.Context, p *prepared, ids []string, blocks []chat.ReasoningBlock) {
 	if p.names.ThinkingOn {
-		s.reasoning.store(p.keyID, p.model.ID, ids, blocks)
+		s.reasoning.store(ctx, p.keyID, p.model.ID, ids, blocks)
 	}
 }
 
@@ -369,7 +373,7 @@ func (s *Service) resolveModel(name string) string {
 func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, Result, error) {
 	start := time.Now()
 	var res Result
-	p, err := s.prepare(req, &res)
+	p, err := s.prepare(ctx, req, &res)
 	if err != nil {
 		return nil, res, err
 	}
@@ -409,7 +413,7 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (
 		for i, tc := range resp.ToolCalls {
 			ids[i] = tc.ID
 		}
-		s.remember(p, ids, resp.Reasoning)
+		s.remember(ctx, p, ids, resp.Reasoning)
 	}
 	return resp, nil
 }

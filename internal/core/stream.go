@@ -52,7 +52,7 @@ type Stream struct {
 func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Result, error) {
 	start := time.Now()
 	var res Result
-	p, err := s.prepare(req, &res)
+	p, err := s.prepare(ctx, req, &res)
 	if err != nil {
 		return nil, res, err
 	}
@@ -176,7 +176,7 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 		}
 		st.prepared.validated.result(&st.result)
 		if blocks := st.machine.Reasoning(); len(blocks) > 0 && len(ids) > 0 {
-			st.svc.remember(st.prepared, ids, blocks)
+			st.svc.remember(st.ctx, st.prepared, ids, blocks)
 		}
 	}
 	return out, err

@@ -25,6 +25,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/grpcapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/server"
+	"github.com/nirmata/llm-gateway/internal/store"
 )
 
 // Addrs are the addresses the gateway listens on, once it does.
@@ -94,6 +95,17 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	if err != nil {
 		return err
 	}
+	shared, err := sharedStore(cfg.RedisURL, m, log)
+	if err != nil {
+		return err
+	}
+	var counters store.Counters
+	var values store.Values
+	var storeStatus interface{ Status() string }
+	if shared != nil {
+		defer shared.Close()
+		counters, values, storeStatus = shared, shared, shared
+	}
 
 	svc := core.New(upstream, core.Options{
 		DefaultModel:    cfg.DefaultModel,
@@ -107,7 +119,8 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 
 		NoParallelToolCalls: !cfg.ParallelToolCalls,
 		ReasoningCache: core.ReasoningCacheOptions{MaxEntries: cfg.ReasoningCache.MaxEntries,
-			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL},
+			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL, Shared: values},
+		Counters:          counters,
 		NoPromptCaching:   cfg.PromptCaching == config.CachingOff,
 		AliasDefaults:     aliasDefaults(cfg.AliasDefaults),
 		ToolValidation:    string(cfg.ToolValidation),
@@ -128,6 +141,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		Keys:               keys,
 		MaxBodyBytes:       int64(cfg.MaxBodyBytes),
 		Upstream:           upstreamName,
+		Store:              storeStatus,
 		StreamWriteTimeout: cfg.StreamWriteTimeout,
 		BodyReadTimeout:    cfg.BodyReadTimeout,
 	})
@@ -191,6 +205,23 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return nil
 	})
 	return g.Wait()
+}
+
+// sharedStore is the Redis at url behind its Guard, or nil without a url. Nothing waits
+// for Redis: connections are made by the first calls, and until it answers the gateway
+// serves without it (docs/PROTOCOL.md 14.3).
+func sharedStore(url string, m *metrics.Metrics, log *zap.Logger) (*store.Guard, error) {
+	if url == "" {
+		return nil, nil
+	}
+	r, err := store.NewRedis(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis_url: %w", err)
+	}
+	// The address only: the URL may hold a password.
+	log.Info("shared store: limit counters and the reasoning cache are shared with the replicas using this Redis",
+		zap.String("store", "redis"), zap.String("addr", r.Addr()), zap.Bool("tls", r.TLS()))
+	return store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, Log: log}), nil
 }
 
 // aliasDefaults are the configured alias defaults as the core takes them.

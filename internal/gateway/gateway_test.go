@@ -46,11 +46,12 @@ type started struct {
 	logs *observer.ObservedLogs
 }
 
-// start runs the gateway until the test ends, with every listener on a free loopback port.
+// start runs the gateway until the test ends, with every listener on a free loopback port
+// and testKey among its keys.
 func start(t *testing.T, cfg config.Config) started {
 	t.Helper()
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.APIKeys = []string{testKey}
+	cfg.APIKeys = append(cfg.APIKeys, testKey)
 	core, logs := observer.New(zap.DebugLevel)
 	ctx, cancel := context.WithCancel(context.Background())
 	addrs := make(chan Addrs, 1)

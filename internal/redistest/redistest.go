@@ -26,10 +26,11 @@ const startTimeout = 10 * time.Second
 // Server is one redis-server process; Stop and Start turn it off and on again on the same
 // port, for outage tests. Not safe for concurrent use.
 type Server struct {
-	t    testing.TB
-	port int
-	args []string
-	tls  bool
+	t        testing.TB
+	port     int
+	args     []string
+	tls      bool
+	password string
 
 	proc   *exec.Cmd
 	exited chan struct{}
@@ -39,7 +40,13 @@ type Server struct {
 // Start runs a redis-server on a free loopback port until the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	return start(t, nil, false)
+	return start(t, nil, false, "")
+}
+
+// StartWithPassword runs a redis-server that requires password (requirepass).
+func StartWithPassword(t testing.TB, password string) *Server {
+	t.Helper()
+	return start(t, []string{"--requirepass", password}, false, password)
 }
 
 // StartTLS runs a redis-server that speaks TLS only, with a self-signed certificate for
@@ -50,15 +57,15 @@ func StartTLS(t testing.TB) *Server {
 	dir := t.TempDir()
 	cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	writeSelfSigned(t, cert, key)
-	return start(t, []string{"--tls-cert-file", cert, "--tls-key-file", key, "--tls-auth-clients", "no"}, true)
+	return start(t, []string{"--tls-cert-file", cert, "--tls-key-file", key, "--tls-auth-clients", "no"}, true, "")
 }
 
-func start(t testing.TB, extra []string, tls bool) *Server {
+func start(t testing.TB, extra []string, tls bool, password string) *Server {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatalf("redis-server is not on PATH: the shared-store tests run a real Redis; install the Debian package redis-server (.ci/run does)")
 	}
-	s := &Server{t: t, args: extra, tls: tls}
+	s := &Server{t: t, args: extra, tls: tls, password: password}
 	t.Cleanup(s.Stop)
 	// A free port may be taken between finding it and redis-server binding it: try again.
 	var err error
@@ -72,13 +79,17 @@ func start(t testing.TB, extra []string, tls bool) *Server {
 	return nil
 }
 
-// URL is the server's redis_url: redis://127.0.0.1:<port>, or rediss:// with
-// skip_verify=true for a TLS server.
+// URL is the server's redis_url: redis://127.0.0.1:<port> (redis://:<password>@… with a
+// password), or rediss:// with skip_verify=true for a TLS server.
 func (s *Server) URL() string {
-	if s.tls {
-		return "rediss://" + s.Addr() + "?skip_verify=true"
+	auth := ""
+	if s.password != "" {
+		auth = ":" + s.password + "@"
 	}
-	return "redis://" + s.Addr()
+	if s.tls {
+		return "rediss://" + auth + s.Addr() + "?skip_verify=true"
+	}
+	return "redis://" + auth + s.Addr()
 }
 
 // Addr is the server's host:port.
@@ -163,7 +174,8 @@ func (s *Server) ping() bool {
 		return false
 	}
 	line, err := bufio.NewReader(conn).ReadString('\n')
-	return err == nil && line == "+PONG\r\n"
+	// A server with a password answers an unauthenticated PING with NOAUTH: it is up.
+	return err == nil && (line == "+PONG\r\n" || strings.HasPrefix(line, "-NOAUTH"))
 }
 
 // Do sends one command to the server over a new connection and returns its reply: a
@@ -180,6 +192,18 @@ func (s *Server) Do(args ...string) string {
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	rd := bufio.NewReader(conn)
+	if s.password != "" {
+		if reply := s.send(conn, rd, "AUTH", s.password); reply != "+OK" {
+			s.t.Fatalf("redis AUTH: %s", reply)
+		}
+	}
+	return s.send(conn, rd, args...)
+}
+
+// send writes one command and reads its reply (see Do).
+func (s *Server) send(conn net.Conn, rd *bufio.Reader, args ...string) string {
+	s.t.Helper()
 	var req bytes.Buffer
 	fmt.Fprintf(&req, "*%d\r\n", len(args))
 	for _, a := range args {
@@ -188,7 +212,6 @@ func (s *Server) Do(args ...string) string {
 	if _, err := conn.Write(req.Bytes()); err != nil {
 		s.t.Fatalf("redis %v: %v", args[0], err)
 	}
-	rd := bufio.NewReader(conn)
 	line, err := rd.ReadString('\n')
 	if err != nil {
 		s.t.Fatalf("redis %v: %v", args[0], err)
