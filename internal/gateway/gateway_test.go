@@ -191,13 +191,14 @@ func TestRESTToolConversationOnSim(t *testing.T) {
 	g := start(t, cfg)
 	restConversation(t, g)
 
-	// /readyz says the upstream is simulated, and so does the startup log.
+	// /readyz says the upstream is simulated, and so does the startup log; without
+	// redis_url the state is the process's own.
 	resp, err := http.Get("http://" + g.HTTP + "/readyz")
 	require.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, string(b), "simulator")
+	assert.JSONEq(t, `{"status":"ready","upstream":"bedrock-simulator","store":"memory"}`, string(b))
 	assert.NotZero(t, g.logs.FilterMessageSnippet("simulator").Len())
 }
 
