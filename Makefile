@@ -21,7 +21,8 @@ run: ## Run the gateway on the embedded Bedrock simulator (REST localhost:8080, 
 demo: ## A ten-turn agent tool loop on the simulator: tokens at full price, read from and written to the prompt cache, with caching off and on, and with thinking through a client that drops reasoning blocks
 	go run ./cmd/demo
 
-test: $(NODE_MODULES) ## Run every test (race detector on); installs test/node's npm packages first when missing
+test: $(NODE_MODULES) ## Run every test (race detector on); installs test/node's npm packages first when missing; needs redis-server
+	@command -v redis-server >/dev/null || { echo "redis-server not found: make test runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
 	go test -race -count=1 ./...
 
 # The official openai npm client and the Vercel AI SDK, which internal/gateway's

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
+	"github.com/nirmata/llm-gateway/internal/store"
 )
 
 // DefaultModel is used when neither the request nor the configuration names a model.
@@ -65,6 +66,9 @@ type Config struct {
 	// CacheReadWeight is what one prompt-cache read token counts against a key's token
 	// limits (docs/PROTOCOL.md 14.2).
 	CacheReadWeight float64
+	// RedisURL is the Redis the replicas share (docs/PROTOCOL.md 14.3); "" keeps state in
+	// the process. It may hold a password: log RedisURL's host only.
+	RedisURL string
 	// AliasDefaults holds the defaults of the aliases the YAML file gives as objects
 	// (docs/PROTOCOL.md 14.1); ModelAliases has their model ids.
 	AliasDefaults map[string]AliasDefaults
@@ -212,6 +216,7 @@ func table(c *Config) []setting {
 		{key: "tool_validation", def: "report", help: "the default of a request that does not set tool_validation: off, report (calls come back with their schema violations) or repair (the model corrects invalid calls)", v: bind(&c.ToolValidation, nil)},
 		{key: "max_repair_attempts", def: "2", help: "model calls that tool_validation repair may add to one answer, at most 10; 0: invalid calls come back with their violations", v: bind(&c.MaxRepairAttempts, between(0, maxRepairAttempts))},
 		{key: "cache_read_weight", def: "0.1", help: "what one prompt-cache read token counts against a key's tokens_per_minute and tokens_per_day, from 0 to 1", v: bind(&c.CacheReadWeight, fraction)},
+		{key: "redis_url", help: "Redis shared by the replicas, redis://[user:password@]host:port[/db] or rediss:// (TLS): limit counters and the reasoning cache; none: each process keeps its own", v: bind(&c.RedisURL, redisURL)},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
 		{key: "sim_first_token_delay", sim: true, def: "0s", help: "the simulator's delay before its first event", v: bind(&c.Sim.FirstTokenDelay, atLeast(time.Duration(0)))},
@@ -664,11 +669,22 @@ func aliases(t aliasTable) error {
 	return nil
 }
 
+// fraction checks a weight: from 0 to 1.
 func fraction(f float64) error {
 	if !(f >= 0 && f <= 1) { // NaN too
 		return fmt.Errorf("must be from 0 to 1, got %v", f)
 	}
 	return nil
+}
+
+// redisURL checks a redis_url as the store will read it; its errors never quote the URL,
+// which may hold a password.
+func redisURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	_, err := store.ParseURL(s)
+	return err
 }
 
 func faults(specs []string) error {

@@ -109,6 +109,11 @@ func TestPrecedence(t *testing.T) {
 			fromEnv: strs{"internal", "truncate,after=2"}, flag: strs{"hang", "throttle,times=1", "unavailable"},
 		},
 		{
+			name: "redis_url", yaml: "redis_url: redis://file-cache:6379/0",
+			env: map[string]string{"GATEWAY_REDIS_URL": "rediss://:pw@env-cache:6380"}, flags: strs{"--redis-url", "redis://flag-cache"},
+			get: func(c Config) any { return c.RedisURL }, def: "", file: "redis://file-cache:6379/0", fromEnv: "rediss://:pw@env-cache:6380", flag: "redis://flag-cache",
+		},
+		{
 			// YAML reads an unquoted off as false.
 			name: "prompt_caching", yaml: "prompt_caching: off",
 			env: map[string]string{"GATEWAY_PROMPT_CACHING": "auto"}, flags: strs{"--prompt-caching=off"},
@@ -273,6 +278,9 @@ func TestLoadErrors(t *testing.T) {
 		{name: "reasoning_cache", yaml: "reasoning_cache: {max_entries: -1, ttl: 1h}", want: `reasoning_cache: max_entries must be at least 0, got -1 (from FILE)`},
 		{name: "reasoning_cache member", args: strs{"--reasoning-cache", "max_entries=5,size=2"}, want: `reasoning_cache: "size" is not max_entries, ttl or max_bytes (from --reasoning-cache)`},
 		{name: "reasoning_cache ttl", env: vars{"GATEWAY_REASONING_CACHE": "ttl=0s"}, want: `reasoning_cache: ttl must be above 0, got 0s (from GATEWAY_REASONING_CACHE)`},
+		{name: "redis_url scheme", args: strs{"--redis-url", "http://:hunter2@cache:6379"}, want: `redis_url: want a redis:// or rediss:// URL, got scheme "http" (from --redis-url)`},
+		{name: "redis_url", env: vars{"GATEWAY_REDIS_URL": "redis://:hunter2@cache:6379/hunter2"}, want: `redis_url: invalid database number: "xxxxx" (from GATEWAY_REDIS_URL)`},
+		{name: "redis_url timeout", yaml: "redis_url: redis://cache:6379?read_timeout=2s", want: `redis_url: read_timeout is set by the gateway: each call has 100ms, without retries (from FILE)`},
 		{name: "sim_first_token_delay", args: strs{"--sim-first-token-delay", "-1ms"}, want: `sim_first_token_delay: must be at least 0s, got -1ms (from --sim-first-token-delay)`},
 		{name: "sim_delta_delay", yaml: "sim_delta_delay: -5ms", want: `sim_delta_delay: must be at least 0s, got -5ms (from FILE)`},
 		{
@@ -417,6 +425,7 @@ func TestNamesKept(t *testing.T) {
 		"sim_faults GATEWAY_SIM_FAULTS --sim-faults",
 		"prompt_caching GATEWAY_PROMPT_CACHING --prompt-caching",
 		"cache_read_weight GATEWAY_CACHE_READ_WEIGHT --cache-read-weight",
+		"redis_url GATEWAY_REDIS_URL --redis-url",
 	} {
 		assert.Contains(t, got, want)
 	}

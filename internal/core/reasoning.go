@@ -2,11 +2,16 @@ package core
 
 import (
 	"container/list"
+	"context"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/store"
 )
 
 // ReasoningCacheOptions bounds the reasoning cache (docs/PROTOCOL.md 11.4).
@@ -17,6 +22,11 @@ type ReasoningCacheOptions struct {
 	TTL time.Duration
 	// Now is the clock; nil is time.Now. Tests move it past the TTL.
 	Now func() time.Time
+	// Shared, when set, shares the entries with the other replicas (Redis:
+	// docs/PROTOCOL.md 14.3): each entry stored is written there too, and the turns a
+	// request needs that this replica lacks are read from there in one call. A failure
+	// there leaves the local cache alone in charge.
+	Shared store.Values
 }
 
 // reasoningCache keeps the reasoning blocks of Claude's answers with tool calls, so a
@@ -58,14 +68,9 @@ func newReasoningCache(opts ReasoningCacheOptions) *reasoningCache {
 // entries and the slices' headers, roughly.
 const entryOverhead = 256
 
-// store keeps the blocks of one answer under each of its tool-call ids. An answer without
-// blocks or without calls is not kept, nor one larger than the whole cache.
-func (c *reasoningCache) store(key, model string, ids []string, blocks []chat.ReasoningBlock) {
-	if c == nil || len(ids) == 0 || len(blocks) == 0 || c.opts.MaxEntries <= 0 {
-		return
-	}
-	e := &turnEntry{key: key, model: model, ids: slices.Clone(ids), blocks: slices.Clone(blocks),
-		expires: c.opts.Now().Add(c.opts.TTL)}
+// newTurnEntry is an entry holding copies of ids and blocks, with its size.
+func newTurnEntry(key, model string, ids []string, blocks []chat.ReasoningBlock, expires time.Time) *turnEntry {
+	e := &turnEntry{key: key, model: model, ids: slices.Clone(ids), blocks: slices.Clone(blocks), expires: expires}
 	e.size = entryOverhead + len(key) + len(model)
 	for _, id := range ids {
 		e.size += len(id) + 64
@@ -73,19 +78,39 @@ func (c *reasoningCache) store(key, model string, ids []string, blocks []chat.Re
 	for _, b := range blocks {
 		e.size += len(b.Text) + len(b.Signature) + len(b.Data) + 64
 	}
+	return e
+}
+
+// store keeps the blocks of one answer under each of its tool-call ids, and writes them
+// to the shared store when there is one. An answer without blocks or without calls is not
+// kept, nor one larger than the whole cache.
+func (c *reasoningCache) store(ctx context.Context, key, model string, ids []string, blocks []chat.ReasoningBlock) {
+	if c == nil || len(ids) == 0 || len(blocks) == 0 || c.opts.MaxEntries <= 0 {
+		return
+	}
+	e := newTurnEntry(key, model, ids, blocks, c.opts.Now().Add(c.opts.TTL))
 	if e.size > c.opts.MaxBytes {
 		return
 	}
+	c.insert(e)
+	if c.shared() {
+		c.share(ctx, e)
+	}
+}
+
+// insert adds an entry, replacing those that had one of its ids, and drops the least
+// recently used ones beyond the bounds.
+func (c *reasoningCache) insert(e *turnEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, id := range ids {
-		if old, ok := c.byID[idKey{key, id}]; ok {
+	for _, id := range e.ids {
+		if old, ok := c.byID[idKey{e.key, id}]; ok {
 			c.remove(old)
 		}
 	}
 	el := c.lru.PushFront(e)
-	for _, id := range ids {
-		c.byID[idKey{key, id}] = el
+	for _, id := range e.ids {
+		c.byID[idKey{e.key, id}] = el
 	}
 	c.bytes += e.size
 	for c.lru.Len() > c.opts.MaxEntries || c.bytes > c.opts.MaxBytes {
@@ -133,6 +158,119 @@ func (c *reasoningCache) lookup(key, model string, ids []string) ([]chat.Reasoni
 	return e.blocks, true
 }
 
+// shared reports whether the entries are shared with other replicas.
+func (c *reasoningCache) shared() bool {
+	return c != nil && c.opts.Shared != nil && c.opts.MaxEntries > 0
+}
+
+// sharedTurn is an entry as the replicas share it (docs/PROTOCOL.md 14.3), the JSON value
+// under its sharedKey. Key is checked on the way back, besides being part of the
+// sharedKey: a key never reads another key's entries.
+type sharedTurn struct {
+	Key     string        `json:"key"`
+	Model   string        `json:"model"`
+	IDs     []string      `json:"ids"`
+	Blocks  []sharedBlock `json:"blocks"`
+	Expires time.Time     `json:"expires"`
+}
+
+// sharedBlock is a chat.ReasoningBlock in a sharedTurn, byte for byte.
+type sharedBlock struct {
+	Redacted  bool   `json:"redacted,omitzero"`
+	Text      string `json:"text,omitzero"`
+	Signature string `json:"signature,omitzero"`
+	Data      string `json:"data,omitzero"`
+}
+
+// maxSharedIDBytes bounds the tool-call id in a shared key. Bedrock's ids are about 30
+// bytes; an id a client made up longer than this is not looked for.
+const maxSharedIDBytes = 256
+
+// sharedKey is where an entry with these ids is shared: the calling key's identity
+// (length first, so that no key and id pair reads as another) and the least of the
+// ids. One key per entry is enough, since a lookup needs every id of the turn: the least
+// of the ids a client sends is that of the entry they all find, so a store and a lookup
+// are one call each. ok is false for an id over maxSharedIDBytes.
+func sharedKey(key string, ids []string) (string, bool) {
+	least := slices.Min(ids)
+	if len(least) > maxSharedIDBytes {
+		return "", false
+	}
+	return "reasoning:" + strconv.Itoa(len(key)) + ":" + key + ":" + least, true
+}
+
+// share writes an entry to the shared store, for its TTL. A failure is the store
+// Guard's to count and log: the local copy serves this replica.
+func (c *reasoningCache) share(ctx context.Context, e *turnEntry) {
+	k, ok := sharedKey(e.key, e.ids)
+	if !ok {
+		return
+	}
+	t := sharedTurn{Key: e.key, Model: e.model, IDs: e.ids, Blocks: make([]sharedBlock, len(e.blocks)), Expires: e.expires}
+	for i, b := range e.blocks {
+		t.Blocks[i] = sharedBlock(b)
+	}
+	v, err := json.Marshal(&t)
+	if err != nil {
+		return
+	}
+	_ = c.opts.Shared.Put(ctx, k, v, c.opts.TTL)
+}
+
+// lookupShared reads the turns the local cache lacks, each the ids of one assistant turn
+// as the client sent them, from the shared store in one call, keeps those found locally,
+// and returns their blocks (nil where none was found). A turn is found on the same terms
+// as in lookup: stored by key, for model, with exactly these ids, and live.
+func (c *reasoningCache) lookupShared(ctx context.Context, key, model string, turns [][]string) [][]chat.ReasoningBlock {
+	if !c.shared() {
+		return nil
+	}
+	keys := make([]string, 0, len(turns))
+	asked := make([]int, 0, len(turns)) // the turn of each key
+	for i, ids := range turns {
+		if k, ok := sharedKey(key, ids); ok {
+			keys, asked = append(keys, k), append(asked, i)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	values, err := c.opts.Shared.GetMany(ctx, keys...)
+	if err != nil {
+		return nil
+	}
+	now := c.opts.Now()
+	out := make([][]chat.ReasoningBlock, len(turns))
+	for i, raw := range values {
+		if raw == nil || len(raw) > c.opts.MaxBytes {
+			continue
+		}
+		var t sharedTurn
+		if json.Unmarshal(raw, &t) != nil || len(t.Blocks) == 0 {
+			continue
+		}
+		ids := turns[asked[i]]
+		if t.Key != key || t.Model != model || !sameIDs(t.IDs, ids) || !now.Before(t.Expires) {
+			continue
+		}
+		blocks := make([]chat.ReasoningBlock, len(t.Blocks))
+		for j, b := range t.Blocks {
+			blocks[j] = chat.ReasoningBlock(b)
+		}
+		expires := t.Expires
+		if limit := now.Add(c.opts.TTL); expires.After(limit) {
+			expires = limit // another replica's clock, or TTL, may differ
+		}
+		e := newTurnEntry(key, model, t.IDs, blocks, expires)
+		if e.size > c.opts.MaxBytes {
+			continue
+		}
+		c.insert(e)
+		out[asked[i]] = e.blocks
+	}
+	return out
+}
+
 // sameIDs reports whether a and b hold the same ids, in any order.
 func sameIDs(a, b []string) bool {
 	if len(a) != len(b) {
@@ -151,9 +289,10 @@ func sameIDs(a, b []string) bool {
 // before the translator maps any. The turn the request's tool results answer is the one
 // Bedrock needs (BEDROCK.md G7); earlier turns get theirs too, so the history reads as it
 // did in the previous request and its prompt-cache prefix still matches (a client that
-// keeps its blocks sends them all). It returns the request to translate (a copy when it
-// changed) and whether the answered turn got its blocks back.
-func (s *Service) restoreReasoning(req *chat.Request, model string) (*chat.Request, bool) {
+// keeps its blocks sends them all). With a shared cache, the turns this replica lacks are
+// read from the shared store, all in one call. It returns the request to translate (a
+// copy when it changed) and whether the answered turn got its blocks back.
+func (s *Service) restoreReasoning(ctx context.Context, req *chat.Request, model string) (*chat.Request, bool) {
 	msgs := req.Messages
 	answered := answeredTurn(msgs)
 	if answered < 0 {
@@ -162,6 +301,10 @@ func (s *Service) restoreReasoning(req *chat.Request, model string) (*chat.Reque
 	var out []chat.Message // a copy, made at the first restoration
 	restored := false
 	var ids []string
+	// The turns the local cache lacks, by their first message and ids; only with a
+	// shared cache.
+	var missed []int
+	var missedIDs [][]string
 	for i := 0; i < len(msgs); {
 		if msgs[i].Role != chat.RoleAssistant {
 			i++
@@ -181,13 +324,21 @@ func (s *Service) restoreReasoning(req *chat.Request, model string) (*chat.Reque
 		}
 		blocks, ok := s.reasoning.lookup(req.KeyID, model, ids)
 		if !ok {
+			if s.reasoning.shared() {
+				missed, missedIDs = append(missed, start), append(missedIDs, slices.Clone(ids))
+			}
 			continue
 		}
-		if out == nil {
-			out = slices.Clone(msgs)
-		}
-		out[start].Reasoning = blocks
+		out = withReasoning(out, msgs, start, blocks)
 		restored = restored || start == answered
+	}
+	if len(missed) > 0 {
+		for i, blocks := range s.reasoning.lookupShared(ctx, req.KeyID, model, missedIDs) {
+			if blocks != nil {
+				out = withReasoning(out, msgs, missed[i], blocks)
+				restored = restored || missed[i] == answered
+			}
+		}
 	}
 	if out == nil {
 		return req, false
@@ -195,6 +346,15 @@ func (s *Service) restoreReasoning(req *chat.Request, model string) (*chat.Reque
 	r := *req
 	r.Messages = out
 	return &r, restored
+}
+
+// withReasoning puts blocks on msgs[start] in out, a copy of msgs made on the first call.
+func withReasoning(out, msgs []chat.Message, start int, blocks []chat.ReasoningBlock) []chat.Message {
+	if out == nil {
+		out = slices.Clone(msgs)
+	}
+	out[start].Reasoning = blocks
+	return out
 }
 
 // answeredTurn is the index of the first message of the assistant turn whose tool calls

@@ -289,7 +289,7 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 	}
 	restored := false
 	if translate.AsksThinking(req, opts.ReasoningEffort) {
-		req, restored = s.restoreReasoning(req, model.ID)
+		req, restored = s.restoreReasoning(ctx, req, model.ID)
 	}
 	converse, names, err := translate.RequestWith(req, model, opts)
 	if err != nil {
@@ -312,9 +312,9 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 
 // remember stores an answer's reasoning blocks under its tool calls when the client will
 // need them back: Claude with thinking on (docs/PROTOCOL.md 11.4).
-func (s *Service) remember(p *prepared, ids []string, blocks []chat.ReasoningBlock) {
+func (s *Service) remember(ctx context.Context, p *prepared, ids []string, blocks []chat.ReasoningBlock) {
 	if p.names.ThinkingOn {
-		s.reasoning.store(p.keyID, p.model.ID, ids, blocks)
+		s.reasoning.store(ctx, p.keyID, p.model.ID, ids, blocks)
 	}
 }
 
@@ -470,7 +470,7 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (
 		for i, tc := range resp.ToolCalls {
 			ids[i] = tc.ID
 		}
-		s.remember(p, ids, resp.Reasoning)
+		s.remember(ctx, p, ids, resp.Reasoning)
 	}
 	return resp, nil
 }

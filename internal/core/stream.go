@@ -187,7 +187,7 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 		}
 		st.prepared.validated.result(&st.result)
 		if blocks := st.machine.Reasoning(); len(blocks) > 0 && len(ids) > 0 {
-			st.svc.remember(st.prepared, ids, blocks)
+			st.svc.remember(st.ctx, st.prepared, ids, blocks)
 		}
 	}
 	return out, err

@@ -139,6 +139,17 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	if err != nil {
 		return err
 	}
+	shared, err := sharedStore(cfg.RedisURL, m, log)
+	if err != nil {
+		return err
+	}
+	counters := o.counters // nil: in this process
+	var values store.Values
+	var storeStatus interface{ Status() string }
+	if shared != nil {
+		defer shared.Close()
+		counters, values, storeStatus = shared, shared, shared
+	}
 
 	svc := core.New(upstream, core.Options{
 		DefaultModel:    cfg.DefaultModel,
@@ -152,7 +163,8 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 
 		NoParallelToolCalls: !cfg.ParallelToolCalls,
 		ReasoningCache: core.ReasoningCacheOptions{MaxEntries: cfg.ReasoningCache.MaxEntries,
-			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL},
+			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL, Shared: values},
+		Counters:          counters,
 		NoPromptCaching:   cfg.PromptCaching == config.CachingOff,
 		AliasDefaults:     aliasDefaults(cfg.AliasDefaults),
 		ToolValidation:    string(cfg.ToolValidation),
@@ -160,7 +172,6 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		Tracing:           tracing,
 		Region:            awsCfg.Region,
 		Keys:              policies,
-		Counters:          o.counters,
 		CacheReadWeight:   cfg.CacheReadWeight,
 		Now:               o.now,
 	}, log)
@@ -179,6 +190,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		Keys:               keys,
 		MaxBodyBytes:       int64(cfg.MaxBodyBytes),
 		Upstream:           upstreamName,
+		Store:              storeStatus,
 		StreamWriteTimeout: cfg.StreamWriteTimeout,
 		BodyReadTimeout:    cfg.BodyReadTimeout,
 	})
@@ -242,6 +254,23 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return nil
 	})
 	return g.Wait()
+}
+
+// sharedStore is the Redis at url behind its Guard, or nil without a url. Nothing waits
+// for Redis: connections are made by the first calls, and until it answers the gateway
+// serves without it (docs/PROTOCOL.md 14.3).
+func sharedStore(url string, m *metrics.Metrics, log *zap.Logger) (*store.Guard, error) {
+	if url == "" {
+		return nil, nil
+	}
+	r, err := store.NewRedis(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis_url: %w", err)
+	}
+	// The address only: the URL may hold a password.
+	log.Info("shared store: limit counters and the reasoning cache are shared with the replicas using this Redis",
+		zap.String("store", "redis"), zap.String("addr", r.Addr()), zap.Bool("tls", r.TLS()))
+	return store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, Log: log}), nil
 }
 
 // aliasDefaults are the configured alias defaults as the core takes them.

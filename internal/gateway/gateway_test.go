@@ -46,7 +46,8 @@ type started struct {
 	logs *observer.ObservedLogs
 }
 
-// start runs the gateway until the test ends, with every listener on a free loopback port.
+// start runs the gateway until the test ends, with every listener on a free loopback port
+// and testKey among its keys.
 func start(t *testing.T, cfg config.Config) started {
 	t.Helper()
 	return startWith(t, cfg, runOptions{})
@@ -56,7 +57,7 @@ func start(t *testing.T, cfg config.Config) started {
 func startWith(t *testing.T, cfg config.Config, o runOptions) started {
 	t.Helper()
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.APIKeys = []string{testKey}
+	cfg.APIKeys = append(cfg.APIKeys, testKey)
 	core, logs := observer.New(zap.DebugLevel)
 	ctx, cancel := context.WithCancel(context.Background())
 	addrs := make(chan Addrs, 1)
@@ -196,13 +197,14 @@ func TestRESTToolConversationOnSim(t *testing.T) {
 	g := start(t, cfg)
 	restConversation(t, g)
 
-	// /readyz says the upstream is simulated, and so does the startup log.
+	// /readyz says the upstream is simulated, and so does the startup log; without
+	// redis_url the state is the process's own.
 	resp, err := http.Get("http://" + g.HTTP + "/readyz")
 	require.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, string(b), "simulator")
+	assert.JSONEq(t, `{"status":"ready","upstream":"bedrock-simulator","store":"memory"}`, string(b))
 	assert.NotZero(t, g.logs.FilterMessageSnippet("simulator").Len())
 }
 

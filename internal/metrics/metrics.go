@@ -38,6 +38,15 @@ const (
 	RejectTooLarge        = "too_large"
 )
 
+// Operations on the shared store (docs/PROTOCOL.md 14.3), the values of
+// gateway_store_errors_total's op label.
+const (
+	StoreIncr   = "incr"   // a limit counter's increment
+	StoreCounts = "counts" // reading limit counters
+	StorePut    = "put"    // writing a value: a reasoning-cache entry, an affinity
+	StoreGet    = "get"    // reading values
+)
+
 // UpstreamTransport is the error_code of an upstream failure that carries no Bedrock
 // error code: connection refused, reset, TLS, a malformed response.
 const UpstreamTransport = "transport"
@@ -75,6 +84,8 @@ type Metrics struct {
 	inflight        prometheus.Gauge
 	rejected        *prometheus.CounterVec
 	rateLimited     *prometheus.CounterVec
+	storeErrors     *prometheus.CounterVec
+	storeUp         prometheus.Gauge
 }
 
 // New returns a Metrics with a fresh registry holding the gateway_* metrics and the Go
@@ -172,19 +183,31 @@ func New() *Metrics {
 			Name: "gateway_rate_limited_total",
 			Help: `Requests refused because their key was over one of its limits, by key (its configured name, else the first 8 hex digits of its SHA-256) and limit ("requests_per_minute", "tokens_per_minute", "tokens_per_day").`,
 		}, []string{"key", "limit"}),
+		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_store_errors_total",
+			Help: `Calls to the shared store (Redis, redis_url) that failed or took over 100 ms, by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache). Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.`,
+		}, []string{"op"}),
+		storeUp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gateway_store_up",
+			Help: "1 while the shared store answers (always without redis_url), 0 when its last call or health check failed.",
+		}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
 		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
-		m.rejected, m.rateLimited,
+		m.rejected, m.rateLimited, m.storeErrors, m.storeUp,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
 	// rejection rather than an absent one.
 	for _, r := range []string{RejectOverloaded, RejectDraining, RejectUnauthenticated, RejectTooLarge} {
 		m.rejected.WithLabelValues(r)
 	}
+	for _, op := range []string{StoreIncr, StoreCounts, StorePut, StoreGet} {
+		m.storeErrors.WithLabelValues(op)
+	}
+	m.storeUp.Set(1) // the in-process store; a Guard over Redis sets it from then on
 	return m
 }
 
@@ -435,6 +458,27 @@ func (m *Metrics) RateLimited(key, limit string) {
 		return
 	}
 	m.rateLimited.WithLabelValues(key, limit).Inc()
+}
+
+// StoreError counts a failed call to the shared store in gateway_store_errors_total. op
+// is a Store* constant.
+func (m *Metrics) StoreError(op string) {
+	if m == nil {
+		return
+	}
+	m.storeErrors.WithLabelValues(fixed(op)).Inc()
+}
+
+// StoreUp sets gateway_store_up: whether the shared store answers.
+func (m *Metrics) StoreUp(up bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if up {
+		v = 1
+	}
+	m.storeUp.Set(v)
 }
 
 func noop() {}

@@ -178,6 +178,32 @@ func TestMethods(t *testing.T) {
 				assert.Equal(t, 2, testutil.CollectAndCount(m.rateLimited), "a configured limit has its series at zero")
 			},
 		},
+		{
+			name: "StoreError",
+			record: func(m *Metrics) {
+				m.StoreError(StoreIncr)
+				m.StoreError(StoreGet)
+				m.StoreError(StoreGet)
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 1.0, testutil.ToFloat64(m.storeErrors.WithLabelValues(StoreIncr)))
+				assert.Equal(t, 2.0, testutil.ToFloat64(m.storeErrors.WithLabelValues(StoreGet)))
+				assert.Equal(t, 0.0, testutil.ToFloat64(m.storeErrors.WithLabelValues(StorePut)))
+				assert.Equal(t, 4, testutil.CollectAndCount(m.storeErrors), "known operations exist from the start")
+			},
+		},
+		{
+			name: "StoreUp",
+			record: func(m *Metrics) {
+				assert.Equal(t, 1.0, testutil.ToFloat64(m.storeUp), "the in-process store is up")
+				m.StoreUp(false)
+				assert.Equal(t, 0.0, testutil.ToFloat64(m.storeUp))
+				m.StoreUp(true)
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 1.0, testutil.ToFloat64(m.storeUp))
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,6 +228,8 @@ func TestGatherAndCompare(t *testing.T) {
 	m.ResponseFormatInvalid(model1)
 	m.KeyLimit("a1b2c3d4", "requests_per_minute")
 	m.RateLimited("ci", "tokens_per_minute")
+	m.StoreError(StorePut)
+	m.StoreUp(false)
 	want := `
 # HELP gateway_cache_read_tokens_total Prompt tokens of successful answers read from Bedrock's prompt cache (billed at about a tenth of input); part of gateway_tokens_total's input.
 # TYPE gateway_cache_read_tokens_total counter
@@ -226,11 +254,20 @@ gateway_tokens_total{client_type="kyverno",direction="output",model="anthropic.c
 # HELP gateway_upstream_errors_total Bedrock calls that failed after the SDK's retries, by Bedrock error code ("ThrottlingException"), "transport" (no answer or an unreadable one), "truncated" (a stream that ended before messageStop) or "invalid_answer" (a 200 the gateway could not use). A call the client or a deadline ended is not counted.
 # TYPE gateway_upstream_errors_total counter
 gateway_upstream_errors_total{error_code="ThrottlingException",model="none"} 1
+# HELP gateway_store_errors_total Calls to the shared store (Redis, redis_url) that failed or took over 100 ms, by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache). Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.
+# TYPE gateway_store_errors_total counter
+gateway_store_errors_total{op="counts"} 0
+gateway_store_errors_total{op="get"} 0
+gateway_store_errors_total{op="incr"} 0
+gateway_store_errors_total{op="put"} 1
+# HELP gateway_store_up 1 while the shared store answers (always without redis_url), 0 when its last call or health check failed.
+# TYPE gateway_store_up gauge
+gateway_store_up 0
 `
 	require.NoError(t, testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
 		"gateway_requests_total", "gateway_tokens_total", "gateway_upstream_errors_total",
 		"gateway_cache_read_tokens_total", "gateway_cache_write_tokens_total", "gateway_response_format_invalid_total",
-		"gateway_rate_limited_total"))
+		"gateway_rate_limited_total", "gateway_store_errors_total", "gateway_store_up"))
 }
 
 // Client-controlled labels beyond their cap land in "other", and stay bounded.
@@ -394,6 +431,8 @@ func TestHandler(t *testing.T) {
 		"gateway_inflight_requests":              dto.MetricType_GAUGE,
 		"gateway_rejected_total":                 dto.MetricType_COUNTER,
 		"gateway_rate_limited_total":             dto.MetricType_COUNTER,
+		"gateway_store_errors_total":             dto.MetricType_COUNTER,
+		"gateway_store_up":                       dto.MetricType_GAUGE,
 	}
 	for name, typ := range want {
 		f, ok := families[name]

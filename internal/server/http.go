@@ -33,6 +33,9 @@ type Options struct {
 	MaxBodyBytes int64
 	// Upstream describes the upstream on /readyz ("bedrock" or "bedrock-simulator").
 	Upstream string
+	// Store describes the shared store on /readyz ("redis", "redis unreachable"); nil:
+	// state is kept in the process ("memory").
+	Store interface{ Status() string }
 	// StreamWriteTimeout bounds one write of a stream to a client that stopped reading.
 	StreamWriteTimeout time.Duration
 	// BodyReadTimeout bounds the time from a request's headers to the end of its body.
@@ -186,6 +189,9 @@ func (s *httpServer) noRoute(mux *http.ServeMux) serveFunc {
 	}
 }
 
+// readyz answers whether the gateway takes calls: 503 only while draining. A shared store
+// that does not answer is named but leaves the gateway ready (docs/PROTOCOL.md 14.3): it
+// serves without it.
 func (s *httpServer) readyz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	state := "ready"
@@ -193,7 +199,11 @@ func (s *httpServer) readyz(w http.ResponseWriter, _ *http.Request) {
 		state = "draining"
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	_, _ = io.WriteString(w, `{"status":"`+state+`","upstream":"`+s.opts.Upstream+`"}`)
+	store := "memory"
+	if s.opts.Store != nil {
+		store = s.opts.Store.Status()
+	}
+	_, _ = io.WriteString(w, `{"status":"`+state+`","upstream":"`+s.opts.Upstream+`","store":"`+store+`"}`)
 }
 
 // statusRecorder remembers the status for the access log. It unwraps, so

@@ -1,7 +1,9 @@
 // Package store holds the state the gateway's replicas share (docs/PROTOCOL.md 14.3): the
 // counters of the keys' limits, and the values behind the reasoning cache and failover
 // affinity. Memory keeps counters in one process; Redis (redis.go) shares counters and
-// values between every replica that names the same redis_url.
+// values between every replica that names the same redis_url, and Guard (guard.go) stands
+// in front of it: every call the gateway makes goes through the Guard, which counts and
+// logs failures and tells /readyz and /metrics whether Redis answers.
 //
 // A store error means the store could not answer in time. Callers apply the outage
 // policy of 14.3: limits fail open, caches fall back to their local copy.
@@ -29,6 +31,9 @@ type Values interface {
 	Put(ctx context.Context, key string, value []byte, ttl time.Duration) error
 	// Get returns the value under key; ok is false when there is none or it expired.
 	Get(ctx context.Context, key string) (value []byte, ok bool, err error)
+	// GetMany returns the values under keys in one call, in their order, nil where there
+	// is none.
+	GetMany(ctx context.Context, keys ...string) ([][]byte, error)
 }
 
 // Memory is Counters in one process. The zero value is not usable; use NewMemory.

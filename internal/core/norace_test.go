@@ -1,0 +1,6 @@
+//go:build !race
+
+package core
+
+// raceDetector: the race detector allocates on its own, so allocation counts differ.
+const raceDetector = false

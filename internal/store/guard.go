@@ -1,0 +1,286 @@
+package store
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/nirmata/llm-gateway/internal/metrics"
+)
+
+// Shared is a store every replica sees: Redis. A Guard stands in front of it.
+type Shared interface {
+	Counters
+	Values
+	// Ping asks the store whether it answers.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// DefaultPingEvery is how often a Guard asks its store whether it answers, so that
+// /readyz and gateway_store_up follow the store while no request uses it.
+const DefaultPingEvery = 2 * time.Second
+
+// WarnEvery is the least time between two warnings of a Guard (docs/PROTOCOL.md 14.3): a
+// Redis that is down fails every request's calls, and one line says so.
+const WarnEvery = 10 * time.Second
+
+// GuardOptions configures a Guard.
+type GuardOptions struct {
+	// Name names the store on /readyz and in logs: "redis".
+	Name    string
+	Metrics *metrics.Metrics
+	Log     *zap.Logger
+	// PingEvery is how often the store is pinged; 0 is DefaultPingEvery, below 0 never
+	// (tests whose calls alone decide the state).
+	PingEvery time.Duration
+	// Now is the clock that spaces warnings; nil is time.Now. Tests move it.
+	Now func() time.Time
+}
+
+// Guard applies the outage policy of docs/PROTOCOL.md 14.3 to every call to a shared
+// store: a failed call is counted in gateway_store_errors_total{op} and logged as a
+// warning at most every WarnEvery, with the operation and the class of error only (never
+// a key or a value); and the Guard tells whether the store answers, from the outcome of
+// every call and of a ping every PingEvery, in gateway_store_up and Status (/readyz). It
+// returns the store's answers and errors unchanged: callers go on without the store
+// (limits fail open, caches use their local copy), and use it again once it answers.
+// Safe for concurrent use.
+type Guard struct {
+	shared Shared
+	opts   GuardOptions
+
+	mu    sync.Mutex // held to change state, so that it and gateway_store_up agree
+	state atomic.Int32
+	// warned: a warning went out since the store last answered, so its return is logged.
+	warned   atomic.Bool
+	lastWarn atomic.Int64 // when the last warning went out, in Unix nanoseconds
+	failures atomic.Int64 // calls and pings failed since then
+
+	stop      context.CancelFunc
+	stopped   chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// States of a Guard's store.
+const (
+	stateUnknown int32 = iota // not asked yet
+	stateUp
+	stateDown
+)
+
+// NewGuard returns a Guard in front of shared, and starts pinging it: the first ping goes
+// out at once, in the background, so nothing waits for the store. Close stops the pings
+// and closes shared.
+func NewGuard(shared Shared, opts GuardOptions) *Guard {
+	if opts.PingEvery == 0 {
+		opts.PingEvery = DefaultPingEvery
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	g := &Guard{shared: shared, opts: opts, stop: stop, stopped: make(chan struct{})}
+	opts.Metrics.StoreUp(false) // until it answers
+	if opts.PingEvery > 0 {
+		go g.watch(ctx)
+	} else {
+		close(g.stopped)
+	}
+	return g
+}
+
+// Incr implements Counters.
+func (g *Guard) Incr(ctx context.Context, key string, n int64, ttl time.Duration) (int64, error) {
+	v, err := g.shared.Incr(ctx, key, n, ttl)
+	g.observe(ctx, metrics.StoreIncr, err)
+	return v, err
+}
+
+// Counts implements Counters.
+func (g *Guard) Counts(ctx context.Context, keys ...string) ([]int64, error) {
+	v, err := g.shared.Counts(ctx, keys...)
+	g.observe(ctx, metrics.StoreCounts, err)
+	return v, err
+}
+
+// Put implements Values.
+func (g *Guard) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	err := g.shared.Put(ctx, key, value, ttl)
+	g.observe(ctx, metrics.StorePut, err)
+	return err
+}
+
+// Get implements Values.
+func (g *Guard) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	v, ok, err := g.shared.Get(ctx, key)
+	g.observe(ctx, metrics.StoreGet, err)
+	return v, ok, err
+}
+
+// GetMany implements Values.
+func (g *Guard) GetMany(ctx context.Context, keys ...string) ([][]byte, error) {
+	v, err := g.shared.GetMany(ctx, keys...)
+	g.observe(ctx, metrics.StoreGet, err)
+	return v, err
+}
+
+// Status describes the store for /readyz: its name while it answers, else "<name>
+// unreachable" ("<name> not reached yet" before the first answer or failure). The gateway
+// stays ready either way: it serves without the store.
+func (g *Guard) Status() string {
+	switch g.state.Load() {
+	case stateUp:
+		return g.opts.Name
+	case stateDown:
+		return g.opts.Name + " unreachable"
+	}
+	return g.opts.Name + " not reached yet"
+}
+
+// Close stops the pings, waits for the last one, and closes the store. It is safe to call
+// more than once.
+func (g *Guard) Close() error {
+	g.closeOnce.Do(func() {
+		g.stop()
+		<-g.stopped
+		g.closeErr = g.shared.Close()
+	})
+	return g.closeErr
+}
+
+// observe records the outcome of one call.
+func (g *Guard) observe(ctx context.Context, op string, err error) {
+	switch {
+	case err == nil:
+		g.answered()
+	case ctx.Err() != nil:
+		// The caller left or ran out of time: not the store's failure.
+	default:
+		g.opts.Metrics.StoreError(op)
+		g.failed(op, err)
+	}
+}
+
+// watch pings the store until Close.
+func (g *Guard) watch(ctx context.Context) {
+	defer close(g.stopped)
+	tick := time.NewTicker(g.opts.PingEvery)
+	defer tick.Stop()
+	for {
+		err := g.shared.Ping(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			g.failed("ping", err)
+		} else {
+			g.answered()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (g *Guard) answered() {
+	if g.state.Load() == stateUp {
+		return
+	}
+	if g.setState(stateUp) && g.warned.Swap(false) {
+		g.opts.Log.Info("the shared store answers again: limits count and caches are shared", zap.String("store", g.opts.Name))
+	}
+}
+
+// failed marks the store down and warns, unless a warning went out less than WarnEvery
+// ago; the next one counts the failures in between.
+func (g *Guard) failed(op string, err error) {
+	g.setState(stateDown)
+	g.failures.Add(1)
+	now := g.opts.Now().UnixNano()
+	last := g.lastWarn.Load()
+	if last != 0 && now-last < int64(WarnEvery) || !g.lastWarn.CompareAndSwap(last, now) {
+		return
+	}
+	g.warned.Store(true)
+	g.opts.Log.Warn("the shared store failed: limits fail open and caches use their local copy until it answers",
+		zap.String("store", g.opts.Name), zap.String("op", op), zap.String("error", errorClass(err)),
+		zap.Int64("failures", g.failures.Swap(0)))
+}
+
+// setState moves the store to state s, and reports whether it changed.
+func (g *Guard) setState(s int32) bool {
+	if g.state.Load() == s {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.state.Swap(s) == s {
+		return false
+	}
+	g.opts.Metrics.StoreUp(s == stateUp)
+	return true
+}
+
+// errorClass names the kind of a store error for the log. The error's own text is not
+// logged: it is not the gateway's to bound, and a Redis reply may quote what it was sent.
+func errorClass(err error) string {
+	var redisErr redis.Error
+	var tlsAlert tls.AlertError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
+		return "connection lost"
+	case errors.Is(err, redis.ErrPoolTimeout):
+		return "pool timeout"
+	case errors.Is(err, redis.ErrClosed):
+		return "closed"
+	case errors.As(err, &certErr) || errors.As(err, &unknownAuthority) || errors.As(err, &hostErr) || errors.As(err, &tlsAlert):
+		return "tls"
+	case errors.As(err, &dnsErr):
+		return "dns"
+	case errors.As(err, &redisErr):
+		return "redis " + replyCode(redisErr.Error())
+	case errors.As(err, &netErr):
+		return "network"
+	}
+	return "other"
+}
+
+// replyCode is the code a Redis error reply starts with (WRONGTYPE, NOAUTH, READONLY,
+// OOM, LOADING, ERR), or "error".
+func replyCode(msg string) string {
+	n := 0
+	for n < len(msg) && n < 16 && msg[n] >= 'A' && msg[n] <= 'Z' {
+		n++
+	}
+	if n == 0 || n < len(msg) && msg[n] != ' ' {
+		return "error"
+	}
+	return msg[:n]
+}

@@ -1,0 +1,217 @@
+package store
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/nirmata/llm-gateway/internal/clip"
+)
+
+// CallTimeout bounds every call to Redis, connecting included (docs/PROTOCOL.md 14.3): a
+// request waits at most this long for shared state before it goes on without it.
+const CallTimeout = 100 * time.Millisecond
+
+// KeyPrefix starts every key the gateway writes, so that it can share a Redis with others.
+const KeyPrefix = "llmgw:"
+
+// gatewayOptions are the URL options the gateway sets itself: CallTimeout bounds each call,
+// and a retry or a longer wait would stretch it.
+var gatewayOptions = []string{"dial_timeout", "read_timeout", "write_timeout", "pool_timeout",
+	"max_retries", "min_retry_backoff", "max_retry_backoff"}
+
+// ParseURL reads a redis_url as go-redis reads it (rediss:// turns TLS on, with the host's
+// certificate checked), allowing the schemes redis and rediss only and none of
+// gatewayOptions. Its errors never quote the URL's password.
+func ParseURL(raw string) (*redis.Options, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Parse's message quotes the whole URL.
+		return nil, errors.New("is not a URL like redis://[user:password@]host:6379[/db]")
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, fmt.Errorf("want a redis:// or rediss:// URL, got scheme %s", clip.Quote(u.Scheme))
+	}
+	q := u.Query()
+	for _, name := range gatewayOptions {
+		if q.Has(name) {
+			return nil, fmt.Errorf("%s is set by the gateway: each call has %v, without retries", name, CallTimeout)
+		}
+	}
+	opts, err := redis.ParseURL(raw)
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "redis: ")
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
+		return nil, errors.New(clip.String(msg, clip.LogMax))
+	}
+	return opts, nil
+}
+
+// Redis is Counters and Values in a Redis server (7.0 or later, or Valkey), shared by
+// every replica that uses it. Keys are KeyPrefix and the caller's key. Every call is one
+// round trip bounded by CallTimeout, never retried: a failure is the caller's to handle
+// (see Guard). Connections are made on first use, so NewRedis does not wait for the
+// server. Safe for concurrent use.
+type Redis struct {
+	client  *redis.Client
+	addr    string
+	tls     bool
+	timeout time.Duration // CallTimeout
+}
+
+// NewRedis returns the store at raw, a URL ParseURL accepts. It does not connect.
+func NewRedis(raw string) (*Redis, error) {
+	return newRedis(raw, CallTimeout)
+}
+
+// newRedis is NewRedis with another bound on a call: tests of what calls do use a longer
+// one, so that a loaded machine cannot fail them; TestRedisCallsAreBounded holds
+// CallTimeout.
+func newRedis(raw string, timeout time.Duration) (*Redis, error) {
+	opts, err := ParseURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	// Each call is bounded by its context (CallTimeout) and by these; one dial attempt,
+	// no retries, so a Redis that is down costs a request one refused connection, not a
+	// series of backoffs.
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = timeout, timeout, timeout, timeout
+	opts.ContextTimeoutEnabled = true
+	opts.MaxRetries = -1
+	opts.DialerRetries = 1
+	// Nothing but the commands below on a new connection: no CLIENT SETINFO, no
+	// maintenance-notification handshake (a Redis Enterprise feature).
+	opts.DisableIdentity = true
+	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	if opts.TLSConfig != nil && opts.TLSConfig.RootCAs == nil {
+		// Read the system's roots now rather than in the first handshake, where reading
+		// them (tens of milliseconds) would eat that call's CallTimeout.
+		if roots, err := x509.SystemCertPool(); err == nil {
+			opts.TLSConfig.RootCAs = roots
+		}
+	}
+	// go-redis has one logger per process, writing plain text to stderr once per failed
+	// dial; the Guard reports failures instead, in JSON and at most every 10 s.
+	redis.SetLogger(&logging.VoidLogger{})
+	return &Redis{client: redis.NewClient(opts), addr: opts.Addr, tls: opts.TLSConfig != nil, timeout: timeout}, nil
+}
+
+// Addr is the server's host:port, safe to log (the URL may hold a password).
+func (r *Redis) Addr() string { return r.addr }
+
+// TLS reports whether the connections use TLS (rediss://).
+func (r *Redis) TLS() bool { return r.tls }
+
+// Incr implements Counters. INCRBY and PEXPIRE NX go in one MULTI/EXEC, one round trip:
+// atomic, the expiry set only on a counter that has none (the window's first Incr), and,
+// unlike a Lua script, nothing for a restarted Redis to have forgotten (EVALSHA's
+// NOSCRIPT costs a second round trip). A counter found without an expiry gets one.
+func (r *Redis) Incr(ctx context.Context, key string, n int64, ttl time.Duration) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	k := KeyPrefix + key
+	var incr *redis.IntCmd
+	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		incr = p.IncrBy(ctx, k, n)
+		p.Do(ctx, "pexpire", k, max(ttl.Milliseconds(), 1), "nx")
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return incr.Val(), nil
+}
+
+// Counts implements Counters with one MGET.
+func (r *Redis) Counts(ctx context.Context, keys ...string) ([]int64, error) {
+	if len(keys) == 0 {
+		return nil, nil // MGET needs a key
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	vals, err := r.client.MGet(ctx, prefixed(keys)...).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(keys))
+	for i, v := range vals {
+		s, ok := v.(string)
+		if !ok {
+			continue // nil: no counter
+		}
+		if out[i], err = strconv.ParseInt(s, 10, 64); err != nil {
+			return nil, fmt.Errorf("counter %d is not an integer", i)
+		}
+	}
+	return out, nil
+}
+
+// Put implements Values.
+func (r *Redis) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	return r.client.Set(ctx, KeyPrefix+key, value, max(ttl, time.Millisecond)).Err()
+}
+
+// Get implements Values.
+func (r *Redis) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	b, err := r.client.Get(ctx, KeyPrefix+key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return b, true, nil
+}
+
+// GetMany implements Values with one MGET.
+func (r *Redis) GetMany(ctx context.Context, keys ...string) ([][]byte, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	vals, err := r.client.MGet(ctx, prefixed(keys)...).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(keys))
+	for i, v := range vals {
+		if s, ok := v.(string); ok {
+			out[i] = []byte(s)
+		}
+	}
+	return out, nil
+}
+
+// Ping asks the server whether it answers.
+func (r *Redis) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	return r.client.Ping(ctx).Err()
+}
+
+// Close closes the connections.
+func (r *Redis) Close() error { return r.client.Close() }
+
+func prefixed(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = KeyPrefix + k
+	}
+	return out
+}
