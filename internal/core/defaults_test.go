@@ -17,7 +17,7 @@ func TestApplyDefaults(t *testing.T) {
 	yes, no := true, false
 	s := New(nil, Options{
 		DefaultModel:        "agent",
-		Aliases:             map[string]string{"agent": "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "cached": "us.amazon.nova-pro-v1:0"},
+		Aliases:             map[string][]Target{"agent": {{ModelID: "us.anthropic.claude-sonnet-4-5-20250929-v1:0"}}, "cached": {{ModelID: "us.amazon.nova-pro-v1:0"}}},
 		NoParallelToolCalls: true,
 		NoPromptCaching:     true,
 		ToolValidation:      "off",
@@ -108,7 +108,7 @@ func TestIgnoredIsBounded(t *testing.T) {
 		req.Stop = append(req.Stop, " ") // blank: Claude refuses them, so each is dropped and listed
 	}
 	var res Result
-	_, err := s.prepare(req, &res)
+	_, err := s.prepare(t.Context(), req, &res)
 	assert.NoError(t, err)
 	assert.Len(t, res.Ignored, MaxIgnored)
 }

@@ -24,12 +24,14 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
-// Upstream is the part of Bedrock the core calls. *bedrock.Client implements it.
+// Upstream is the part of Bedrock the core calls, in one region. *bedrock.Client
+// implements it.
 type Upstream interface {
 	Converse(ctx context.Context, modelID string, req *bedrock.ConverseRequest) (*bedrock.ConverseResponse, error)
 	ConverseStream(ctx context.Context, modelID string, req *bedrock.ConverseRequest) (*bedrock.EventStream, error)
@@ -38,8 +40,22 @@ type Upstream interface {
 // Options configures a Service.
 type Options struct {
 	DefaultModel string
-	// Aliases maps model names clients send to Bedrock model ids.
-	Aliases map[string]string
+	// Aliases maps model names clients send to their targets, in the order calls try
+	// them, failing over from one to the next (docs/PROTOCOL.md 14.4); an alias of one
+	// model id has one target.
+	Aliases map[string][]Target
+	// Regions are the upstreams of the regions targets name, by region name. A target
+	// without a region goes to the upstream New is given; so does one whose region is
+	// missing here, which New logs as an error.
+	Regions map[string]Upstream
+	// DefaultMaxTokens is the maxTokens of a request that sets none, capped at the
+	// model's maximum output where it is known (docs/PROTOCOL.md 14.5); 0 sends none.
+	DefaultMaxTokens int
+	// Affinity bounds the memory of which target answered each conversation.
+	Affinity AffinityOptions
+	// Shared, when set, shares that memory between replicas (docs/PROTOCOL.md 14.3);
+	// nil keeps it in this process.
+	Shared store.Values
 	// Limits of one request: beyond them it is refused with an invalid-request error.
 	MaxTools, MaxMessages, MaxMessageBytes int
 	// UpstreamTimeout bounds one Bedrock call, a whole stream included.
@@ -77,7 +93,11 @@ type Service struct {
 	// drain waits on.
 	slots    chan struct{}
 	draining atomic.Bool
-	// aliasTargets are the configured aliases' model ids, sorted.
+	// aliases are the configured aliases by name, their targets ready for calls.
+	aliases map[string]*alias
+	// affinity remembers the target that answered each conversation of an alias.
+	affinity *affinity
+	// aliasTargets are the configured aliases' model ids, sorted, without repeats.
 	aliasTargets []string
 	// models is what the gateway lists as its models; see Models.
 	models []ModelEntry
@@ -88,23 +108,42 @@ type Service struct {
 	started time.Time
 }
 
-// New returns a Service calling upstream.
+// New returns a Service calling upstream, the Bedrock client of the gateway's own
+// region, and opts.Regions for targets in others.
 func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 	s := &Service{upstream: upstream, opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrent),
 		// Access lines go without the caller: it would name the same line every time, and
 		// finding it walks the stack on every request.
 		access: log.WithOptions(zap.WithCaller(false))}
-	for _, id := range opts.Aliases {
-		s.aliasTargets = append(s.aliasTargets, id)
+	s.aliases = make(map[string]*alias, len(opts.Aliases))
+	for _, name := range slices.Sorted(maps.Keys(opts.Aliases)) {
+		a := &alias{name: name}
+		for _, t := range opts.Aliases[name] {
+			up := upstream
+			if t.Region != "" {
+				if r, ok := opts.Regions[t.Region]; ok {
+					up = r
+				} else {
+					log.Error("no upstream for a target's region: its calls go to the gateway's own region",
+						zap.String("alias", name), zap.String("region", t.Region))
+				}
+			}
+			a.targets = append(a.targets, newTarget(t, up))
+			s.aliasTargets = append(s.aliasTargets, t.ModelID)
+		}
+		if len(a.targets) == 0 {
+			continue
+		}
+		s.aliases[name] = a
+		s.models = append(s.models, ModelEntry{Name: name, ID: a.targets[0].ModelID})
 	}
 	slices.Sort(s.aliasTargets)
+	s.aliasTargets = slices.Compact(s.aliasTargets)
+	s.affinity = newAffinity(opts.Affinity, opts.Shared)
 	s.started = time.Now()
 	s.reasoning = newReasoningCache(opts.ReasoningCache)
 	s.schemas = toolcheck.NewCache(0, 0)
-	for _, name := range slices.Sorted(maps.Keys(opts.Aliases)) {
-		s.models = append(s.models, ModelEntry{Name: name, ID: opts.Aliases[name]})
-	}
-	if _, isAlias := opts.Aliases[opts.DefaultModel]; !isAlias && opts.DefaultModel != "" {
+	if _, isAlias := s.aliases[opts.DefaultModel]; !isAlias && opts.DefaultModel != "" {
 		s.models = append(s.models, ModelEntry{Name: opts.DefaultModel, ID: opts.DefaultModel})
 	}
 	// The default and the alias targets get their metric series from the start.
@@ -204,8 +243,18 @@ const (
 	maxClientTypeBytes = 256
 )
 
-// prepared is a request translated and ready for Bedrock.
+// prepared is a request translated for its current target and ready for Bedrock. Not
+// safe for concurrent use.
 type prepared struct {
+	// req is the request with the alias's and the gateway's defaults applied; opts and
+	// mode are what they say for its translation and its tool calls' check.
+	req  *chat.Request
+	opts translate.Options
+	mode string
+	// route is where the request may go, and which target it is at.
+	route route
+
+	// What the translation for the current target made.
 	model    capabilities.Model
 	converse *bedrock.ConverseRequest
 	names    *translate.Names
@@ -217,9 +266,12 @@ type prepared struct {
 	validated validated
 }
 
-// prepare checks what only the gateway knows (provider, limits, model) and translates. It
-// fills res as it learns.
-func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
+// up is the upstream of the current target.
+func (p *prepared) up() Upstream { return p.route.target().up }
+
+// prepare checks what only the gateway knows (provider, limits, model), finds where the
+// request may go and translates it for the first target. It fills res as it learns.
+func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (*prepared, error) {
 	if n := len(req.ClientType); n > maxClientTypeBytes {
 		return nil, refuse("client_type: %d bytes, at most %d are allowed", n, maxClientTypeBytes)
 	}
@@ -238,16 +290,31 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	model := capabilities.Lookup(s.resolveModel(name))
-	res.Model = model.ID
-	restored := false
-	if translate.AsksThinking(req, opts.ReasoningEffort) {
+	opts.DefaultMaxTokens = int32(s.opts.DefaultMaxTokens)
+	p := &prepared{req: req, opts: opts, mode: mode, keyID: req.KeyID, route: s.routeOf(ctx, req, name)}
+	res.Model = p.route.target().ModelID
+	if err := s.translate(p, res); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// translate translates p's request for its current target, with the reasoning the cache
+// holds for that model, and records in res what the translation did. On an error p and
+// res keep what they had.
+func (s *Service) translate(p *prepared, res *Result) error {
+	model := capabilities.Lookup(p.route.target().ModelID)
+	opts := p.opts
+	opts.OtherModel = p.route.otherModel()
+	req, restored := p.req, false
+	if !opts.OtherModel && translate.AsksThinking(req, opts.ReasoningEffort) {
 		req, restored = s.restoreReasoning(req, model.ID)
 	}
 	converse, names, err := translate.RequestWith(req, model, opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	res.Model = model.ID
 	res.Repairs = names.Stats
 	res.Ignored = append(slices.Clip(req.Ignored), names.Ignored...)
 	res.Ignored = res.Ignored[:min(len(res.Ignored), MaxIgnored)] // a client controls how many
@@ -258,9 +325,10 @@ func (s *Service) prepare(req *chat.Request, res *Result) (*prepared, error) {
 	}
 	// No call comes back from a model offered no tools, nor from one whose tool budget is
 	// spent (its calls are dropped).
-	check := s.newChecker(req, model, mode, converse.ToolConfig != nil && !names.BudgetExhausted)
-	res.Validating = check != nil
-	return &prepared{model: model, converse: converse, names: names, keyID: req.KeyID, check: check}, nil
+	p.check = s.newChecker(req, model, p.mode, converse.ToolConfig != nil && !names.BudgetExhausted)
+	res.Validating = p.check != nil
+	p.model, p.converse, p.names = model, converse, names
+	return nil
 }
 
 // remember stores an answer's reasoning blocks under its tool calls when the client will
@@ -355,11 +423,11 @@ func (s *Service) modelName(name string) string {
 	return name
 }
 
-// resolveModel applies the default and the configured aliases.
+// resolveModel applies the default and the configured aliases: an alias's first target.
 func (s *Service) resolveModel(name string) string {
 	name = s.modelName(name)
-	if id, ok := s.opts.Aliases[name]; ok {
-		return id
+	if a, ok := s.aliases[name]; ok {
+		return a.targets[0].ModelID
 	}
 	return name
 }
@@ -369,11 +437,11 @@ func (s *Service) resolveModel(name string) string {
 func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, Result, error) {
 	start := time.Now()
 	var res Result
-	p, err := s.prepare(req, &res)
+	p, err := s.prepare(ctx, req, &res)
 	if err != nil {
 		return nil, res, err
 	}
-	resp, err := s.converse(ctx, req.ID, p)
+	resp, err := s.converse(ctx, req.ID, p, &res)
 	if err != nil {
 		return nil, res, err
 	}
@@ -389,19 +457,34 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	return resp, res, nil
 }
 
-// converse makes one admitted Converse call, translates its answer and checks its tool
-// calls, repairing them where their mode says so (repair.go).
-func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (*chat.Response, error) {
+// converse makes one admitted Converse call, failing over between the request's targets,
+// translates its answer and checks its tool calls, repairing them where their mode says
+// so (repair.go).
+func (s *Service) converse(ctx context.Context, requestID string, p *prepared, res *Result) (*chat.Response, error) {
 	release, err := s.admit()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	resp, turn, err := s.attempt(ctx, requestID, p, p.converse)
+	callCtx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+	defer cancel()
+	var resp *chat.Response
+	var turn bedrock.Message
+	err = s.tryTargets(callCtx, requestID, p, res, func(ctx context.Context) (err error) {
+		resp, turn, err = s.call(ctx, requestID, p, p.converse)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if resp, err = s.checkAnswer(ctx, requestID, p, resp, turn); err != nil {
+	return s.settle(ctx, requestID, p, resp, turn)
+}
+
+// settle checks (and repairs) the tool calls of resp, the answer to p whose assistant
+// message was turn, and keeps its reasoning blocks for the client's next turn.
+func (s *Service) settle(ctx context.Context, requestID string, p *prepared, resp *chat.Response, turn bedrock.Message) (*chat.Response, error) {
+	resp, err := s.checkAnswer(ctx, requestID, p, resp, turn)
+	if err != nil {
 		return nil, err
 	}
 	if len(resp.Reasoning) > 0 && len(resp.ToolCalls) > 0 {
@@ -414,12 +497,19 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (
 	return resp, nil
 }
 
-// attempt makes one Converse call of p, req being p.converse or a repair attempt's
-// request, bounded by upstream_timeout, and returns its answer and the assistant message
+// attempt makes one Converse call of req, a repair attempt's request, on p's current
+// target, bounded by upstream_timeout, and returns its answer and the assistant message
 // Bedrock returned, which a repair sends back.
 func (s *Service) attempt(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 	defer cancel()
+	return s.call(ctx, requestID, p, req)
+}
+
+// call makes one Converse call of req, p.converse or a repair attempt's request, on p's
+// current target: through Converse, or through ConverseStream for requests Converse does
+// not serve. Nothing of it reaches the client before it returns.
+func (s *Service) call(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
 	if p.names.StreamOnly {
 		return s.converseStreamed(ctx, requestID, p, req)
 	}
@@ -427,7 +517,7 @@ func (s *Service) attempt(ctx context.Context, requestID string, p *prepared, re
 }
 
 func (s *Service) converseUnary(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
-	answer, err := s.upstream.Converse(ctx, p.model.ID, req)
+	answer, err := p.up().Converse(ctx, p.model.ID, req)
 	if err != nil {
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
 		return nil, bedrock.Message{}, blame(p.names, err)
@@ -444,7 +534,7 @@ func (s *Service) converseUnary(ctx context.Context, requestID string, p *prepar
 // does not serve (thinking with maxTokens above 21,333: docs/BEDROCK.md G12). The
 // assistant message is recorded only when a repair may need it.
 func (s *Service) converseStreamed(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
-	events, err := s.upstream.ConverseStream(ctx, p.model.ID, req)
+	events, err := p.up().ConverseStream(ctx, p.model.ID, req)
 	if err != nil {
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
 		return nil, bedrock.Message{}, blame(p.names, err)

@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -78,14 +80,10 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		}
 	}
 	m := metrics.New()
-	upstream, err := bedrock.NewClient(ctx, awsCfg, bedrock.ClientOptions{
-		SigV4Only: cfg.Sim.Enabled,
-		OnRetry:   func(model string, _ error) { m.Retry(model) },
-	})
+	upstream, regions, err := upstreams(ctx, awsCfg, cfg, m, log)
 	if err != nil {
 		return err
 	}
-	log.Info("bedrock upstream", zap.String("endpoint", upstream.Endpoint()), zap.String("region", awsCfg.Region))
 	keyList, err := cfg.LoadAPIKeys()
 	if err != nil {
 		return err
@@ -97,7 +95,8 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 
 	svc := core.New(upstream, core.Options{
 		DefaultModel:    cfg.DefaultModel,
-		Aliases:         cfg.ModelAliases,
+		Aliases:         aliasTargets(cfg.ModelAliases),
+		Regions:         regions,
 		MaxTools:        cfg.MaxTools,
 		MaxMessages:     cfg.MaxMessages,
 		MaxMessageBytes: cfg.MaxMessageBytes,
@@ -112,6 +111,7 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		AliasDefaults:     aliasDefaults(cfg.AliasDefaults),
 		ToolValidation:    string(cfg.ToolValidation),
 		MaxRepairAttempts: cfg.MaxRepairAttempts,
+		DefaultMaxTokens:  cfg.DefaultMaxTokens,
 	}, log)
 	// Calls run under base, so those still in flight when the drain times out can be
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.
@@ -191,6 +191,56 @@ func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return nil
 	})
 	return g.Wait()
+}
+
+// upstreams builds the Bedrock client of the gateway's own region, and one for every other
+// region an alias target names (docs/PROTOCOL.md 14.1), each from the same AWS
+// configuration with only its region changed: the credentials are resolved once and
+// shared, as is the transport. Under --sim every region's client goes to the one
+// simulator, and signs for its own region, which the simulator reads (section 9).
+func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *metrics.Metrics, log *zap.Logger) (*bedrock.Client, map[string]core.Upstream, error) {
+	opts := bedrock.ClientOptions{
+		Transport: bedrock.NewTransport(),
+		SigV4Only: cfg.Sim.Enabled,
+		OnRetry:   func(model string, _ error) { m.Retry(model) },
+	}
+	own, err := bedrock.NewClient(ctx, awsCfg, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Info("bedrock upstream", zap.String("endpoint", own.Endpoint()), zap.String("region", awsCfg.Region))
+	regions := map[string]core.Upstream{}
+	for _, name := range slices.Sorted(maps.Keys(cfg.ModelAliases)) {
+		for _, t := range cfg.ModelAliases[name] {
+			if _, done := regions[t.Region]; t.Region == "" || done {
+				continue
+			}
+			if t.Region == awsCfg.Region {
+				regions[t.Region] = own
+				continue
+			}
+			regional := awsCfg.Copy()
+			regional.Region = t.Region
+			c, err := bedrock.NewClient(ctx, regional, opts)
+			if err != nil {
+				return nil, nil, fmt.Errorf("alias %s: region %s: %w", name, t.Region, err)
+			}
+			regions[t.Region] = c
+			log.Info("bedrock upstream", zap.String("endpoint", c.Endpoint()), zap.String("region", t.Region))
+		}
+	}
+	return own, regions, nil
+}
+
+// aliasTargets are the configured aliases' targets as the core takes them.
+func aliasTargets(in map[string][]config.Target) map[string][]core.Target {
+	out := make(map[string][]core.Target, len(in))
+	for name, targets := range in {
+		for _, t := range targets {
+			out[name] = append(out[name], core.Target{ModelID: t.ModelID, Region: t.Region})
+		}
+	}
+	return out
 }
 
 // aliasDefaults are the configured alias defaults as the core takes them.

@@ -24,6 +24,7 @@ import (
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
+	"github.com/nirmata/llm-gateway/internal/config"
 )
 
 // The official openai-go client against the gateway's OpenAI surface, with the simulator
@@ -530,7 +531,7 @@ func TestOpenAIMidStreamFailure(t *testing.T) {
 func TestOpenAIModels(t *testing.T) {
 	simUpstream(t, bedrocksim.Options{})
 	cfg := defaultConfig(t)
-	cfg.ModelAliases = map[string]string{"sonnet": testModel, "nova": "amazon.nova-pro-v1:0"}
+	cfg.ModelAliases = map[string][]config.Target{"sonnet": {{ModelID: testModel}}, "nova": {{ModelID: "amazon.nova-pro-v1:0"}}}
 	g := start(t, cfg)
 	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey))
 
@@ -594,7 +595,7 @@ func TestIgnoredParamsOnNirmataAndGRPC(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &answer))
 	assert.Equal(t, []string{"top_p", "stop[0]"}, answer.Metadata.IgnoredParams)
 	sent := sim.converseRequests(t)[0]["inferenceConfig"]
-	assert.Equal(t, map[string]any{"temperature": 0.5, "stopSequences": []any{"END"}}, sent)
+	assert.Equal(t, map[string]any{"maxTokens": 4096.0, "temperature": 0.5, "stopSequences": []any{"END"}}, sent, "maxTokens: default_max_tokens")
 
 	// gRPC: response header metadata, and the answer's metadata.
 	var header metadata.MD
