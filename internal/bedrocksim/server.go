@@ -111,8 +111,9 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 	}
 
 	ctx := r.Context()
+	t := target{stream: stream, model: r.PathValue("modelId"), foundation: model.ID, region: SigningRegion(r.Header.Get("Authorization"))}
 	var streamFault *Fault // a fault applied while streaming
-	if f, ok := s.faults.take(stream); ok {
+	if f, ok := s.faults.take(t); ok {
 		switch f.Kind {
 		case FaultHang:
 			select {
@@ -133,7 +134,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 
 	a := buildAnswer(model, req, body)
 	if s.faults.breaksArgs && len(a.Calls) > 0 {
-		if broken := breakCalls(req.ToolConfig, a.Calls); broken != nil && s.faults.takeInvalidArgs(stream) {
+		if broken := breakCalls(req.ToolConfig, a.Calls); broken != nil && s.faults.takeInvalidArgs(t) {
 			a.Calls = broken
 		}
 	}
