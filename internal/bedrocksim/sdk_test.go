@@ -493,8 +493,9 @@ func TestFaultScopes(t *testing.T) {
 	east, west := inRegion(url, "us-east-1"), inRegion(url, "us-west-2")
 	assert.Equal(t, "ServiceUnavailableException", errorCode(t, converse(east, claude)))
 	require.NoError(t, converse(west, claude), "signed for us-west-2")
-	_, err := west.ConverseStream(t.Context(), &bedrockruntime.ConverseStreamInput{ModelId: aws.String(claude), Messages: []types.Message{userText("Hi")}})
+	out, err := west.ConverseStream(t.Context(), &bedrockruntime.ConverseStreamInput{ModelId: aws.String(claude), Messages: []types.Message{userText("Hi")}})
 	require.NoError(t, err)
+	require.NoError(t, out.GetStream().Close())
 }
 
 func TestSigningRegion(t *testing.T) {

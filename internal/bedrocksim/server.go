@@ -138,7 +138,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 			a.Calls = broken
 		}
 	}
-	usage := s.usage(model, req, body, a)
+	usage := s.usage(model, t.region, req, body, a)
 	if stream {
 		s.writeStream(ctx, w, a, usage, streamFault)
 		return
@@ -161,13 +161,13 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 // (docs/BEDROCK.md H9): inputTokens is the rest of the request's estimate, never below 0 (the
 // estimate is raised to what the cache counted, if it falls short), and totalTokens counts
 // everything.
-func (s *Server) usage(m ModelInfo, req *converseRequest, body []byte, a answer) tokenUsage {
+func (s *Server) usage(m ModelInfo, region string, req *converseRequest, body []byte, a answer) tokenUsage {
 	u := usageFor(body, a)
 	now := time.Now
 	if s.opts.Now != nil {
 		now = s.opts.Now
 	}
-	read, write, details := s.cache.account(prefixes(m, req), now())
+	read, write, details := s.cache.account(prefixes(m, region, req), now())
 	total := max(u.InputTokens, read+write)
 	u.InputTokens = total - read - write
 	u.CacheReadInputTokens, u.CacheWriteInputTokens, u.CacheDetails = read, write, details
