@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -36,6 +38,22 @@ type recordedSim struct {
 	*bedrocksim.Server
 	mu     sync.Mutex
 	bodies [][]byte
+	calls  []simCall
+}
+
+// simCall is where one request to the simulator went: the model its path named, whether it
+// was a stream, and the region its SigV4 credential scope named.
+type simCall struct {
+	Model  string
+	Stream bool
+	Region string
+}
+
+// received returns what the simulator received, in order.
+func (s *recordedSim) received() []simCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
 }
 
 // converseRequests returns the bodies the simulator received, decoded.
@@ -72,8 +90,12 @@ func recordSim(t *testing.T, faults ...string) *recordedSim {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err == nil {
+			op, _ := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), "/model/"))
+			model, stream := strings.CutSuffix(op, "/converse-stream")
+			model = strings.TrimSuffix(model, "/converse")
 			sim.mu.Lock()
 			sim.bodies = append(sim.bodies, body)
+			sim.calls = append(sim.calls, simCall{Model: model, Stream: stream, Region: bedrocksim.SigningRegion(r.Header.Get("Authorization"))})
 			sim.mu.Unlock()
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
