@@ -322,3 +322,82 @@ func TestFailoverDisablesThinking(t *testing.T) {
 	assert.NotContains(t, mustJSON(t, reqs[2]["messages"]), "reasoningContent", "nor its blocks")
 	assert.InDelta(t, 1, metricValue(t, g, "gateway_thinking_disabled_total", map[string]string{"model": sonnet45, "reason": "failover"}), 0)
 }
+
+// maxTokensSent is the maxTokens of the simulator's i-th request; 0 when none was sent.
+func maxTokensSent(t *testing.T, sim *recordedSim, i int) float64 {
+	t.Helper()
+	reqs := sim.converseRequests(t)
+	require.Greater(t, len(reqs), i)
+	c, ok := reqs[i]["inferenceConfig"].(map[string]any)
+	if !ok {
+		return 0
+	}
+	n, _ := c["maxTokens"].(float64)
+	return n
+}
+
+// TestDefaultMaxTokens: a request without max_tokens is sent default_max_tokens on every
+// surface (docs/PROTOCOL.md 14.5), capped at the model's known maximum output; the
+// request's own wins; 0 sends none, except beside a thinking budget.
+func TestDefaultMaxTokens(t *testing.T) {
+	const llama = "meta.llama3-1-70b-instruct-v1:0"
+	hi := func(model, extra string) string {
+		return `{"model": "` + model + `", "messages": [{"role": "user", "content": "hi"}]` + extra + `}`
+	}
+	t.Run("default", func(t *testing.T) {
+		sim := recordSim(t)
+		g := start(t, defaultConfig(t))
+		url := "http://" + g.HTTP + "/llm-apps/chat"
+		ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
+		grpcClient := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC))
+		steps := []struct {
+			name string
+			send func() error
+			want float64
+		}{
+			{"Nirmata", func() error { postOK(t, url, hi(testModel, "")); return nil }, 4096},
+			{"Nirmata stream", func() error {
+				resp := streamPost(t, url+"?stream=true", hi(testModel, ""))
+				assert.Equal(t, "done", readJSONL(t, resp.Body).last.Type)
+				return nil
+			}, 4096},
+			{"Nirmata max_tokens", func() error { postOK(t, url, hi(testModel, `, "max_tokens": 300`)); return nil }, 300},
+			{"OpenAI", func() error {
+				_, err := openAIClient(g).Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
+					Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+				return err
+			}, 4096},
+			{"OpenAI max_completion_tokens", func() error {
+				_, err := openAIClient(g).Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
+					Model: testModel, MaxCompletionTokens: openai.Int(200), Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+				return err
+			}, 200},
+			{"gRPC", func() error { _, err := grpcClient.Chat(ctx, grpcRequest(t, hi(testModel, ""))); return err }, 4096},
+			{"capped at Llama 3's maximum", func() error { postOK(t, url, hi(llama, "")); return nil }, 2048},
+			{"the request's own is not capped", func() error { postOK(t, url, hi(llama, `, "max_tokens": 3000`)); return nil }, 3000},
+			{"the thinking budget on top", func() error { postOK(t, url, hi(testModel, `, "reasoning_effort": "low"`)); return nil }, 1024 + 4096},
+		}
+		for i, s := range steps {
+			require.NoError(t, s.send(), s.name)
+			assert.InDelta(t, s.want, maxTokensSent(t, sim, i), 0, s.name)
+		}
+	})
+	t.Run("0 sends none", func(t *testing.T) {
+		sim := recordSim(t)
+		cfg := defaultConfig(t)
+		cfg.DefaultMaxTokens = 0
+		g := start(t, cfg)
+		url := "http://" + g.HTTP + "/llm-apps/chat"
+		postOK(t, url, hi(testModel, ""))
+		assert.NotContains(t, sim.converseRequests(t)[0], "inferenceConfig")
+		postOK(t, url, hi(testModel, `, "reasoning_effort": "low"`))
+		assert.InDelta(t, 1024+4096, maxTokensSent(t, sim, 1), 0, "4096 stands in beside a budget")
+	})
+}
+
+// postOK posts a Nirmata request and fails the test unless it is answered 200.
+func postOK(t *testing.T, url, body string) {
+	t.Helper()
+	resp, b := post(t, url, "Bearer "+testKey, body)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+}

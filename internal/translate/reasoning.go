@@ -298,7 +298,7 @@ func (th *thinking) applyInference(c *bedrock.InferenceConfig, req *chat.Request
 		if c == nil {
 			c = &bedrock.InferenceConfig{}
 		}
-		c.MaxTokens = &n
+		c.MaxTokens = ptr(n)
 	}
 	if c != nil && th.on && th.claude && c.MaxTokens != nil && *c.MaxTokens > maxUnaryTokens {
 		names.StreamOnly = true
