@@ -69,8 +69,10 @@ func TestConversationOf(t *testing.T) {
 		"system prompt": func(r *chat.Request) { r.Messages[0].Content = "other" },
 		"tools":         func(r *chat.Request) { r.Tools[0].Parameters = []byte(`{}`) },
 		"first message": func(r *chat.Request) { r.Messages[1].Content = "other" },
-		"image":         func(r *chat.Request) { r.Messages[1].Parts = []chat.Part{{Image: &chat.ImageURL{URL: "data:image/png;base64,AA=="}}} },
-		"boundaries":    func(r *chat.Request) { r.Messages[0].Content, r.Messages[1].Content = "sysf", "irst" },
+		"image": func(r *chat.Request) {
+			r.Messages[1].Parts = []chat.Part{{Image: &chat.ImageURL{URL: "data:image/png;base64,AA=="}}}
+		},
+		"boundaries": func(r *chat.Request) { r.Messages[0].Content, r.Messages[1].Content = "sysf", "irst" },
 	} {
 		r := base()
 		change(r)
