@@ -401,3 +401,14 @@ func postOK(t *testing.T, url, body string) {
 	resp, b := post(t, url, "Bearer "+testKey, body)
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
 }
+
+// TestFailoverRepairStaysOnTheTarget: the repair attempts of an answer's invalid tool calls
+// (docs/PROTOCOL.md 13.2) go to the target that answered, not back to the first.
+func TestFailoverRepairStaysOnTheTarget(t *testing.T) {
+	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}},
+		"throttle,model="+testModel, "invalid_tool_args,times=1")
+	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, policyBody("agent", false, `,"tool_validation":"repair"`))
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	assert.Equal(t, "repaired", resp.Header.Get("X-Gateway-Tool-Validation"))
+	assert.Equal(t, []string{testModel, novaPro, novaPro}, models(sim.received()))
+}
