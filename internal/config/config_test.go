@@ -370,6 +370,7 @@ func TestNamesKept(t *testing.T) {
 		"sim_delta_delay GATEWAY_SIM_DELTA_DELAY --sim-delta-delay",
 		"sim_faults GATEWAY_SIM_FAULTS --sim-faults",
 		"prompt_caching GATEWAY_PROMPT_CACHING --prompt-caching",
+		"default_max_tokens GATEWAY_DEFAULT_MAX_TOKENS --default-max-tokens",
 	} {
 		assert.Contains(t, got, want)
 	}

@@ -157,7 +157,8 @@ func (s *Service) Metrics() *metrics.Metrics { return s.opts.Metrics }
 // Result is what one call did, for the transport's access log and metrics. Model and
 // ClientType are set once the request was read, the rest once the answer is complete.
 type Result struct {
-	// Model is the Bedrock model id the call went to.
+	// Model is the Bedrock model id the call went to: the target that answered, or the
+	// last one tried (docs/PROTOCOL.md 14.4).
 	Model      string
 	ClientType string
 	Usage      chat.Usage
