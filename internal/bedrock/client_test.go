@@ -304,6 +304,42 @@ func TestEventStreamDecoding(t *testing.T) {
 	})
 }
 
+// TestEventStreamStart: Start reads up to the first event after messageStart and Next
+// returns what it read, then the rest; an exception before any content is Start's error,
+// and Next's after the events before it.
+func TestEventStreamStart(t *testing.T) {
+	t.Parallel()
+	raw := sampleStream(t)
+	s := NewEventStream(io.NopCloser(oneByteReader{bytes.NewReader(raw)}), nil)
+	require.NoError(t, s.Start())
+	assert.True(t, s.Ready(), "the events read ahead are ready")
+	events, err := readAll(s)
+	require.NoError(t, err)
+	require.Len(t, events, 7, "nothing lost or repeated")
+	assert.Equal(t, EventMessageStart, events[0].Type)
+	assert.Equal(t, "Hi", *events[1].ContentBlockDelta.Delta.Text)
+
+	b := append(frame(t, "event", EventMessageStart, map[string]any{"role": "assistant"}),
+		frame(t, "exception", "serviceUnavailableException", map[string]any{"message": "busy"})...)
+	s = NewEventStream(io.NopCloser(bytes.NewReader(b)), nil)
+	var apiErr *APIError
+	require.ErrorAs(t, s.Start(), &apiErr)
+	assert.Equal(t, CodeServiceUnavailable, apiErr.Code)
+	events, err = readAll(s)
+	assert.Len(t, events, 1, "messageStart still comes first")
+	assert.ErrorAs(t, err, &apiErr)
+
+	// A stream that starts with content stops reading there.
+	b = append(frame(t, "event", EventContentBlockDelta, map[string]any{"contentBlockIndex": 0, "delta": map[string]any{"text": "Hi"}}),
+		frame(t, "exception", "throttlingException", map[string]any{"message": "later"})...)
+	s = NewEventStream(io.NopCloser(bytes.NewReader(b)), nil)
+	require.NoError(t, s.Start(), "the exception comes after content: not Start's")
+	events, err = readAll(s)
+	assert.Len(t, events, 1)
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, CodeThrottling, apiErr.Code)
+}
+
 func TestConverseStreamOverHTTP(t *testing.T) {
 	t.Parallel()
 	raw := sampleStream(t)

@@ -28,6 +28,10 @@ type EventStream struct {
 	complete bool // metadata, Bedrock's last event, was read
 	// cancel ends the call; Close uses it to bound the read of the body's end.
 	cancel context.CancelFunc
+	// ahead holds the events Start read, which Next returns first, then aheadErr, the
+	// error Start met, if any.
+	ahead    []StreamEvent
+	aheadErr error
 }
 
 // After the last event, Close reads at most drainLimit bytes, for at most drainWait: the
@@ -53,6 +57,9 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10)
 
 // Ready reports whether the next event has arrived whole, so Next will not wait for it.
 func (s *EventStream) Ready() bool {
+	if len(s.ahead) > 0 || s.aheadErr != nil {
+		return true
+	}
 	if s.r == nil {
 		return false
 	}
@@ -68,6 +75,39 @@ func (s *EventStream) Ready() bool {
 // (whether or not messageStop came: that is the caller's check), an *APIError for an
 // in-stream exception, and another error for a cut or malformed frame.
 func (s *EventStream) Next() (StreamEvent, error) {
+	if len(s.ahead) > 0 {
+		ev := s.ahead[0]
+		s.ahead = s.ahead[1:]
+		return ev, nil
+	}
+	if s.aheadErr != nil {
+		return StreamEvent{}, s.aheadErr
+	}
+	return s.next()
+}
+
+// Start reads the stream up to its first event after messageStart, the first that can
+// carry part of the answer, and keeps what it read for Next. It returns the error that
+// came first instead, if one did (an exception Bedrock sent before any content, a body cut
+// short), which Next returns as well once the kept events are read. So a caller that has
+// passed nothing of the stream on yet can tell a failure it may still take elsewhere
+// (docs/PROTOCOL.md 14.4).
+func (s *EventStream) Start() error {
+	for range 2 { // messageStart comes once, first
+		ev, err := s.next()
+		if err != nil {
+			s.aheadErr = err
+			return err
+		}
+		s.ahead = append(s.ahead, ev)
+		if ev.Type != EventMessageStart {
+			break
+		}
+	}
+	return nil
+}
+
+func (s *EventStream) next() (StreamEvent, error) {
 	if s.r == nil {
 		return StreamEvent{}, fmt.Errorf("%w: the stream is closed", ErrTransport)
 	}

@@ -130,7 +130,10 @@ func TestParseFault(t *testing.T) {
 	f, err = ParseFault("throttle")
 	require.NoError(t, err)
 	assert.Equal(t, Fault{Kind: FaultThrottle}, f)
-	for _, bad := range []string{"", "explode", "throttle,times=x", "hang,mode=both", "truncate,color=red"} {
+	f, err = ParseFault("unavailable,model=us.anthropic.claude-sonnet-4-20250514-v1:0,region=eu-west-1,times=1")
+	require.NoError(t, err)
+	assert.Equal(t, Fault{Kind: FaultUnavailable, Model: "us.anthropic.claude-sonnet-4-20250514-v1:0", Region: "eu-west-1", Times: 1}, f)
+	for _, bad := range []string{"", "explode", "throttle,times=x", "hang,mode=both", "truncate,color=red", "throttle,model=", "throttle,region="} {
 		_, err := ParseFault(bad)
 		assert.Error(t, err, bad)
 	}

@@ -211,8 +211,8 @@ type cachePrefix struct {
 	lookback []prefixKey
 }
 
-// prefixKey names a prefix: a hash chained over the foundation-model id and the canonical
-// bytes up to a bound, and its tokens.
+// prefixKey names a prefix: a hash chained over the region, the foundation-model id and the
+// canonical bytes up to a bound, and its tokens.
 type prefixKey struct {
 	key    [sha256.Size]byte
 	tokens int32
@@ -223,15 +223,16 @@ type prefixKey struct {
 const lookbackBlocks = 20
 
 // prefixes are the points of a validated request that count on model m (H6), each with its
-// key and tokens, and on Claude the prefixes its lookback may hit.
-func prefixes(m ModelInfo, req *converseRequest) []cachePrefix {
+// key and tokens, and on Claude the prefixes its lookback may hit. Each region keeps its
+// own cache, as Bedrock's do: region is the request's (SigningRegion).
+func prefixes(m ModelInfo, region string, req *converseRequest) []cachePrefix {
 	w := &req.cache
 	if len(w.points) == 0 {
 		return nil
 	}
 	// The key of every bound, chained so the whole walk is hashed once.
 	keys := make([][sha256.Size]byte, len(w.bounds))
-	chain := sha256.Sum256([]byte(m.ID))
+	chain := sha256.Sum256([]byte(region + "/" + m.ID))
 	prev := 0
 	for i, end := range w.bounds {
 		h := sha256.New()

@@ -60,8 +60,14 @@ func ttlPoint(ttl string) string { return `{"cachePoint":{"type":"default","ttl"
 // fails the test unless the request is answered, and checks the usage adds up.
 func usageOf(t testing.TB, sim *Server, model, body string) tokenUsage {
 	t.Helper()
+	return usageWith(t, sim, "Bearer k", model, body)
+}
+
+// usageWith is usageOf with the Authorization header auth.
+func usageWith(t testing.TB, sim *Server, auth, model, body string) tokenUsage {
+	t.Helper()
 	r := httptest.NewRequest(http.MethodPost, "/model/"+model+"/converse", strings.NewReader(body))
-	r.Header.Set("Authorization", "Bearer k")
+	r.Header.Set("Authorization", auth)
 	w := httptest.NewRecorder()
 	sim.ServeHTTP(w, r)
 	if !assert.Equal(t, http.StatusOK, w.Code, "%s", w.Body) { // not require: also called off the test goroutine
@@ -256,6 +262,24 @@ func TestPromptCacheNotOnRefusal(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, w.Code)
 	assert.Equal(t, 0, sim.cache.len())
 	assert.Positive(t, usageOf(t, sim, sonnet4, body).CacheWriteInputTokens)
+}
+
+// TestPromptCachePerRegion: each region keeps its own prompt cache, as Bedrock's do, so a
+// call that fails over to another region writes its prefix anew.
+func TestPromptCachePerRegion(t *testing.T) {
+	t.Parallel()
+	sim := New(Options{Now: newClock().Now})
+	signed := func(region string) string {
+		return "AWS4-HMAC-SHA256 Credential=AKID/20260101/" + region + "/bedrock/aws4_request, SignedHeaders=host, Signature=00"
+	}
+	body := reqWith(systemOf(bigSystem, cachePt), hi)
+	east := usageWith(t, sim, signed("us-east-1"), sonnet4, body)
+	require.Positive(t, east.CacheWriteInputTokens)
+	west := usageWith(t, sim, signed("us-west-2"), sonnet4, body)
+	assert.Zero(t, west.CacheReadInputTokens, "another region's cache")
+	assert.Equal(t, east.CacheWriteInputTokens, west.CacheWriteInputTokens)
+	again := usageWith(t, sim, signed("us-east-1"), sonnet4, body)
+	assert.Equal(t, east.CacheWriteInputTokens, again.CacheReadInputTokens, "the same region's cache")
 }
 
 // TestPromptCacheLookback: on Claude a point also hits a prefix cached at one of the 20

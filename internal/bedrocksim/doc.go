@@ -39,6 +39,8 @@
 //
 // Options add latency and inject faults (throttling, 5xx, hangs, in-stream exceptions,
 // truncated streams, redacted reasoning, tool arguments that break their schema: the last
-// counted only on answers that call a tool) for tests and benchmarks, and set the clock of the
-// prompt cache.
+// counted only on answers that call a tool) for tests and benchmarks, each limited if asked to
+// one model or to one region, read from the request's SigV4 credential scope (faults.go), so
+// one simulator serves every region of a gateway that fails over between them; and set the
+// clock of the prompt cache.
 package bedrocksim

@@ -48,8 +48,12 @@ const FaultHelp = `KIND[,OPTION=VALUE...]
            times=N counts only answers that call a tool)
   options: times=N (only the first N requests), mode=stream|unary,
            exception=<Bedrock exception, e.g. modelStreamErrorException> (stream_exception),
-           after=N (events before a stream_exception or truncate; default 3)
-  e.g. "throttle,times=2", "stream_exception,exception=modelStreamErrorException,after=5"`
+           after=N (events before a stream_exception or truncate; default 3),
+           model=<model id> (only requests to that model: the id as sent, or its
+             foundation model), region=<AWS region> (only requests signed for that
+             region: the SigV4 credential scope's; a Bedrock API key has none)
+  e.g. "throttle,times=2", "stream_exception,exception=modelStreamErrorException,after=5",
+       "throttle,region=us-east-1", "unavailable,model=us.anthropic.claude-sonnet-4-20250514-v1:0,times=1"`
 
 // defaultAfterEvents is how many stream events precede an in-stream fault: messageStart and
 // two text deltas, so the client has already forwarded something when the stream breaks.
@@ -74,9 +78,36 @@ type Fault struct {
 	// AfterEvents is how many events a stream_exception or truncate stream carries before the
 	// fault; 0 means 3.
 	AfterEvents int
+	// Model limits the fault to requests to one model: the id as the request names it, or
+	// the foundation model it resolves to; empty means every model.
+	Model string
+	// Region limits the fault to requests signed for one region (SigningRegion), so a
+	// gateway's failover between regions can be shown with one simulator serving them all;
+	// empty means every region.
+	Region string
 }
 
-func (f Fault) appliesTo(stream bool) bool {
+// target is what a fault's scope is matched against: one model request.
+type target struct {
+	stream bool
+	// model is the model id as the request named it, foundation the foundation model it
+	// resolved to.
+	model, foundation string
+	// region is the region of the request's SigV4 credential scope; "" for a Bedrock API
+	// key.
+	region string
+}
+
+// scoped reports whether the fault's model and region take in t.
+func (f Fault) scoped(t target) bool {
+	return (f.Model == "" || f.Model == t.model || f.Model == t.foundation) && (f.Region == "" || f.Region == t.region)
+}
+
+func (f Fault) appliesTo(t target) bool {
+	if !f.scoped(t) {
+		return false
+	}
+	stream := t.stream
 	switch f.Kind {
 	case FaultThrottle, FaultUnavailable, FaultInternal, FaultModelNotReady, FaultHang, FaultRedactedThinking:
 	case FaultStreamException, FaultTruncate:
@@ -164,11 +195,11 @@ func newFaultCounter(faults []Fault) *faultCounter {
 
 // take returns the fault for one request, counting it, or false. invalid_tool_args is not
 // among them (appliesTo): takeInvalidArgs counts it.
-func (c *faultCounter) take(stream bool) (Fault, bool) {
+func (c *faultCounter) take(t target) (Fault, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, f := range c.faults {
-		if !f.appliesTo(stream) || (f.Times > 0 && c.used[i] >= f.Times) {
+		if !f.appliesTo(t) || (f.Times > 0 && c.used[i] >= f.Times) {
 			continue
 		}
 		c.used[i]++
@@ -180,11 +211,11 @@ func (c *faultCounter) take(stream bool) (Fault, bool) {
 // takeInvalidArgs reports whether an invalid_tool_args fault applies to an answer whose tool
 // calls it can break, counting it. Only such answers are counted: a request refused, faulted
 // before its answer, answered in text or calling only strict tools uses up nothing.
-func (c *faultCounter) takeInvalidArgs(stream bool) bool {
+func (c *faultCounter) takeInvalidArgs(t target) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, f := range c.faults {
-		if f.Kind != FaultInvalidToolArgs || (f.Stream != nil && *f.Stream != stream) || (f.Times > 0 && c.used[i] >= f.Times) {
+		if f.Kind != FaultInvalidToolArgs || !f.scoped(t) || (f.Stream != nil && *f.Stream != t.stream) || (f.Times > 0 && c.used[i] >= f.Times) {
 			continue
 		}
 		c.used[i]++
@@ -195,7 +226,8 @@ func (c *faultCounter) takeInvalidArgs(stream bool) bool {
 
 // ParseFault reads a fault from a flag or config value: the kind, then comma-separated
 // options, e.g. "throttle,times=2", "stream_exception,exception=modelStreamErrorException,after=5",
-// "hang,mode=unary". mode is stream or unary (default both).
+// "hang,mode=unary", "throttle,region=us-east-1,model=us.anthropic.claude-sonnet-4-20250514-v1:0".
+// mode is stream or unary (default both).
 func ParseFault(spec string) (Fault, error) {
 	parts := strings.Split(strings.TrimSpace(spec), ",")
 	f := Fault{Kind: FaultKind(strings.TrimSpace(parts[0]))}
@@ -216,6 +248,16 @@ func ParseFault(spec string) (Fault, error) {
 			f.AfterEvents, err = strconv.Atoi(value)
 		case "exception":
 			f.ExceptionType = value
+		case "model":
+			f.Model = value
+			if value == "" {
+				err = fmt.Errorf("want a model id")
+			}
+		case "region":
+			f.Region = value
+			if value == "" {
+				err = fmt.Errorf("want a region, e.g. us-east-1")
+			}
 		case "mode":
 			switch value {
 			case "stream", "unary":
@@ -225,11 +267,32 @@ func ParseFault(spec string) (Fault, error) {
 				err = fmt.Errorf("mode must be stream or unary")
 			}
 		default:
-			err = fmt.Errorf("unknown option; want times, mode, exception or after")
+			err = fmt.Errorf("unknown option; want times, mode, exception, after, model or region")
 		}
 		if err != nil {
 			return Fault{}, fmt.Errorf("fault %q: %s: %w", spec, key, err)
 		}
 	}
 	return f, nil
+}
+
+// SigningRegion is the region of a SigV4 Authorization header's credential scope
+// ("AWS4-HMAC-SHA256 Credential=AKID/20250101/us-west-2/bedrock/aws4_request, …"): the
+// region the caller signed for, so one simulator can tell apart the regions of a gateway
+// that serves several. It is "" for any other header, a Bedrock API key's included.
+func SigningRegion(authorization string) string {
+	rest, ok := strings.CutPrefix(authorization, "AWS4-HMAC-SHA256 ")
+	if !ok {
+		return ""
+	}
+	_, rest, ok = strings.Cut(rest, "Credential=")
+	if !ok {
+		return ""
+	}
+	scope, _, _ := strings.Cut(rest, ",")
+	parts := strings.Split(strings.TrimSpace(scope), "/")
+	if len(parts) != 5 {
+		return ""
+	}
+	return parts[2]
 }

@@ -466,6 +466,52 @@ func TestFaultModes(t *testing.T) {
 	assert.Equal(t, "ThrottlingException", errorCode(t, err), "Times 0 means every request")
 }
 
+// TestFaultScopes: a fault with model= applies only to requests to that model (as named,
+// or its foundation model), one with region= only to requests signed for that region, as
+// the real SDK signs them; the rest go through and use up nothing.
+func TestFaultScopes(t *testing.T) {
+	t.Parallel()
+	const nova = "us.amazon.nova-pro-v1:0"
+	converse := func(client *bedrockruntime.Client, model string) error {
+		_, err := client.Converse(t.Context(), &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: []types.Message{userText("Hi")}})
+		return err
+	}
+	inRegion := func(url, region string) *bedrockruntime.Client {
+		c := newClient(t, url)
+		return bedrockruntime.New(c.Options(), func(o *bedrockruntime.Options) { o.Region = region })
+	}
+
+	sim := New(Options{Faults: []Fault{{Kind: FaultThrottle, Model: claude, Times: 1}, {Kind: FaultInternal, Model: "amazon.nova-pro-v1:0"}}})
+	client, _ := startSim(t, sim)
+	require.NoError(t, converse(client, "anthropic.claude-3-haiku-20240307-v1:0"), "another model")
+	assert.Equal(t, "ThrottlingException", errorCode(t, converse(client, claude)))
+	require.NoError(t, converse(client, claude), "times=1 counted only the request to its model")
+	assert.Equal(t, "InternalServerException", errorCode(t, converse(client, nova)), "the foundation model takes in its profiles")
+
+	sim = New(Options{Faults: []Fault{{Kind: FaultUnavailable, Region: "us-east-1"}}})
+	_, url := startSim(t, sim)
+	east, west := inRegion(url, "us-east-1"), inRegion(url, "us-west-2")
+	assert.Equal(t, "ServiceUnavailableException", errorCode(t, converse(east, claude)))
+	require.NoError(t, converse(west, claude), "signed for us-west-2")
+	out, err := west.ConverseStream(t.Context(), &bedrockruntime.ConverseStreamInput{ModelId: aws.String(claude), Messages: []types.Message{userText("Hi")}})
+	require.NoError(t, err)
+	require.NoError(t, out.GetStream().Close())
+}
+
+func TestSigningRegion(t *testing.T) {
+	t.Parallel()
+	for h, want := range map[string]string{
+		"AWS4-HMAC-SHA256 Credential=AKID/20250101/us-west-2/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=abc": "us-west-2",
+		"AWS4-HMAC-SHA256 Credential=AKID/20250101/eu-central-1/bedrock/aws4_request":                                            "eu-central-1",
+		"AWS4-HMAC-SHA256 Credential=AKID/20250101/bedrock/aws4_request, Signature=abc":                                          "",
+		"AWS4-HMAC-SHA256 SignedHeaders=host":                                                                                    "",
+		"Bearer bedrock-api-key":                                                                                                 "",
+		"":                                                                                                                       "",
+	} {
+		assert.Equal(t, want, SigningRegion(h), h)
+	}
+}
+
 func TestHangFault(t *testing.T) {
 	t.Parallel()
 	client, _ := startSim(t, New(Options{Faults: []Fault{{Kind: FaultHang}}}))

@@ -111,8 +111,9 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 	}
 
 	ctx := r.Context()
+	t := target{stream: stream, model: r.PathValue("modelId"), foundation: model.ID, region: SigningRegion(r.Header.Get("Authorization"))}
 	var streamFault *Fault // a fault applied while streaming
-	if f, ok := s.faults.take(stream); ok {
+	if f, ok := s.faults.take(t); ok {
 		switch f.Kind {
 		case FaultHang:
 			select {
@@ -133,11 +134,11 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 
 	a := buildAnswer(model, req, body)
 	if s.faults.breaksArgs && len(a.Calls) > 0 {
-		if broken := breakCalls(req.ToolConfig, a.Calls); broken != nil && s.faults.takeInvalidArgs(stream) {
+		if broken := breakCalls(req.ToolConfig, a.Calls); broken != nil && s.faults.takeInvalidArgs(t) {
 			a.Calls = broken
 		}
 	}
-	usage := s.usage(model, req, body, a)
+	usage := s.usage(model, t.region, req, body, a)
 	if stream {
 		s.writeStream(ctx, w, a, usage, streamFault)
 		return
@@ -160,13 +161,13 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, stream bool)
 // (docs/BEDROCK.md H9): inputTokens is the rest of the request's estimate, never below 0 (the
 // estimate is raised to what the cache counted, if it falls short), and totalTokens counts
 // everything.
-func (s *Server) usage(m ModelInfo, req *converseRequest, body []byte, a answer) tokenUsage {
+func (s *Server) usage(m ModelInfo, region string, req *converseRequest, body []byte, a answer) tokenUsage {
 	u := usageFor(body, a)
 	now := time.Now
 	if s.opts.Now != nil {
 		now = s.opts.Now
 	}
-	read, write, details := s.cache.account(prefixes(m, req), now())
+	read, write, details := s.cache.account(prefixes(m, region, req), now())
 	total := max(u.InputTokens, read+write)
 	u.InputTokens = total - read - write
 	u.CacheReadInputTokens, u.CacheWriteInputTokens, u.CacheDetails = read, write, details

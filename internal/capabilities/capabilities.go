@@ -38,6 +38,9 @@ type Model struct {
 	NoTemperatureWithTopP bool
 	// NoBlankStop: the model refuses a stop sequence of only whitespace.
 	NoBlankStop bool
+	// MaxOutput is the most tokens the model writes in one answer, the largest maxTokens
+	// it takes; 0 when the table does not know it.
+	MaxOutput int32
 	Features
 }
 
@@ -63,29 +66,35 @@ type family struct {
 	tools          bool
 	streamingTools bool
 	toolChoice     []string
+	maxOutput      int32 // 0: unknown
 }
+
+// llama3MaxOutput is the most tokens Meta's Llama 3 models (3.0 to 3.3) write on Bedrock:
+// docs/PROTOCOL.md 14.5's "some Llama models stop at 2048", Bedrock's max_gen_len limit
+// for them. Not verified against AWS's pages from here; Llama 4 is left unknown.
+const llama3MaxOutput = 2048
 
 // families is docs/BEDROCK.md section F. Longer prefixes come before shorter ones they share a
 // start with, because the first match wins.
 var families = []family{
-	{"anthropic.claude", true, true, allChoices},
-	{"amazon.nova-", true, true, allChoices},
-	{"amazon.titan-text", false, false, nil},
-	{"ai21.jamba-1-5", true, true, autoOnly},
-	{"meta.llama3-1-", true, false, autoOnly},
-	{"meta.llama3-2-11b", true, false, autoOnly},
-	{"meta.llama3-2-90b", true, false, autoOnly},
-	{"meta.llama3-2-", false, false, nil}, // 1b and 3b
-	{"meta.llama3-3-", true, false, autoOnly},
-	{"meta.llama4-", true, false, autoOnly},
-	{"meta.llama3-", false, false, nil}, // Llama 3.0
-	{"mistral.mistral-large", true, false, autoAny},
-	{"mistral.mistral-7b", false, false, nil},
-	{"mistral.mixtral", false, false, nil},
-	{"cohere.command-r", true, false, autoOnly},
+	{"anthropic.claude", true, true, allChoices, 0},
+	{"amazon.nova-", true, true, allChoices, 0},
+	{"amazon.titan-text", false, false, nil, 0},
+	{"ai21.jamba-1-5", true, true, autoOnly, 0},
+	{"meta.llama3-1-", true, false, autoOnly, llama3MaxOutput},
+	{"meta.llama3-2-11b", true, false, autoOnly, llama3MaxOutput},
+	{"meta.llama3-2-90b", true, false, autoOnly, llama3MaxOutput},
+	{"meta.llama3-2-", false, false, nil, llama3MaxOutput}, // 1b and 3b
+	{"meta.llama3-3-", true, false, autoOnly, llama3MaxOutput},
+	{"meta.llama4-", true, false, autoOnly, 0},
+	{"meta.llama3-", false, false, nil, llama3MaxOutput}, // Llama 3.0
+	{"mistral.mistral-large", true, false, autoAny, 0},
+	{"mistral.mistral-7b", false, false, nil, 0},
+	{"mistral.mixtral", false, false, nil, 0},
+	{"cohere.command-r", true, false, autoOnly, 0},
 	// F.2's reasoning families: Bedrock takes forced tool choices on both (peers' threads).
-	{"openai.gpt-oss", true, true, allChoices},
-	{"deepseek.v3", true, true, allChoices},
+	{"openai.gpt-oss", true, true, allChoices, 0},
+	{"deepseek.v3", true, true, allChoices, 0},
 }
 
 // regionPrefixes are the cross-region inference-profile prefixes.
@@ -121,7 +130,7 @@ func Lookup(modelID string) Model {
 	for _, f := range families {
 		if strings.HasPrefix(m.Family, f.prefix) {
 			m.Known = true
-			m.Tools, m.StreamingTools, m.ToolChoice = f.tools, f.streamingTools, f.toolChoice
+			m.Tools, m.StreamingTools, m.ToolChoice, m.MaxOutput = f.tools, f.streamingTools, f.toolChoice, f.maxOutput
 			break
 		}
 	}

@@ -332,6 +332,10 @@ const (
 	ThinkingMissingSignature = "disabled-missing-signature"
 	ThinkingForcedToolChoice = "disabled-forced-tool-choice"
 	ThinkingPrefill          = "disabled-prefill"
+	// ThinkingFailover: the call failed over to another foundation model than the one
+	// that answered the conversation, which the history's reasoning is bound to
+	// (docs/PROTOCOL.md 14.4).
+	ThinkingFailover = "disabled-failover"
 )
 
 // ReasoningText is the texts of blocks joined with newlines: an answer's reasoning.

@@ -11,21 +11,25 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// aliasTable is the model_aliases setting: each alias's model id, and the defaults of the
-// aliases the YAML file gives as objects. Flags and environment variables give name=id.
+// aliasTable is the model_aliases setting: each alias's targets, and the defaults of the
+// aliases the YAML file gives as objects. Flags and environment variables give name=id: one
+// target in the gateway's region.
 type aliasTable struct {
-	ids      *map[string]string
+	targets  *map[string][]Target
 	defaults *map[string]AliasDefaults
 }
 
-func (t *aliasTable) reset() { *t.ids, *t.defaults = nil, nil }
+func (t *aliasTable) reset() { *t.targets, *t.defaults = nil, nil }
 
-func (t *aliasTable) add(name, id string) {
-	if *t.ids == nil {
-		*t.ids = map[string]string{}
+func (t *aliasTable) add(name string, targets ...Target) {
+	if *t.targets == nil {
+		*t.targets = map[string][]Target{}
 	}
-	(*t.ids)[name] = id
+	(*t.targets)[name] = targets
 }
+
+// maxTargets bounds an alias's targets: each is one more Bedrock call a request may make.
+const maxTargets = 8
 
 // aliasKeys are the members of an alias object, in the order errors list them.
 var aliasKeys = []string{"targets", "prompt_caching", "parallel_tool_calls", "max_tool_rounds", "reasoning_effort", "tool_validation"}
@@ -34,18 +38,17 @@ var aliasKeys = []string{"targets", "prompt_caching", "parallel_tool_calls", "ma
 var reasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
 
 // decode reads model_aliases from the YAML file (as JSON): each value a model id, or an
-// object (docs/PROTOCOL.md 14.1):
+// object (docs/PROTOCOL.md 14.1, 14.4):
 //
 //	agent:
-//	  targets: [{model_id: us.anthropic.claude-sonnet-4-5-20250929-v1:0}]
+//	  targets:
+//	    - {model_id: us.anthropic.claude-sonnet-4-5-20250929-v1:0, region: us-east-1}
+//	    - {model_id: us.anthropic.claude-sonnet-4-20250514-v1:0}
 //	  prompt_caching: auto
 //	  parallel_tool_calls: false
 //	  max_tool_rounds: 30
 //	  reasoning_effort: medium
 //	  tool_validation: repair
-//
-// Failover between targets is not built yet, so an object takes exactly one target,
-// without region: more is refused rather than silently reduced to the first.
 func (t *aliasTable) decode(raw jsontext.Value) error {
 	t.reset()
 	var m map[string]jsontext.Value
@@ -60,17 +63,17 @@ func (t *aliasTable) decode(raw jsontext.Value) error {
 			if err := json.Unmarshal(v, &id); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			t.add(name, id)
+			t.add(name, Target{ModelID: id})
 		case '{':
 			var members map[string]jsontext.Value
 			if err := json.Unmarshal(v, &members); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			id, d, err := aliasObject(members)
+			targets, d, err := aliasObject(members)
 			if err != nil {
 				return fmt.Errorf("%s.%w", name, err)
 			}
-			t.add(name, id)
+			t.add(name, targets...)
 			if *t.defaults == nil {
 				*t.defaults = map[string]AliasDefaults{}
 			}
@@ -82,15 +85,15 @@ func (t *aliasTable) decode(raw jsontext.Value) error {
 	return nil
 }
 
-// aliasObject reads the members of an alias given as an object: its model id and its
+// aliasObject reads the members of an alias given as an object: its targets and its
 // defaults. Each error starts with the path of the member it is about.
-func aliasObject(members map[string]jsontext.Value) (id string, d AliasDefaults, err error) {
+func aliasObject(members map[string]jsontext.Value) (targets []Target, d AliasDefaults, err error) {
 	for _, k := range slices.Sorted(maps.Keys(members)) {
 		v := members[k]
 		switch k {
 		case "targets":
-			if id, err = aliasTarget(v); err != nil {
-				return "", d, err
+			if targets, err = aliasTargets(v); err != nil {
+				return nil, d, err
 			}
 		case "prompt_caching":
 			var text string
@@ -104,45 +107,72 @@ func aliasObject(members map[string]jsontext.Value) (id string, d AliasDefaults,
 			}
 		}
 		if err != nil {
-			return "", d, fmt.Errorf("%s: %w", k, err)
+			return nil, d, fmt.Errorf("%s: %w", k, err)
 		}
 	}
-	if id == "" {
-		return "", d, errors.New("targets: missing; give one target, {model_id: <Bedrock model id>}")
+	if targets == nil {
+		return nil, d, errors.New("targets: missing; give a list of {model_id: <Bedrock model id>, region: <AWS region, optional>}")
 	}
-	return id, d, nil
+	return targets, d, nil
 }
 
-// aliasTarget reads targets: one target, a model id without region, until failover
-// between targets (docs/PROTOCOL.md 14.4) is built. Errors start with targets.
-func aliasTarget(raw jsontext.Value) (string, error) {
-	var targets []map[string]jsontext.Value
-	if err := json.Unmarshal(raw, &targets); err != nil {
-		return "", fmt.Errorf("targets: want a list of {model_id: …}, got %s", raw)
+// aliasTargets reads targets: 1 to maxTargets of {model_id, region}, region optional,
+// none the same as another. Errors start with targets.
+func aliasTargets(raw jsontext.Value) ([]Target, error) {
+	var items []map[string]jsontext.Value
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("targets: want a list of {model_id: …, region: …}, got %s", raw)
 	}
-	if len(targets) != 1 {
-		return "", fmt.Errorf("targets: %d given; failover between targets is not built yet, so an alias takes exactly one", len(targets))
+	if n := len(items); n < 1 || n > maxTargets {
+		return nil, fmt.Errorf("targets: %d given; an alias takes 1 to %d", n, maxTargets)
 	}
-	var id string
-	for _, k := range slices.Sorted(maps.Keys(targets[0])) {
-		v := targets[0][k]
-		switch k {
-		case "model_id":
-			text, err := scalarText(v)
-			if err != nil || text == "" {
-				return "", fmt.Errorf("targets[0].model_id: want a Bedrock model id, got %s", v)
+	targets := make([]Target, len(items))
+	for i, item := range items {
+		t := &targets[i]
+		for _, k := range slices.Sorted(maps.Keys(item)) {
+			v := item[k]
+			switch k {
+			case "model_id":
+				text, err := scalarText(v)
+				if err != nil || text == "" {
+					return nil, fmt.Errorf("targets[%d].model_id: want a Bedrock model id, got %s", i, v)
+				}
+				t.ModelID = text
+			case "region":
+				text, err := scalarText(v)
+				if err != nil || !isRegion(text) {
+					return nil, fmt.Errorf("targets[%d].region: want an AWS region like us-east-1, got %s", i, v)
+				}
+				t.Region = text
+			default:
+				return nil, fmt.Errorf("targets[%d].%s: unknown key; a target takes model_id and region", i, k)
 			}
-			id = text
-		case "region":
-			return "", errors.New("targets[0].region: a target in another region comes with failover, which is not built yet; leave region out to use the gateway's")
-		default:
-			return "", fmt.Errorf("targets[0].%s: unknown key; a target takes model_id", k)
+		}
+		if t.ModelID == "" {
+			return nil, fmt.Errorf("targets[%d].model_id: missing", i)
+		}
+		if j := slices.Index(targets[:i], *t); j >= 0 {
+			return nil, fmt.Errorf("targets[%d]: the same as targets[%d]", i, j)
 		}
 	}
-	if id == "" {
-		return "", errors.New("targets[0].model_id: missing")
+	return targets, nil
+}
+
+// isRegion reports whether s has the shape of an AWS region name: a two-letter
+// geography, one or more lower-case words, and a number ("us-east-1", "us-gov-west-1",
+// "ap-southeast-2"). It does not say the region exists: the endpoint resolution does.
+func isRegion(s string) bool {
+	parts := strings.Split(s, "-")
+	if len(parts) < 3 || len(parts[0]) != 2 {
+		return false
 	}
-	return id, nil
+	for _, p := range parts[:len(parts)-1] {
+		if p == "" || strings.Trim(p, "abcdefghijklmnopqrstuvwxyz") != "" {
+			return false
+		}
+	}
+	n := parts[len(parts)-1]
+	return n != "" && len(n) <= 2 && strings.Trim(n, "0123456789") == ""
 }
 
 // scalarText is a scalar member as text: a string as it is, a number, true or false as

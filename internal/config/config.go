@@ -33,13 +33,15 @@ const DefaultModel = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 
 // Config is the gateway's configuration. What each field means is its row's help in table.
 type Config struct {
-	File               string // the YAML file read, "" for none
-	HTTPAddr           string
-	GRPCAddr           string
-	APIKeys            []string
-	APIKeysFile        string
-	DefaultModel       string
-	ModelAliases       map[string]string
+	File         string // the YAML file read, "" for none
+	HTTPAddr     string
+	GRPCAddr     string
+	APIKeys      []string
+	APIKeysFile  string
+	DefaultModel string
+	// ModelAliases maps each alias to its targets, in the order calls try them
+	// (docs/PROTOCOL.md 14.4).
+	ModelAliases       map[string][]Target
 	LogLevel           string
 	MaxTools           int
 	MaxMessages        int
@@ -69,10 +71,20 @@ type Config struct {
 	// RedisURL is the Redis the replicas share (docs/PROTOCOL.md 14.3); "" keeps state in
 	// the process. It may hold a password: log RedisURL's host only.
 	RedisURL string
+	// DefaultMaxTokens is the maxTokens of a request that sets none (docs/PROTOCOL.md
+	// 14.5); 0 sends none.
+	DefaultMaxTokens int
 	// AliasDefaults holds the defaults of the aliases the YAML file gives as objects
-	// (docs/PROTOCOL.md 14.1); ModelAliases has their model ids.
+	// (docs/PROTOCOL.md 14.1); ModelAliases has their targets.
 	AliasDefaults map[string]AliasDefaults
 	Sim           Sim
+}
+
+// Target is one place an alias's calls may go (docs/PROTOCOL.md 14.4).
+type Target struct {
+	ModelID string
+	// Region is the AWS region whose Bedrock endpoint serves it; "" is the gateway's own.
+	Region string
 }
 
 // ReasoningCache bounds the cache of Claude's reasoning blocks the gateway keeps for
@@ -149,6 +161,10 @@ func parseValidation(text string) (Validation, error) {
 // maxRepairAttempts bounds max_repair_attempts: each attempt is a whole model call.
 const maxRepairAttempts = 10
 
+// maxDefaultMaxTokens bounds default_max_tokens: far above any model's output, and low
+// enough that a thinking budget added to it stays an int32.
+const maxDefaultMaxTokens = 1_000_000
+
 // Sim holds the embedded simulator's settings, kept apart from production ones: none of
 // them matters unless Enabled.
 type Sim struct {
@@ -198,7 +214,7 @@ func table(c *Config) []setting {
 		{key: "api_keys_file", help: "file of more client keys, one per line: the key, or sha256:<hex> of it; blank and # lines skipped", v: bind(&c.APIKeysFile, nil)},
 		{key: "keys", fileOnly: true, help: "named client keys with limits and defaults, a YAML list of {name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort}; accepted besides api_keys", v: bind(&c.Keys, nil)},
 		{key: "default_model", def: DefaultModel, help: "model of a request that names none", v: bind(&c.DefaultModel, notEmpty)},
-		{key: "model_aliases", sep: ",", help: "names clients may send, each mapped to a Bedrock model id (in the YAML file also an object with defaults)", v: bind(&aliasTable{&c.ModelAliases, &c.AliasDefaults}, aliases)},
+		{key: "model_aliases", sep: ",", help: "names clients may send, each mapped to a Bedrock model id (in the YAML file also an object: targets to fail over between, and defaults)", v: bind(&aliasTable{&c.ModelAliases, &c.AliasDefaults}, aliases)},
 		{key: "log_level", def: "info", help: "debug, info, warn or error", v: bind(&c.LogLevel, oneOf("debug", "info", "warn", "error"))},
 		{key: "max_tools", def: "128", help: "more tools in one request: 400", v: bind(&c.MaxTools, atLeast(1))},
 		{key: "max_messages", def: "1000", help: "more messages in one request: 400", v: bind(&c.MaxMessages, atLeast(1))},
@@ -217,6 +233,7 @@ func table(c *Config) []setting {
 		{key: "max_repair_attempts", def: "2", help: "model calls that tool_validation repair may add to one answer, at most 10; 0: invalid calls come back with their violations", v: bind(&c.MaxRepairAttempts, between(0, maxRepairAttempts))},
 		{key: "cache_read_weight", def: "0.1", help: "what one prompt-cache read token counts against a key's tokens_per_minute and tokens_per_day, from 0 to 1", v: bind(&c.CacheReadWeight, fraction)},
 		{key: "redis_url", help: "Redis shared by the replicas, redis://[user:password@]host:port[/db] or rediss:// (TLS): limit counters and the reasoning cache; none: each process keeps its own", v: bind(&c.RedisURL, redisURL)},
+		{key: "default_max_tokens", def: "4096", help: "maxTokens of a request that sets no max_tokens, capped at the model's maximum output where the gateway knows it (Bedrock reserves quota for maxTokens); 0 sends none", v: bind(&c.DefaultMaxTokens, between(0, maxDefaultMaxTokens))},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
 		{key: "sim_first_token_delay", sim: true, def: "0s", help: "the simulator's delay before its first event", v: bind(&c.Sim.FirstTokenDelay, atLeast(time.Duration(0)))},
@@ -310,7 +327,7 @@ func (s setting) set(text string, add bool) error {
 			if !ok {
 				return fmt.Errorf("%q is not name=id", item)
 			}
-			p.add(strings.TrimSpace(name), strings.TrimSpace(id))
+			p.add(strings.TrimSpace(name), Target{ModelID: strings.TrimSpace(id)})
 		}
 	case *ReasoningCache:
 		return p.set(text)
@@ -660,9 +677,9 @@ func hostPort(s string) error {
 }
 
 func aliases(t aliasTable) error {
-	m := *t.ids
+	m := *t.targets
 	for _, name := range slices.Sorted(maps.Keys(m)) { // the first bad one, always the same
-		if id := m[name]; name == "" || id == "" {
+		if id := m[name][0].ModelID; name == "" || id == "" {
 			return fmt.Errorf("%q=%q: both the name and the model id must be set", name, id)
 		}
 	}

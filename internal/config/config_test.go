@@ -49,6 +49,7 @@ func TestLoadDefaults(t *testing.T) {
 		ToolValidation:     ValidationReport,
 		MaxRepairAttempts:  2,
 		CacheReadWeight:    0.1,
+		DefaultMaxTokens:   4096,
 	}, cfg)
 }
 
@@ -57,7 +58,7 @@ func TestLoadDefaults(t *testing.T) {
 func TestPrecedence(t *testing.T) {
 	t.Parallel()
 	type strs = []string
-	type aliases = map[string]string
+	type aliases = map[string][]Target
 	tests := []struct {
 		name                     string
 		yaml                     string
@@ -123,8 +124,9 @@ func TestPrecedence(t *testing.T) {
 			name: "map", yaml: "model_aliases: {a: id-a, b: 'arn:aws:bedrock:us-east-1:1:x/y'}",
 			env:   map[string]string{"GATEWAY_MODEL_ALIASES": "c=id-c, d = id-d"},
 			flags: strs{"--model-aliases", "e=id-e", "--model-aliases=f=id-f"},
-			get:   func(c Config) any { return c.ModelAliases }, def: aliases(nil), file: aliases{"a": "id-a", "b": "arn:aws:bedrock:us-east-1:1:x/y"},
-			fromEnv: aliases{"c": "id-c", "d": "id-d"}, flag: aliases{"e": "id-e", "f": "id-f"},
+			get:   func(c Config) any { return c.ModelAliases }, def: aliases(nil),
+			file:    aliases{"a": {{ModelID: "id-a"}}, "b": {{ModelID: "arn:aws:bedrock:us-east-1:1:x/y"}}},
+			fromEnv: aliases{"c": {{ModelID: "id-c"}}, "d": {{ModelID: "id-d"}}}, flag: aliases{"e": {{ModelID: "id-e"}}, "f": {{ModelID: "id-f"}}},
 		},
 	}
 	for _, tt := range tests {
@@ -194,20 +196,29 @@ func TestLoadErrors(t *testing.T) {
 		{name: "prompt_caching", env: vars{"GATEWAY_PROMPT_CACHING": "on"}, want: `prompt_caching: "on" is not off or auto (from GATEWAY_PROMPT_CACHING)`},
 		{name: "prompt_caching yes in file", yaml: "prompt_caching: yes", want: `prompt_caching: "true" is not off or auto (from FILE)`},
 
-		// Alias objects (docs/PROTOCOL.md 14.1): failover is not built, so never one target
-		// silently taken of several.
-		{name: "alias with two targets", yaml: "model_aliases:\n  agent:\n    targets: [{model_id: a}, {model_id: b}]",
-			want: `model_aliases: agent.targets: 2 given; failover between targets is not built yet, so an alias takes exactly one (from FILE)`},
-		{name: "alias target with a region", yaml: "model_aliases: {agent: {targets: [{model_id: a, region: eu-west-1}]}}",
-			want: `model_aliases: agent.targets[0].region: a target in another region comes with failover, which is not built yet; leave region out to use the gateway's (from FILE)`},
+		// Alias objects and their targets (docs/PROTOCOL.md 14.1, 14.4).
+		{name: "alias with too many targets", yaml: "model_aliases:\n  agent:\n    targets: [{model_id: a}, {model_id: b}, {model_id: c}, {model_id: d}, {model_id: e}, {model_id: f}, {model_id: g}, {model_id: h}, {model_id: i}]",
+			want: `model_aliases: agent.targets: 9 given; an alias takes 1 to 8 (from FILE)`},
+		{name: "alias target with a bad region", yaml: "model_aliases: {agent: {targets: [{model_id: a}, {model_id: a, region: eu_west_1}]}}",
+			want: `model_aliases: agent.targets[1].region: want an AWS region like us-east-1, got "eu_west_1" (from FILE)`},
+		{name: "alias target with an empty region", yaml: "model_aliases: {agent: {targets: [{model_id: a, region: ''}]}}",
+			want: `model_aliases: agent.targets[0].region: want an AWS region like us-east-1, got "" (from FILE)`},
+		{name: "alias target region of another kind", yaml: "model_aliases: {agent: {targets: [{model_id: a, region: [us-east-1]}]}}",
+			want: `model_aliases: agent.targets[0].region: want an AWS region like us-east-1, got ["us-east-1"] (from FILE)`},
+		{name: "alias targets repeated", yaml: "model_aliases: {agent: {targets: [{model_id: a, region: us-east-1}, {model_id: b}, {model_id: a, region: us-east-1}]}}",
+			want: `model_aliases: agent.targets[2]: the same as targets[0] (from FILE)`},
+		{name: "alias targets not a list", yaml: "model_aliases: {agent: {targets: {model_id: a}}}",
+			want: `model_aliases: agent.targets: want a list of {model_id: …, region: …}, got {"model_id":"a"} (from FILE)`},
 		{name: "alias without targets", yaml: "model_aliases: {agent: {max_tool_rounds: 3}}",
-			want: `model_aliases: agent.targets: missing; give one target, {model_id: <Bedrock model id>} (from FILE)`},
+			want: `model_aliases: agent.targets: missing; give a list of {model_id: <Bedrock model id>, region: <AWS region, optional>} (from FILE)`},
 		{name: "alias with no target", yaml: "model_aliases: {agent: {targets: []}}",
-			want: `model_aliases: agent.targets: 0 given; failover between targets is not built yet, so an alias takes exactly one (from FILE)`},
-		{name: "alias target without model_id", yaml: "model_aliases: {agent: {targets: [{}]}}",
-			want: `model_aliases: agent.targets[0].model_id: missing (from FILE)`},
+			want: `model_aliases: agent.targets: 0 given; an alias takes 1 to 8 (from FILE)`},
+		{name: "alias target without model_id", yaml: "model_aliases: {agent: {targets: [{model_id: a}, {region: us-west-2}]}}",
+			want: `model_aliases: agent.targets[1].model_id: missing (from FILE)`},
+		{name: "alias target with an empty model_id", yaml: "model_aliases: {agent: {targets: [{model_id: ''}]}}",
+			want: `model_aliases: agent.targets[0].model_id: want a Bedrock model id, got "" (from FILE)`},
 		{name: "alias target with an unknown key", yaml: "model_aliases: {agent: {targets: [{model: a}]}}",
-			want: `model_aliases: agent.targets[0].model: unknown key; a target takes model_id (from FILE)`},
+			want: `model_aliases: agent.targets[0].model: unknown key; a target takes model_id and region (from FILE)`},
 		{name: "alias with an unknown key", yaml: "model_aliases: {agent: {targets: [{model_id: a}], max_repair_attempts: 3}}",
 			want: `model_aliases: agent.max_repair_attempts: unknown key; an alias object takes targets, prompt_caching, parallel_tool_calls, max_tool_rounds, reasoning_effort, tool_validation (from FILE)`},
 		{name: "alias tool_validation", yaml: "model_aliases: {agent: {targets: [{model_id: a}], tool_validation: fix}}",
@@ -274,6 +285,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "max_repair_attempts", yaml: "max_repair_attempts: 11", want: `max_repair_attempts: must be from 0 to 10, got 11 (from FILE)`},
 		{name: "cache_read_weight", yaml: "cache_read_weight: 1.5", want: `cache_read_weight: must be from 0 to 1, got 1.5 (from FILE)`},
 		{name: "cache_read_weight NaN", args: strs{"--cache-read-weight", "NaN"}, want: `cache_read_weight: must be from 0 to 1, got NaN (from --cache-read-weight)`},
+		{name: "default_max_tokens", env: vars{"GATEWAY_DEFAULT_MAX_TOKENS": "-1"}, want: `default_max_tokens: must be from 0 to 1000000, got -1 (from GATEWAY_DEFAULT_MAX_TOKENS)`},
 		{name: "model_aliases", env: vars{"GATEWAY_MODEL_ALIASES": "sonnet="}, want: `model_aliases: "sonnet"="": both the name and the model id must be set (from GATEWAY_MODEL_ALIASES)`},
 		{name: "reasoning_cache", yaml: "reasoning_cache: {max_entries: -1, ttl: 1h}", want: `reasoning_cache: max_entries must be at least 0, got -1 (from FILE)`},
 		{name: "reasoning_cache member", args: strs{"--reasoning-cache", "max_entries=5,size=2"}, want: `reasoning_cache: "size" is not max_entries, ttl or max_bytes (from --reasoning-cache)`},
@@ -324,9 +336,9 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// TestAliasObjects: a model_aliases value may be an object with one target and
-// defaults; the string form stays, and flags and variables keep name=id, replacing the
-// file's aliases, defaults included.
+// TestAliasObjects: a model_aliases value may be an object with targets and defaults; the
+// string form stays, and flags and variables keep name=id, replacing the file's aliases,
+// defaults included.
 func TestAliasObjects(t *testing.T) {
 	t.Parallel()
 	file := writeFile(t, `model_aliases:
@@ -334,6 +346,10 @@ func TestAliasObjects(t *testing.T) {
   agent:
     targets:
       - model_id: us.anthropic.claude-sonnet-4-5-20250929-v1:0
+        region: us-east-1
+      - {model_id: us.anthropic.claude-sonnet-4-20250514-v1:0}
+      - {model_id: eu.anthropic.claude-sonnet-4-20250514-v1:0, region: eu-central-1}
+      - {model_id: us.anthropic.claude-sonnet-4-20250514-v1:0, region: us-gov-west-1}
     prompt_caching: off
     parallel_tool_calls: false
     max_tool_rounds: 30
@@ -343,10 +359,15 @@ func TestAliasObjects(t *testing.T) {
 `)
 	cfg, err := Load([]string{"--config", file}, env(nil))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{
-		"sonnet": "us.anthropic.claude-sonnet-4-20250514-v1:0",
-		"agent":  "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
-		"plain":  "amazon.nova-pro-v1:0",
+	assert.Equal(t, map[string][]Target{
+		"sonnet": {{ModelID: "us.anthropic.claude-sonnet-4-20250514-v1:0"}},
+		"agent": {
+			{ModelID: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", Region: "us-east-1"},
+			{ModelID: "us.anthropic.claude-sonnet-4-20250514-v1:0"},
+			{ModelID: "eu.anthropic.claude-sonnet-4-20250514-v1:0", Region: "eu-central-1"},
+			{ModelID: "us.anthropic.claude-sonnet-4-20250514-v1:0", Region: "us-gov-west-1"},
+		},
+		"plain": {{ModelID: "amazon.nova-pro-v1:0"}},
 	}, cfg.ModelAliases)
 	no, thirty := false, 30
 	assert.Equal(t, map[string]AliasDefaults{
@@ -356,7 +377,7 @@ func TestAliasObjects(t *testing.T) {
 
 	cfg, err = Load([]string{"--config", file, "--model-aliases", "agent=amazon.nova-lite-v1:0"}, env(nil))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"agent": "amazon.nova-lite-v1:0"}, cfg.ModelAliases)
+	assert.Equal(t, map[string][]Target{"agent": {{ModelID: "amazon.nova-lite-v1:0"}}}, cfg.ModelAliases)
 	assert.Nil(t, cfg.AliasDefaults, "the flag replaces the file's aliases")
 }
 
@@ -426,6 +447,7 @@ func TestNamesKept(t *testing.T) {
 		"prompt_caching GATEWAY_PROMPT_CACHING --prompt-caching",
 		"cache_read_weight GATEWAY_CACHE_READ_WEIGHT --cache-read-weight",
 		"redis_url GATEWAY_REDIS_URL --redis-url",
+		"default_max_tokens GATEWAY_DEFAULT_MAX_TOKENS --default-max-tokens",
 	} {
 		assert.Contains(t, got, want)
 	}

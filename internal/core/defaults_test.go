@@ -17,7 +17,7 @@ func TestApplyDefaults(t *testing.T) {
 	yes, no := true, false
 	s := New(nil, Options{
 		DefaultModel:        "agent",
-		Aliases:             map[string]string{"agent": "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "cached": "us.amazon.nova-pro-v1:0"},
+		Aliases:             map[string][]Target{"agent": {{ModelID: "us.anthropic.claude-sonnet-4-5-20250929-v1:0"}}, "cached": {{ModelID: "us.amazon.nova-pro-v1:0"}}},
 		NoParallelToolCalls: true,
 		NoPromptCaching:     true,
 		ToolValidation:      "off",

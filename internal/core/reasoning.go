@@ -22,11 +22,6 @@ type ReasoningCacheOptions struct {
 	TTL time.Duration
 	// Now is the clock; nil is time.Now. Tests move it past the TTL.
 	Now func() time.Time
-	// Shared, when set, shares the entries with the other replicas (Redis:
-	// docs/PROTOCOL.md 14.3): each entry stored is written there too, and the turns a
-	// request needs that this replica lacks are read from there in one call. A failure
-	// there leaves the local cache alone in charge.
-	Shared store.Values
 }
 
 // reasoningCache keeps the reasoning blocks of Claude's answers with tool calls, so a
@@ -38,6 +33,11 @@ type ReasoningCacheOptions struct {
 // reached; expired ones are never returned. Safe for concurrent use.
 type reasoningCache struct {
 	opts ReasoningCacheOptions
+	// shared, when set, shares the entries with the other replicas (Redis:
+	// docs/PROTOCOL.md 14.3): each entry stored is written there too, and the turns a
+	// request needs that this replica lacks are read from there in one call. A failure
+	// there leaves the local cache alone in charge.
+	shared store.Values
 
 	mu    sync.Mutex
 	lru   list.List // of *turnEntry, most recently used first
@@ -57,11 +57,11 @@ type turnEntry struct {
 	size       int
 }
 
-func newReasoningCache(opts ReasoningCacheOptions) *reasoningCache {
+func newReasoningCache(opts ReasoningCacheOptions, shared store.Values) *reasoningCache {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &reasoningCache{opts: opts, byID: map[idKey]*list.Element{}}
+	return &reasoningCache{opts: opts, shared: shared, byID: map[idKey]*list.Element{}}
 }
 
 // entryOverhead is what an entry costs besides its strings: the list element, the map
@@ -93,7 +93,7 @@ func (c *reasoningCache) store(ctx context.Context, key, model string, ids []str
 		return
 	}
 	c.insert(e)
-	if c.shared() {
+	if c.sharing() {
 		c.share(ctx, e)
 	}
 }
@@ -158,9 +158,9 @@ func (c *reasoningCache) lookup(key, model string, ids []string) ([]chat.Reasoni
 	return e.blocks, true
 }
 
-// shared reports whether the entries are shared with other replicas.
-func (c *reasoningCache) shared() bool {
-	return c != nil && c.opts.Shared != nil && c.opts.MaxEntries > 0
+// sharing reports whether the entries are shared with other replicas.
+func (c *reasoningCache) sharing() bool {
+	return c != nil && c.shared != nil && c.opts.MaxEntries > 0
 }
 
 // sharedTurn is an entry as the replicas share it (docs/PROTOCOL.md 14.3), the JSON value
@@ -214,7 +214,7 @@ func (c *reasoningCache) share(ctx context.Context, e *turnEntry) {
 	if err != nil {
 		return
 	}
-	_ = c.opts.Shared.Put(ctx, k, v, c.opts.TTL)
+	_ = c.shared.Put(ctx, k, v, c.opts.TTL)
 }
 
 // lookupShared reads the turns the local cache lacks, each the ids of one assistant turn
@@ -222,7 +222,7 @@ func (c *reasoningCache) share(ctx context.Context, e *turnEntry) {
 // and returns their blocks (nil where none was found). A turn is found on the same terms
 // as in lookup: stored by key, for model, with exactly these ids, and live.
 func (c *reasoningCache) lookupShared(ctx context.Context, key, model string, turns [][]string) [][]chat.ReasoningBlock {
-	if !c.shared() {
+	if !c.sharing() {
 		return nil
 	}
 	keys := make([]string, 0, len(turns))
@@ -235,7 +235,7 @@ func (c *reasoningCache) lookupShared(ctx context.Context, key, model string, tu
 	if len(keys) == 0 {
 		return nil
 	}
-	values, err := c.opts.Shared.GetMany(ctx, keys...)
+	values, err := c.shared.GetMany(ctx, keys...)
 	if err != nil {
 		return nil
 	}
@@ -324,7 +324,7 @@ func (s *Service) restoreReasoning(ctx context.Context, req *chat.Request, model
 		}
 		blocks, ok := s.reasoning.lookup(req.KeyID, model, ids)
 		if !ok {
-			if s.reasoning.shared() {
+			if s.reasoning.sharing() {
 				missed, missedIDs = append(missed, start), append(missedIDs, slices.Clone(ids))
 			}
 			continue

@@ -39,7 +39,7 @@ func (c *clock) advance(d time.Duration) {
 
 func newCache(entries, bytes int) (*reasoningCache, *clock) {
 	c := &clock{now: time.Unix(1e9, 0)}
-	return newReasoningCache(ReasoningCacheOptions{MaxEntries: entries, MaxBytes: bytes, TTL: time.Hour, Now: c.Now}), c
+	return newReasoningCache(ReasoningCacheOptions{MaxEntries: entries, MaxBytes: bytes, TTL: time.Hour, Now: c.Now}, nil), c
 }
 
 // TestReasoningCacheLookup: a turn is found by all its ids, by the key that stored it, for
@@ -239,7 +239,7 @@ func (v *sharedValues) GetMany(_ context.Context, keys ...string) ([][]byte, err
 // replica is a Service whose reasoning cache shares through values, on clk.
 func replica(values store.Values, clk *clock, maxBytes int) *Service {
 	s := &Service{}
-	s.reasoning = newReasoningCache(ReasoningCacheOptions{MaxEntries: 10, MaxBytes: maxBytes, TTL: time.Hour, Now: clk.Now, Shared: values})
+	s.reasoning = newReasoningCache(ReasoningCacheOptions{MaxEntries: 10, MaxBytes: maxBytes, TTL: time.Hour, Now: clk.Now}, values)
 	return s
 }
 
@@ -353,7 +353,7 @@ func TestSharedReasoningBounds(t *testing.T) {
 	_, ok = replica(values, clk, 4000).restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"big"})}, model)
 	assert.False(t, ok, "larger than this replica's cache")
 
-	off := newReasoningCache(ReasoningCacheOptions{MaxEntries: 0, MaxBytes: 1 << 20, TTL: time.Hour, Shared: values})
+	off := newReasoningCache(ReasoningCacheOptions{MaxEntries: 0, MaxBytes: 1 << 20, TTL: time.Hour}, values)
 	off.store(t.Context(), "k", model, []string{"z"}, blocks)
 	assert.Len(t, values.puts, 1, "max_entries 0 keeps nothing, anywhere")
 }

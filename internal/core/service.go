@@ -31,7 +31,8 @@ import (
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
-// Upstream is the part of Bedrock the core calls. *bedrock.Client implements it.
+// Upstream is the part of Bedrock the core calls, in one region. *bedrock.Client
+// implements it.
 type Upstream interface {
 	Converse(ctx context.Context, modelID string, req *bedrock.ConverseRequest) (*bedrock.ConverseResponse, error)
 	ConverseStream(ctx context.Context, modelID string, req *bedrock.ConverseRequest) (*bedrock.EventStream, error)
@@ -40,8 +41,22 @@ type Upstream interface {
 // Options configures a Service.
 type Options struct {
 	DefaultModel string
-	// Aliases maps model names clients send to Bedrock model ids.
-	Aliases map[string]string
+	// Aliases maps model names clients send to their targets, in the order calls try
+	// them, failing over from one to the next (docs/PROTOCOL.md 14.4); an alias of one
+	// model id has one target.
+	Aliases map[string][]Target
+	// Regions are the upstreams of the regions targets name, by region name. A target
+	// without a region goes to the upstream New is given; so does one whose region is
+	// missing here, which New logs as an error.
+	Regions map[string]Upstream
+	// DefaultMaxTokens is the maxTokens of a request that sets none, capped at the
+	// model's maximum output where it is known (docs/PROTOCOL.md 14.5); 0 sends none.
+	DefaultMaxTokens int
+	// Affinity bounds the memory of which target answered each conversation.
+	Affinity AffinityOptions
+	// Shared, when set, shares the reasoning cache (11.4) and affinity between replicas
+	// (docs/PROTOCOL.md 14.3); nil keeps them in this process.
+	Shared store.Values
 	// Limits of one request: beyond them it is refused with an invalid-request error.
 	MaxTools, MaxMessages, MaxMessageBytes int
 	// UpstreamTimeout bounds one Bedrock call, a whole stream included.
@@ -69,7 +84,8 @@ type Options struct {
 	MaxRepairAttempts int
 	// Tracing makes the spans of docs/PROTOCOL.md 14.6; nil makes none.
 	Tracing *telemetry.Tracing
-	// Region is the AWS region of the Bedrock upstream, for the spans' cloud.region.
+	// Region is the AWS region of the gateway's own Bedrock upstream, for the spans'
+	// cloud.region of targets without a region of their own.
 	Region string
 	// Keys holds the policy of the configured keys that have limits or defaults, by the
 	// identity the keyring gives their calls (chat.Request.KeyID; docs/PROTOCOL.md 14.1).
@@ -93,7 +109,11 @@ type Service struct {
 	// drain waits on.
 	slots    chan struct{}
 	draining atomic.Bool
-	// aliasTargets are the configured aliases' model ids, sorted.
+	// aliases are the configured aliases by name, their targets ready for calls.
+	aliases map[string]*alias
+	// affinity remembers the target that answered each conversation of an alias.
+	affinity *affinity
+	// aliasTargets are the configured aliases' model ids, sorted, without repeats.
 	aliasTargets []string
 	// models is what the gateway lists as its models; see Models.
 	models []ModelEntry
@@ -107,16 +127,38 @@ type Service struct {
 	keys map[string]*KeyPolicy
 }
 
-// New returns a Service calling upstream.
+// New returns a Service calling upstream, the Bedrock client of the gateway's own
+// region, and opts.Regions for targets in others.
 func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 	s := &Service{upstream: upstream, opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrent),
 		// Access lines go without the caller: it would name the same line every time, and
 		// finding it walks the stack on every request.
 		access: log.WithOptions(zap.WithCaller(false))}
-	for _, id := range opts.Aliases {
-		s.aliasTargets = append(s.aliasTargets, id)
+	s.aliases = make(map[string]*alias, len(opts.Aliases))
+	for _, name := range slices.Sorted(maps.Keys(opts.Aliases)) {
+		a := &alias{name: name}
+		for _, t := range opts.Aliases[name] {
+			up := upstream
+			if t.Region != "" {
+				if r, ok := opts.Regions[t.Region]; ok {
+					up = r
+				} else {
+					log.Error("no upstream for a target's region: its calls go to the gateway's own region",
+						zap.String("alias", name), zap.String("region", t.Region))
+				}
+			}
+			a.targets = append(a.targets, newTarget(t, up))
+			s.aliasTargets = append(s.aliasTargets, t.ModelID)
+		}
+		if len(a.targets) == 0 {
+			continue
+		}
+		s.aliases[name] = a
+		s.models = append(s.models, ModelEntry{Name: name, ID: a.targets[0].ModelID})
 	}
 	slices.Sort(s.aliasTargets)
+	s.aliasTargets = slices.Compact(s.aliasTargets)
+	s.affinity = newAffinity(opts.Affinity, opts.Shared)
 	s.started = time.Now()
 	if s.now = opts.Now; s.now == nil {
 		s.now = time.Now
@@ -134,12 +176,9 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 			opts.Metrics.KeyLimit(id, limit) // a series from the start
 		}
 	}
-	s.reasoning = newReasoningCache(opts.ReasoningCache)
+	s.reasoning = newReasoningCache(opts.ReasoningCache, opts.Shared)
 	s.schemas = toolcheck.NewCache(0, 0)
-	for _, name := range slices.Sorted(maps.Keys(opts.Aliases)) {
-		s.models = append(s.models, ModelEntry{Name: name, ID: opts.Aliases[name]})
-	}
-	if _, isAlias := opts.Aliases[opts.DefaultModel]; !isAlias && opts.DefaultModel != "" {
+	if _, isAlias := s.aliases[opts.DefaultModel]; !isAlias && opts.DefaultModel != "" {
 		s.models = append(s.models, ModelEntry{Name: opts.DefaultModel, ID: opts.DefaultModel})
 	}
 	// The default and the alias targets get their metric series from the start.
@@ -153,7 +192,8 @@ func (s *Service) Metrics() *metrics.Metrics { return s.opts.Metrics }
 // Result is what one call did, for the transport's access log and metrics. Model and
 // ClientType are set once the request was read, the rest once the answer is complete.
 type Result struct {
-	// Model is the Bedrock model id the call went to.
+	// Model is the Bedrock model id the call went to: the target that answered, or the
+	// last one tried (docs/PROTOCOL.md 14.4).
 	Model string
 	// RequestModel is the model name the request gave, "" when it gave none; at most
 	// 2,048 bytes.
@@ -242,8 +282,18 @@ const (
 	maxClientTypeBytes = 256
 )
 
-// prepared is a request translated and ready for Bedrock.
+// prepared is a request translated for its current target and ready for Bedrock. Not
+// safe for concurrent use.
 type prepared struct {
+	// req is the request with the alias's and the gateway's defaults applied; opts and
+	// mode are what they say for its translation and its tool calls' check.
+	req  *chat.Request
+	opts translate.Options
+	mode string
+	// route is where the request may go, and which target it is at.
+	route route
+
+	// What the translation for the current target made.
 	model    capabilities.Model
 	converse *bedrock.ConverseRequest
 	names    *translate.Names
@@ -257,8 +307,12 @@ type prepared struct {
 	validated validated
 }
 
-// prepare checks what only the gateway knows (provider, limits, model, the key's limits)
-// and translates. It fills res as it learns.
+// up is the upstream of the current target.
+func (p *prepared) up() Upstream { return p.route.target().up }
+
+// prepare checks what only the gateway knows (provider, limits, model, the key's limits),
+// finds where the request may go and translates it for the first target. It fills res as
+// it learns.
 func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (*prepared, error) {
 	if n := len(req.ClientType); n > maxClientTypeBytes {
 		return nil, refuse("client_type: %d bytes, at most %d are allowed", n, maxClientTypeBytes)
@@ -279,22 +333,37 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 	if err != nil {
 		return nil, err
 	}
-	model := capabilities.Lookup(s.resolveModel(name))
-	res.Model = model.ID
+	opts.DefaultMaxTokens = int32(s.opts.DefaultMaxTokens)
 	key := s.keys[req.KeyID]
 	if key != nil && (key.RequestsPerMinute > 0 || key.countsTokens()) {
 		if err := s.checkKey(ctx, req.KeyID, key); err != nil {
 			return nil, err
 		}
 	}
-	restored := false
-	if translate.AsksThinking(req, opts.ReasoningEffort) {
+	p := &prepared{req: req, opts: opts, mode: mode, keyID: req.KeyID, key: key, route: s.routeOf(ctx, req, name)}
+	res.Model = p.route.target().ModelID
+	if err := s.translate(ctx, p, res); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// translate translates p's request for its current target, with the reasoning the cache
+// holds for that model, and records in res what the translation did. On an error p and
+// res keep what they had.
+func (s *Service) translate(ctx context.Context, p *prepared, res *Result) error {
+	model := capabilities.Lookup(p.route.target().ModelID)
+	opts := p.opts
+	opts.OtherModel = p.route.otherModel()
+	req, restored := p.req, false
+	if !opts.OtherModel && translate.AsksThinking(req, opts.ReasoningEffort) {
 		req, restored = s.restoreReasoning(ctx, req, model.ID)
 	}
 	converse, names, err := translate.RequestWith(req, model, opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	res.Model = model.ID
 	res.Repairs = names.Stats
 	res.Ignored = append(slices.Clip(req.Ignored), names.Ignored...)
 	res.Ignored = res.Ignored[:min(len(res.Ignored), MaxIgnored)] // a client controls how many
@@ -305,9 +374,10 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 	}
 	// No call comes back from a model offered no tools, nor from one whose tool budget is
 	// spent (its calls are dropped).
-	check := s.newChecker(req, model, mode, converse.ToolConfig != nil && !names.BudgetExhausted, names)
-	res.Validating = check != nil
-	return &prepared{model: model, converse: converse, names: names, keyID: req.KeyID, key: key, check: check}, nil
+	p.check = s.newChecker(req, model, p.mode, converse.ToolConfig != nil && !names.BudgetExhausted, names)
+	res.Validating = p.check != nil
+	p.model, p.converse, p.names = model, converse, names
+	return nil
 }
 
 // remember stores an answer's reasoning blocks under its tool calls when the client will
@@ -416,11 +486,11 @@ func (s *Service) modelName(name string) string {
 	return name
 }
 
-// resolveModel applies the default and the configured aliases.
+// resolveModel applies the default and the configured aliases: an alias's first target.
 func (s *Service) resolveModel(name string) string {
 	name = s.modelName(name)
-	if id, ok := s.opts.Aliases[name]; ok {
-		return id
+	if a, ok := s.aliases[name]; ok {
+		return a.targets[0].ModelID
 	}
 	return name
 }
@@ -434,7 +504,7 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	if err != nil {
 		return nil, res, err
 	}
-	resp, err := s.converse(ctx, req.ID, p)
+	resp, err := s.converse(ctx, req.ID, p, &res)
 	if err != nil {
 		return nil, res, err
 	}
@@ -450,19 +520,34 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	return resp, res, nil
 }
 
-// converse makes one admitted Converse call, translates its answer and checks its tool
-// calls, repairing them where their mode says so (repair.go).
-func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (*chat.Response, error) {
+// converse makes one admitted Converse call, failing over between the request's targets,
+// translates its answer and checks its tool calls, repairing them where their mode says
+// so (repair.go).
+func (s *Service) converse(ctx context.Context, requestID string, p *prepared, res *Result) (*chat.Response, error) {
 	release, err := s.admit()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	resp, turn, err := s.attempt(ctx, requestID, p, p.converse)
+	callCtx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+	defer cancel()
+	var resp *chat.Response
+	var turn bedrock.Message
+	err = s.tryTargets(callCtx, requestID, p, res, func(ctx context.Context) (err error) {
+		resp, turn, err = s.call(ctx, requestID, p, p.converse)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if resp, err = s.checkAnswer(ctx, requestID, p, resp, turn); err != nil {
+	return s.settle(ctx, requestID, p, resp, turn)
+}
+
+// settle checks (and repairs) the tool calls of resp, the answer to p whose assistant
+// message was turn, and keeps its reasoning blocks for the client's next turn.
+func (s *Service) settle(ctx context.Context, requestID string, p *prepared, resp *chat.Response, turn bedrock.Message) (*chat.Response, error) {
+	resp, err := s.checkAnswer(ctx, requestID, p, resp, turn)
+	if err != nil {
 		return nil, err
 	}
 	if len(resp.Reasoning) > 0 && len(resp.ToolCalls) > 0 {
@@ -475,13 +560,20 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared) (
 	return resp, nil
 }
 
-// attempt makes one Converse call of p, req being p.converse or a repair attempt's
-// request, bounded by upstream_timeout, counts its tokens against the key's limits, and
-// returns its answer and the assistant message Bedrock returned, which a repair sends
-// back.
+// attempt makes one Converse call of req, a repair attempt's request, on p's current
+// target, bounded by upstream_timeout, and returns its answer and the assistant message
+// Bedrock returned, which a repair sends back.
 func (s *Service) attempt(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
 	defer cancel()
+	return s.call(ctx, requestID, p, req)
+}
+
+// call makes one Converse call of req, p.converse or a repair attempt's request, on p's
+// current target: through Converse, or through ConverseStream for requests Converse does
+// not serve. Nothing of it reaches the client before it returns. It has a span of its
+// own, and counts its tokens against the key's limits.
+func (s *Service) call(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
 	ctx, span := s.traceUpstream(ctx, p, req)
 	var (
 		resp *chat.Response
@@ -501,7 +593,7 @@ func (s *Service) attempt(ctx context.Context, requestID string, p *prepared, re
 }
 
 func (s *Service) converseUnary(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
-	answer, err := s.upstream.Converse(ctx, p.model.ID, req)
+	answer, err := p.up().Converse(ctx, p.model.ID, req)
 	if err != nil {
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
 		return nil, bedrock.Message{}, blame(p.names, err)
@@ -518,7 +610,7 @@ func (s *Service) converseUnary(ctx context.Context, requestID string, p *prepar
 // does not serve (thinking with maxTokens above 21,333: docs/BEDROCK.md G12). The
 // assistant message is recorded only when a repair may need it.
 func (s *Service) converseStreamed(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
-	events, err := s.upstream.ConverseStream(ctx, p.model.ID, req)
+	events, err := p.up().ConverseStream(ctx, p.model.ID, req)
 	if err != nil {
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
 		return nil, bedrock.Message{}, blame(p.names, err)

@@ -49,9 +49,10 @@ type Stream struct {
 	text *strings.Builder
 }
 
-// Stream prepares req and opens Bedrock's answer. An error here comes before any byte
-// reached the client, so it is answered with a status (a throttled request is a 429, not a
-// 200 with an error line). The Result is filled as far as the call got.
+// Stream prepares req and opens Bedrock's answer, failing over between the request's
+// targets (docs/PROTOCOL.md 14.4). An error here comes before any byte reached the client,
+// so it is answered with a status (a throttled request is a 429, not a 200 with an error
+// line). The Result is filled as far as the call got.
 func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Result, error) {
 	start := time.Now()
 	var res Result
@@ -59,13 +60,41 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	if err != nil {
 		return nil, res, err
 	}
-	st := &Stream{svc: s, ctx: ctx, requestID: req.ID, start: start, result: res}
+	release, err := s.admit()
+	if err != nil {
+		return nil, res, err
+	}
+	st := &Stream{svc: s, requestID: req.ID, start: start, parent: ctx}
+	callCtx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+	opened := false
+	defer func() {
+		if !opened { // an error, a replayed answer, or a panic before the Stream owns the slot
+			cancel()
+			release()
+		}
+	}()
+	var unary *chat.Response
+	var turn bedrock.Message
+	err = s.tryTargets(callCtx, req.ID, p, &res, func(ctx context.Context) (err error) {
+		if p.converse.ToolConfig != nil && !p.model.StreamingTools {
+			// docs/BEDROCK.md E: ConverseStream refuses tools on this model; answer
+			// unary, then replay the answer as a stream.
+			unary, turn, err = s.call(ctx, req.ID, p, p.converse)
+			return err
+		}
+		unary = nil
+		st.src, st.span, err = s.open(ctx, req.ID, p)
+		return err
+	})
+	if err != nil {
+		return nil, res, err
+	}
+	st.result, st.prepared = res, p
 	if p.names.JSONObject {
 		st.text = &strings.Builder{}
 	}
-	if p.converse.ToolConfig != nil && !p.model.StreamingTools {
-		// docs/BEDROCK.md E: ConverseStream refuses tools on this model; answer unary, replay.
-		resp, err := s.converse(ctx, req.ID, p)
+	if unary != nil {
+		resp, err := s.settle(ctx, req.ID, p, unary, turn)
 		if err != nil {
 			return nil, res, err
 		}
@@ -74,29 +103,9 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 		p.validated.result(&st.result)
 		return st, res, nil
 	}
-	release, err := s.admit()
-	if err != nil {
-		return nil, res, err
-	}
-	st.parent = ctx
-	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
-	opened := false
-	defer func() {
-		if !opened { // an error, or a panic, before the Stream owns the slot
-			cancel()
-			release()
-		}
-	}()
-	ctx, span := s.traceUpstream(ctx, p, p.converse)
-	events, err := s.upstream.ConverseStream(ctx, p.model.ID, p.converse)
-	if err != nil {
-		span.endStream(nil, err)
-		s.upstreamFailed(ctx, req.ID, p.model.ID, err)
-		return nil, res, blame(p.names, err)
-	}
-	st.span = span
+	events := st.src
 	closed := s.opts.Metrics.StreamOpened(req.ClientType)
-	st.ctx, st.src, st.machine, st.prepared = ctx, events, stream.NewMachine(p.names), p
+	st.ctx, st.machine = callCtx, stream.NewMachine(p.names)
 	if p.check != nil {
 		st.hold = newCallHolder(p.check)
 		if p.check.canRepair {
@@ -111,6 +120,29 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	}
 	opened = true
 	return st, res, nil
+}
+
+// open opens the ConverseStream of p on its current target, with its span. When another
+// target is left, it reads the stream up to its first content (bedrock.EventStream.Start):
+// a failure that comes before it has reached no client yet, so failover covers it; the
+// stream is closed then. Without another target the stream is handed on as it is, unread.
+func (s *Service) open(ctx context.Context, requestID string, p *prepared) (*bedrock.EventStream, *upstreamSpan, error) {
+	ctx, span := s.traceUpstream(ctx, p, p.converse)
+	events, err := p.up().ConverseStream(ctx, p.model.ID, p.converse)
+	if err != nil {
+		span.endStream(nil, err)
+		s.upstreamFailed(ctx, requestID, p.model.ID, err)
+		return nil, nil, blame(p.names, err)
+	}
+	if p.route.more() {
+		if err := events.Start(); failoverCode(err) != "" {
+			_ = events.Close()
+			span.endStream(nil, err)
+			s.upstreamFailed(ctx, requestID, p.model.ID, err)
+			return nil, nil, err
+		}
+	}
+	return events, span, nil
 }
 
 // Next appends the events of the next upstream event to out, and of those after it that

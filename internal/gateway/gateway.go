@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -100,14 +102,10 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		}
 	}
 	m := metrics.New()
-	upstream, err := bedrock.NewClient(ctx, awsCfg, bedrock.ClientOptions{
-		SigV4Only: cfg.Sim.Enabled,
-		OnRetry:   func(model string, _ error) { m.Retry(model) },
-	})
+	upstream, regions, err := upstreams(ctx, awsCfg, cfg, m, log)
 	if err != nil {
 		return err
 	}
-	log.Info("bedrock upstream", zap.String("endpoint", upstream.Endpoint()), zap.String("region", awsCfg.Region))
 	tracing, err := telemetry.Setup(ctx, buildinfo.Version(), log)
 	if err != nil {
 		return err
@@ -153,7 +151,8 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 
 	svc := core.New(upstream, core.Options{
 		DefaultModel:    cfg.DefaultModel,
-		Aliases:         cfg.ModelAliases,
+		Aliases:         aliasTargets(cfg.ModelAliases),
+		Regions:         regions,
 		MaxTools:        cfg.MaxTools,
 		MaxMessages:     cfg.MaxMessages,
 		MaxMessageBytes: cfg.MaxMessageBytes,
@@ -163,7 +162,8 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 
 		NoParallelToolCalls: !cfg.ParallelToolCalls,
 		ReasoningCache: core.ReasoningCacheOptions{MaxEntries: cfg.ReasoningCache.MaxEntries,
-			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL, Shared: values},
+			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL},
+		Shared:            values,
 		Counters:          counters,
 		NoPromptCaching:   cfg.PromptCaching == config.CachingOff,
 		AliasDefaults:     aliasDefaults(cfg.AliasDefaults),
@@ -174,6 +174,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		Keys:              policies,
 		CacheReadWeight:   cfg.CacheReadWeight,
 		Now:               o.now,
+		DefaultMaxTokens:  cfg.DefaultMaxTokens,
 	}, log)
 	// Calls run under base, so those still in flight when the drain times out can be
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.
@@ -271,6 +272,56 @@ func sharedStore(url string, m *metrics.Metrics, log *zap.Logger) (*store.Guard,
 	log.Info("shared store: limit counters and the reasoning cache are shared with the replicas using this Redis",
 		zap.String("store", "redis"), zap.String("addr", r.Addr()), zap.Bool("tls", r.TLS()))
 	return store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, Log: log}), nil
+}
+
+// upstreams builds the Bedrock client of the gateway's own region, and one for every other
+// region an alias target names (docs/PROTOCOL.md 14.1), each from the same AWS
+// configuration with only its region changed: the credentials are resolved once and
+// shared, as is the transport. Under --sim every region's client goes to the one
+// simulator, and signs for its own region, which the simulator reads (section 9).
+func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *metrics.Metrics, log *zap.Logger) (*bedrock.Client, map[string]core.Upstream, error) {
+	opts := bedrock.ClientOptions{
+		Transport: bedrock.NewTransport(),
+		SigV4Only: cfg.Sim.Enabled,
+		OnRetry:   func(model string, _ error) { m.Retry(model) },
+	}
+	own, err := bedrock.NewClient(ctx, awsCfg, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Info("bedrock upstream", zap.String("endpoint", own.Endpoint()), zap.String("region", awsCfg.Region))
+	regions := map[string]core.Upstream{}
+	for _, name := range slices.Sorted(maps.Keys(cfg.ModelAliases)) {
+		for _, t := range cfg.ModelAliases[name] {
+			if _, done := regions[t.Region]; t.Region == "" || done {
+				continue
+			}
+			if t.Region == awsCfg.Region {
+				regions[t.Region] = own
+				continue
+			}
+			regional := awsCfg.Copy()
+			regional.Region = t.Region
+			c, err := bedrock.NewClient(ctx, regional, opts)
+			if err != nil {
+				return nil, nil, fmt.Errorf("alias %s: region %s: %w", name, t.Region, err)
+			}
+			regions[t.Region] = c
+			log.Info("bedrock upstream", zap.String("endpoint", c.Endpoint()), zap.String("region", t.Region))
+		}
+	}
+	return own, regions, nil
+}
+
+// aliasTargets are the configured aliases' targets as the core takes them.
+func aliasTargets(in map[string][]config.Target) map[string][]core.Target {
+	out := make(map[string][]core.Target, len(in))
+	for name, targets := range in {
+		for _, t := range targets {
+			out[name] = append(out[name], core.Target{ModelID: t.ModelID, Region: t.Region})
+		}
+	}
+	return out
 }
 
 // aliasDefaults are the configured alias defaults as the core takes them.

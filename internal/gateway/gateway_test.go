@@ -443,6 +443,7 @@ func TestRESTCapabilitiesAndErrors(t *testing.T) {
 func TestRESTLargeAnswersConcurrently(t *testing.T) {
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
+	cfg.DefaultMaxTokens = 0 // answers of up to 24 KB: longer than 4096 tokens
 	g := start(t, cfg)
 	url := "http://" + g.HTTP + "/llm-apps/chat?model=" + testModel
 	var wg sync.WaitGroup

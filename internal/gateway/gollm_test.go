@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+
+	"github.com/nirmata/llm-gateway/internal/config"
 )
 
 // The types below reproduce what the gollm library's Nirmata provider puts on the wire:
@@ -167,7 +169,7 @@ func TestGollmNirmataClientConversation(t *testing.T) {
 func TestWrappedToolsAreAccepted(t *testing.T) {
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
-	cfg.ModelAliases = map[string]string{"sonnet": testModel}
+	cfg.ModelAliases = map[string][]config.Target{"sonnet": {{ModelID: testModel}}}
 	g := start(t, cfg)
 	resp, body := post(t, "http://"+g.HTTP+"/llm-apps/chat?model=sonnet&provider=bedrock", "NIRMATA-API "+testKey, turn1)
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))

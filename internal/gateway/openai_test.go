@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +26,7 @@ import (
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
+	"github.com/nirmata/llm-gateway/internal/config"
 )
 
 // The official openai-go client against the gateway's OpenAI surface, with the simulator
@@ -35,6 +38,22 @@ type recordedSim struct {
 	*bedrocksim.Server
 	mu     sync.Mutex
 	bodies [][]byte
+	calls  []simCall
+}
+
+// simCall is where one request to the simulator went: the model its path named, whether it
+// was a stream, and the region its SigV4 credential scope named.
+type simCall struct {
+	Model  string
+	Stream bool
+	Region string
+}
+
+// received returns what the simulator received, in order.
+func (s *recordedSim) received() []simCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
 }
 
 // converseRequests returns the bodies the simulator received, decoded.
@@ -71,8 +90,12 @@ func recordSim(t *testing.T, faults ...string) *recordedSim {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err == nil {
+			op, _ := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), "/model/"))
+			model, stream := strings.CutSuffix(op, "/converse-stream")
+			model = strings.TrimSuffix(model, "/converse")
 			sim.mu.Lock()
 			sim.bodies = append(sim.bodies, body)
+			sim.calls = append(sim.calls, simCall{Model: model, Stream: stream, Region: bedrocksim.SigningRegion(r.Header.Get("Authorization"))})
 			sim.mu.Unlock()
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -530,7 +553,7 @@ func TestOpenAIMidStreamFailure(t *testing.T) {
 func TestOpenAIModels(t *testing.T) {
 	simUpstream(t, bedrocksim.Options{})
 	cfg := defaultConfig(t)
-	cfg.ModelAliases = map[string]string{"sonnet": testModel, "nova": "amazon.nova-pro-v1:0"}
+	cfg.ModelAliases = map[string][]config.Target{"sonnet": {{ModelID: testModel}}, "nova": {{ModelID: "amazon.nova-pro-v1:0"}}}
 	g := start(t, cfg)
 	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey))
 
@@ -594,7 +617,7 @@ func TestIgnoredParamsOnNirmataAndGRPC(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &answer))
 	assert.Equal(t, []string{"top_p", "stop[0]"}, answer.Metadata.IgnoredParams)
 	sent := sim.converseRequests(t)[0]["inferenceConfig"]
-	assert.Equal(t, map[string]any{"temperature": 0.5, "stopSequences": []any{"END"}}, sent)
+	assert.Equal(t, map[string]any{"maxTokens": 4096.0, "temperature": 0.5, "stopSequences": []any{"END"}}, sent, "maxTokens: default_max_tokens")
 
 	// gRPC: response header metadata, and the answer's metadata.
 	var header metadata.MD

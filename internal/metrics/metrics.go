@@ -81,6 +81,7 @@ type Metrics struct {
 	orphans         *prometheus.CounterVec
 	openStreams     *prometheus.GaugeVec
 	retries         *prometheus.CounterVec
+	failovers       *prometheus.CounterVec
 	inflight        prometheus.Gauge
 	rejected        *prometheus.CounterVec
 	rateLimited     *prometheus.CounterVec
@@ -137,7 +138,7 @@ func New() *Metrics {
 		}, []string{"model", "client_type"}),
 		thinkingOff: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_thinking_disabled_total",
-			Help: `Requests asking for extended thinking that the gateway sent without it, by reason: "missing-signature" (a tool turn without its signed reasoning blocks, not in the reasoning cache), "forced-tool-choice" or "prefill" (Claude refuses thinking with either).`,
+			Help: `Requests asking for extended thinking that the gateway sent without it, by reason: "missing-signature" (a tool turn without its signed reasoning blocks, not in the reasoning cache), "forced-tool-choice" or "prefill" (Claude refuses thinking with either), "failover" (answered by another foundation model than the one the conversation's reasoning is bound to).`,
 		}, []string{"model", "reason"}),
 		thinkingBack: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_reasoning_restored_total",
@@ -171,6 +172,10 @@ func New() *Metrics {
 			Name: "gateway_upstream_retries_total",
 			Help: "Bedrock calls the gateway sent again after a throttling or 5xx answer (the SDK's retry policy, before the first byte reached the client).",
 		}, []string{"model"}),
+		failovers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_failovers_total",
+			Help: `Calls to an alias that moved on to its next target before any byte of the answer reached the client, by alias and reason: the error code of the target that failed, once the SDK's retries were spent ("ThrottlingException", "ServiceQuotaExceededException", "ServiceUnavailableException", "ModelNotReadyException", "InternalServerException").`,
+		}, []string{"alias", "reason"}),
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gateway_inflight_requests",
 			Help: "Bedrock calls in flight now, against max_concurrent.",
@@ -196,7 +201,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
-		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.inflight,
+		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.failovers, m.inflight,
 		m.rejected, m.rateLimited, m.storeErrors, m.storeUp,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
@@ -420,6 +425,16 @@ func (m *Metrics) Retry(model string) {
 		return
 	}
 	m.retries.WithLabelValues(m.models.lookup(model)).Inc()
+}
+
+// Failover counts, in gateway_failovers_total, a call to alias that moved on to its next
+// target after the Bedrock error code reason. Both come from the configuration and
+// Bedrock's fixed set of codes, so they need no cap.
+func (m *Metrics) Failover(alias, reason string) {
+	if m == nil {
+		return
+	}
+	m.failovers.WithLabelValues(fixed(alias), fixed(reason)).Inc()
 }
 
 // Inflight counts a request in gateway_inflight_requests until done is called. done may be

@@ -153,6 +153,18 @@ func TestMethods(t *testing.T) {
 			},
 		},
 		{
+			name: "Failover",
+			record: func(m *Metrics) {
+				m.Failover("agent", "ThrottlingException")
+				m.Failover("agent", "ThrottlingException")
+				m.Failover("agent", "InternalServerException")
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 2.0, testutil.ToFloat64(m.failovers.WithLabelValues("agent", "ThrottlingException")))
+				assert.Equal(t, 1.0, testutil.ToFloat64(m.failovers.WithLabelValues("agent", "InternalServerException")))
+			},
+		},
+		{
 			name: "Rejected",
 			record: func(m *Metrics) {
 				m.Rejected(RejectOverloaded)
@@ -230,6 +242,8 @@ func TestGatherAndCompare(t *testing.T) {
 	m.RateLimited("ci", "tokens_per_minute")
 	m.StoreError(StorePut)
 	m.StoreUp(false)
+	m.Failover("agent", "ThrottlingException")
+	m.Thinking(model1, "disabled-failover")
 	want := `
 # HELP gateway_cache_read_tokens_total Prompt tokens of successful answers read from Bedrock's prompt cache (billed at about a tenth of input); part of gateway_tokens_total's input.
 # TYPE gateway_cache_read_tokens_total counter
@@ -241,12 +255,18 @@ gateway_cache_write_tokens_total{model="anthropic.claude-3-5-sonnet"} 200
 # TYPE gateway_rate_limited_total counter
 gateway_rate_limited_total{key="a1b2c3d4",limit="requests_per_minute"} 0
 gateway_rate_limited_total{key="ci",limit="tokens_per_minute"} 1
+# HELP gateway_failovers_total Calls to an alias that moved on to its next target before any byte of the answer reached the client, by alias and reason: the error code of the target that failed, once the SDK's retries were spent ("ThrottlingException", "ServiceQuotaExceededException", "ServiceUnavailableException", "ModelNotReadyException", "InternalServerException").
+# TYPE gateway_failovers_total counter
+gateway_failovers_total{alias="agent",reason="ThrottlingException"} 1
 # HELP gateway_requests_total Requests answered, counted once each when its answer (or stream) ended: by transport ("rest" for the Nirmata API, "openai", "grpc"), route ("chat", "chat_stream", "capabilities", "models", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".
 # TYPE gateway_requests_total counter
 gateway_requests_total{client_type="kyverno",code="ok",model="anthropic.claude-3-5-sonnet",route="chat_stream",transport="rest"} 1
 # HELP gateway_response_format_invalid_total Answers to response_format "json_object" requests that are not one JSON object; they were returned unchanged.
 # TYPE gateway_response_format_invalid_total counter
 gateway_response_format_invalid_total{model="anthropic.claude-3-5-sonnet"} 1
+# HELP gateway_thinking_disabled_total Requests asking for extended thinking that the gateway sent without it, by reason: "missing-signature" (a tool turn without its signed reasoning blocks, not in the reasoning cache), "forced-tool-choice" or "prefill" (Claude refuses thinking with either), "failover" (answered by another foundation model than the one the conversation's reasoning is bound to).
+# TYPE gateway_thinking_disabled_total counter
+gateway_thinking_disabled_total{model="anthropic.claude-3-5-sonnet",reason="failover"} 1
 # HELP gateway_tokens_total Tokens of successful answers as Bedrock reported them, by direction: "input" (prompt tokens, prompt-cache reads and writes included) or "output".
 # TYPE gateway_tokens_total counter
 gateway_tokens_total{client_type="kyverno",direction="input",model="anthropic.claude-3-5-sonnet"} 12
@@ -267,7 +287,7 @@ gateway_store_up 0
 	require.NoError(t, testutil.GatherAndCompare(m.Gatherer(), strings.NewReader(want),
 		"gateway_requests_total", "gateway_tokens_total", "gateway_upstream_errors_total",
 		"gateway_cache_read_tokens_total", "gateway_cache_write_tokens_total", "gateway_response_format_invalid_total",
-		"gateway_rate_limited_total", "gateway_store_errors_total", "gateway_store_up"))
+		"gateway_rate_limited_total", "gateway_store_errors_total", "gateway_store_up", "gateway_failovers_total", "gateway_thinking_disabled_total"))
 }
 
 // Client-controlled labels beyond their cap land in "other", and stay bounded.

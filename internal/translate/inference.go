@@ -2,24 +2,50 @@ package translate
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 )
 
-// inference maps max_tokens, temperature, top_p and stop (rule 20); nil when none is set.
-// Empty stop sequences are dropped, and on models that refuse them, those of only
-// whitespace, which are listed as ignored.
+// DefaultMaxTokens is default_max_tokens' default (docs/PROTOCOL.md 14.5).
+const DefaultMaxTokens = 4096
+
+// thinkingAllowance stands in for the answer's allowance beside a thinking budget when
+// default_max_tokens is 0: the budget needs room above it (docs/PROTOCOL.md 14.5).
+const thinkingAllowance = 4096
+
+// maxTokens is the maxTokens a request is sent, 0 for none (docs/PROTOCOL.md 14.5, 11.1):
+// the answer's allowance plus the thinking budget. The allowance is the request's
+// max_tokens, else defaultMax (default_max_tokens) capped at the model's maximum output
+// where the capability table knows it, so a default never turns a working request into a
+// 400; beside a budget, thinkingAllowance when there is neither. Bedrock reserves quota
+// for maxTokens as a call starts, so sending none (the model's maximum) costs throughput.
+func maxTokens(req *chat.Request, model capabilities.Model, defaultMax, budget int32) int32 {
+	allowance := defaultMax
+	if most := model.MaxOutput; most > 0 && allowance > most {
+		allowance = most
+	}
+	if req.MaxTokens != nil {
+		allowance = *req.MaxTokens
+	}
+	if allowance == 0 && budget > 0 {
+		allowance = thinkingAllowance
+	}
+	// A client's max_tokens may be as large as an int32 holds; the sum must not wrap.
+	return min(allowance, math.MaxInt32-budget) + budget
+}
+
+// inference maps temperature, top_p and stop (rule 20), and checks max_tokens, whose
+// maxTokens applyInference sets; nil when none is set. Empty stop sequences are dropped,
+// and on models that refuse them, those of only whitespace, which are listed as ignored.
 func inference(req *chat.Request, model capabilities.Model, names *Names) (*bedrock.InferenceConfig, error) {
 	stats := &names.Stats
 	var c bedrock.InferenceConfig
 	set := false
-	if req.MaxTokens != nil {
-		if *req.MaxTokens < 1 {
-			return nil, invalidf("max_tokens must be at least 1, got %d", *req.MaxTokens)
-		}
-		c.MaxTokens, set = ptr(*req.MaxTokens), true
+	if req.MaxTokens != nil && *req.MaxTokens < 1 {
+		return nil, invalidf("max_tokens must be at least 1, got %d", *req.MaxTokens)
 	}
 	if req.Temperature != nil {
 		if v := *req.Temperature; !(v >= 0 && v <= 1) {

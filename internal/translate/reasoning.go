@@ -20,10 +20,6 @@ var budgets = map[string]int32{"minimal": 1024, "low": 1024, "medium": 4096, "hi
 // minBudget is the smallest budget_tokens Claude takes (BEDROCK.md G1).
 const minBudget = 1024
 
-// defaultAllowance is the answer's allowance beside a thinking budget when the request sets
-// no max_tokens (docs/PROTOCOL.md 14.5: 4096 stands in for it).
-const defaultAllowance = 4096
-
 // maxUnaryTokens is the largest maxTokens Bedrock serves with thinking on through Converse;
 // above it the gateway calls ConverseStream (BEDROCK.md G12).
 const maxUnaryTokens = 21333
@@ -209,14 +205,19 @@ func adaptiveEffort(effort string, model capabilities.Model) string {
 	return effort
 }
 
-// settle decides whether thinking stays on for this history (docs/PROTOCOL.md 11.1, 11.4):
-// a forced tool choice, a prefill, or a tool turn whose signed blocks are missing turns
-// Claude's thinking off, rather than send a request Bedrock refuses (BEDROCK.md G7, G10,
-// G12). It returns the outcome ("" when thinking stays as asked) and, with thinking off,
-// strips every reasoning block from msgs.
-func (th *thinking) settle(req *chat.Request, msgs []bedrock.Message) string {
+// settle decides whether thinking stays on for this history (docs/PROTOCOL.md 11.1, 11.4,
+// 14.4): a call that fails over to another foundation model than the one that wrote the
+// conversation turns any model's thinking off, since the history's blocks are bound to
+// the model that wrote them (BEDROCK.md G9); a forced tool choice, a prefill, or a tool
+// turn whose signed blocks are missing turns Claude's thinking off, rather than send a
+// request Bedrock refuses (BEDROCK.md G7, G10, G12). It returns the outcome ("" when
+// thinking stays as asked) and, with thinking off, strips every reasoning block from msgs.
+func (th *thinking) settle(req *chat.Request, msgs []bedrock.Message, otherModel bool) string {
 	outcome := ""
-	if th.on && th.claude {
+	switch {
+	case th.on && otherModel:
+		outcome = chat.ThinkingFailover
+	case th.on && th.claude:
 		switch {
 		case forcesTool(req.ToolChoice):
 			outcome = chat.ThinkingForcedToolChoice
@@ -225,9 +226,9 @@ func (th *thinking) settle(req *chat.Request, msgs []bedrock.Message) string {
 		case missingSignature(msgs):
 			outcome = chat.ThinkingMissingSignature
 		}
-		if outcome != "" {
-			*th = thinking{}
-		}
+	}
+	if outcome != "" {
+		*th = thinking{}
 	}
 	if !th.on || !th.claude {
 		stripReasoning(msgs)
@@ -276,12 +277,12 @@ func stripReasoning(msgs []bedrock.Message) {
 	}
 }
 
-// applyInference adjusts the inference parameters to thinking on Claude: the budget
-// comes on top of the answer's allowance (BEDROCK.md G12), and temperature and top_p are
-// not sent (G11); Claude models of the adaptive-only generation never take them. names
-// lists what was left out; the answer goes through ConverseStream when maxTokens is above
-// what Converse serves with thinking.
-func (th *thinking) applyInference(c *bedrock.InferenceConfig, model capabilities.Model, names *Names) *bedrock.InferenceConfig {
+// applyInference adjusts the inference parameters to thinking on Claude, and sets
+// maxTokens (maxTokens): temperature and top_p are not sent with Claude's thinking (G11),
+// and never to Claude models of the adaptive-only generation. names lists what was left
+// out; the answer goes through ConverseStream when maxTokens is above what Converse serves
+// with thinking (G12).
+func (th *thinking) applyInference(c *bedrock.InferenceConfig, req *chat.Request, model capabilities.Model, defaultMax int32, names *Names) *bedrock.InferenceConfig {
 	noSampling := th.on && th.claude || model.Reasoning == capabilities.ReasoningAdaptiveOnly
 	if c != nil && noSampling {
 		if c.Temperature != nil {
@@ -293,15 +294,11 @@ func (th *thinking) applyInference(c *bedrock.InferenceConfig, model capabilitie
 			names.Ignored = append(names.Ignored, "top_p")
 		}
 	}
-	if th.budget > 0 {
+	if n := maxTokens(req, model, defaultMax, th.budget); n > 0 {
 		if c == nil {
 			c = &bedrock.InferenceConfig{}
 		}
-		allowance := int32(defaultAllowance)
-		if c.MaxTokens != nil {
-			allowance = *c.MaxTokens
-		}
-		c.MaxTokens = ptr(th.budget + allowance)
+		c.MaxTokens = ptr(n)
 	}
 	if c != nil && th.on && th.claude && c.MaxTokens != nil && *c.MaxTokens > maxUnaryTokens {
 		names.StreamOnly = true

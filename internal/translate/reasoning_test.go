@@ -32,34 +32,34 @@ func TestReasoningEffortMapping(t *testing.T) {
 	tests := []struct {
 		model, effort string
 		field         string // additionalModelRequestFields; "" for none
-		maxTokens     int32  // 0: none sent
+		maxTokens     int32  // the budget on top of default_max_tokens (4096), capped at the model's maximum
 		ignored       []string
 	}{
-		{sonnet4, "", "", 0, nil},
-		{sonnet4, "none", "", 0, nil},
+		{sonnet4, "", "", 4096, nil},
+		{sonnet4, "none", "", 4096, nil},
 		{sonnet4, "minimal", `{"thinking":{"type":"enabled","budget_tokens":1024}}`, 1024 + 4096, nil},
 		{sonnet4, "low", `{"thinking":{"type":"enabled","budget_tokens":1024}}`, 1024 + 4096, nil},
 		{sonnet4, "medium", `{"thinking":{"type":"enabled","budget_tokens":4096}}`, 4096 + 4096, nil},
 		{sonnet4, "high", `{"thinking":{"type":"enabled","budget_tokens":16384}}`, 16384 + 4096, nil},
 		{sonnet4, "xhigh", `{"thinking":{"type":"enabled","budget_tokens":32000}}`, 32000 + 4096, nil},
 		{sonnet4, "max", `{"thinking":{"type":"enabled","budget_tokens":32000}}`, 32000 + 4096, nil},
-		{opus46, "low", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"low"}}`, 0, nil},
-		{opus46, "xhigh", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"max"}}`, 0, nil},
-		{opus46, "max", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"max"}}`, 0, nil},
-		{sonnet46, "minimal", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"low"}}`, 0, nil},
-		{sonnet46, "xhigh", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"high"}}`, 0, nil},
-		{sonnet46, "max", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"high"}}`, 0, nil},
-		{opus47, "medium", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"medium"}}`, 0, nil},
-		{opus47, "xhigh", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"xhigh"}}`, 0, nil},
-		{opus47, "max", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"max"}}`, 0, nil},
-		{nova2, "minimal", `{"reasoningConfig":{"type":"enabled","maxReasoningEffort":"low"}}`, 0, nil},
-		{nova2, "max", `{"reasoningConfig":{"type":"enabled","maxReasoningEffort":"high"}}`, 0, nil},
-		{gptOSS, "medium", `{"reasoning_effort":"medium"}`, 0, nil},
-		{gptOSS, "xhigh", `{"reasoning_effort":"high"}`, 0, nil},
-		{deepseek, "low", `{"reasoning_config":"low"}`, 0, nil},
-		{deepseek, "max", `{"reasoning_config":"high"}`, 0, nil},
-		{llama, "high", "", 0, []string{"reasoning_effort"}},
-		{llama, "none", "", 0, nil},
+		{opus46, "low", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"low"}}`, 4096, nil},
+		{opus46, "xhigh", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"max"}}`, 4096, nil},
+		{opus46, "max", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"max"}}`, 4096, nil},
+		{sonnet46, "minimal", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"low"}}`, 4096, nil},
+		{sonnet46, "xhigh", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"high"}}`, 4096, nil},
+		{sonnet46, "max", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"high"}}`, 4096, nil},
+		{opus47, "medium", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"medium"}}`, 4096, nil},
+		{opus47, "xhigh", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"xhigh"}}`, 4096, nil},
+		{opus47, "max", `{"thinking":{"type":"adaptive"},"output_config":{"effort":"max"}}`, 4096, nil},
+		{nova2, "minimal", `{"reasoningConfig":{"type":"enabled","maxReasoningEffort":"low"}}`, 4096, nil},
+		{nova2, "max", `{"reasoningConfig":{"type":"enabled","maxReasoningEffort":"high"}}`, 4096, nil},
+		{gptOSS, "medium", `{"reasoning_effort":"medium"}`, 4096, nil},
+		{gptOSS, "xhigh", `{"reasoning_effort":"high"}`, 4096, nil},
+		{deepseek, "low", `{"reasoning_config":"low"}`, 4096, nil},
+		{deepseek, "max", `{"reasoning_config":"high"}`, 4096, nil},
+		{llama, "high", "", 2048, []string{"reasoning_effort"}},
+		{llama, "none", "", 2048, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.model+"/"+tt.effort, func(t *testing.T) {
@@ -68,12 +68,8 @@ func TestReasoningEffortMapping(t *testing.T) {
 			out, names, err := Request(&req, capabilities.Lookup(tt.model))
 			require.NoError(t, err)
 			assert.Equal(t, tt.field, string(out.AdditionalModelRequestFields))
-			if tt.maxTokens == 0 {
-				assert.Nil(t, out.InferenceConfig)
-			} else {
-				require.NotNil(t, out.InferenceConfig)
-				assert.Equal(t, tt.maxTokens, *out.InferenceConfig.MaxTokens)
-			}
+			require.NotNil(t, out.InferenceConfig)
+			assert.Equal(t, tt.maxTokens, *out.InferenceConfig.MaxTokens)
 			assert.Equal(t, tt.ignored, names.Ignored)
 		})
 	}
@@ -98,11 +94,11 @@ func TestThinkingExtension(t *testing.T) {
 		{"wins over reasoning_effort", sonnet4, "high", chat.Thinking{Type: "enabled", BudgetTokens: budget}, nil,
 			`{"thinking":{"type":"enabled","budget_tokens":2048}}`, 2048 + 4096, nil},
 		{"adaptive takes the effort", opus46, "high", chat.Thinking{Type: "adaptive"}, nil,
-			`{"thinking":{"type":"adaptive"},"output_config":{"effort":"high"}}`, 0, nil},
-		{"adaptive alone", opus47, "", chat.Thinking{Type: "adaptive"}, nil, `{"thinking":{"type":"adaptive"}}`, 0, nil},
-		{"disabled is never sent", opus47, "high", chat.Thinking{Type: "disabled"}, nil, "", 0, []string{"reasoning_effort"}},
-		{"ignored off Claude", nova2, "", chat.Thinking{Type: "enabled", BudgetTokens: budget}, nil, "", 0, []string{"thinking"}},
-		{"ignored off Claude, the effort still maps", gptOSS, "low", chat.Thinking{Type: "adaptive"}, nil, `{"reasoning_effort":"low"}`, 0, []string{"thinking"}},
+			`{"thinking":{"type":"adaptive"},"output_config":{"effort":"high"}}`, 4096, nil},
+		{"adaptive alone", opus47, "", chat.Thinking{Type: "adaptive"}, nil, `{"thinking":{"type":"adaptive"}}`, 4096, nil},
+		{"disabled is never sent", opus47, "high", chat.Thinking{Type: "disabled"}, nil, "", 4096, []string{"reasoning_effort"}},
+		{"ignored off Claude", nova2, "", chat.Thinking{Type: "enabled", BudgetTokens: budget}, nil, "", 4096, []string{"thinking"}},
+		{"ignored off Claude, the effort still maps", gptOSS, "low", chat.Thinking{Type: "adaptive"}, nil, `{"reasoning_effort":"low"}`, 4096, []string{"thinking"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,11 +109,7 @@ func TestThinkingExtension(t *testing.T) {
 			out, names, err := Request(&req, capabilities.Lookup(tt.model))
 			require.NoError(t, err)
 			assert.Equal(t, tt.field, string(out.AdditionalModelRequestFields))
-			if tt.wantMax == 0 {
-				assert.Nil(t, out.InferenceConfig)
-			} else {
-				assert.Equal(t, tt.wantMax, *out.InferenceConfig.MaxTokens)
-			}
+			assert.Equal(t, tt.wantMax, *out.InferenceConfig.MaxTokens)
 			assert.Equal(t, tt.ignored, names.Ignored)
 		})
 	}
@@ -213,6 +205,27 @@ func TestReasoningHistory(t *testing.T) {
 		})
 	}
 
+	// A failover to another foundation model sends no block and no switch, on any family
+	// with thinking asked for, and says so (docs/PROTOCOL.md 14.4).
+	for _, model := range []string{sonnet4, nova2} {
+		out, names, err := RequestWith(&chat.Request{ReasoningEffort: "low", Messages: toolTurn(signed)}, capabilities.Lookup(model),
+			Options{DefaultMaxTokens: DefaultMaxTokens, OtherModel: true})
+		require.NoError(t, err)
+		assert.Equal(t, chat.ThinkingFailover, names.Thinking, model)
+		assert.False(t, names.ThinkingOn, model)
+		assert.Empty(t, out.AdditionalModelRequestFields, model)
+		assert.Equal(t, int32(DefaultMaxTokens), *out.InferenceConfig.MaxTokens, "no budget: "+model)
+		for _, m := range out.Messages {
+			for _, b := range m.Content {
+				assert.Nil(t, b.ReasoningContent, model)
+			}
+		}
+	}
+	// Without thinking asked for, a failover changes nothing.
+	_, names, err := RequestWith(&chat.Request{Messages: toolTurn(signed)}, capabilities.Lookup(sonnet4), Options{OtherModel: true})
+	require.NoError(t, err)
+	assert.Empty(t, names.Thinking)
+
 	// A prefill turns thinking off.
 	prefill := []chat.Message{{Role: chat.RoleUser, Content: "write yaml"}, {Role: chat.RoleAssistant, Content: "apiVersion:"}}
 	out, names, err := Request(&chat.Request{ReasoningEffort: "low", Messages: prefill}, capabilities.Lookup(sonnet4))
@@ -263,7 +276,7 @@ func TestThinkingSampling(t *testing.T) {
 	req = chat.Request{Temperature: ptr(0.2), Messages: msgs}
 	out, names, err = Request(&req, capabilities.Lookup(opus47))
 	require.NoError(t, err)
-	assert.Nil(t, out.InferenceConfig)
+	assert.Nil(t, out.InferenceConfig.Temperature)
 	assert.Equal(t, []string{"temperature"}, names.Ignored)
 
 	req = chat.Request{Temperature: ptr(0.2), Messages: msgs}

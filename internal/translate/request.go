@@ -51,11 +51,11 @@ import (
 //     reasoning switch is sent, whatever the family; a model with neither structured output
 //     nor tool use is refused.
 func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequest, *Names, error) {
-	return RequestWith(req, model, Options{})
+	return RequestWith(req, model, Options{DefaultMaxTokens: DefaultMaxTokens})
 }
 
-// Options are the gateway's settings that shape a translation; the zero value is the
-// default configuration.
+// Options are the gateway's settings that shape a translation, and what the gateway knows
+// of the call beyond the request. Request translates with the default configuration.
 type Options struct {
 	// NoAutoCache turns the automatic prompt-cache points off (prompt_caching: off,
 	// docs/PROTOCOL.md 12.2); the client's cache_control hints still count.
@@ -64,6 +64,15 @@ type Options struct {
 	// thinking (an alias's default, docs/PROTOCOL.md 14.1). Unlike the client's own, it is
 	// not listed as ignored on a model without reasoning.
 	ReasoningEffort string
+	// DefaultMaxTokens is the maxTokens of a request that sets no max_tokens
+	// (default_max_tokens, docs/PROTOCOL.md 14.5), capped at the model's maximum output
+	// where it is known; 0 sends none.
+	DefaultMaxTokens int32
+	// OtherModel: the call fails over to another foundation model than the one that
+	// answered the conversation so far (docs/PROTOCOL.md 14.4). The history's reasoning
+	// blocks are bound to that one (docs/BEDROCK.md G9), so none is sent and thinking is
+	// off, the outcome chat.ThinkingFailover.
+	OtherModel bool
 }
 
 // RequestWith is Request under the gateway's settings.
@@ -103,12 +112,12 @@ func RequestWith(req *chat.Request, model capabilities.Model, opts Options) (*be
 	if out.System, out.Messages, err = messages(req.Messages, names, model, th.on && th.claude, stats); err != nil {
 		return nil, nil, err
 	}
-	names.names.Thinking = th.settle(req, out.Messages)
+	names.names.Thinking = th.settle(req, out.Messages, opts.OtherModel)
 	names.names.ThinkingOn = th.on && th.claude
 	if out.InferenceConfig, err = inference(req, model, names.names); err != nil {
 		return nil, nil, err
 	}
-	out.InferenceConfig = th.applyInference(out.InferenceConfig, model, names.names)
+	out.InferenceConfig = th.applyInference(out.InferenceConfig, req, model, opts.DefaultMaxTokens, names.names)
 	if out.ToolConfig, err = toolConfig(req, names, model, stats); err != nil {
 		return nil, nil, err
 	}
