@@ -70,6 +70,13 @@ func sharedEntry(key, callID string) string {
 	return fmt.Sprintf("llmgw:reasoning:%d:%s:%s", len(id), id, callID)
 }
 
+// requireStatus requires hello with key to get status from g's Nirmata surface.
+func requireStatus(t *testing.T, g started, key string, status int) {
+	t.Helper()
+	resp, body := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+key, hello)
+	require.Equal(t, status, resp.StatusCode, string(body))
+}
+
 // readyz returns /readyz's status and body.
 func readyz(t *testing.T, g started) (int, string) {
 	t.Helper()
@@ -111,17 +118,24 @@ func TestReasoningSharedByReplicas(t *testing.T) {
 
 // TestRedisOutage: with Redis stopped mid-run, both replicas still serve; each keeps its
 // own turns and says what failed (counted, one warning, /readyz still 200 naming the
-// store). Once Redis is back on its port, the next answers are shared again. The Redis
-// has a password, which no log line shows.
+// store), and limits fail open: a key over its requests_per_minute is served by both,
+// uncounted. Once Redis is back on its port, the next answers are shared again and the
+// key's requests are counted again, in the restarted (empty) Redis. The Redis has a
+// password, which no log line shows.
 func TestRedisOutage(t *testing.T) {
 	const password = "s3cret-redis-pass"
 	srv := redistest.StartWithPassword(t, password)
-	_, one, two := replicas(t, srv.URL())
+	_, one, two := limitedReplicas(t, srv.URL(), "keys:\n  - {name: ci, key: ci-key, requests_per_minute: 1}\n", &fakeClock{t: at05})
 	params, callID := firstToolTurn(t, clientOf(one, testKey))
 	require.Equal(t, ":1", srv.Do("EXISTS", sharedEntry(testKey, callID)))
 	code, body := readyz(t, one)
 	assert.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, `"store":"redis"`)
+	// ci's one request of the minute, on replica one, puts it over its limit on two.
+	rpm := counterAt("ci", "rpm", at05)
+	requireStatus(t, one, "ci-key", http.StatusOK)
+	requireStatus(t, two, "ci-key", http.StatusTooManyRequests)
+	require.Equal(t, "2", srv.Do("GET", rpm))
 
 	srv.Stop()
 	// Replica one answers and keeps the turn itself; writing it to Redis fails.
@@ -139,6 +153,9 @@ func TestRedisOutage(t *testing.T) {
 		warnings := g.logs.FilterMessageSnippet("the shared store failed").AllUntimed()
 		require.NotEmpty(t, warnings)
 		assert.Contains(t, []any{"put", "get", "ping"}, warnings[0].ContextMap()["op"])
+		// Limits fail open: over its limit, ci is served, and the failed counting is counted.
+		requireStatus(t, g, "ci-key", http.StatusOK)
+		assert.InDelta(t, 1, metricValue(t, g, "gateway_store_errors_total", map[string]string{"op": "incr"}), 0)
 	}
 
 	srv.Restart()
@@ -153,6 +170,12 @@ func TestRedisOutage(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "no answer reached the restarted Redis")
 	}
 	assert.Equal(t, "restored", nextTurn(t, clientOf(two, testKey), params), "shared again")
+	// Counted again, by both, in the restarted Redis, which lost the count before the outage.
+	require.Equal(t, "(nil)", srv.Do("GET", rpm))
+	requireStatus(t, two, "ci-key", http.StatusOK)
+	assert.Equal(t, "1", srv.Do("GET", rpm))
+	requireStatus(t, one, "ci-key", http.StatusTooManyRequests)
+	assert.Equal(t, "2", srv.Do("GET", rpm))
 	for _, g := range []started{one, two} {
 		code, body := readyz(t, g)
 		assert.Equal(t, http.StatusOK, code)
