@@ -33,9 +33,11 @@ const DefaultModel = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 
 // Config is the gateway's configuration. What each field means is its row's help in table.
 type Config struct {
-	File         string // the YAML file read, "" for none
-	HTTPAddr     string
-	GRPCAddr     string
+	File     string // the YAML file read, "" for none
+	HTTPAddr string
+	GRPCAddr string
+	// AdminAddr also serves /healthz, /readyz and /metrics; "" serves them on HTTPAddr only.
+	AdminAddr    string
 	APIKeys      []string
 	APIKeysFile  string
 	DefaultModel string
@@ -210,6 +212,7 @@ func table(c *Config) []setting {
 		{key: fileKey, help: "YAML file with any setting below, by its key; an unknown key stops startup", v: bind(&c.File, nil)},
 		{key: "http_addr", def: ":8080", help: "REST, streams, /healthz, /readyz and /metrics listen address", v: bind(&c.HTTPAddr, hostPort)},
 		{key: "grpc_addr", def: ":9090", help: "gRPC listen address, with server reflection and grpc.health.v1", v: bind(&c.GRPCAddr, hostPort)},
+		{key: "admin_addr", help: "a second listen address for /healthz, /readyz and /metrics alone, for networks where only probes and the scraper reach it; none: they are served on http_addr only", v: bind(&c.AdminAddr, optionalHostPort)},
 		{key: "api_keys", sep: ",", help: "client keys; none from any source turns authentication off (a warning says so)", v: bind(&c.APIKeys, nil)},
 		{key: "api_keys_file", help: "file of more client keys, one per line: the key, or sha256:<hex> of it; blank and # lines skipped", v: bind(&c.APIKeysFile, nil)},
 		{key: "keys", fileOnly: true, help: "named client keys with limits and defaults, a YAML list of {name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort}; accepted besides api_keys", v: bind(&c.Keys, nil)},
@@ -674,6 +677,14 @@ func hostPort(s string) error {
 		return fmt.Errorf("%q is not host:port like \":8080\"", s)
 	}
 	return nil
+}
+
+// optionalHostPort is a listen address, or "" for none.
+func optionalHostPort(s string) error {
+	if s == "" {
+		return nil
+	}
+	return hostPort(s)
 }
 
 func aliases(t aliasTable) error {

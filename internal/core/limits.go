@@ -126,8 +126,10 @@ func waitFor(left time.Duration) time.Duration {
 
 // checkKey admits a request of key id or refuses it with a *LimitError, before it costs a
 // Bedrock call: while a token limit of the current window is used up (an answer may have
-// overshot it), or when the request is one more than requests_per_minute, which counts it.
-// A store error lets it through.
+// overshot it), or when the request is one more than requests_per_minute. Only admitted
+// requests stay counted: a refused one takes its count back (under contention at the
+// limit, a request may be refused while another's is being taken back). A store error lets
+// it through.
 func (s *Service) checkKey(ctx context.Context, id string, k *KeyPolicy) error {
 	now := s.now()
 	if k.countsTokens() {
@@ -150,6 +152,7 @@ func (s *Service) checkKey(ctx context.Context, id string, k *KeyPolicy) error {
 	if k.RequestsPerMinute > 0 {
 		key, left := rpmWindow.at(id, now)
 		if n, err := s.opts.Counters.Incr(ctx, key, 1, left+counterTTLMargin); err == nil && n > k.RequestsPerMinute {
+			_, _ = s.opts.Counters.Incr(ctx, key, -1, left+counterTTLMargin)
 			return s.refuseKey(id, LimitRequestsPerMinute, k.RequestsPerMinute, rpmWindow, now)
 		}
 	}

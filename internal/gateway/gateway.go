@@ -35,6 +35,8 @@ import (
 // Addrs are the addresses the gateway listens on, once it does.
 type Addrs struct {
 	HTTP, GRPC string
+	// Admin is the --admin-addr listener's address; "" without one.
+	Admin string
 	// Sim is the embedded simulator's base URL when --sim is on.
 	Sim string
 }
@@ -187,14 +189,15 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	if cfg.Sim.Enabled {
 		upstreamName = "bedrock-simulator"
 	}
-	handler := server.NewHTTPHandler(svc, server.Options{
+	httpOpts := server.Options{
 		Keys:               keys,
 		MaxBodyBytes:       int64(cfg.MaxBodyBytes),
 		Upstream:           upstreamName,
 		Store:              storeStatus,
 		StreamWriteTimeout: cfg.StreamWriteTimeout,
 		BodyReadTimeout:    cfg.BodyReadTimeout,
-	})
+	}
+	handler := server.NewHTTPHandler(svc, httpOpts)
 	httpServer := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -217,6 +220,20 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return fmt.Errorf("http listen: %w", err)
 	}
 	addrs.HTTP, addrs.GRPC = httpLis.Addr().String(), grpcLis.Addr().String()
+	// Probes and the scraper on a second address (docs/PROTOCOL.md 7): short requests, so
+	// short timeouts.
+	var adminServer *http.Server
+	var adminLis net.Listener
+	if cfg.AdminAddr != "" {
+		if adminLis, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
+			grpcLis.Close()
+			httpLis.Close()
+			return fmt.Errorf("admin listen: %w", err)
+		}
+		addrs.Admin = adminLis.Addr().String()
+		adminServer = &http.Server{Handler: server.NewAdminHandler(svc, httpOpts), ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: maxHeaderBytes, ErrorLog: zap.NewStdLog(log)}
+	}
 	logStarted(log, addrs, upstreamName, keys.Enabled())
 	if started != nil {
 		started(addrs)
@@ -236,6 +253,14 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		}
 		return nil
 	})
+	if adminServer != nil {
+		g.Go(func() error {
+			if err := adminServer.Serve(adminLis); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
 		<-gctx.Done()
 		drain(svc, health, cfg.DrainTimeout, cancelCalls, log)
@@ -246,6 +271,9 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		if err := httpServer.Shutdown(sctx); err != nil {
 			log.Warn("closing the connections that did not end", zap.Error(err))
 			_ = httpServer.Close()
+		}
+		if adminServer != nil {
+			_ = adminServer.Close() // probes and scrapes: nothing worth waiting for
 		}
 		select {
 		case <-stopped:
@@ -377,8 +405,12 @@ func logStarted(log *zap.Logger, addrs Addrs, upstream string, auth bool) {
 	if auth {
 		tryAuth = " -H 'Authorization: Bearer <key>'"
 	}
+	admin := zap.Skip()
+	if addrs.Admin != "" {
+		admin = zap.String("admin", addrs.Admin)
+	}
 	log.Info("gateway listening",
-		zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), zap.String("upstream", upstream),
+		zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), admin, zap.String("upstream", upstream),
 		zap.String("try", "curl -s http://"+dialable(addrs.HTTP)+"/llm-apps/chat"+tryAuth+` -d '{"messages":[{"role":"user","content":"What can you do?"}]}'`+
 			"; OpenAI SDKs: base URL http://"+dialable(addrs.HTTP)+"/v1"+
 			"; grpcurl -plaintext "+dialable(addrs.GRPC)+" list; README.md \"Try it\" has more"))

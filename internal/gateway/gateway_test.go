@@ -208,6 +208,40 @@ func TestRESTToolConversationOnSim(t *testing.T) {
 	assert.NotZero(t, g.logs.FilterMessageSnippet("simulator").Len())
 }
 
+// TestAdminAddr: --admin-addr serves the probes and the scraper (docs/PROTOCOL.md 7), the
+// same answers as on --http-addr, and no API.
+func TestAdminAddr(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim.Enabled = true
+	cfg.AdminAddr = "127.0.0.1:0"
+	g := start(t, cfg)
+	require.NotEmpty(t, g.Admin)
+	restConversation(t, g)
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		code, body := get("http://" + g.Admin + path)
+		assert.Equal(t, http.StatusOK, code, path)
+		_, want := get("http://" + g.HTTP + path)
+		assert.JSONEq(t, want, body, path)
+	}
+	code, metrics := get("http://" + g.Admin + "/metrics")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, metrics, `gateway_requests_total{client_type="NCH",code="ok",model="`+config.DefaultModel+`",route="chat",transport="rest"} 2`,
+		"the calls made on --http-addr")
+	resp, err := http.Post("http://"+g.Admin+"/llm-apps/chat", "application/json", strings.NewReader(turn1))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "no API on the admin address")
+}
+
 // TestRESTToolConversationOnSeparateUpstream reaches a Bedrock look-alike in another
 // server exactly as production reaches AWS: the standard AWS variables, resolved once by
 // the SDK's configuration chain.

@@ -75,12 +75,7 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 	mux.Handle("POST /v1/chat/completions", s.route(openaiSurface, metrics.RouteChat, true, o.Chat))
 	mux.Handle("GET /v1/models", s.route(openaiSurface, metrics.RouteModels, true, o.Models))
 	mux.Handle("GET /v1/models/{id...}", s.route(openaiSurface, metrics.RouteModels, true, o.Model))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"status":"ok"}`)
-	})
-	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", svc.Metrics().Handler())
+	s.operations(mux)
 	// Anything else: a JSON 404, or 405 on a known path, in the shape of the surface the
 	// path is under, rather than net/http's text. Unknown paths need a key, so a stranger
 	// learns nothing from probing them.
@@ -103,6 +98,25 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// NewAdminHandler returns what --admin-addr serves (docs/PROTOCOL.md 7): /healthz, /readyz
+// and /metrics, as the REST API serves them; any other path is net/http's 404.
+func NewAdminHandler(svc *core.Service, opts Options) http.Handler {
+	s := &httpServer{svc: svc, opts: opts}
+	mux := http.NewServeMux()
+	s.operations(mux)
+	return mux
+}
+
+// operations registers the routes an operator's probes and scraper read.
+func (s *httpServer) operations(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`)
+	})
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /metrics", s.svc.Metrics().Handler())
 }
 
 // canonical says path is its own path.Clean (a trailing slash aside).
