@@ -235,7 +235,7 @@ func table(c *Config) []setting {
 		{key: "tool_validation", def: "report", help: "the default of a request that does not set tool_validation: off, report (calls come back with their schema violations) or repair (the model corrects invalid calls)", v: bind(&c.ToolValidation, nil)},
 		{key: "max_repair_attempts", def: "2", help: "model calls that tool_validation repair may add to one answer, at most 10; 0: invalid calls come back with their violations", v: bind(&c.MaxRepairAttempts, between(0, maxRepairAttempts))},
 		{key: "cache_read_weight", def: "0.1", help: "what one prompt-cache read token counts against a key's tokens_per_minute and tokens_per_day, from 0 to 1", v: bind(&c.CacheReadWeight, fraction)},
-		{key: "redis_url", help: "Redis shared by the replicas, redis://[user:password@]host:port[/db] or rediss:// (TLS): limit counters and the reasoning cache; none: each process keeps its own", v: bind(&c.RedisURL, redisURL)},
+		{key: "redis_url", help: "Redis shared by the replicas, redis://[user:password@]host:port[/db] or rediss:// (TLS): limit counters, the reasoning cache and failover affinity; none: each process keeps its own", v: bind(&c.RedisURL, redisURL)},
 		{key: "default_max_tokens", def: "4096", help: "maxTokens of a request that sets no max_tokens, capped at the model's maximum output where the gateway knows it (Bedrock reserves quota for maxTokens); 0 sends none", v: bind(&c.DefaultMaxTokens, between(0, maxDefaultMaxTokens))},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},

@@ -297,7 +297,7 @@ func sharedStore(url string, m *metrics.Metrics, log *zap.Logger) (*store.Guard,
 		return nil, fmt.Errorf("redis_url: %w", err)
 	}
 	// The address only: the URL may hold a password.
-	log.Info("shared store: limit counters and the reasoning cache are shared with the replicas using this Redis",
+	log.Info("shared store: limit counters, the reasoning cache and failover affinity are shared with the replicas using this Redis",
 		zap.String("store", "redis"), zap.String("addr", r.Addr()), zap.Bool("tls", r.TLS()))
 	return store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, Log: log}), nil
 }

@@ -190,7 +190,7 @@ func New() *Metrics {
 		}, []string{"key", "limit"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_store_errors_total",
-			Help: `Calls to the shared store (Redis, redis_url) that failed or took over 100 ms, by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache). Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.`,
+			Help: `Calls to the shared store (Redis, redis_url) that failed or took over 100 ms, by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache, failover affinity). Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.`,
 		}, []string{"op"}),
 		storeUp: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gateway_store_up",

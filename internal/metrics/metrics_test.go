@@ -274,7 +274,7 @@ gateway_tokens_total{client_type="kyverno",direction="output",model="anthropic.c
 # HELP gateway_upstream_errors_total Bedrock calls that failed after the SDK's retries, by Bedrock error code ("ThrottlingException"), "transport" (no answer or an unreadable one), "truncated" (a stream that ended before messageStop) or "invalid_answer" (a 200 the gateway could not use). A call the client or a deadline ended is not counted.
 # TYPE gateway_upstream_errors_total counter
 gateway_upstream_errors_total{error_code="ThrottlingException",model="none"} 1
-# HELP gateway_store_errors_total Calls to the shared store (Redis, redis_url) that failed or took over 100 ms, by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache). Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.
+# HELP gateway_store_errors_total Calls to the shared store (Redis, redis_url) that failed or took over 100 ms, by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache, failover affinity). Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.
 # TYPE gateway_store_errors_total counter
 gateway_store_errors_total{op="counts"} 0
 gateway_store_errors_total{op="get"} 0
