@@ -74,11 +74,21 @@ type family struct {
 // for them. Not verified against AWS's pages from here; Llama 4 is left unknown.
 const llama3MaxOutput = 2048
 
+// Output maxima below the default_max_tokens default (4096) beside Llama 3's, so that the
+// default does not make a request Bedrock refuses: Titan Text Premier's maxTokenCount tops
+// out at 3,072 and Cohere Command R and R+ write at most 4,000 tokens (AWS's model parameter
+// pages as we know them; not verified against them from here).
+const (
+	titanPremierMaxOutput = 3072
+	commandRMaxOutput     = 4000
+)
+
 // families is docs/BEDROCK.md section F. Longer prefixes come before shorter ones they share a
 // start with, because the first match wins.
 var families = []family{
 	{"anthropic.claude", true, true, allChoices, 0},
 	{"amazon.nova-", true, true, allChoices, 0},
+	{"amazon.titan-text-premier", false, false, nil, titanPremierMaxOutput},
 	{"amazon.titan-text", false, false, nil, 0},
 	{"ai21.jamba-1-5", true, true, autoOnly, 0},
 	{"meta.llama3-1-", true, false, autoOnly, llama3MaxOutput},
@@ -91,7 +101,7 @@ var families = []family{
 	{"mistral.mistral-large", true, false, autoAny, 0},
 	{"mistral.mistral-7b", false, false, nil, 0},
 	{"mistral.mixtral", false, false, nil, 0},
-	{"cohere.command-r", true, false, autoOnly, 0},
+	{"cohere.command-r", true, false, autoOnly, commandRMaxOutput},
 	// F.2's reasoning families: Bedrock takes forced tool choices on both (peers' threads).
 	{"openai.gpt-oss", true, true, allChoices, 0},
 	{"deepseek.v3", true, true, allChoices, 0},

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"hash"
 	"sync"
 	"time"
@@ -66,14 +67,18 @@ func newAffinity(opts AffinityOptions, shared store.Values) *affinity {
 }
 
 // lookup returns the index of the target of al that last answered the conversation
-// within affinityTTL, else 0, the first target. A target the configuration no longer has
-// counts as none.
+// within affinityTTL, else 0, the first target. With a shared store the store decides,
+// since another replica may have answered the conversation since this one did; this
+// replica's memory answers only while the store fails. A target the configuration no
+// longer has counts as none.
 func (a *affinity) lookup(ctx context.Context, al *alias, key conversationKey) int {
-	name, ok := a.local(key)
-	if !ok && a.shared != nil {
-		if v, found, err := a.shared.Get(ctx, affinityKey(key)); err == nil && found {
+	var name string
+	if v, found, err := a.sharedGet(ctx, key); err == nil {
+		if found {
 			name = string(v)
 		}
+	} else {
+		name, _ = a.local(key)
 	}
 	for i := range al.targets {
 		if al.targets[i].name == name {
@@ -82,6 +87,18 @@ func (a *affinity) lookup(ctx context.Context, al *alias, key conversationKey) i
 	}
 	return 0
 }
+
+// sharedGet reads the conversation's target from the shared store; without one, it fails
+// as a store that does not answer does.
+func (a *affinity) sharedGet(ctx context.Context, key conversationKey) ([]byte, bool, error) {
+	if a.shared == nil {
+		return nil, false, errNoShared
+	}
+	return a.shared.Get(ctx, affinityKey(key))
+}
+
+// errNoShared: no shared store is configured.
+var errNoShared = errors.New("no shared store")
 
 // local is the conversation's target in this process's memory.
 func (a *affinity) local(key conversationKey) (string, bool) {
@@ -103,6 +120,16 @@ func (a *affinity) local(key conversationKey) (string, bool) {
 // remember records target as the one that answered the conversation now, for
 // affinityTTL, here and in the shared store.
 func (a *affinity) remember(ctx context.Context, key conversationKey, target string) {
+	a.keep(key, target)
+	if a.shared != nil {
+		// An error leaves this replica's memory alone to answer (14.3); the store counts
+		// and logs its own failures.
+		_ = a.shared.Put(ctx, affinityKey(key), []byte(target), affinityTTL)
+	}
+}
+
+// keep records target as the conversation's in this replica's memory, for affinityTTL.
+func (a *affinity) keep(key conversationKey, target string) {
 	expires := a.now().Add(affinityTTL)
 	a.mu.Lock()
 	if el, ok := a.byKey[key]; ok {
@@ -117,11 +144,6 @@ func (a *affinity) remember(ctx context.Context, key conversationKey, target str
 		}
 	}
 	a.mu.Unlock()
-	if a.shared != nil {
-		// An error leaves this replica's memory alone to answer (14.3); the store counts
-		// and logs its own failures.
-		_ = a.shared.Put(ctx, affinityKey(key), []byte(target), affinityTTL)
-	}
 }
 
 // affinityKeyPrefix names affinity's values in the shared store.

@@ -114,14 +114,14 @@ func (r *route) otherModel() bool { return r.target().family != r.at(0).family }
 // answers or none is left; every attempt runs under ctx, so within one upstream_timeout.
 // It returns the error to answer with: a failure failover does not cover, the last
 // target's, or a translation's (nextTarget). call must fail only before anything of its
-// answer reached the client. Each move is logged and counted; the answer is remembered as
-// the conversation's affinity. res follows the attempt that is made. This is the one loop
-// of attempts: unary calls, unary calls streamed from Bedrock and streams all run it.
+// answer reached the client. Each move is logged and counted. res follows the attempt
+// that is made. This is the one loop of attempts: unary calls, unary calls streamed from
+// Bedrock and streams all run it; each caller records the conversation's affinity
+// (answered) once the answer is whole, a stream at its end.
 func (s *Service) tryTargets(ctx context.Context, requestID string, p *prepared, res *Result, call func(context.Context) error) error {
 	for {
 		err := call(ctx)
 		if err == nil {
-			s.answered(ctx, &p.route)
 			return nil
 		}
 		code := failoverCode(err)

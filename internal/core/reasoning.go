@@ -130,8 +130,9 @@ func (c *reasoningCache) remove(el *list.Element) {
 }
 
 // lookup returns the blocks of the answer that made exactly the calls ids, stored by key
-// for model; ok is false unless every id finds that same live entry and the entry's calls
-// are those ids.
+// for model or another profile of its foundation model (the blocks are bound to that:
+// docs/PROTOCOL.md 14.4); ok is false unless every id finds that same live entry and the
+// entry's calls are those ids.
 func (c *reasoningCache) lookup(key, model string, ids []string) ([]chat.ReasoningBlock, bool) {
 	if c == nil || len(ids) == 0 {
 		return nil, false
@@ -151,7 +152,7 @@ func (c *reasoningCache) lookup(key, model string, ids []string) ([]chat.Reasoni
 		c.remove(found)
 		return nil, false
 	}
-	if e.model != model || !sameIDs(e.ids, ids) {
+	if familyOf(e.model) != familyOf(model) || !sameIDs(e.ids, ids) {
 		return nil, false
 	}
 	c.lru.MoveToFront(found)
@@ -250,7 +251,7 @@ func (c *reasoningCache) lookupShared(ctx context.Context, key, model string, tu
 			continue
 		}
 		ids := turns[asked[i]]
-		if t.Key != key || t.Model != model || !sameIDs(t.IDs, ids) || !now.Before(t.Expires) {
+		if t.Key != key || familyOf(t.Model) != familyOf(model) || !sameIDs(t.IDs, ids) || !now.Before(t.Expires) {
 			continue
 		}
 		blocks := make([]chat.ReasoningBlock, len(t.Blocks))

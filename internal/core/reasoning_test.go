@@ -52,6 +52,13 @@ func TestReasoningCacheLookup(t *testing.T) {
 	got, ok := c.lookup("k1", model, []string{"b", "a"})
 	require.True(t, ok)
 	assert.Equal(t, blocks, got)
+	// Blocks are bound to the foundation model, not to the profile that served it: a
+	// failover to another region's profile of it finds them (docs/PROTOCOL.md 14.4).
+	other := "eu." + strings.TrimPrefix(model, "us.")
+	require.NotEqual(t, model, other)
+	got, ok = c.lookup("k1", other, []string{"a", "b"})
+	require.True(t, ok, "another profile of the same model")
+	assert.Equal(t, blocks, got)
 
 	for name, tt := range map[string]struct {
 		key, model string

@@ -540,6 +540,7 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared, r
 	if err != nil {
 		return nil, err
 	}
+	s.answered(ctx, &p.route)
 	return s.settle(ctx, requestID, p, resp, turn)
 }
 

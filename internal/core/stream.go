@@ -94,6 +94,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 		st.text = &strings.Builder{}
 	}
 	if unary != nil {
+		s.answered(ctx, &p.route)
 		resp, err := s.settle(ctx, req.ID, p, unary, turn)
 		if err != nil {
 			return nil, res, err
@@ -124,8 +125,10 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 
 // open opens the ConverseStream of p on its current target, with its span. When another
 // target is left, it reads the stream up to its first content (bedrock.EventStream.Start):
-// a failure that comes before it has reached no client yet, so failover covers it; the
-// stream is closed then. Without another target the stream is handed on as it is, unread.
+// a failure that comes before it has reached no client yet, so it is answered with a
+// status, and failover covers it where its code says so; the stream is closed then. An
+// end before any content is left to the stream machine, which names it truncated. Without
+// another target the stream is handed on as it is, unread.
 func (s *Service) open(ctx context.Context, requestID string, p *prepared) (*bedrock.EventStream, *upstreamSpan, error) {
 	ctx, span := s.traceUpstream(ctx, p, p.converse)
 	events, err := p.up().ConverseStream(ctx, p.model.ID, p.converse)
@@ -135,11 +138,11 @@ func (s *Service) open(ctx context.Context, requestID string, p *prepared) (*bed
 		return nil, nil, blame(p.names, err)
 	}
 	if p.route.more() {
-		if err := events.Start(); failoverCode(err) != "" {
+		if err := events.Start(); err != nil && err != io.EOF {
 			_ = events.Close()
 			span.endStream(nil, err)
 			s.upstreamFailed(ctx, requestID, p.model.ID, err)
-			return nil, nil, err
+			return nil, nil, blame(p.names, err)
 		}
 	}
 	return events, span, nil
@@ -205,6 +208,7 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 	}
 	if err == io.EOF {
 		st.svc.countTokens(st.ctx, st.prepared, st.machine.Usage()) // repair attempts count their own
+		st.svc.answered(st.ctx, &st.prepared.route)
 		st.svc.logUnknownStop(st.requestID, st.machine.StopReason())
 		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = st.machine.Usage(), st.machine.ToolCalls(), st.machine.Dropped()
 		ids := st.machine.ToolCallIDs(nil)

@@ -129,7 +129,8 @@ func TestFailoverStreams(t *testing.T) {
 			}
 			assert.InDelta(t, 2, metricValue(t, g, "gateway_failovers_total", map[string]string{"alias": "agent", "reason": "ThrottlingException"}), 0)
 			assert.InDelta(t, 2, metricValue(t, g, "gateway_requests_total", map[string]string{"route": "chat_stream", "model": novaPro, "code": "ok"}), 0)
-			assert.Zero(t, metricValue(t, g, "gateway_open_streams", nil), "the failed stream was closed")
+			// The failed attempts' upstream streams are closed: goleak (TestMain) finds a
+			// connection reader left behind.
 		})
 	}
 }

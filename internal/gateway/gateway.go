@@ -335,6 +335,12 @@ func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *met
 				return nil, nil, fmt.Errorf("alias %s: region %s: %w", name, t.Region, err)
 			}
 			regions[t.Region] = c
+			if c.Endpoint() == own.Endpoint() && !cfg.Sim.Enabled {
+				// A custom endpoint (AWS_ENDPOINT_URL_BEDROCK_RUNTIME, a VPC endpoint) belongs
+				// to one region: the other region's calls reach it signed for their own.
+				log.Warn("a custom Bedrock endpoint is set and a target names another region: that region's calls go to the same endpoint",
+					zap.String("alias", name), zap.String("region", t.Region), zap.String("endpoint", c.Endpoint()))
+			}
 			log.Info("bedrock upstream", zap.String("endpoint", c.Endpoint()), zap.String("region", t.Region))
 		}
 	}

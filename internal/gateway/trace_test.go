@@ -521,7 +521,7 @@ func TestTraceOfAStreamTheClientLeft(t *testing.T) {
 	setOTelEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.endpoint})
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
-	cfg.Sim.DeltaDelay = 30 * time.Millisecond // the answer takes far longer than reading its first line
+	cfg.Sim.DeltaDelay = 300 * time.Millisecond // the answer takes seconds; reading its first line, far less
 	g, stop := startTraced(t, cfg)
 	ctx, cancel := context.WithCancel(t.Context())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+g.HTTP+"/llm-apps/chat?stream=true", strings.NewReader(twoTools))

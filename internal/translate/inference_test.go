@@ -31,6 +31,8 @@ func TestMaxTokens(t *testing.T) {
 		{"0 leaves the request's own", sonnet4, ptr(int32(300)), 0, "", 300},
 		{"capped at Llama 3's maximum", llama, nil, 4096, "", 2048},
 		{"below the maximum, kept", llama, nil, 1000, "", 1000},
+		{"capped at Titan Text Premier's maximum", "amazon.titan-text-premier-v1:0", nil, 4096, "", 3072},
+		{"capped at Command R's maximum", "cohere.command-r-plus-v1:0", nil, 4096, "", 4000},
 		{"the request's own is not capped", llama, ptr(int32(3000)), 4096, "", 3000},
 		{"an unknown maximum: not capped", "meta.llama4-scout-17b-instruct-v1:0", nil, 8192, "", 8192},
 		{"the budget on top of the default", sonnet4, nil, 1000, "low", 1024 + 1000},
