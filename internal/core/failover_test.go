@@ -177,3 +177,51 @@ func TestAffinityExpires(t *testing.T) {
 	assert.EqualValues(t, 4, sim.Requests())
 	assert.InDelta(t, 1, counter(t, m, "gateway_failovers_total", map[string]string{"alias": "agent"}), 0)
 }
+
+// TestAffinitySharedStoreDecides: replica 1 answered a conversation on target b, then
+// replica 2 failed it over to c: replica 1 follows the store, not its own memory
+// (docs/PROTOCOL.md 14.4: "the target that last answered it").
+func TestAffinitySharedStoreDecides(t *testing.T) {
+	t.Parallel()
+	a := &alias{name: "agent"}
+	for _, id := range []string{"a", "b", "c"} {
+		a.targets = append(a.targets, newTarget(Target{ModelID: id}, nil))
+	}
+	ctx := t.Context()
+	k := conversationKey{9}
+	store := newSharedValues()
+	r1 := newAffinity(AffinityOptions{}, store)
+	r2 := newAffinity(AffinityOptions{}, store)
+	r1.remember(ctx, k, "b")
+	assert.Equal(t, 1, r2.lookup(ctx, a, k))
+	r2.remember(ctx, k, "c")
+	assert.Equal(t, 2, r1.lookup(ctx, a, k), "replica 1 should follow the shared store")
+}
+
+// TestFailoverRestoresAcrossProfilesOfOneModel: 14.4 binds reasoning blocks to the
+// foundation model, so after a failover to another region's profile of it the cache
+// restores them there too.
+func TestFailoverRestoresAcrossProfilesOfOneModel(t *testing.T) {
+	t.Parallel()
+	const us, eu = "us.anthropic.claude-sonnet-4-20250514-v1:0", "eu.anthropic.claude-sonnet-4-20250514-v1:0"
+	s := New(nil, Options{
+		Aliases:  map[string][]Target{"agent": {{ModelID: us}, {ModelID: eu, Region: "eu-west-1"}}},
+		MaxTools: 8, MaxMessages: 8, MaxMessageBytes: 1 << 20, DefaultMaxTokens: 4096,
+		ReasoningCache: ReasoningCacheOptions{MaxEntries: 10, MaxBytes: 1 << 20, TTL: time.Hour},
+	}, zap.NewNop())
+	s.reasoning.store(t.Context(), "k", us, []string{"call_1"}, []chat.ReasoningBlock{{Text: "think", Signature: "sig"}})
+	req := &chat.Request{KeyID: "k", Model: "agent", ReasoningEffort: "low",
+		Tools: []chat.Tool{{Name: "get", Parameters: []byte(`{"type":"object"}`)}},
+		Messages: []chat.Message{
+			{Role: chat.RoleUser, Content: "q"},
+			{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "call_1", Name: "get", Arguments: "{}"}}},
+			{Role: chat.RoleTool, ToolCallID: "call_1", Content: "21"},
+		}}
+	var res Result
+	p, err := s.prepare(t.Context(), req, &res)
+	require.NoError(t, err)
+	assert.Equal(t, chat.ThinkingRestored, res.Thinking, "first target")
+	require.True(t, s.nextTarget(t.Context(), "r", p, &res))
+	assert.Equal(t, eu, res.Model)
+	assert.Equal(t, chat.ThinkingRestored, res.Thinking, "second target: same foundation model")
+}
