@@ -14,27 +14,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nirmata/llm-gateway/internal/clocktest"
 )
 
-// clock is a time the test moves; the simulator reads it through Options.Now.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock is a time the test moves; the simulator reads it through Options.Now.
+func newClock() *clocktest.Clock { return clocktest.New(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)) }
 
 // Texts long enough to be cached on every model (4,096 tokens are 16,384 bytes).
 var (
@@ -149,11 +134,11 @@ func TestPromptCacheTTL(t *testing.T) {
 	tSystem := tokens(len(prefixSystem))
 	body := reqWith(systemOf(bigSystem, cachePt), hi)
 	assert.Equal(t, tSystem, usageOf(t, sim, sonnet4, body).CacheWriteInputTokens)
-	c.advance(4 * time.Minute)
+	c.Advance(4 * time.Minute)
 	assert.Equal(t, tSystem, usageOf(t, sim, sonnet4, body).CacheReadInputTokens, "live after 4 minutes")
-	c.advance(4 * time.Minute)
+	c.Advance(4 * time.Minute)
 	assert.Equal(t, tSystem, usageOf(t, sim, sonnet4, body).CacheReadInputTokens, "the hit renewed it")
-	c.advance(5 * time.Minute)
+	c.Advance(5 * time.Minute)
 	assert.Equal(t, cached{0, tSystem, five(tSystem)}, cacheOf(usageOf(t, sim, sonnet4, body)), "expired")
 
 	// 1h lives an hour, and a 5m point after it does not shorten it.
@@ -162,9 +147,9 @@ func TestPromptCacheTTL(t *testing.T) {
 	tTask := tokens(len(prefixTask))
 	assert.Equal(t, cached{0, tTask, []cacheDetail{{TTL: ttl1h, InputTokens: tSystem}, {TTL: ttl5m, InputTokens: tTask - tSystem}}},
 		cacheOf(usageOf(t, sim, sonnet45, tasked)), "writes by TTL, 1h first")
-	c.advance(30 * time.Minute)
+	c.Advance(30 * time.Minute)
 	assert.Equal(t, cached{tSystem, 0, nil}, cacheOf(usageOf(t, sim, sonnet45, long)))
-	c.advance(61 * time.Minute)
+	c.Advance(61 * time.Minute)
 	assert.Equal(t, cached{0, tSystem, []cacheDetail{{TTL: ttl1h, InputTokens: tSystem}}}, cacheOf(usageOf(t, sim, sonnet45, long)))
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 )
 
@@ -98,17 +99,17 @@ func TestAffinity(t *testing.T) {
 	ctx := t.Context()
 	k1, k2, k3 := conversationKey{1}, conversationKey{2}, conversationKey{3}
 
-	c := &clock{now: time.Unix(1_700_000_000, 0)}
+	c := clocktest.New(time.Unix(1_700_000_000, 0))
 	local := newAffinity(AffinityOptions{MaxEntries: 2, Now: c.Now}, nil)
 	assert.Equal(t, 0, local.lookup(ctx, a, k1), "unknown: the first target")
 	local.remember(ctx, k1, "c")
 	assert.Equal(t, 2, local.lookup(ctx, a, k1))
-	c.advance(affinityTTL - time.Second)
+	c.Advance(affinityTTL - time.Second)
 	assert.Equal(t, 2, local.lookup(ctx, a, k1))
 	local.remember(ctx, k1, "b") // a later answer restarts the 10 minutes
-	c.advance(affinityTTL - time.Second)
+	c.Advance(affinityTTL - time.Second)
 	assert.Equal(t, 1, local.lookup(ctx, a, k1))
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	assert.Equal(t, 0, local.lookup(ctx, a, k1), "expired")
 
 	local.remember(ctx, k1, "b")
@@ -152,7 +153,7 @@ func TestAffinityExpires(t *testing.T) {
 		BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1,
 	}, bedrock.ClientOptions{SigV4Only: true})
 	require.NoError(t, err)
-	c := &clock{now: time.Unix(1_700_000_000, 0)}
+	c := clocktest.New(time.Unix(1_700_000_000, 0))
 	m := metrics.New()
 	s := New(client, Options{
 		Aliases:  map[string][]Target{"agent": {{ModelID: first}, {ModelID: second}}},
@@ -169,10 +170,10 @@ func TestAffinityExpires(t *testing.T) {
 	}
 	assert.Equal(t, second, ask(), "the first target is throttled")
 	assert.EqualValues(t, 2, sim.Requests())
-	c.advance(affinityTTL - time.Second)
+	c.Advance(affinityTTL - time.Second)
 	assert.Equal(t, second, ask(), "the conversation stays")
 	assert.EqualValues(t, 3, sim.Requests(), "straight to the second target")
-	c.advance(affinityTTL)
+	c.Advance(affinityTTL)
 	assert.Equal(t, first, ask(), "10 minutes after the last answer: the first target again")
 	assert.EqualValues(t, 4, sim.Requests())
 	assert.InDelta(t, 1, counter(t, m, "gateway_failovers_total", map[string]string{"alias": "agent"}), 0)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/store"
 )
 
@@ -19,26 +20,8 @@ const model = "anthropic.claude-sonnet-4-20250514-v1:0"
 
 var blocks = []chat.ReasoningBlock{{Text: "think", Signature: "sig"}, {Redacted: true, Data: "ZGF0YQ=="}}
 
-// clock is a settable time for the cache's TTL.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newCache(entries, bytes int) (*reasoningCache, *clock) {
-	c := &clock{now: time.Unix(1e9, 0)}
+func newCache(entries, bytes int) (*reasoningCache, *clocktest.Clock) {
+	c := clocktest.New(time.Unix(1e9, 0))
 	return newReasoningCache(ReasoningCacheOptions{MaxEntries: entries, MaxBytes: bytes, TTL: time.Hour, Now: c.Now}, nil), c
 }
 
@@ -79,7 +62,7 @@ func TestReasoningCacheLookup(t *testing.T) {
 		assert.False(t, ok, name)
 	}
 
-	clk.advance(time.Hour)
+	clk.Advance(time.Hour)
 	_, ok = c.lookup("k1", model, []string{"a", "b"})
 	assert.False(t, ok, "expired")
 	assert.Equal(t, 1, c.lru.Len(), "the expired turn was removed")
@@ -244,7 +227,7 @@ func (v *sharedValues) GetMany(_ context.Context, keys ...string) ([][]byte, err
 }
 
 // replica is a Service whose reasoning cache shares through values, on clk.
-func replica(values store.Values, clk *clock, maxBytes int) *Service {
+func replica(values store.Values, clk *clocktest.Clock, maxBytes int) *Service {
 	s := &Service{}
 	s.reasoning = newReasoningCache(ReasoningCacheOptions{MaxEntries: 10, MaxBytes: maxBytes, TTL: time.Hour, Now: clk.Now}, values)
 	return s
@@ -273,7 +256,7 @@ func toolTurns(ids ...[]string) []chat.Message {
 func TestSharedReasoningCache(t *testing.T) {
 	t.Parallel()
 	values := newSharedValues()
-	clk := &clock{now: time.Unix(1e9, 0)}
+	clk := clocktest.New(time.Unix(1e9, 0))
 	one, two := replica(values, clk, 1<<20), replica(values, clk, 1<<20)
 	one.reasoning.store(t.Context(), "k", model, []string{"c2", "c1"}, blocks)
 	require.Equal(t, []string{"reasoning:1:k:c1"}, values.puts, "one value, under the least id")
@@ -301,7 +284,7 @@ func TestSharedReasoningCache(t *testing.T) {
 	assert.False(t, ok, "another model")
 	assert.Contains(t, values.gets, []string{"reasoning:2:k2:c1"}, "another key asks under its own name")
 
-	clk.advance(time.Hour)
+	clk.Advance(time.Hour)
 	_, ok = replica(values, clk, 1<<20).restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: history}, model)
 	assert.False(t, ok, "expired, whatever the store still holds")
 }
@@ -311,7 +294,7 @@ func TestSharedReasoningCache(t *testing.T) {
 func TestSharedReasoningOneRead(t *testing.T) {
 	t.Parallel()
 	values := newSharedValues()
-	clk := &clock{now: time.Unix(1e9, 0)}
+	clk := clocktest.New(time.Unix(1e9, 0))
 	one, two := replica(values, clk, 1<<20), replica(values, clk, 1<<20)
 	first := []chat.ReasoningBlock{{Text: "first", Signature: "s1"}}
 	second := []chat.ReasoningBlock{{Redacted: true, Data: "c2Vjb25k"}}
@@ -342,7 +325,7 @@ func TestSharedReasoningOneRead(t *testing.T) {
 func TestSharedReasoningBounds(t *testing.T) {
 	t.Parallel()
 	values := newSharedValues()
-	clk := &clock{now: time.Unix(1e9, 0)}
+	clk := clocktest.New(time.Unix(1e9, 0))
 	small := replica(values, clk, 4000)
 	small.reasoning.store(t.Context(), "k", model, []string{"big"}, []chat.ReasoningBlock{{Text: strings.Repeat("x", 5000), Signature: "s"}})
 	long := strings.Repeat("i", maxSharedIDBytes+1)
@@ -371,7 +354,7 @@ func TestSharedReasoningStoreDown(t *testing.T) {
 	t.Parallel()
 	values := newSharedValues()
 	values.broken = true
-	clk := &clock{now: time.Unix(1e9, 0)}
+	clk := clocktest.New(time.Unix(1e9, 0))
 	one := replica(values, clk, 1<<20)
 	one.reasoning.store(t.Context(), "k", model, []string{"c1"}, blocks)
 	got, ok := one.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"c1"})}, model)

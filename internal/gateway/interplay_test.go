@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/config"
 	"github.com/nirmata/llm-gateway/internal/redistest"
 	"github.com/nirmata/llm-gateway/internal/store"
@@ -196,7 +197,7 @@ func TestFailoverAffinitySharedByReplicas(t *testing.T) {
 // counts each call once, however many attempts it took.
 func TestFailoverCountsTheAnswerOnly(t *testing.T) {
 	sim := recordSim(t, "throttle,mode=unary,model="+testModel, "stream_exception,after=1,model="+testModel)
-	clock := &fakeClock{t: at37}
+	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key, requests_per_minute: 100, tokens_per_minute: 100000000, tokens_per_day: 100000000}\n")
 	cfg.ModelAliases = map[string][]config.Target{"agent": twoTargets}

@@ -9,12 +9,10 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,7 +27,7 @@ import (
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/auth"
-	"github.com/nirmata/llm-gateway/internal/bedrocksim"
+	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/config"
 	"github.com/nirmata/llm-gateway/internal/store"
 )
@@ -40,24 +38,6 @@ import (
 
 // testKeyID is the identity of testKey, which has no name: 8 hex digits of its SHA-256.
 var testKeyID = auth.ID("", sha256.Sum256([]byte(testKey)))
-
-// fakeClock is a clock that stands still until the test moves it.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
 
 // at37 is 10:20:37.4 UTC: 23 s (rounded up) remain of its minute, 13 h 39 min 23 s of its
 // day.
@@ -125,7 +105,7 @@ func requireGRPCRefusal(t *testing.T, g started, key, body, message string, retr
 // the window again.
 func TestKeyRequestsPerMinute(t *testing.T) {
 	sim := recordSim(t)
-	clock := &fakeClock{t: at37}
+	clock := clocktest.New(at37)
 	g := startWith(t, keysConfig(t, "keys:\n  - {name: ci, key: ci-key, requests_per_minute: 2}\n"), runOptions{now: clock.Now})
 	base := "http://" + g.HTTP
 	for range 2 {
@@ -178,13 +158,6 @@ func TestKeyRequestsPerMinute(t *testing.T) {
 	assert.Equal(t, int64(4), sim.Requests())
 }
 
-// meteredSim is a simulator that keeps the usage of each unary answer it gave.
-type meteredSim struct {
-	*bedrocksim.Server
-	mu     sync.Mutex
-	usages []bedrockUsage
-}
-
 // bedrockUsage is Converse's usage, as Bedrock names it.
 type bedrockUsage struct {
 	InputTokens, OutputTokens, CacheReadInputTokens, CacheWriteInputTokens int64
@@ -205,39 +178,6 @@ type teeWriter struct {
 func (w *teeWriter) Write(b []byte) (int, error) {
 	w.body.Write(b)
 	return w.ResponseWriter.Write(b)
-}
-
-func meterSim(t *testing.T, faults ...string) *meteredSim {
-	t.Helper()
-	var fs []bedrocksim.Fault
-	for _, f := range faults {
-		fs = append(fs, mustFault(t, f))
-	}
-	sim := &meteredSim{Server: bedrocksim.New(bedrocksim.Options{Faults: fs})}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/converse") {
-			sim.ServeHTTP(w, r)
-			return
-		}
-		tee := &teeWriter{ResponseWriter: w}
-		sim.ServeHTTP(tee, r)
-		var answer struct{ Usage bedrockUsage }
-		if json.Unmarshal(tee.body.Bytes(), &answer) == nil {
-			sim.mu.Lock()
-			sim.usages = append(sim.usages, answer.Usage)
-			sim.mu.Unlock()
-		}
-	}))
-	t.Cleanup(func() { sim.Close(); srv.Close() })
-	pointAWSAt(t, srv.URL)
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
-	return sim
-}
-
-func (s *meteredSim) answers() []bedrockUsage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]bedrockUsage(nil), s.usages...)
 }
 
 // nirmataUsage is the usage of a Nirmata answer or of a JSONL stream's done line.
@@ -266,8 +206,8 @@ func windowKeys(id string, now time.Time) []string {
 // output + cache writes + 0.1 × cache reads: unary answers, each repair attempt (the key's
 // tool_validation default has the call repaired), and a stream at its end.
 func TestKeyTokensCounted(t *testing.T) {
-	sim := meterSim(t, "invalid_tool_args,times=1")
-	clock := &fakeClock{t: at37}
+	sim := recordSim(t, "invalid_tool_args,times=1")
+	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key, tokens_per_minute: 100000000, tokens_per_day: 100000000, tool_validation: repair}\n")
 	g := startWith(t, cfg, runOptions{now: clock.Now, counters: counters})
@@ -338,7 +278,7 @@ func lastJSONLLine(t *testing.T, r io.Reader) (last struct {
 // its window ends; a day's Retry-After tells the OpenAI SDKs not to retry.
 func TestKeyTokenLimits(t *testing.T) {
 	sim := recordSim(t)
-	clock := &fakeClock{t: at37}
+	clock := clocktest.New(at37)
 	g := startWith(t, keysConfig(t, `keys:
   - {name: small, key: small-key, tokens_per_minute: 10}
   - {name: daily, key: daily-key, tokens_per_day: 10}

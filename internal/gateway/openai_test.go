@@ -39,6 +39,8 @@ type recordedSim struct {
 	mu     sync.Mutex
 	bodies [][]byte
 	calls  []simCall
+	// usages are the usage of each unary answer it gave.
+	usages []bedrockUsage
 }
 
 // simCall is where one request to the simulator went: the model its path named, whether it
@@ -54,6 +56,13 @@ func (s *recordedSim) received() []simCall {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.calls)
+}
+
+// answers returns the usage of each unary answer the simulator gave, in order.
+func (s *recordedSim) answers() []bedrockUsage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.usages)
 }
 
 // converseRequests returns the bodies the simulator received, decoded.
@@ -99,7 +108,18 @@ func recordSim(t *testing.T, faults ...string) *recordedSim {
 			sim.mu.Unlock()
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		sim.ServeHTTP(w, r)
+		if !strings.HasSuffix(r.URL.Path, "/converse") {
+			sim.ServeHTTP(w, r)
+			return
+		}
+		tee := &teeWriter{ResponseWriter: w}
+		sim.ServeHTTP(tee, r)
+		var answer struct{ Usage bedrockUsage }
+		if json.Unmarshal(tee.body.Bytes(), &answer) == nil {
+			sim.mu.Lock()
+			sim.usages = append(sim.usages, answer.Usage)
+			sim.mu.Unlock()
+		}
 	}))
 	t.Cleanup(func() { sim.Close(); srv.Close() })
 	pointAWSAt(t, srv.URL)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/redistest"
 )
 
@@ -125,7 +126,7 @@ func TestReasoningSharedByReplicas(t *testing.T) {
 func TestRedisOutage(t *testing.T) {
 	const password = "s3cret-redis-pass"
 	srv := redistest.StartWithPassword(t, password)
-	_, one, two := limitedReplicas(t, srv.URL(), "keys:\n  - {name: ci, key: ci-key, requests_per_minute: 1}\n", &fakeClock{t: at05})
+	_, one, two := limitedReplicas(t, srv.URL(), "keys:\n  - {name: ci, key: ci-key, requests_per_minute: 1}\n", clocktest.New(at05))
 	params, callID := firstToolTurn(t, clientOf(one, testKey))
 	require.Equal(t, ":1", srv.Do("EXISTS", sharedEntry(testKey, callID)))
 	code, body := readyz(t, one)

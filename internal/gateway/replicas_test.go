@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/redistest"
 )
 
@@ -27,7 +28,7 @@ var at05 = time.Date(2026, 3, 2, 10, 20, 5, 400_000_000, time.UTC)
 
 // limitedReplicas starts two gateways with the keys of yaml, sharing the Redis at url, the
 // clock and a recorded simulator.
-func limitedReplicas(t *testing.T, url, yaml string, clock *fakeClock) (*recordedSim, started, started) {
+func limitedReplicas(t *testing.T, url, yaml string, clock *clocktest.Clock) (*recordedSim, started, started) {
 	t.Helper()
 	sim := recordSim(t)
 	cfg := keysConfig(t, yaml)
@@ -127,7 +128,7 @@ func TestOneBudgetAcrossReplicas(t *testing.T) {
 	const requestLimit, tokenLimit = 4, 100
 	srv := redistest.Start(t)
 	rdb := redisClient(t, srv)
-	clock := &fakeClock{t: at05}
+	clock := clocktest.New(at05)
 	sim, one, two := limitedReplicas(t, srv.URL(), `keys:
   - {name: ci, key: ci-key, requests_per_minute: `+strconv.Itoa(requestLimit)+`}
   - {name: tok, key: tok-key, tokens_per_minute: `+strconv.Itoa(tokenLimit)+`}

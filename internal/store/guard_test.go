@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,34 +16,17 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/redistest"
 )
-
-// clock is a settable time for the Guard's warnings.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // guarded is a Guard in front of the Redis at url, with its metrics and logs.
 type guarded struct {
 	*Guard
 	metrics *metrics.Metrics
 	logs    *observer.ObservedLogs
-	clock   *clock
+	clock   *clocktest.Clock
 }
 
 func newGuarded(t *testing.T, url string, pingEvery time.Duration) guarded {
@@ -53,7 +35,7 @@ func newGuarded(t *testing.T, url string, pingEvery time.Duration) guarded {
 	require.NoError(t, err)
 	m := metrics.New()
 	core, logs := observer.New(zap.InfoLevel)
-	clk := &clock{now: time.Unix(1e9, 0)}
+	clk := clocktest.New(time.Unix(1e9, 0))
 	g := NewGuard(r, GuardOptions{Name: "redis", Metrics: m, Log: zap.New(core), PingEvery: pingEvery, Now: clk.Now})
 	t.Cleanup(func() { require.NoError(t, g.Close()) })
 	return guarded{g, m, logs, clk}
@@ -146,7 +128,7 @@ func TestGuardOutage(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, 3.0, g.errors(t, metrics.StoreIncr))
 
-	g.clock.advance(WarnEvery)
+	g.clock.Advance(WarnEvery)
 	_, _, err = g.Get(ctx, "key-name-in-redis")
 	require.Error(t, err)
 	warnings = g.logs.FilterLevelExact(zapcore.WarnLevel).AllUntimed()
