@@ -101,9 +101,13 @@ func keyObject(raw jsontext.Value) (k Key, err error) {
 		case "tokens_per_day":
 			k.TokensPerDay, err = limit(v)
 		default:
-			var known bool
-			if known, err = k.member(m, v); !known {
-				err = fmt.Errorf("unknown key; a keys entry takes %s", strings.Join(keyMembers, ", "))
+			known, merr := k.member(m, v)
+			if !known {
+				// Not named: a key written as a member's name would reach the terminal.
+				return k, fmt.Errorf(": an unknown member; a keys entry takes %s", strings.Join(keyMembers, ", "))
+			}
+			if merr != nil {
+				err = errors.New(keyDefaultWants[m]) // the value, which may be a key, not quoted
 			}
 		}
 		if err != nil {
@@ -114,6 +118,15 @@ func keyObject(raw jsontext.Value) (k Key, err error) {
 		return k, errors.New(".key: missing")
 	}
 	return k, nil
+}
+
+// keyDefaultWants say what each default of a keys entry takes, without quoting the value
+// given, unlike the alias objects' errors.
+var keyDefaultWants = map[string]string{
+	"parallel_tool_calls": "want true or false",
+	"max_tool_rounds":     fmt.Sprintf("want a whole number from 0 to %d", math.MaxInt32),
+	"reasoning_effort":    "want one of " + strings.Join(reasoningEfforts, ", "),
+	"tool_validation":     "want off, report or repair",
 }
 
 // keyName reads a key's name: 1 to 64 letters, digits, '.', '_' or '-', so that it is a

@@ -334,6 +334,7 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 		return nil, err
 	}
 	opts.DefaultMaxTokens = int32(s.opts.DefaultMaxTokens)
+	res.Model = s.resolveModel(name) // the first target's, for the log line of a refusal
 	key := s.keys[req.KeyID]
 	if key != nil && (key.RequestsPerMinute > 0 || key.countsTokens()) {
 		if err := s.checkKey(ctx, req.KeyID, key); err != nil {

@@ -142,12 +142,12 @@ func TestKeyRequestsPerMinute(t *testing.T) {
 	// The access line is written once the answer is: wait for it.
 	require.Eventually(t, func() bool {
 		for _, e := range g.logs.FilterMessage("http").All() {
-			if m := e.ContextMap(); m["key_id"] == "ci" && m["code"] == "resource_exhausted" {
+			if m := e.ContextMap(); m["key_id"] == "ci" && m["code"] == "resource_exhausted" && m["model"] == config.DefaultModel {
 				return true
 			}
 		}
 		return false
-	}, 5*time.Second, 5*time.Millisecond, "the access log names the key")
+	}, 5*time.Second, 5*time.Millisecond, "the access log names the key, and the model the refused request was for")
 	for _, e := range g.logs.All() {
 		assert.NotContains(t, e.Message+fmt.Sprint(e.ContextMap()), "ci-key", "a key in the log")
 	}

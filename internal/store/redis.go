@@ -35,13 +35,24 @@ var gatewayOptions = []string{"dial_timeout", "read_timeout", "write_timeout", "
 func ParseURL(raw string) (*redis.Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		// url.Parse's message quotes the whole URL.
+		// url.Parse's message quotes the whole URL, password included.
+		if strings.Contains(err.Error(), "invalid port") {
+			return nil, errors.New("has a port that is not a number; want redis://[user:password@]host:6379[/db]")
+		}
 		return nil, errors.New("is not a URL like redis://[user:password@]host:6379[/db]")
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
 		return nil, fmt.Errorf("want a redis:// or rediss:// URL, got scheme %s", clip.Quote(u.Scheme))
 	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("port %s is not a port from 1 to 65535", clip.Quote(p))
+		}
+	}
 	q := u.Query()
+	if q.Has("skip_verify") && u.Scheme != "rediss" {
+		return nil, errors.New("skip_verify applies to rediss:// (TLS) only")
+	}
 	for _, name := range gatewayOptions {
 		if q.Has(name) {
 			return nil, fmt.Errorf("%s is set by the gateway: each call has %v, without retries", name, CallTimeout)

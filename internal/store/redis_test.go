@@ -284,6 +284,10 @@ func TestParseURL(t *testing.T) {
 		{"redis://cache.internal?max_retries=3", "max_retries is set by the gateway: each call has 100ms, without retries"},
 		{"redis://:hunter2@cache.internal?password=hunter2", "unexpected option: password"},
 		{"redis://cache.internal?pool_size=many", `invalid pool_size number: strconv.Atoi: parsing "many": invalid syntax`},
+		{"redis://:hunter2@cache.internal:99999999", `port "99999999" is not a port from 1 to 65535`},
+		{"redis://:hunter2@cache.internal:0", `port "0" is not a port from 1 to 65535`},
+		{"redis://:hunter2@cache.internal:notaport/0", "has a port that is not a number; want redis://[user:password@]host:6379[/db]"},
+		{"redis://:hunter2@cache.internal?skip_verify=true", "skip_verify applies to rediss:// (TLS) only"},
 	} {
 		_, err := ParseURL(tt.url)
 		if assert.Error(t, err, tt.url) {
