@@ -25,8 +25,10 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -546,4 +548,34 @@ func TestTraceOfAStreamTheClientLeft(t *testing.T) {
 	assert.Equal(t, tracepb.Status_STATUS_CODE_ERROR, kids[0].GetStatus().GetCode())
 	assert.Equal(t, "canceled", kids[0].str("error.type"))
 	assert.Nil(t, kids[0].attr("gen_ai.usage.input_tokens"), "the answer never ended")
+}
+
+// TestTraceOfARefusedGRPCCall: a gRPC call refused for its key, before its message is read,
+// still has its server span (docs/PROTOCOL.md 14.6: one per request), in the caller's trace,
+// with the refusal as its outcome and no Bedrock call under it.
+func TestTraceOfARefusedGRPCCall(t *testing.T) {
+	rcv := newHTTPReceiver(t)
+	setOTelEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.endpoint})
+	cfg := defaultConfig(t)
+	cfg.Sim.Enabled = true
+	g, stop := startTraced(t, cfg)
+	conn, err := grpc.NewClient(g.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer not-a-key",
+		"traceparent", traceparent(grpcTraceID, grpcParentID))
+	_, err = llmgatewayv1.NewChatServiceClient(conn).Chat(ctx, &llmgatewayv1.ChatRequest{
+		Messages: []*llmgatewayv1.Message{{Role: llmgatewayv1.Role_ROLE_USER, Content: "hi"}}})
+	require.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
+	stop()
+
+	spans := rcv.spans()
+	require.Len(t, spans, 1, "the server span alone")
+	srv := spans[0]
+	assert.Equal(t, "llmgateway.v1.ChatService/Chat", srv.GetName())
+	assert.Equal(t, unhex(t, grpcTraceID), srv.GetTraceId(), "the caller's trace")
+	assert.Equal(t, unhex(t, grpcParentID), srv.GetParentSpanId())
+	assert.Equal(t, "unauthenticated", srv.str("gateway.outcome"))
+	assert.Equal(t, "UNAUTHENTICATED", srv.str("rpc.response.status_code"))
+	assert.False(t, bytes.Contains(rcv.exported(), []byte("not-a-key")), "the key was exported")
 }

@@ -66,7 +66,7 @@ func (g *keyGate) tap(ctx context.Context, info *tap.Info) (context.Context, err
 	}
 	if !openMethod(info.FullMethodName) {
 		g.svc.Metrics().Rejected(metrics.RejectUnauthenticated)
-		return nil, g.refuse(info.FullMethodName, core.Failure{Kind: core.KindUnauthenticated, Message: core.ErrUnauthenticated.Error()})
+		return nil, g.refuse(ctx, info, core.Failure{Kind: core.KindUnauthenticated, Message: core.ErrUnauthenticated.Error()})
 	}
 	select {
 	case g.slots <- struct{}{}:
@@ -77,15 +77,20 @@ func (g *keyGate) tap(ctx context.Context, info *tap.Info) (context.Context, err
 		return context.WithValue(ctx, keylessKey{}, k), nil
 	default:
 		g.svc.Metrics().Rejected(metrics.RejectOverloaded)
-		return nil, g.refuse(info.FullMethodName, core.Failure{Kind: core.KindRateLimited, RetryAfter: time.Second,
+		return nil, g.refuse(ctx, info, core.Failure{Kind: core.KindRateLimited, RetryAfter: time.Second,
 			Message: "too many calls without an API key are sending at once; retry shortly, or send your key"})
 	}
 }
 
-// refuse logs and counts a call the gate turns away, and returns its status.
-func (g *keyGate) refuse(method string, f core.Failure) error {
+// refuse logs and counts a call the gate turns away, gives it its server span when tracing
+// is on (docs/PROTOCOL.md 14.6), and returns its status.
+func (g *keyGate) refuse(ctx context.Context, info *tap.Info, f core.Failure) error {
+	method := info.FullMethodName
 	call := &core.Call{Start: time.Now(), Transport: metrics.TransportGRPC, Route: routeOf(method), Method: method,
 		RequestID: core.NewRequestID(), Code: f.Kind.CodeName()}
+	if g.svc.Tracing() {
+		g.svc.StartSpan(ctx, call, "", metadataCarrier(info.Header))
+	}
 	g.svc.Observe(call)
 	return statusOf(call.RequestID, f).Err()
 }
