@@ -166,6 +166,18 @@ func (s *Service) refuseKey(id, limit string, value int64, w window, now time.Ti
 	return &LimitError{Key: id, Limit: limit, Value: value, RetryAfter: waitFor(left)}
 }
 
+// estimatedUsage is what a stream that ended before Bedrock's usage (the client left, or it
+// failed mid-way) counts against its key's token limits, so that leaving a stream early
+// does not spend tokens uncounted: its messages' bytes and the bytes of the answer it
+// passed on, at 4 bytes a token.
+func estimatedUsage(req *chat.Request, written int) chat.Usage {
+	in := 0
+	for i := range req.Messages {
+		in += messageBytes(&req.Messages[i])
+	}
+	return chat.Usage{PromptTokens: int32(min(in/4, math.MaxInt32)), CompletionTokens: int32(min(written/4, math.MaxInt32))}
+}
+
 // countTokens adds what one answer, or one repair attempt, used to the token limits of the
 // request's key: its input, output and cache-write tokens, and its cache-read tokens
 // weighted by cache_read_weight. The count is kept even when the client has gone: the

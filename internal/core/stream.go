@@ -47,6 +47,11 @@ type Stream struct {
 	// text is the answer's text so far when it is to be checked as a json_object; nil
 	// otherwise.
 	text *strings.Builder
+	// metered: the key has token limits (docs/PROTOCOL.md 14.2), so written counts the
+	// bytes of the answer passed on, for a stream that ends before Bedrock's usage;
+	// counted says its tokens were counted.
+	metered, counted bool
+	written          int
 }
 
 // Stream prepares req and opens Bedrock's answer, failing over between the request's
@@ -107,6 +112,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	events := st.src
 	closed := s.opts.Metrics.StreamOpened(req.ClientType)
 	st.ctx, st.machine = callCtx, stream.NewMachine(p.names)
+	st.metered = p.key != nil && p.key.countsTokens()
 	if p.check != nil {
 		st.hold = newCallHolder(p.check)
 		if p.check.canRepair {
@@ -157,6 +163,11 @@ func (s *Service) open(ctx context.Context, requestID string, p *prepared) (*bed
 func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
 	from := len(out)
 	out, err := st.next(out)
+	if st.metered {
+		for i := from; i < len(out); i++ {
+			st.written += len(out[i].Text) + len(out[i].ToolCall.Arguments)
+		}
+	}
 	if st.text != nil {
 		for i := from; i < len(out); i++ {
 			if out[i].Kind == chat.EventContent {
@@ -208,6 +219,7 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 	}
 	if err == io.EOF {
 		st.svc.countTokens(st.ctx, st.prepared, st.machine.Usage()) // repair attempts count their own
+		st.counted = true
 		st.svc.answered(st.ctx, &st.prepared.route)
 		st.svc.logUnknownStop(st.requestID, st.machine.StopReason())
 		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = st.machine.Usage(), st.machine.ToolCalls(), st.machine.Dropped()
@@ -261,6 +273,10 @@ func (st *Stream) Close() error {
 	if st.span != nil { // closed before the stream ended: the client left, or its write failed
 		st.span.endStream(nil, context.Canceled)
 		st.span = nil
+	}
+	if st.metered && !st.counted { // ended before Bedrock's usage: counted by estimate
+		st.counted = true
+		st.svc.countTokens(st.ctx, st.prepared, estimatedUsage(st.prepared.req, st.written))
 	}
 	if st.done != nil {
 		st.done()

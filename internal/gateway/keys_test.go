@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -244,6 +245,42 @@ func TestKeyTokensCounted(t *testing.T) {
 	used, err := counters.Counts(t.Context(), windowKeys("agent", at37)...)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{want, want}, used, "the minute and the day")
+}
+
+// TestKeyStreamLeftEarly: a stream the client leaves before Bedrock's usage arrives is
+// counted against the key's token limits by estimate (its messages and what it passed on,
+// at 4 bytes a token), so leaving streams early does not spend tokens uncounted.
+func TestKeyStreamLeftEarly(t *testing.T) {
+	clock := clocktest.New(at37)
+	counters := store.NewMemory(clock.Now)
+	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key, tokens_per_minute: 100000000, tokens_per_day: 100000000}\n")
+	cfg.Sim.Enabled = true
+	cfg.Sim.DeltaDelay = 300 * time.Millisecond // the answer takes seconds; reading its first line, far less
+	g := startWith(t, cfg, runOptions{now: clock.Now, counters: counters})
+	question := strings.Repeat("How are the pods doing? ", 40)
+	body := `{"messages":[{"role":"user","content":"` + question + `"}]}`
+
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+g.HTTP+"/llm-apps/chat?stream=true", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer agent-key")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	first, err := bufio.NewReader(resp.Body).ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, first, "content")
+	cancel()
+	resp.Body.Close()
+
+	// The gateway counts once it has closed the stream: wait for that, bounded.
+	var used []int64
+	require.Eventually(t, func() bool {
+		used, err = counters.Counts(t.Context(), windowKeys("agent", at37)...)
+		return err == nil && used[0] > 0
+	}, 10*time.Second, 5*time.Millisecond, "the stream left early was never counted")
+	assert.Equal(t, used[0], used[1], "the minute and the day")
+	assert.GreaterOrEqual(t, used[0], int64(len(question)/4), "at least its question")
 }
 
 // streamPostKey posts body with key and returns the response, its body unread.
