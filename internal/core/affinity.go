@@ -120,16 +120,6 @@ func (a *affinity) local(key conversationKey) (string, bool) {
 // remember records target as the one that answered the conversation now, for
 // affinityTTL, here and in the shared store.
 func (a *affinity) remember(ctx context.Context, key conversationKey, target string) {
-	a.keep(key, target)
-	if a.shared != nil {
-		// An error leaves this replica's memory alone to answer (14.3); the store counts
-		// and logs its own failures.
-		_ = a.shared.Put(ctx, affinityKey(key), []byte(target), affinityTTL)
-	}
-}
-
-// keep records target as the conversation's in this replica's memory, for affinityTTL.
-func (a *affinity) keep(key conversationKey, target string) {
 	expires := a.now().Add(affinityTTL)
 	a.mu.Lock()
 	if el, ok := a.byKey[key]; ok {
@@ -144,6 +134,11 @@ func (a *affinity) keep(key conversationKey, target string) {
 		}
 	}
 	a.mu.Unlock()
+	if a.shared != nil {
+		// An error leaves this replica's memory alone to answer (14.3); the store counts
+		// and logs its own failures.
+		_ = a.shared.Put(ctx, affinityKey(key), []byte(target), affinityTTL)
+	}
 }
 
 // affinityKeyPrefix names affinity's values in the shared store.
