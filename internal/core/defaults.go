@@ -5,18 +5,41 @@ import (
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
-// AliasDefaults are an alias's defaults (docs/PROTOCOL.md 14.1) for a request naming it
-// that does not set the field itself: the request's own value wins, then its key's
-// (KeyPolicy), then the alias's, then the gateway's. Nil and empty leave the gateway's.
-type AliasDefaults struct {
-	// PromptCaching: true adds automatic prompt-cache points (auto), false adds none
-	// (off).
-	PromptCaching     *bool
+// Defaults are the defaults a key and an alias both set (docs/PROTOCOL.md 14.1) for a
+// request that does not set the field itself: the request's own value wins, then its
+// key's (KeyPolicy), then its alias's, then the gateway's. Nil and empty leave the next
+// one's.
+type Defaults struct {
 	ParallelToolCalls *bool
 	MaxToolRounds     *int32
 	ReasoningEffort   string
-	// ToolValidation is off, report or repair; "" leaves the gateway's.
+	// ToolValidation is off, report or repair; "" leaves the next one's.
 	ToolValidation string
+}
+
+// over is base with the fields d sets put over it.
+func (d Defaults) over(base Defaults) Defaults {
+	if d.ParallelToolCalls != nil {
+		base.ParallelToolCalls = d.ParallelToolCalls
+	}
+	if d.MaxToolRounds != nil {
+		base.MaxToolRounds = d.MaxToolRounds
+	}
+	if d.ReasoningEffort != "" {
+		base.ReasoningEffort = d.ReasoningEffort
+	}
+	if d.ToolValidation != "" {
+		base.ToolValidation = d.ToolValidation
+	}
+	return base
+}
+
+// AliasDefaults are an alias's defaults: the ones keys take too, and prompt caching.
+type AliasDefaults struct {
+	// PromptCaching: true adds automatic prompt-cache points (auto), false adds none
+	// (off); nil leaves the gateway's.
+	PromptCaching *bool
+	Defaults
 }
 
 // applyDefaults fills the fields req leaves unset from the defaults of its key, then of
@@ -26,7 +49,7 @@ type AliasDefaults struct {
 func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Options, string, error) {
 	d := s.opts.AliasDefaults[name]
 	if k := s.keys[req.KeyID]; k != nil {
-		d = k.over(d)
+		d.Defaults = k.Defaults.over(d.Defaults)
 	}
 	if req.ParallelToolCalls == nil {
 		switch {

@@ -22,12 +22,12 @@ func TestApplyDefaults(t *testing.T) {
 		NoPromptCaching:     true,
 		ToolValidation:      "off",
 		AliasDefaults: map[string]AliasDefaults{
-			"agent":  {PromptCaching: &no, ParallelToolCalls: &yes, MaxToolRounds: new(int32(5)), ReasoningEffort: "low", ToolValidation: "repair"},
+			"agent":  {PromptCaching: &no, Defaults: Defaults{ParallelToolCalls: &yes, MaxToolRounds: new(int32(5)), ReasoningEffort: "low", ToolValidation: "repair"}},
 			"cached": {PromptCaching: &yes},
 		},
 		Keys: map[string]KeyPolicy{
-			"ci":   {ParallelToolCalls: &no, MaxToolRounds: new(int32(2)), ReasoningEffort: "high", ToolValidation: "off", RequestsPerMinute: 5},
-			"half": {ToolValidation: "report"},
+			"ci":   {Defaults: Defaults{ParallelToolCalls: &no, MaxToolRounds: new(int32(2)), ReasoningEffort: "high", ToolValidation: "off"}, RequestsPerMinute: 5},
+			"half": {Defaults: Defaults{ToolValidation: "report"}},
 		},
 	}, zap.NewNop())
 	tests := []struct {

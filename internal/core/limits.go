@@ -20,11 +20,7 @@ import (
 // 0 for none, and its defaults, which beat its alias's (see applyDefaults).
 type KeyPolicy struct {
 	RequestsPerMinute, TokensPerMinute, TokensPerDay int64
-	ParallelToolCalls                                *bool
-	MaxToolRounds                                    *int32
-	ReasoningEffort                                  string
-	// ToolValidation is off, report or repair; "" leaves the alias's.
-	ToolValidation string
+	Defaults
 }
 
 // Limits, the limit label of gateway_rate_limited_total and the limit field of a refusal.
@@ -62,23 +58,6 @@ type tokenLimit struct {
 // wait is the one that helps.
 func (k *KeyPolicy) tokenLimits() [2]tokenLimit {
 	return [2]tokenLimit{{tpdWindow, LimitTokensPerDay, k.TokensPerDay}, {tpmWindow, LimitTokensPerMinute, k.TokensPerMinute}}
-}
-
-// over is d with the key's defaults put over it.
-func (k *KeyPolicy) over(d AliasDefaults) AliasDefaults {
-	if k.ParallelToolCalls != nil {
-		d.ParallelToolCalls = k.ParallelToolCalls
-	}
-	if k.MaxToolRounds != nil {
-		d.MaxToolRounds = k.MaxToolRounds
-	}
-	if k.ReasoningEffort != "" {
-		d.ReasoningEffort = k.ReasoningEffort
-	}
-	if k.ToolValidation != "" {
-		d.ToolValidation = k.ToolValidation
-	}
-	return d
 }
 
 // LimitError refuses a request whose key is over one of its limits.

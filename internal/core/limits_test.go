@@ -90,7 +90,7 @@ func TestKeyLimits(t *testing.T) {
 		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
 		Keys: map[string]KeyPolicy{
 			"ci":       {RequestsPerMinute: 2, TokensPerMinute: 100, TokensPerDay: 1000},
-			"defaults": {ToolValidation: "repair"},
+			"defaults": {Defaults: Defaults{ToolValidation: "repair"}},
 		},
 		Counters: counters, Now: clock, CacheReadWeight: 0.1,
 	}, zap.NewNop())

@@ -365,16 +365,22 @@ func aliasDefaults(in map[string]config.AliasDefaults) map[string]core.AliasDefa
 	}
 	out := make(map[string]core.AliasDefaults, len(in))
 	for name, d := range in {
-		c := core.AliasDefaults{ParallelToolCalls: d.ParallelToolCalls, ReasoningEffort: d.ReasoningEffort, ToolValidation: string(d.ToolValidation)}
+		c := core.AliasDefaults{Defaults: coreDefaults(d.Defaults)}
 		if d.PromptCaching != "" {
 			c.PromptCaching = new(d.PromptCaching == config.CachingAuto)
-		}
-		if d.MaxToolRounds != nil {
-			c.MaxToolRounds = new(int32(*d.MaxToolRounds))
 		}
 		out[name] = c
 	}
 	return out
+}
+
+// coreDefaults are a key's or an alias's defaults as the core takes them.
+func coreDefaults(d config.Defaults) core.Defaults {
+	c := core.Defaults{ParallelToolCalls: d.ParallelToolCalls, ReasoningEffort: d.ReasoningEffort, ToolValidation: string(d.ToolValidation)}
+	if d.MaxToolRounds != nil {
+		c.MaxToolRounds = new(int32(*d.MaxToolRounds))
+	}
+	return c
 }
 
 // keyPolicies are the limits and defaults of the configured keys as the core takes them,
@@ -384,10 +390,7 @@ func keyPolicies(keys []config.Key) (map[string]core.KeyPolicy, error) {
 	for _, k := range keys {
 		p := core.KeyPolicy{
 			RequestsPerMinute: k.RequestsPerMinute, TokensPerMinute: k.TokensPerMinute, TokensPerDay: k.TokensPerDay,
-			ParallelToolCalls: k.ParallelToolCalls, ReasoningEffort: k.ReasoningEffort, ToolValidation: string(k.ToolValidation),
-		}
-		if k.MaxToolRounds != nil {
-			p.MaxToolRounds = new(int32(*k.MaxToolRounds))
+			Defaults: coreDefaults(k.Defaults),
 		}
 		if p == (core.KeyPolicy{}) {
 			continue // a key with neither: no lookup finds it, no store call is made
