@@ -260,10 +260,27 @@ func TestKeyStreamLeftEarly(t *testing.T) {
 	question := strings.Repeat("How are the pods doing? ", 40)
 	body := `{"messages":[{"role":"user","content":"` + question + `"}]}`
 
+	leaveStream(t, g, "agent-key", body)
+
+	// The gateway counts once it has closed the stream: wait for that, bounded.
+	var used []int64
+	var err error
+	require.Eventually(t, func() bool {
+		used, err = counters.Counts(t.Context(), windowKeys("agent", at37)...)
+		return err == nil && used[0] > 0
+	}, 10*time.Second, 5*time.Millisecond, "the stream left early was never counted")
+	assert.Equal(t, used[0], used[1], "the minute and the day")
+	assert.GreaterOrEqual(t, used[0], int64(len(question)/4), "at least its question")
+}
+
+// leaveStream starts a JSONL stream of body with key, reads its first line (content) and
+// leaves: the client cancels and closes the connection. It returns the response.
+func leaveStream(t *testing.T, g started, key, body string) *http.Response {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+g.HTTP+"/llm-apps/chat?stream=true", strings.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer agent-key")
+	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -272,15 +289,7 @@ func TestKeyStreamLeftEarly(t *testing.T) {
 	require.Contains(t, first, "content")
 	cancel()
 	resp.Body.Close()
-
-	// The gateway counts once it has closed the stream: wait for that, bounded.
-	var used []int64
-	require.Eventually(t, func() bool {
-		used, err = counters.Counts(t.Context(), windowKeys("agent", at37)...)
-		return err == nil && used[0] > 0
-	}, 10*time.Second, 5*time.Millisecond, "the stream left early was never counted")
-	assert.Equal(t, used[0], used[1], "the minute and the day")
-	assert.GreaterOrEqual(t, used[0], int64(len(question)/4), "at least its question")
+	return resp
 }
 
 // streamPostKey posts body with key and returns the response, its body unread.

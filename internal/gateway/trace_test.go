@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
@@ -525,18 +524,7 @@ func TestTraceOfAStreamTheClientLeft(t *testing.T) {
 	cfg.Sim.Enabled = true
 	cfg.Sim.DeltaDelay = 300 * time.Millisecond // the answer takes seconds; reading its first line, far less
 	g, stop := startTraced(t, cfg)
-	ctx, cancel := context.WithCancel(t.Context())
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+g.HTTP+"/llm-apps/chat?stream=true", strings.NewReader(twoTools))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+testKey)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	first, err := bufio.NewReader(resp.Body).ReadString('\n')
-	require.NoError(t, err)
-	require.Contains(t, first, "content")
-	cancel()
-	resp.Body.Close()
+	resp := leaveStream(t, g, testKey, twoTools)
 	stop() // the drain waits for the call to end
 
 	spans := rcv.spans()
