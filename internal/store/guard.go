@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/ratelog"
 )
 
 // Shared is a store every replica sees: Redis. A Guard stands in front of it.
@@ -34,7 +35,7 @@ const DefaultPingEvery = 2 * time.Second
 
 // WarnEvery is the least time between two warnings of a Guard (docs/PROTOCOL.md 14.3): a
 // Redis that is down fails every request's calls, and one line says so.
-const WarnEvery = 10 * time.Second
+const WarnEvery = ratelog.Every
 
 // GuardOptions configures a Guard.
 type GuardOptions struct {
@@ -64,9 +65,9 @@ type Guard struct {
 	mu    sync.Mutex // held to change state, so that it and gateway_store_up agree
 	state atomic.Int32
 	// warned: a warning went out since the store last answered, so its return is logged.
-	warned   atomic.Bool
-	lastWarn atomic.Int64 // when the last warning went out, in Unix nanoseconds
-	failures atomic.Int64 // calls and pings failed since then
+	warned atomic.Bool
+	// warn spaces the warnings of failures out, WarnEvery apart.
+	warn *ratelog.Limiter
 
 	stop      context.CancelFunc
 	stopped   chan struct{}
@@ -95,7 +96,7 @@ func NewGuard(shared Shared, opts GuardOptions) *Guard {
 		opts.Log = zap.NewNop()
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	g := &Guard{shared: shared, opts: opts, stop: stop, stopped: make(chan struct{})}
+	g := &Guard{shared: shared, opts: opts, stop: stop, stopped: make(chan struct{}), warn: ratelog.New(WarnEvery, "failures", opts.Now)}
 	opts.Metrics.StoreUp(false) // until it answers
 	if opts.PingEvery > 0 {
 		go g.watch(ctx)
@@ -210,19 +211,13 @@ func (g *Guard) answered() {
 }
 
 // failed marks the store down and warns, unless a warning went out less than WarnEvery
-// ago; the next one counts the failures in between.
+// ago; each warning counts the failures it stands for.
 func (g *Guard) failed(op string, err error) {
 	g.setState(stateDown)
-	g.failures.Add(1)
-	now := g.opts.Now().UnixNano()
-	last := g.lastWarn.Load()
-	if last != 0 && now-last < int64(WarnEvery) || !g.lastWarn.CompareAndSwap(last, now) {
-		return
+	if g.warn.Warn(g.opts.Log, "the shared store failed: limits fail open and caches use their local copy until it answers",
+		zap.String("store", g.opts.Name), zap.String("op", op), zap.String("error", errorClass(err))) {
+		g.warned.Store(true)
 	}
-	g.warned.Store(true)
-	g.opts.Log.Warn("the shared store failed: limits fail open and caches use their local copy until it answers",
-		zap.String("store", g.opts.Name), zap.String("op", op), zap.String("error", errorClass(err)),
-		zap.Int64("failures", g.failures.Swap(0)))
 }
 
 // setState moves the store to state s, and reports whether it changed.
