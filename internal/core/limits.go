@@ -8,13 +8,16 @@ import (
 	"time"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/store"
 )
 
 // Keys' limits (docs/PROTOCOL.md 14.2). Windows are fixed: the UTC minute and the UTC day,
 // each counted in Options.Counters under lim:{<key identity>}:<limit>:<window start>, so
 // replicas sharing a store share the count, and a counter ends with its window (the braces
-// keep one key's counters on one Redis Cluster slot). A store that fails lets the request
-// through uncounted (14.3: limits fail open); the store's wrapper logs and counts that.
+// keep one key's counters on one Redis Cluster slot). A request reserves its estimated
+// tokens as it is admitted and settles to what it used at its end (quota). A store that
+// fails lets the request through uncounted (14.3: limits fail open); the store's wrapper
+// logs and counts that.
 
 // KeyPolicy is what the configuration sets for one key (docs/PROTOCOL.md 14.1): its limits,
 // 0 for none, and its defaults, which beat its alias's (see applyDefaults).
@@ -30,15 +33,24 @@ const (
 	LimitTokensPerDay      = "tokens_per_day"
 )
 
-// limits lists the limits the key has.
-func (k *KeyPolicy) limits() []string {
-	var out []string
-	for _, l := range [...]struct {
-		name  string
-		value int64
-	}{{LimitRequestsPerMinute, k.RequestsPerMinute}, {LimitTokensPerMinute, k.TokensPerMinute}, {LimitTokensPerDay, k.TokensPerDay}} {
+// limit is one of a key's limits.
+type limit struct {
+	w     window
+	name  string
+	value int64
+}
+
+// tokens: the limit counts tokens, not requests.
+func (l limit) tokens() bool { return l.w != rpmWindow }
+
+// limits are the limits the key has, the day's tokens first: when several are spent, the
+// longest wait is the one that helps.
+func (k *KeyPolicy) limits() []limit {
+	var out []limit
+	for _, l := range [...]limit{{tpdWindow, LimitTokensPerDay, k.TokensPerDay},
+		{tpmWindow, LimitTokensPerMinute, k.TokensPerMinute}, {rpmWindow, LimitRequestsPerMinute, k.RequestsPerMinute}} {
 		if l.value > 0 {
-			out = append(out, l.name)
+			out = append(out, l)
 		}
 	}
 	return out
@@ -46,19 +58,6 @@ func (k *KeyPolicy) limits() []string {
 
 // countsTokens: the key has a token limit, so its answers' tokens are counted.
 func (k *KeyPolicy) countsTokens() bool { return k.TokensPerMinute > 0 || k.TokensPerDay > 0 }
-
-// tokenLimit is one of a key's token limits.
-type tokenLimit struct {
-	w     window
-	name  string
-	value int64 // 0: none
-}
-
-// tokenLimits are the key's token limits, the day's first: when both are spent, the day's
-// wait is the one that helps.
-func (k *KeyPolicy) tokenLimits() [2]tokenLimit {
-	return [2]tokenLimit{{tpdWindow, LimitTokensPerDay, k.TokensPerDay}, {tpmWindow, LimitTokensPerMinute, k.TokensPerMinute}}
-}
 
 // LimitError refuses a request whose key is over one of its limits.
 type LimitError struct {
@@ -103,80 +102,191 @@ func waitFor(left time.Duration) time.Duration {
 	return max(time.Second, (left + time.Second - 1).Truncate(time.Second))
 }
 
-// checkKey admits a request of key id or refuses it with a *LimitError, before it costs a
-// Bedrock call: while a token limit of the current window is used up (an answer may have
-// overshot it), or when the request is one more than requests_per_minute. Only admitted
-// requests stay counted: a refused one takes its count back (under contention at the
-// limit, a request may be refused while another's is being taken back). A store error lets
-// it through.
-func (s *Service) checkKey(ctx context.Context, id string, k *KeyPolicy) error {
-	now := s.now()
-	if k.countsTokens() {
-		var set [2]tokenLimit
-		keys := make([]string, 0, len(set))
-		for _, l := range k.tokenLimits() {
-			if l.value > 0 {
-				key, _ := l.w.at(id, now)
-				set[len(keys)], keys = l, append(keys, key)
+// What admission reserves for the output of a request whose translation sends no
+// maxTokens (default_max_tokens 0) on a model whose maximum output the gateway does not know.
+const unknownOutputReservation = 4096
+
+// Tokens an image is estimated at: the most Claude counts for one (about 1.15 megapixels,
+// width × height / 750); the bytes of a base64 image say nothing of its tokens.
+const imageTokens = 1600
+
+// quota is one admitted request's standing against its key's limits (docs/PROTOCOL.md
+// 14.2). Admission reserves the request's estimated tokens in the token windows of that
+// moment, its input from the whole request and its output from its maxTokens, in the same
+// store call that counts the request for requests_per_minute; the request is refused when
+// a window was already at its limit before its reservation, so a burst overshoots a limit
+// by at most one request's reservation. The calls the request makes (failover, repair
+// attempts) add up their real usage, and the request settles once, at its end, replacing
+// the reservation by what it used; a request cut short (the client left, a timeout, a
+// stream that ended before Bedrock's usage) settles at least its input estimate and the
+// output it passed on, since Bedrock processed it. Not safe for concurrent use: it
+// belongs to the request.
+type quota struct {
+	svc *Service
+	id  string
+	key *KeyPolicy
+	at  time.Time // admission, which names the reservation's windows
+	// input is the request's input estimate, reserved the tokens put in the token windows
+	// at admission (0 when the store failed: limits fail open, and nothing is to be taken
+	// back).
+	input, reserved int64
+	// used is the weighted usage of the calls that answered; cut: a call ended without its
+	// usage, and out is what the answer passed on, in tokens by estimate.
+	used, out int64
+	cut       bool
+	settled   bool
+}
+
+// reserve admits p's request against its key's limits, or refuses it with a *LimitError
+// before it costs a Bedrock call. It returns nil for a key without limits. A store that
+// fails admits the request (14.3: limits fail open).
+func (s *Service) reserve(ctx context.Context, p *prepared) (*quota, error) {
+	if p.key == nil {
+		return nil, nil
+	}
+	limits := p.key.limits()
+	if len(limits) == 0 {
+		return nil, nil
+	}
+	q := &quota{svc: s, id: p.keyID, key: p.key, at: s.now()}
+	if p.key.countsTokens() {
+		q.input = inputEstimate(p.req)
+		q.reserved = q.input + outputEstimate(p)
+	}
+	deltas := make([]store.Delta, len(limits))
+	for i, l := range limits {
+		key, left := l.w.at(q.id, q.at)
+		deltas[i] = store.Delta{Key: key, N: 1, TTL: left + counterTTLMargin}
+		if l.tokens() {
+			deltas[i].N = q.reserved
+		}
+	}
+	counts, err := s.opts.Counters.Add(ctx, deltas...)
+	if err != nil || len(counts) != len(deltas) {
+		q.reserved = 0 // fails open: nothing was counted
+		return q, nil
+	}
+	for i, l := range limits {
+		// A window already at its limit before this request refuses it; the request that
+		// reaches the limit is served whole.
+		if counts[i]-deltas[i].N >= l.value {
+			for j := range deltas {
+				deltas[j].N = -deltas[j].N
 			}
-		}
-		if used, err := s.opts.Counters.Counts(ctx, keys...); err == nil && len(used) == len(keys) {
-			for i, l := range set[:len(keys)] {
-				if used[i] >= l.value {
-					return s.refuseKey(id, l.name, l.value, l.w, now)
-				}
-			}
+			_, _ = s.opts.Counters.Add(context.WithoutCancel(ctx), deltas...) // fails open
+			return nil, s.refuseKey(q.id, l, q.at)
 		}
 	}
-	if k.RequestsPerMinute > 0 {
-		key, left := rpmWindow.at(id, now)
-		if n, err := s.opts.Counters.Incr(ctx, key, 1, left+counterTTLMargin); err == nil && n > k.RequestsPerMinute {
-			_, _ = s.opts.Counters.Incr(ctx, key, -1, left+counterTTLMargin)
-			return s.refuseKey(id, LimitRequestsPerMinute, k.RequestsPerMinute, rpmWindow, now)
-		}
-	}
-	return nil
+	return q, nil
 }
 
-// refuseKey counts a refusal and returns its error.
-func (s *Service) refuseKey(id, limit string, value int64, w window, now time.Time) error {
-	s.opts.Metrics.RateLimited(id, limit)
-	_, left := w.at(id, now)
-	return &LimitError{Key: id, Limit: limit, Value: value, RetryAfter: waitFor(left)}
+// refuseKey counts a refusal by limit l and returns its error.
+func (s *Service) refuseKey(id string, l limit, now time.Time) error {
+	s.opts.Metrics.RateLimited(id, l.name)
+	_, left := l.w.at(id, now)
+	return &LimitError{Key: id, Limit: l.name, Value: l.value, RetryAfter: waitFor(left)}
 }
 
-// estimatedUsage is what a stream that ended before Bedrock's usage (the client left, or it
-// failed mid-way) counts against its key's token limits, so that leaving a stream early
-// does not spend tokens uncounted: its messages' bytes and the bytes of the answer it
-// passed on, at 4 bytes a token.
-func estimatedUsage(req *chat.Request, written int) chat.Usage {
-	in := 0
-	for i := range req.Messages {
-		in += messageBytes(&req.Messages[i])
-	}
-	return chat.Usage{PromptTokens: int32(min(in/4, math.MaxInt32)), CompletionTokens: int32(min(written/4, math.MaxInt32))}
-}
-
-// countTokens adds what one answer, or one repair attempt, used to the token limits of the
-// request's key: its input, output and cache-write tokens, and its cache-read tokens
-// weighted by cache_read_weight. The count is kept even when the client has gone: the
-// tokens were spent.
-func (s *Service) countTokens(ctx context.Context, p *prepared, u chat.Usage) {
-	if p.key == nil || !p.key.countsTokens() {
+// count adds what one answer, or one repair attempt, used: its input, output and
+// cache-write tokens, and its cache-read tokens weighted by cache_read_weight. A nil quota
+// counts nothing.
+func (q *quota) count(u chat.Usage) {
+	if q == nil {
 		return
 	}
 	// PromptTokens holds the cache reads and writes (translate.Usage).
 	n := int64(u.PromptTokens) - int64(u.CacheReadTokens) + int64(u.CompletionTokens) +
-		int64(math.Round(s.opts.CacheReadWeight*float64(u.CacheReadTokens)))
-	if n <= 0 {
+		int64(math.Round(q.svc.opts.CacheReadWeight*float64(u.CacheReadTokens)))
+	q.used += max(n, 0)
+}
+
+// cutShort notes that a call ended without Bedrock's usage after it reached Bedrock (the
+// client left, a timeout, a stream cut mid-way), having passed on written bytes of the
+// answer: the request settles at least its input estimate and those bytes' tokens.
+func (q *quota) cutShort(written int) {
+	if q == nil {
 		return
 	}
-	ctx = context.WithoutCancel(ctx)
-	now := s.now()
-	for _, l := range p.key.tokenLimits() {
-		if l.value > 0 {
-			key, left := l.w.at(p.keyID, now)
-			_, _ = s.opts.Counters.Incr(ctx, key, n, left+counterTTLMargin) // fails open
+	q.cut = true
+	q.out = max(q.out, int64(written/4))
+}
+
+// settle replaces the request's reservation by what it used, once, in one store call.
+// Where a window has ended since admission, the reservation stays in it and only what the
+// request used beyond it is added to the current window. The count is kept even when the
+// client has gone: the tokens were spent.
+func (q *quota) settle(ctx context.Context) {
+	if q == nil || q.settled || !q.key.countsTokens() {
+		return
+	}
+	q.settled = true
+	used := q.used
+	if q.cut {
+		used = max(used, q.input+q.out)
+	}
+	now := q.svc.now()
+	var deltas []store.Delta
+	for _, l := range q.key.limits() {
+		if !l.tokens() {
+			continue
+		}
+		then, _ := l.w.at(q.id, q.at)
+		key, left := l.w.at(q.id, now)
+		n := used - q.reserved
+		if key != then && q.reserved > 0 {
+			n = max(n, 0) // the reservation stays in its ended window
+		}
+		if n != 0 {
+			deltas = append(deltas, store.Delta{Key: key, N: n, TTL: left + counterTTLMargin})
 		}
 	}
+	if len(deltas) > 0 {
+		_, _ = q.svc.opts.Counters.Add(context.WithoutCancel(ctx), deltas...) // fails open
+	}
+}
+
+// inputEstimate is the input tokens of a request by estimate, at 4 bytes a token: its
+// messages (the system prompt among them), tools and response_format schema, each image
+// at imageTokens.
+func inputEstimate(req *chat.Request) int64 {
+	var bytes, images int64
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		bytes += int64(len(m.Content) + len(m.ToolCallID) + len(m.Name))
+		for _, p := range m.Parts {
+			bytes += int64(len(p.Text))
+			if p.Image != nil {
+				images++
+			}
+			if p.File != nil {
+				bytes += int64(len(p.File.Data))
+			}
+		}
+		for _, c := range m.ToolCalls {
+			bytes += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
+		}
+		for _, r := range m.Reasoning {
+			bytes += int64(len(r.Text))
+		}
+	}
+	for _, t := range req.Tools {
+		bytes += int64(len(t.Name) + len(t.Description) + len(t.Parameters))
+	}
+	if f := req.ResponseFormat; f != nil {
+		bytes += int64(len(f.Description) + len(f.Schema))
+	}
+	return bytes/4 + images*imageTokens
+}
+
+// outputEstimate is the output a request may use: the maxTokens its translation sends
+// (its max_tokens, else default_max_tokens, with a thinking budget), else the model's
+// maximum output, else unknownOutputReservation.
+func outputEstimate(p *prepared) int64 {
+	if c := p.converse.InferenceConfig; c != nil && c.MaxTokens != nil {
+		return int64(*c.MaxTokens)
+	}
+	if p.model.MaxOutput > 0 {
+		return int64(p.model.MaxOutput)
+	}
+	return unknownOutputReservation
 }

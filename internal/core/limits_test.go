@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/store"
 )
 
@@ -25,15 +27,17 @@ type recordingCounters struct {
 	failing bool
 }
 
-func (c *recordingCounters) Incr(ctx context.Context, key string, n int64, ttl time.Duration) (int64, error) {
+func (c *recordingCounters) Add(ctx context.Context, deltas ...store.Delta) ([]int64, error) {
 	c.mu.Lock()
-	c.calls = append(c.calls, "incr "+key)
+	for _, d := range deltas {
+		c.calls = append(c.calls, "add "+d.Key+" "+itoa(d.N))
+	}
 	failing := c.failing
 	c.mu.Unlock()
 	if failing {
-		return 0, errors.New("store down")
+		return nil, errors.New("store down")
 	}
-	return c.Counters.Incr(ctx, key, n, ttl)
+	return c.Counters.Add(ctx, deltas...)
 }
 
 func (c *recordingCounters) Counts(ctx context.Context, keys ...string) ([]int64, error) {
@@ -77,10 +81,11 @@ func TestWindows(t *testing.T) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// TestKeyLimits: the order of the checks and what each costs in store calls: none for a
-// request without a key, or whose key has only defaults; counts before the request for
-// token limits, one increment for requests_per_minute; a store that fails lets requests
-// through.
+// TestKeyLimits: what admission costs in store calls (none for a request without a key,
+// or whose key has only defaults; one Add for the three limits), what it reserves (the
+// input estimate and maxTokens), how a request settles to its usage, and the order of
+// refusals; a refused request takes back everything it added, and a store that fails lets
+// requests through.
 func TestKeyLimits(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 3, 1, 10, 20, 37, 0, time.UTC)
@@ -89,57 +94,204 @@ func TestKeyLimits(t *testing.T) {
 	s := New(nil, Options{
 		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
 		Keys: map[string]KeyPolicy{
-			"ci":       {RequestsPerMinute: 2, TokensPerMinute: 100, TokensPerDay: 1000},
+			"ci":       {RequestsPerMinute: 3, TokensPerMinute: 1000, TokensPerDay: 100000},
 			"defaults": {Defaults: Defaults{ToolValidation: "repair"}},
 		},
 		Counters: counters, Now: clock, CacheReadWeight: 0.1,
 	}, zap.NewNop())
 	minute, day := itoa(now.Truncate(time.Minute).Unix()), itoa(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix())
+	tpm, tpd, rpm := "lim:{ci}:tpm:"+minute, "lim:{ci}:tpd:"+day, "lim:{ci}:rpm:"+minute
+	// 400 bytes of text, a 44-byte tool: 111 tokens in; max_tokens 100 out.
 	prepare := func(keyID string) (*prepared, error) {
 		var res Result
-		return s.prepare(t.Context(), &chat.Request{KeyID: keyID, Messages: []chat.Message{{Role: chat.RoleUser, Content: "hi"}}}, &res)
+		return s.prepare(t.Context(), &chat.Request{KeyID: keyID, MaxTokens: new(int32(100)),
+			Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("word ", 80)}},
+			Tools:    []chat.Tool{{Name: "get_weather", Parameters: []byte(`{"type":"object","properties":{}}`)}}}, &res)
+	}
+	used := func() []int64 {
+		t.Helper()
+		v, err := counters.Counts(t.Context(), tpd, tpm, rpm)
+		require.NoError(t, err)
+		counters.took()
+		return v
 	}
 
 	for _, id := range []string{"", "defaults", "unknown"} {
-		_, err := prepare(id)
+		p, err := prepare(id)
 		require.NoError(t, err)
+		assert.Nil(t, p.quota)
 		assert.Empty(t, counters.took(), "key %q has no limit: no store call", id)
 	}
 
 	p, err := prepare("ci")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"count lim:{ci}:tpd:" + day, "count lim:{ci}:tpm:" + minute, "incr lim:{ci}:rpm:" + minute}, counters.took())
+	assert.Equal(t, []string{"add " + tpd + " 211", "add " + tpm + " 211", "add " + rpm + " 1"}, counters.took(),
+		"one call: the reservation in both token windows and the request")
 
-	// 60 input, 20 output, 10 cache writes, 50 cache reads weighted 0.1: 95.
-	s.countTokens(t.Context(), p, chat.Usage{PromptTokens: 120, CompletionTokens: 20, CacheReadTokens: 50, CacheWriteTokens: 10})
-	assert.Equal(t, []string{"incr lim:{ci}:tpd:" + day, "incr lim:{ci}:tpm:" + minute}, counters.took())
-	used, _ := counters.Counts(t.Context(), "lim:{ci}:tpm:"+minute, "lim:{ci}:tpd:"+day)
-	assert.Equal(t, []int64{95, 95}, used)
-	counters.took()
+	// 60 input, 20 output, 10 cache writes, 50 cache reads weighted 0.1: 95 replace 211.
+	p.quota.count(chat.Usage{PromptTokens: 120, CompletionTokens: 20, CacheReadTokens: 50, CacheWriteTokens: 10})
+	p.quota.settle(t.Context())
+	assert.Equal(t, []string{"add " + tpd + " -116", "add " + tpm + " -116"}, counters.took(), "one call to settle")
+	p.quota.settle(t.Context())
+	assert.Empty(t, counters.took(), "settled once")
+	assert.Equal(t, []int64{95, 95, 1}, used())
 
-	_, err = prepare("ci") // 95 < 100 tokens: admitted, the second request of the minute
+	p, err = prepare("ci") // 95 < 1000: admitted, and 95+211 reserved
 	require.NoError(t, err)
-	counters.took()
-	_, err = prepare("ci") // the third
+	p.quota.count(chat.Usage{PromptTokens: 900}) // more than reserved
+	p.quota.settle(t.Context())
+	assert.Equal(t, []int64{995, 995, 2}, used())
+
+	_, err = prepare("ci") // 995 < 1000: admitted though its reservation passes the limit
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1206, 1206, 3}, used(), "the burst's overshoot: one reservation")
+
+	_, err = prepare("ci") // the minute's tokens are at the limit: refused, the day's still fine
 	var limited *LimitError
 	require.ErrorAs(t, err, &limited)
-	assert.Equal(t, LimitError{Key: "ci", Limit: LimitRequestsPerMinute, Value: 2, RetryAfter: 23 * time.Second}, *limited)
-	assert.Equal(t, `key "ci" is over its requests_per_minute limit (2); retry in 23 s`, err.Error())
+	assert.Equal(t, LimitError{Key: "ci", Limit: LimitTokensPerMinute, Value: 1000, RetryAfter: 23 * time.Second}, *limited)
+	assert.Equal(t, `key "ci" is over its tokens_per_minute limit (1000); retry in 23 s`, err.Error())
 	f := Classify(t.Context(), err)
-	assert.Equal(t, Failure{Kind: KindRateLimited, Message: err.Error(), RetryAfter: 23 * time.Second, Limit: LimitRequestsPerMinute}, f)
-	counters.took()
+	assert.Equal(t, Failure{Kind: KindRateLimited, Message: err.Error(), RetryAfter: 23 * time.Second, Limit: LimitTokensPerMinute}, f)
+	assert.Equal(t, []int64{1206, 1206, 3}, used(), "a refused request takes back what it added")
 
-	s.countTokens(t.Context(), p, chat.Usage{PromptTokens: 5})
-	counters.took()
-	_, err = prepare("ci") // 100 tokens used: refused before the requests are counted
+	// A key at its requests_per_minute limit, with tokens to spare.
+	s.opts.Keys = nil
+	s.keys["ci"].TokensPerMinute = 1 << 40
+	_, err = prepare("ci")
 	require.ErrorAs(t, err, &limited)
-	assert.Equal(t, LimitTokensPerMinute, limited.Limit)
-	assert.Equal(t, []string{"count lim:{ci}:tpd:" + day, "count lim:{ci}:tpm:" + minute}, counters.took())
+	assert.Equal(t, LimitError{Key: "ci", Limit: LimitRequestsPerMinute, Value: 3, RetryAfter: 23 * time.Second}, *limited)
+	assert.Equal(t, []int64{1206, 1206, 3}, used())
 
 	counters.mu.Lock()
 	counters.failing = true
 	counters.mu.Unlock()
-	_, err = prepare("ci")
-	assert.NoError(t, err, "a store that fails lets the request through")
-	s.countTokens(t.Context(), p, chat.Usage{PromptTokens: 5}) // and drops the count, without panicking
+	p, err = prepare("ci")
+	require.NoError(t, err, "a store that fails lets the request through")
+	p.quota.count(chat.Usage{PromptTokens: 5})
+	p.quota.settle(t.Context()) // and drops the count, without panicking
+}
+
+// TestReservationBoundsABurst: requests admitted at once, each reserving its tokens
+// before any is answered, overshoot a token limit by less than one reservation however
+// many arrive together; once settled, the window holds what they used.
+func TestReservationBoundsABurst(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	counters := store.NewMemory(clock)
+	s := New(nil, Options{
+		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
+		Keys: map[string]KeyPolicy{"ci": {TokensPerMinute: 2000}}, Counters: counters, Now: clock, DefaultMaxTokens: 96,
+	}, zap.NewNop())
+	const burst = 100
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		admitted []*prepared
+		refused  int
+	)
+	for range burst {
+		wg.Go(func() {
+			var res Result
+			p, err := s.prepare(t.Context(), &chat.Request{KeyID: "ci",
+				Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("x", 4000)}}}, &res)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				var limited *LimitError
+				assert.ErrorAs(t, err, &limited)
+				refused++
+				return
+			}
+			admitted = append(admitted, p)
+		})
+	}
+	wg.Wait()
+	const reservation = 1000 + 96
+	assert.Len(t, admitted, 2, "0 and 1096 are under 2000; 2192 is not")
+	assert.Equal(t, burst-2, refused)
+	key, _ := tpmWindow.at("ci", now)
+	v, err := counters.Counts(t.Context(), key)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2*reservation), v[0])
+	assert.Less(t, v[0], int64(2000+reservation), "at most one reservation over the limit")
+	for _, p := range admitted {
+		p.quota.count(chat.Usage{PromptTokens: 1000, CompletionTokens: 10})
+		p.quota.settle(t.Context())
+	}
+	v, _ = counters.Counts(t.Context(), key)
+	assert.Equal(t, []int64{2 * 1010}, v, "settled to what they used")
+}
+
+// TestSettleCutShort: a request cut short after it reached Bedrock settles at least its
+// input estimate (messages, tools, the response_format schema) and the output it passed on;
+// one that failed before Bedrock answered anything settles nothing.
+func TestSettleCutShort(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	counters := store.NewMemory(clock)
+	s := New(nil, Options{
+		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 200, MaxMessages: 10, MaxMessageBytes: 2 << 20,
+		Keys: map[string]KeyPolicy{"ci": {TokensPerDay: 1 << 40}}, Counters: counters, Now: clock, DefaultMaxTokens: 4096,
+	}, zap.NewNop())
+	tools := make([]chat.Tool, 100)
+	for i := range tools {
+		tools[i] = chat.Tool{Name: "tool_" + itoa(int64(i)), Description: strings.Repeat("d", 4000)}
+	}
+	req := func() *chat.Request {
+		return &chat.Request{KeyID: "ci", Tools: tools, Messages: []chat.Message{
+			{Role: chat.RoleSystem, Content: strings.Repeat("s", 400)},
+			{Role: chat.RoleUser, Content: strings.Repeat("u", 400)},
+			{Role: chat.RoleUser, Parts: []chat.Part{{Image: &chat.ImageURL{URL: "data:image/png;base64,iVBORw0KGgo" + strings.Repeat("A", 1<<20+1)}}}},
+		}}
+	}
+	key, _ := tpdWindow.at("ci", now)
+	day := func() int64 {
+		v, err := counters.Counts(t.Context(), key)
+		require.NoError(t, err)
+		return v[0]
+	}
+	var res Result
+	p, err := s.prepare(t.Context(), req(), &res)
+	require.NoError(t, err)
+	in := p.quota.input
+	// 800 bytes of messages, 100 tools of about 4,006 bytes, one image.
+	assert.Equal(t, int64((800+100*4000+10*6+90*7)/4+imageTokens), in)
+	assert.Equal(t, in+4096, day(), "reserved: input and maxTokens")
+	p.quota.cutShort(400) // a stream left after 400 bytes
+	p.quota.settle(t.Context())
+	assert.Equal(t, in+100, day())
+
+	p, err = s.prepare(t.Context(), req(), &res)
+	require.NoError(t, err)
+	p.quota.settle(t.Context()) // refused upstream before any answer
+	assert.Equal(t, in+100, day(), "nothing used, nothing counted")
+}
+
+// TestSettleAcrossWindows: a request admitted in one minute and settled in the next
+// leaves its reservation in the minute that ended and adds only what it used beyond it to
+// the new one; the day, still the same, is settled to what it used.
+func TestSettleAcrossWindows(t *testing.T) {
+	t.Parallel()
+	clock := clocktest.New(time.Date(2026, 3, 1, 10, 20, 50, 0, time.UTC))
+	counters := store.NewMemory(clock.Now)
+	s := New(nil, Options{
+		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
+		Keys: map[string]KeyPolicy{"ci": {TokensPerMinute: 1 << 30, TokensPerDay: 1 << 40}}, Counters: counters, Now: clock.Now,
+	}, zap.NewNop())
+	var res Result
+	p, err := s.prepare(t.Context(), &chat.Request{KeyID: "ci", MaxTokens: new(int32(100)),
+		Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("x", 400)}}}, &res)
+	require.NoError(t, err)
+	m0, _ := tpmWindow.at("ci", clock.Now())
+	day, _ := tpdWindow.at("ci", clock.Now())
+	clock.Advance(20 * time.Second)
+	m1, _ := tpmWindow.at("ci", clock.Now())
+	p.quota.count(chat.Usage{PromptTokens: 150, CompletionTokens: 150}) // 300 for 200 reserved
+	p.quota.settle(t.Context())
+	v, err := counters.Counts(t.Context(), m0, m1, day)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 100, 300}, v, "m0 expired with its reservation; m1 gets the excess; the day what was used")
 }

@@ -172,8 +172,8 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 			s.keys = make(map[string]*KeyPolicy, len(opts.Keys))
 		}
 		s.keys[id] = &k
-		for _, limit := range k.limits() {
-			opts.Metrics.KeyLimit(id, limit) // a series from the start
+		for _, l := range k.limits() {
+			opts.Metrics.KeyLimit(id, l.name) // a series from the start
 		}
 	}
 	s.reasoning = newReasoningCache(opts.ReasoningCache, opts.Shared)
@@ -301,6 +301,9 @@ type prepared struct {
 	// and key its policy (nil for a key without one).
 	keyID string
 	key   *KeyPolicy
+	// quota is the request's standing against its key's limits; nil without limits. Every
+	// path that ends a prepared request settles it.
+	quota *quota
 	// check checks the answer's tool calls; nil when nothing is checked.
 	check *checker
 	// validated is what the check of the answer did.
@@ -310,9 +313,9 @@ type prepared struct {
 // up is the upstream of the current target.
 func (p *prepared) up() Upstream { return p.route.target().up }
 
-// prepare checks what only the gateway knows (provider, limits, model, the key's limits),
-// finds where the request may go and translates it for the first target. It fills res as
-// it learns.
+// prepare checks what only the gateway knows (provider, limits, model), finds where the
+// request may go, translates it for the first target, and admits it against its key's
+// limits, reserving its estimated tokens (quota). It fills res as it learns.
 func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (*prepared, error) {
 	if n := len(req.ClientType); n > maxClientTypeBytes {
 		return nil, refuse("client_type: %d bytes, at most %d are allowed", n, maxClientTypeBytes)
@@ -335,15 +338,12 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 	}
 	opts.DefaultMaxTokens = int32(s.opts.DefaultMaxTokens)
 	res.Model = s.resolveModel(name) // the first target's, for the log line of a refusal
-	key := s.keys[req.KeyID]
-	if key != nil && (key.RequestsPerMinute > 0 || key.countsTokens()) {
-		if err := s.checkKey(ctx, req.KeyID, key); err != nil {
-			return nil, err
-		}
-	}
-	p := &prepared{req: req, opts: opts, mode: mode, keyID: req.KeyID, key: key, route: s.routeOf(ctx, req, name)}
+	p := &prepared{req: req, opts: opts, mode: mode, keyID: req.KeyID, key: s.keys[req.KeyID], route: s.routeOf(ctx, req, name)}
 	res.Model = p.route.target().ModelID
 	if err := s.translate(ctx, p, res); err != nil {
+		return nil, err
+	}
+	if p.quota, err = s.reserve(ctx, p); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -505,6 +505,7 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	if err != nil {
 		return nil, res, err
 	}
+	defer p.quota.settle(ctx)
 	resp, err := s.converse(ctx, req.ID, p, &res)
 	if err != nil {
 		return nil, res, err
@@ -574,7 +575,8 @@ func (s *Service) attempt(ctx context.Context, requestID string, p *prepared, re
 // call makes one Converse call of req, p.converse or a repair attempt's request, on p's
 // current target: through Converse, or through ConverseStream for requests Converse does
 // not serve. Nothing of it reaches the client before it returns. It has a span of its
-// own, and counts its tokens against the key's limits.
+// own, and counts its tokens against the key's limits: its usage, or, when it was cut
+// short after it reached Bedrock (the client left, a timeout), the request's estimate.
 func (s *Service) call(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
 	ctx, span := s.traceUpstream(ctx, p, req)
 	var (
@@ -587,8 +589,11 @@ func (s *Service) call(ctx context.Context, requestID string, p *prepared, req *
 	} else {
 		resp, turn, err = s.converseUnary(ctx, requestID, p, req)
 	}
-	if err == nil {
-		s.countTokens(ctx, p, resp.Usage)
+	switch {
+	case err == nil:
+		p.quota.count(resp.Usage)
+	case ctx.Err() != nil:
+		p.quota.cutShort(0)
 	}
 	span.endAnswer(resp, err)
 	return resp, turn, err

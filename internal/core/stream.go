@@ -49,7 +49,7 @@ type Stream struct {
 	text *strings.Builder
 	// metered: the key has token limits (docs/PROTOCOL.md 14.2), so written counts the
 	// bytes of the answer passed on, for a stream that ends before Bedrock's usage;
-	// counted says its tokens were counted.
+	// counted says its usage was counted.
 	metered, counted bool
 	written          int
 }
@@ -65,6 +65,12 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	if err != nil {
 		return nil, res, err
 	}
+	returned := false
+	defer func() {
+		if !returned { // an error, or a panic, before the Stream owns the request's quota
+			p.quota.settle(ctx)
+		}
+	}()
 	release, err := s.admit()
 	if err != nil {
 		return nil, res, err
@@ -92,6 +98,9 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 		return err
 	})
 	if err != nil {
+		if callCtx.Err() != nil {
+			p.quota.cutShort(0)
+		}
 		return nil, res, err
 	}
 	st.result, st.prepared = res, p
@@ -107,12 +116,13 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 		st.replay, st.done = stream.Synthesize(resp), func() {}
 		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = resp.Usage, len(resp.ToolCalls), resp.DroppedToolCalls
 		p.validated.result(&st.result)
+		st.counted, returned = true, true
 		return st, res, nil
 	}
 	events := st.src
 	closed := s.opts.Metrics.StreamOpened(req.ClientType)
 	st.ctx, st.machine = callCtx, stream.NewMachine(p.names)
-	st.metered = p.key != nil && p.key.countsTokens()
+	st.metered = p.quota != nil && p.key.countsTokens()
 	if p.check != nil {
 		st.hold = newCallHolder(p.check)
 		if p.check.canRepair {
@@ -125,7 +135,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 		release()
 		closed()
 	}
-	opened = true
+	opened, returned = true, true
 	return st, res, nil
 }
 
@@ -218,7 +228,7 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 		st.svc.upstreamFailed(st.ctx, st.requestID, st.result.Model, err)
 	}
 	if err == io.EOF {
-		st.svc.countTokens(st.ctx, st.prepared, st.machine.Usage()) // repair attempts count their own
+		st.prepared.quota.count(st.machine.Usage()) // repair attempts count their own
 		st.counted = true
 		st.svc.answered(st.ctx, &st.prepared.route)
 		st.svc.logUnknownStop(st.requestID, st.machine.StopReason())
@@ -274,9 +284,12 @@ func (st *Stream) Close() error {
 		st.span.endStream(nil, context.Canceled)
 		st.span = nil
 	}
-	if st.metered && !st.counted { // ended before Bedrock's usage: counted by estimate
-		st.counted = true
-		st.svc.countTokens(st.ctx, st.prepared, estimatedUsage(st.prepared.req, st.written))
+	if st.prepared != nil {
+		if !st.counted { // ended before Bedrock's usage: counted by estimate
+			st.counted = true
+			st.prepared.quota.cutShort(st.written)
+		}
+		st.prepared.quota.settle(st.parent)
 	}
 	if st.done != nil {
 		st.done()

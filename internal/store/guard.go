@@ -106,9 +106,9 @@ func NewGuard(shared Shared, opts GuardOptions) *Guard {
 	return g
 }
 
-// Incr implements Counters.
-func (g *Guard) Incr(ctx context.Context, key string, n int64, ttl time.Duration) (int64, error) {
-	v, err := g.shared.Incr(ctx, key, n, ttl)
+// Add implements Counters.
+func (g *Guard) Add(ctx context.Context, deltas ...Delta) ([]int64, error) {
+	v, err := g.shared.Add(ctx, deltas...)
 	g.observe(ctx, metrics.StoreIncr, err)
 	return v, err
 }

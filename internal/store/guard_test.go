@@ -77,7 +77,7 @@ func (g guarded) up(t *testing.T) float64 { return g.value(t, "gateway_store_up"
 
 // callAll makes one call of each kind, key and value named so a log holding them shows.
 func callAll(g *Guard, ctx context.Context) []error {
-	_, errIncr := g.Incr(ctx, "key-name-in-redis", 1, time.Minute)
+	_, errIncr := incr(g, ctx, "key-name-in-redis", 1, time.Minute)
 	_, errCounts := g.Counts(ctx, "key-name-in-redis")
 	errPut := g.Put(ctx, "key-name-in-redis", []byte("value-in-redis"), time.Minute)
 	_, _, errGet := g.Get(ctx, "key-name-in-redis")
@@ -124,7 +124,7 @@ func TestGuardOutage(t *testing.T) {
 	// A call whose caller has gone is not the store's failure.
 	gone, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err := g.Incr(gone, "k", 1, time.Minute)
+	_, err := incr(g, gone, "k", 1, time.Minute)
 	require.Error(t, err)
 	assert.Equal(t, 3.0, g.errors(t, metrics.StoreIncr))
 
@@ -142,7 +142,7 @@ func TestGuardOutage(t *testing.T) {
 	// go-redis may hold off dialing for a moment after many refused dials: call until a
 	// call succeeds.
 	require.Eventually(t, func() bool {
-		_, err := g.Incr(ctx, "key-name-in-redis", 1, time.Minute)
+		_, err := incr(g, ctx, "key-name-in-redis", 1, time.Minute)
 		return err == nil
 	}, 10*time.Second, 20*time.Millisecond)
 	assert.Equal(t, 1.0, g.up(t))
@@ -198,7 +198,7 @@ func TestGuardStartsWithoutRedis(t *testing.T) {
 	g := newGuarded(t, "redis://"+addr, -1)
 	assert.Equal(t, "redis not reached yet", g.Status())
 	assert.Equal(t, 0.0, g.up(t), "not up before it answered")
-	_, err := g.Incr(t.Context(), "k", 1, time.Minute)
+	_, err := incr(g, t.Context(), "k", 1, time.Minute)
 	require.Error(t, err)
 	assert.Equal(t, "redis unreachable", g.Status())
 }
@@ -218,7 +218,7 @@ func TestErrorClass(t *testing.T) {
 	srv := redistest.Start(t)
 	r := newTestRedis(t, srv.URL())
 	require.Equal(t, "+OK", srv.Do("SET", KeyPrefix+"text", "abc"))
-	_, err := r.Incr(t.Context(), "text", 1, time.Minute)
+	_, err := incr(r, t.Context(), "text", 1, time.Minute)
 	require.Error(t, err)
 	assert.Equal(t, "redis ERR", errorClass(err), "%v", err)
 	require.Equal(t, ":1", srv.Do("LPUSH", KeyPrefix+"list", "x"))

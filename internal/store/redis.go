@@ -124,24 +124,34 @@ func (r *Redis) Addr() string { return r.addr }
 // TLS reports whether the connections use TLS (rediss://).
 func (r *Redis) TLS() bool { return r.tls }
 
-// Incr implements Counters. INCRBY and PEXPIRE NX go in one MULTI/EXEC, one round trip:
-// atomic, the expiry set only on a counter that has none (the window's first Incr), and,
-// unlike a Lua script, nothing for a restarted Redis to have forgotten (EVALSHA's
-// NOSCRIPT costs a second round trip). A counter found without an expiry gets one.
-func (r *Redis) Incr(ctx context.Context, key string, n int64, ttl time.Duration) (int64, error) {
+// Add implements Counters. Each delta is an INCRBY and a PEXPIRE NX, all in one
+// MULTI/EXEC, one round trip: atomic, the expiry set only on a counter that has none (the
+// window's first Add), and, unlike a Lua script, nothing for a restarted Redis to have
+// forgotten (EVALSHA's NOSCRIPT costs a second round trip). A counter found without an
+// expiry gets one.
+func (r *Redis) Add(ctx context.Context, deltas ...Delta) ([]int64, error) {
+	if len(deltas) == 0 {
+		return nil, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	k := KeyPrefix + key
-	var incr *redis.IntCmd
+	incrs := make([]*redis.IntCmd, len(deltas))
 	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		incr = p.IncrBy(ctx, k, n)
-		p.Do(ctx, "pexpire", k, max(ttl.Milliseconds(), 1), "nx")
+		for i, d := range deltas {
+			k := KeyPrefix + d.Key
+			incrs[i] = p.IncrBy(ctx, k, d.N)
+			p.Do(ctx, "pexpire", k, max(d.TTL.Milliseconds(), 1), "nx")
+		}
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return incr.Val(), nil
+	out := make([]int64, len(deltas))
+	for i, c := range incrs {
+		out[i] = c.Val()
+	}
+	return out, nil
 }
 
 // Counts implements Counters with one MGET.

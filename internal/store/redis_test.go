@@ -54,7 +54,7 @@ func TestRedisIncrIsAtomic(t *testing.T) {
 		r := replicas[w%2]
 		wg.Go(func() {
 			for range each {
-				v, err := r.Incr(t.Context(), "rpm", 1, time.Minute)
+				v, err := incr(r, t.Context(), "rpm", 1, time.Minute)
 				if assert.NoError(t, err) {
 					got <- v
 				}
@@ -87,30 +87,30 @@ func TestRedisWindow(t *testing.T) {
 	r := newTestRedis(t, srv.URL())
 	ctx := t.Context()
 
-	v, err := r.Incr(ctx, "w", 5, time.Minute)
+	v, err := incr(r, ctx, "w", 5, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), v)
 	first := pttl(t, srv, "w")
 	assert.True(t, first > 0 && first <= 60_000, "%d ms", first)
-	v, err = r.Incr(ctx, "w", 2, time.Hour)
+	v, err = incr(r, ctx, "w", 2, time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), v)
 	assert.LessOrEqual(t, pttl(t, srv, "w"), first, "the window is the first Incr's")
 
 	require.Equal(t, "+OK", srv.Do("SET", KeyPrefix+"bare", "3"))
-	v, err = r.Incr(ctx, "bare", 1, time.Minute)
+	v, err = incr(r, ctx, "bare", 1, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), v)
 	assert.Positive(t, pttl(t, srv, "bare"), "a counter without an expiry gets one")
 
-	_, err = r.Incr(ctx, "short", 3, 50*time.Millisecond)
+	_, err = incr(r, ctx, "short", 3, 50*time.Millisecond)
 	require.NoError(t, err)
 	// Redis ends the window: nothing else can bring the count back to 0.
 	require.Eventually(t, func() bool {
 		c, err := r.Counts(ctx, "short")
 		return err == nil && c[0] == 0
 	}, 5*time.Second, 5*time.Millisecond)
-	v, err = r.Incr(ctx, "short", 1, time.Minute)
+	v, err = incr(r, ctx, "short", 1, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), v, "a new window")
 	assert.Greater(t, pttl(t, srv, "short"), 50, "with the new window's expiry")
@@ -123,7 +123,7 @@ func TestRedisCounts(t *testing.T) {
 	srv := redistest.Start(t)
 	r := newTestRedis(t, srv.URL())
 	ctx := t.Context()
-	_, err := r.Incr(ctx, "b", 7, time.Minute)
+	_, err := incr(r, ctx, "b", 7, time.Minute)
 	require.NoError(t, err)
 	counts, err := r.Counts(ctx, "a", "b", "c")
 	require.NoError(t, err)
@@ -179,7 +179,7 @@ func TestRedisKeysArePrefixed(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	r := newTestRedis(t, srv.URL())
-	_, err := r.Incr(t.Context(), "c", 1, time.Minute)
+	_, err := incr(r, t.Context(), "c", 1, time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, r.Put(t.Context(), "v", []byte("x"), time.Minute))
 	assert.Equal(t, ":2", srv.Do("EXISTS", "llmgw:c", "llmgw:v"))
@@ -212,7 +212,7 @@ func TestRedisCallsAreBounded(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close() })
 	for name, call := range map[string]func(ctx context.Context) error{
-		"incr":   func(ctx context.Context) error { _, err := r.Incr(ctx, "k", 1, time.Minute); return err },
+		"incr":   func(ctx context.Context) error { _, err := incr(r, ctx, "k", 1, time.Minute); return err },
 		"counts": func(ctx context.Context) error { _, err := r.Counts(ctx, "k"); return err },
 		"put":    func(ctx context.Context) error { return r.Put(ctx, "k", []byte("v"), time.Minute) },
 		"get":    func(ctx context.Context) error { _, _, err := r.Get(ctx, "k"); return err },
@@ -231,7 +231,7 @@ func TestRedisCallsAreBounded(t *testing.T) {
 	addr := srv.Addr()
 	srv.Stop()
 	stopped := newTestRedis(t, "redis://"+addr)
-	_, err = stopped.Incr(t.Context(), "k", 1, time.Minute)
+	_, err = incr(stopped, t.Context(), "k", 1, time.Minute)
 	require.Error(t, err)
 	assert.Equal(t, "connection refused", errorClass(err), "%v", err)
 }
@@ -244,18 +244,18 @@ func TestRedisTLS(t *testing.T) {
 	require.True(t, strings.HasPrefix(srv.URL(), "rediss://"))
 	r := newTestRedis(t, srv.URL())
 	assert.True(t, r.TLS())
-	v, err := r.Incr(t.Context(), "k", 2, time.Minute)
+	v, err := incr(r, t.Context(), "k", 2, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), v)
 
 	checked := newTestRedis(t, "rediss://"+srv.Addr())
-	_, err = checked.Incr(t.Context(), "k", 1, time.Minute)
+	_, err = incr(checked, t.Context(), "k", 1, time.Minute)
 	require.Error(t, err, "a self-signed certificate is refused")
 	assert.Equal(t, "tls", errorClass(err), "%v", err)
 
 	plain := newTestRedis(t, "redis://"+srv.Addr())
 	assert.False(t, plain.TLS())
-	_, err = plain.Incr(t.Context(), "k", 1, time.Minute)
+	_, err = incr(plain, t.Context(), "k", 1, time.Minute)
 	require.Error(t, err, "no plain text on a TLS port")
 }
 
@@ -295,4 +295,52 @@ func TestParseURL(t *testing.T) {
 			assert.NotContains(t, err.Error(), "hunter2")
 		}
 	}
+}
+
+// incr adds n to one counter, as most tests do.
+func incr(c Counters, ctx context.Context, key string, n int64, ttl time.Duration) (int64, error) {
+	v, err := c.Add(ctx, Delta{Key: key, N: n, TTL: ttl})
+	if err != nil {
+		return 0, err
+	}
+	return v[0], nil
+}
+
+// TestRedisAddIsOneTransaction: one Add of several counters returns each one's value,
+// sets each one's expiry when it creates it, and no other Add comes between them.
+func TestRedisAddIsOneTransaction(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	r := newTestRedis(t, srv.URL())
+	ctx := t.Context()
+	v, err := r.Add(ctx, Delta{Key: "a", N: 1, TTL: time.Minute}, Delta{Key: "b", N: 500, TTL: time.Hour})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 500}, v)
+	assert.InDelta(t, time.Hour.Milliseconds(), pttl(t, srv, "b"), 5000)
+	assert.InDelta(t, time.Minute.Milliseconds(), pttl(t, srv, "a"), 5000)
+
+	// Two replicas adding to the same pair at once: every pair of values one caller sees
+	// is a state no other caller saw, and the two counters move together.
+	other := newTestRedis(t, srv.URL())
+	var wg sync.WaitGroup
+	seen := make(chan [2]int64, 100)
+	for w := range 4 {
+		c := []*Redis{r, other}[w%2]
+		wg.Go(func() {
+			for range 25 {
+				v, err := c.Add(ctx, Delta{Key: "a", N: 1, TTL: time.Minute}, Delta{Key: "b", N: 10, TTL: time.Hour})
+				if assert.NoError(t, err) {
+					seen <- [2]int64{v[0], v[1]}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(seen)
+	for pair := range seen {
+		assert.Equal(t, 500+10*(pair[0]-1), pair[1], "a and b moved together")
+	}
+	counts, err := r.Counts(ctx, "a", "b")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{101, 1500}, counts)
 }

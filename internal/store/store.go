@@ -15,14 +15,23 @@ import (
 	"time"
 )
 
-// Counters are fixed-window counters: a counter is created by its first Incr and expires
-// ttl later, which ends its window.
+// Counters are fixed-window counters: a counter is created by its first Add and expires
+// its TTL later, which ends its window.
 type Counters interface {
-	// Incr adds n to the counter at key, creating it to expire after ttl, and returns
-	// its value after the addition.
-	Incr(ctx context.Context, key string, n int64, ttl time.Duration) (int64, error)
+	// Add adds each delta to its counter, creating a missing one to expire after the
+	// delta's TTL, all at once (no other Add comes between them), and returns the
+	// counters' values after the additions, in the order of deltas.
+	Add(ctx context.Context, deltas ...Delta) ([]int64, error)
 	// Counts returns the values of the counters at keys, 0 for a missing one.
 	Counts(ctx context.Context, keys ...string) ([]int64, error)
+}
+
+// Delta is one change of a counter.
+type Delta struct {
+	Key string
+	N   int64
+	// TTL is the life of the counter when this creates it.
+	TTL time.Duration
 }
 
 // Values are byte values that expire.
@@ -57,24 +66,28 @@ func NewMemory(now func() time.Time) *Memory {
 	return &Memory{now: now, counters: map[string]*counter{}}
 }
 
-// Incr implements Counters. Creating a counter first drops the expired ones, so the map
+// Add implements Counters. Creating a counter first drops the expired ones, so the map
 // holds only the live windows of the configured keys' limits.
-func (m *Memory) Incr(_ context.Context, key string, n int64, ttl time.Duration) (int64, error) {
+func (m *Memory) Add(_ context.Context, deltas ...Delta) ([]int64, error) {
 	now := m.now()
+	out := make([]int64, len(deltas))
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := m.counters[key]
-	if c == nil || !now.Before(c.expires) {
-		for k, old := range m.counters {
-			if !now.Before(old.expires) {
-				delete(m.counters, k)
+	for i, d := range deltas {
+		c := m.counters[d.Key]
+		if c == nil || !now.Before(c.expires) {
+			for k, old := range m.counters {
+				if !now.Before(old.expires) {
+					delete(m.counters, k)
+				}
 			}
+			c = &counter{expires: now.Add(d.TTL)}
+			m.counters[d.Key] = c
 		}
-		c = &counter{expires: now.Add(ttl)}
-		m.counters[key] = c
+		c.n += d.N
+		out[i] = c.n
 	}
-	c.n += n
-	return c.n, nil
+	return out, nil
 }
 
 // Counts implements Counters.
