@@ -86,6 +86,13 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	if o.counters == nil {
 		o.counters = store.NewMemory(o.now)
 	}
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
+	if cfg.APIKeysFile != "" && len(cfg.FileKeys) == 0 {
+		// Serving without the file's keys could turn authentication off.
+		return errors.New("api_keys_file was not read: build the configuration with config.Load")
+	}
 	var addrs Addrs
 	var awsCfg aws.Config
 	if cfg.Sim.Enabled {
@@ -120,10 +127,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 			log.Warn("exporting the last spans", zap.Error(err))
 		}
 	}()
-	keyList, err := cfg.LoadAPIKeys()
-	if err != nil {
-		return err
-	}
+	keyList := slices.Concat(cfg.APIKeys, cfg.FileKeys)
 	keyring := make([]auth.Key, 0, len(keyList)+len(cfg.Keys))
 	for _, k := range keyList {
 		keyring = append(keyring, auth.Key{Key: k})
