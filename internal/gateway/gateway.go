@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -411,8 +412,9 @@ func keyPolicies(keys []config.Key) (map[string]core.KeyPolicy, error) {
 	return out, nil
 }
 
-// logStarted says where the gateway listens and what to try first, and warns when anyone
-// who can reach those addresses may call it.
+// logStarted says where the gateway listens, which of its addresses reach beyond this host,
+// whether calls need a key, and what to try first; and warns when anyone who can reach
+// those addresses may call it, or read its /metrics.
 func logStarted(log *zap.Logger, addrs Addrs, upstream string, auth bool) {
 	tryAuth := ""
 	if auth {
@@ -422,19 +424,40 @@ func logStarted(log *zap.Logger, addrs Addrs, upstream string, auth bool) {
 	if addrs.Admin != "" {
 		admin = zap.String("admin", addrs.Admin)
 	}
+	open := beyondLoopback(addrs)
 	log.Info("gateway listening",
 		zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), admin, zap.String("upstream", upstream),
+		zap.Strings("beyond_loopback", open), zap.Bool("keys_required", auth),
 		zap.String("try", "curl -s http://"+dialable(addrs.HTTP)+"/llm-apps/chat"+tryAuth+` -d '{"messages":[{"role":"user","content":"What can you do?"}]}'`+
 			"; OpenAI SDKs: base URL http://"+dialable(addrs.HTTP)+"/v1"+
 			"; grpcurl -plaintext "+dialable(addrs.GRPC)+" list; README.md \"Try it\" has more"))
-	if !auth {
-		where := "on loopback only"
-		if !loopback(addrs.HTTP) || !loopback(addrs.GRPC) {
-			where = "ON EVERY INTERFACE: anyone who can reach this host can use its AWS credentials"
-		}
-		log.Warn("authentication is off: no API keys configured; set GATEWAY_API_KEYS (or --api-keys-file, or keys in the --config file) to require them",
-			zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), zap.String("listening", where))
+	if auth {
+		return
 	}
+	where := "on loopback only"
+	if len(open) > 0 {
+		var risks []string
+		if !loopback(addrs.HTTP) || !loopback(addrs.GRPC) {
+			risks = append(risks, "anyone who can reach this host can use its AWS credentials")
+		}
+		if addrs.Admin != "" && !loopback(addrs.Admin) {
+			risks = append(risks, "/metrics on the admin address, open without a key, lists key names and model names to anyone who reaches it")
+		}
+		where = "ON EVERY INTERFACE (" + strings.Join(open, ", ") + "): " + strings.Join(risks, "; ")
+	}
+	log.Warn("authentication is off: no API keys configured; set GATEWAY_API_KEYS (or --api-keys-file, or keys in the --config file) to require them",
+		zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), admin, zap.String("listening", where))
+}
+
+// beyondLoopback names each listener whose address is not loopback, as "http [::]:8080".
+func beyondLoopback(addrs Addrs) []string {
+	open := []string{}
+	for _, l := range []struct{ name, addr string }{{"http", addrs.HTTP}, {"grpc", addrs.GRPC}, {"admin", addrs.Admin}} {
+		if l.addr != "" && !loopback(l.addr) {
+			open = append(open, l.name+" "+l.addr)
+		}
+	}
+	return open
 }
 
 // dialable turns a listen address such as "[::]:8080" into one a client on this host can
