@@ -140,6 +140,6 @@ portkey_auth="x-portkey-provider: bedrock"
 
 # The gateway runs with auth on, as deployed; the baseline's simulator accepts any Bearer
 # value as a Bedrock API key.
-gateway_key=loadtest-key
+gateway_key=loadtest-key-0123456789 # 16 characters at least: the gateway refuses shorter keys
 gateway_auth="Authorization: Bearer $gateway_key"
 baseline_auth="Authorization: Bearer baseline"

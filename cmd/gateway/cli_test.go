@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestCommandLine: help, version and usage errors, each printed once, with exit codes a
@@ -46,6 +50,36 @@ func TestCommandLine(t *testing.T) {
 				assert.Contains(t, stderr.String(), tt.stderr)
 				assert.Equal(t, 1, strings.Count(stderr.String(), "gateway:"), "the error is printed once: %s", stderr.String())
 			}
+		})
+	}
+}
+
+// TestBadKeysStopStartup: a key too short, a keys file line with a note after the key, a
+// keys file anyone may write: each stops startup with exit code 2, like every bad setting,
+// naming where the key is and quoting none of it. The context is already cancelled, so a
+// gateway that started anyway would return at once, with 0.
+func TestBadKeysStopStartup(t *testing.T) {
+	dir := t.TempDir()
+	noted := filepath.Join(dir, "noted")
+	require.NoError(t, os.WriteFile(noted, []byte("# ci\nfirst-key-0123456789\n\nsecond-key-0123456789\nwithcomment # prod key\n"), 0o600))
+	open := filepath.Join(dir, "open")
+	require.NoError(t, os.WriteFile(open, []byte("sha256:"+strings.Repeat("ab", 32)+"\n"), 0o600))
+	require.NoError(t, os.Chmod(open, 0o666))
+	tests := []struct{ name, args, stderr, secret string }{
+		{"short key", "--api-keys Zq9xW7vJ", "gateway: api_keys[0]: shorter than 16 characters, so it can be guessed; make a key with: openssl rand -hex 32 (from --api-keys)\n", "Zq9"},
+		{"note after a key", "--api-keys-file " + noted, "gateway: api_keys_file line 5: whitespace inside a key; a line holds one key, and # starts a comment only at the start of a line (from --api-keys-file)\n", "withcomment"},
+		{"keys file anyone may write", "--api-keys-file " + open, "gateway: api_keys_file: " + open + " is writable by every user of this host, who could add a key; chmod 600 or 640 (from --api-keys-file)\n", "abab"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"--sim", "--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0"}, strings.Fields(tt.args)...)
+			assert.Equal(t, 2, run(ctx, args, &stdout, &stderr))
+			assert.Empty(t, stdout.String())
+			assert.Equal(t, tt.stderr+"Run 'gateway --help' for usage.\n", stderr.String())
+			assert.NotContains(t, stderr.String(), tt.secret)
 		})
 	}
 }

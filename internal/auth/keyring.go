@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Key is one accepted key as the configuration writes it: the key itself, or
@@ -27,8 +28,17 @@ type Keyring struct {
 	ids []string
 }
 
-// Digest is the SHA-256 of a key as the configuration writes it: the key itself, or
-// "sha256:<64 hex digits>" of it.
+// MinKeyLength is the fewest characters a key written as itself may have: anyone who can
+// reach the gateway may try keys, and a short one falls to guessing. A "sha256:<hex>" entry
+// cannot be checked, as its digest hides the key's length.
+const MinKeyLength = 16
+
+// errShortKey names no key and no part of one: it reaches the terminal and the logs.
+var errShortKey = fmt.Errorf("shorter than %d characters, so it can be guessed; make a key with: openssl rand -hex 32", MinKeyLength)
+
+// Digest is the SHA-256 of a key as the configuration writes it: the key itself, at least
+// MinKeyLength characters, or "sha256:<64 hex digits>" of it. Every source of keys passes
+// through it, so this is the one place that decides what a key may be.
 func Digest(key string) ([sha256.Size]byte, error) {
 	if h, ok := strings.CutPrefix(key, "sha256:"); ok {
 		b, err := hex.DecodeString(strings.TrimSpace(h))
@@ -36,6 +46,9 @@ func Digest(key string) ([sha256.Size]byte, error) {
 			return [sha256.Size]byte{}, errors.New("sha256: wants 64 hex digits")
 		}
 		return [sha256.Size]byte(b), nil
+	}
+	if utf8.RuneCountInString(key) < MinKeyLength {
+		return [sha256.Size]byte{}, errShortKey
 	}
 	return sha256.Sum256([]byte(key)), nil
 }

@@ -37,9 +37,13 @@ type Config struct {
 	HTTPAddr string
 	GRPCAddr string
 	// AdminAddr also serves /healthz, /readyz and /metrics; "" serves them on HTTPAddr only.
-	AdminAddr    string
-	APIKeys      []string
-	APIKeysFile  string
+	AdminAddr   string
+	APIKeys     []string
+	APIKeysFile string
+	// FileKeys are the entries of APIKeysFile as written ("sha256:<hex>" included), which
+	// Load read and checked: the file is read once, and its mistakes stop startup like any
+	// bad setting.
+	FileKeys     []string
 	DefaultModel string
 	// ModelAliases maps each alias to its targets, in the order calls try them
 	// (docs/PROTOCOL.md 14.4).
@@ -80,6 +84,9 @@ type Config struct {
 	// (docs/PROTOCOL.md 14.1); ModelAliases has their targets.
 	AliasDefaults map[string]AliasDefaults
 	Sim           Sim
+	// Warnings are risky settings that do not stop startup (keys visible in ps, a keys file
+	// every user may read); the gateway logs each once at startup.
+	Warnings []string
 }
 
 // Target is one place an alias's calls may go (docs/PROTOCOL.md 14.4).
@@ -213,8 +220,8 @@ func table(c *Config) []setting {
 		{key: "http_addr", def: ":8080", help: "REST, streams, /healthz, /readyz and /metrics listen address", v: bind(&c.HTTPAddr, hostPort)},
 		{key: "grpc_addr", def: ":9090", help: "gRPC listen address, with server reflection and grpc.health.v1", v: bind(&c.GRPCAddr, hostPort)},
 		{key: "admin_addr", help: "a second listen address for /healthz, /readyz and /metrics alone, for networks where only probes and the scraper reach it; none: they are served on http_addr only", v: bind(&c.AdminAddr, optionalHostPort)},
-		{key: "api_keys", sep: ",", help: "client keys; none from any source turns authentication off (a warning says so)", v: bind(&c.APIKeys, nil)},
-		{key: "api_keys_file", help: "file of more client keys, one per line: the key, or sha256:<hex> of it; blank and # lines skipped", v: bind(&c.APIKeysFile, nil)},
+		{key: "api_keys", sep: ",", help: "client keys, each at least 16 characters (openssl rand -hex 32) or sha256:<hex> of one; none from any source turns authentication off (a warning says so); prefer the variable or the file: every user of the host sees a flag in ps", v: bind(&c.APIKeys, apiKeys)},
+		{key: "api_keys_file", help: "file of more client keys, one per line: the key, or sha256:<hex> of it; blank lines and lines starting with # skipped; chmod 600 or 640 (readable by every user: a warning; writable by every user: startup stops)", v: bind(&c.APIKeysFile, nil)},
 		{key: "keys", fileOnly: true, help: "named client keys with limits and defaults, a YAML list of {name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort}; accepted besides api_keys", v: bind(&c.Keys, nil)},
 		{key: "default_model", def: DefaultModel, help: "model of a request that names none", v: bind(&c.DefaultModel, notEmpty)},
 		{key: "model_aliases", sep: ",", help: "names clients may send, each mapped to a Bedrock model id (in the YAML file also an object: targets to fail over between, and defaults)", v: bind(&aliasTable{&c.ModelAliases, &c.AliasDefaults}, aliases)},
@@ -380,7 +387,7 @@ func (s setting) decode(raw jsontext.Value) error {
 	switch p := s.v.ptr.(type) {
 	case *[]string:
 		if err := json.Unmarshal(raw, p); err != nil {
-			return fmt.Errorf("want a list of strings, got %s", raw)
+			return fmt.Errorf("want a list of strings, got %s", kindOf(raw))
 		}
 	case *aliasTable:
 		return p.decode(raw)
@@ -416,6 +423,24 @@ func (s setting) decode(raw jsontext.Value) error {
 		return s.set(text, false)
 	}
 	return nil
+}
+
+// kindOf names what kind of value raw is, without quoting it: api_keys is a list, and a key
+// written as a scalar would otherwise reach the terminal.
+func kindOf(raw jsontext.Value) string {
+	switch raw.Kind() {
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "true or false"
+	case 'n':
+		return "null"
+	case '{':
+		return "a mapping"
+	}
+	return "a list of other values"
 }
 
 // flagArg is a flag as given on the command line. Flags are parsed before the file is read
@@ -454,8 +479,11 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fail := func(key string, err error) {
 		bad[key] = true
 		sep := ": "
-		if strings.HasPrefix(err.Error(), "[") {
+		switch msg := err.Error(); {
+		case strings.HasPrefix(msg, "["):
 			sep = "" // a path into the key's list: "keys[2].name: …"
+		case strings.HasPrefix(msg, "line "):
+			sep = " " // a line of the key's file: "api_keys_file line 4: …"
 		}
 		errs = append(errs, fmt.Errorf("%s%s%w (from %s)", key, sep, err, from[key]))
 	}
@@ -489,7 +517,18 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		}
 	}
 	if path != "" {
-		if err := readFile(rows, path, from, fail); err != nil {
+		err := readFile(rows, path, from, fail)
+		if err == nil {
+			// The file's own keys: the environment and flags are applied after.
+			held := slices.Clone(c.APIKeys)
+			for _, k := range c.Keys {
+				held = append(held, k.Key)
+			}
+			var warning string
+			warning, err = exposure(path, plaintext(held))
+			c.warn(fileKey, warning)
+		}
+		if err != nil {
 			from[fileKey] = pathFrom
 			fail(fileKey, err)
 		}
@@ -521,6 +560,16 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 				fail(s.key, err)
 			}
 		}
+	}
+	if from["api_keys"] == "--api-keys" && plaintext(c.APIKeys) {
+		c.warn("api_keys", "keys given with --api-keys are visible to every user of this host (ps, /proc); give them in --api-keys-file or GATEWAY_API_KEYS")
+	}
+	if c.APIKeysFile != "" && !bad["api_keys_file"] {
+		warning, fileErrs := c.readKeysFile()
+		for _, err := range fileErrs {
+			fail("api_keys_file", err)
+		}
+		c.warn("api_keys_file", warning)
 	}
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
@@ -603,26 +652,11 @@ beats the default. The flag of a list or a map may repeat.
 	}
 }
 
-// LoadAPIKeys returns the configured keys and those of the keys file. Entries of the file
-// are kept as written ("sha256:<hex>" included): the keyring understands both.
-func (c Config) LoadAPIKeys() ([]string, error) {
-	keys := append([]string{}, c.APIKeys...)
-	if c.APIKeysFile == "" {
-		return keys, nil
+// warn adds a warning about key's setting; "" adds none.
+func (c *Config) warn(key, warning string) {
+	if warning != "" {
+		c.Warnings = append(c.Warnings, key+": "+warning)
 	}
-	raw, err := os.ReadFile(c.APIKeysFile)
-	if err != nil {
-		return nil, fmt.Errorf("api keys file: %w", err)
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			keys = append(keys, line)
-		}
-	}
-	if len(keys) == len(c.APIKeys) {
-		return nil, fmt.Errorf("api keys file %s holds no key", c.APIKeysFile)
-	}
-	return keys, nil
 }
 
 // split returns the items of s between seps, trimmed, empty ones dropped.

@@ -93,14 +93,14 @@ func TestPrecedence(t *testing.T) {
 			get: func(c Config) any { return c.Sim.Enabled }, def: false, file: false, fromEnv: true, flag: false,
 		},
 		{
-			name: "list", yaml: "api_keys: [f1, f2]",
-			env: map[string]string{"GATEWAY_API_KEYS": "e1, e2 ,,"}, flags: strs{"--api-keys", "k1,k2", "--api-keys", "k3"},
-			get: func(c Config) any { return c.APIKeys }, def: strs(nil), file: strs{"f1", "f2"}, fromEnv: strs{"e1", "e2"}, flag: strs{"k1", "k2", "k3"},
+			name: "list", yaml: "api_keys: [file-key-1-0123456, file-key-2-0123456]",
+			env: map[string]string{"GATEWAY_API_KEYS": "env-key-1-01234567, env-key-2-01234567 ,,"}, flags: strs{"--api-keys", "first-key-012345,second-key-01234", "--api-keys", "third-key-012345"},
+			get: func(c Config) any { return c.APIKeys }, def: strs(nil), file: strs{"file-key-1-0123456", "file-key-2-0123456"}, fromEnv: strs{"env-key-1-01234567", "env-key-2-01234567"}, flag: strs{"first-key-012345", "second-key-01234", "third-key-012345"},
 		},
 		{
-			name: "list flag set to empty", yaml: "api_keys: [f1]",
-			env: map[string]string{"GATEWAY_API_KEYS": "e1"}, flags: strs{"--api-keys="},
-			get: func(c Config) any { return c.APIKeys }, def: strs(nil), file: strs{"f1"}, fromEnv: strs{"e1"}, flag: strs(nil),
+			name: "list flag set to empty", yaml: "api_keys: [file-key-1-0123456]",
+			env: map[string]string{"GATEWAY_API_KEYS": "env-key-1-01234567"}, flags: strs{"--api-keys="},
+			get: func(c Config) any { return c.APIKeys }, def: strs(nil), file: strs{"file-key-1-0123456"}, fromEnv: strs{"env-key-1-01234567"}, flag: strs(nil),
 		},
 		{
 			name: "list separated by ;", yaml: `sim_faults: ["throttle,times=2"]`,
@@ -191,7 +191,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "map item", args: strs{"--model-aliases", "sonnet"}, want: `model_aliases: "sonnet" is not name=id (from --model-aliases)`},
 		{name: "int in file", yaml: "max_messages: 1.5", want: `max_messages: "1.5" is not a whole number (from FILE)`},
 		{name: "duration in file", yaml: "upstream_timeout: 30", want: `upstream_timeout: "30" is not a duration like "30s" (from FILE)`},
-		{name: "list in file", yaml: "api_keys: k1", want: `api_keys: want a list of strings, got "k1" (from FILE)`},
+		{name: "list in file", yaml: "api_keys: sk-live-0123456789", want: `api_keys: want a list of strings, got a string (from FILE)`}, // not quoted: it may be a key
 		{name: "map in file", yaml: "model_aliases: [a]", want: `model_aliases: want a mapping of names to model ids or alias objects, got ["a"] (from FILE)`},
 		{name: "prompt_caching", env: vars{"GATEWAY_PROMPT_CACHING": "on"}, want: `prompt_caching: "on" is not off or auto (from GATEWAY_PROMPT_CACHING)`},
 		{name: "prompt_caching yes in file", yaml: "prompt_caching: yes", want: `prompt_caching: "true" is not off or auto (from FILE)`},
@@ -247,28 +247,28 @@ func TestLoadErrors(t *testing.T) {
 		{name: "keys without key", yaml: "keys: [{name: ci}]", want: `keys[0].key: missing (from FILE)`},
 		{name: "keys key empty", yaml: "keys: [{key: ' '}]", want: `keys[0].key: empty (from FILE)`},
 		{name: "keys key not a string", yaml: "keys: [{key: 12345}]", want: `keys[0].key: want a string; quote the key (from FILE)`},
-		{name: "keys bad digest", yaml: "keys: [{key: k1}, {key: 'sha256:abc'}]", want: `keys[1].key: sha256: wants 64 hex digits (from FILE)`},
-		{name: "keys name", yaml: "keys: [{name: 'c i', key: k1}]", want: `keys[0].name: want 1 to 64 letters, digits, '.', '_' or '-' (from FILE)`},
-		{name: "keys name empty", yaml: "keys: [{name: '', key: k1}]", want: `keys[0].name: want 1 to 64 letters, digits, '.', '_' or '-' (from FILE)`},
-		{name: "keys name too long", yaml: "keys: [{name: " + strings.Repeat("n", 65) + ", key: k1}]", want: `keys[0].name: want 1 to 64 letters, digits, '.', '_' or '-' (from FILE)`},
-		{name: "keys name not a string", yaml: "keys: [{name: [ci], key: k1}]", want: `keys[0].name: want a string (from FILE)`},
-		{name: "keys same name", yaml: "keys: [{name: ci, key: k1}, {name: cd, key: k2}, {name: ci, key: k3}]", want: `keys[2].name: keys[0] goes by the same name (from FILE)`},
-		{name: "keys same key", yaml: "keys: [{name: ci, key: k1}, {name: cd, key: 'sha256:" + sha256Hex("k1") + "'}]", want: `keys[1].key: the same key as keys[0] (from FILE)`},
-		{name: "keys name of another's digest", yaml: "keys: [{name: '" + sha256Hex("k1")[:8] + "', key: k2}, {key: k1}]",
+		{name: "keys bad digest", yaml: "keys: [{key: first-key-012345}, {key: 'sha256:abc'}]", want: `keys[1].key: sha256: wants 64 hex digits (from FILE)`},
+		{name: "keys name", yaml: "keys: [{name: 'c i', key: first-key-012345}]", want: `keys[0].name: want 1 to 64 letters, digits, '.', '_' or '-' (from FILE)`},
+		{name: "keys name empty", yaml: "keys: [{name: '', key: first-key-012345}]", want: `keys[0].name: want 1 to 64 letters, digits, '.', '_' or '-' (from FILE)`},
+		{name: "keys name too long", yaml: "keys: [{name: " + strings.Repeat("n", 65) + ", key: first-key-012345}]", want: `keys[0].name: want 1 to 64 letters, digits, '.', '_' or '-' (from FILE)`},
+		{name: "keys name not a string", yaml: "keys: [{name: [ci], key: first-key-012345}]", want: `keys[0].name: want a string (from FILE)`},
+		{name: "keys same name", yaml: "keys: [{name: ci, key: first-key-012345}, {name: cd, key: second-key-01234}, {name: ci, key: third-key-012345}]", want: `keys[2].name: keys[0] goes by the same name (from FILE)`},
+		{name: "keys same key", yaml: "keys: [{name: ci, key: first-key-012345}, {name: cd, key: 'sha256:" + sha256Hex("first-key-012345") + "'}]", want: `keys[1].key: the same key as keys[0] (from FILE)`},
+		{name: "keys name of another's digest", yaml: "keys: [{name: '" + sha256Hex("first-key-012345")[:8] + "', key: second-key-01234}, {key: first-key-012345}]",
 			want: `keys[1]: its SHA-256 starts as that of keys[0], whose name it would take; give it a name (from FILE)`},
-		{name: "keys unknown member", yaml: "keys: [{key: k1, prompt_caching: off}]",
+		{name: "keys unknown member", yaml: "keys: [{key: first-key-012345, prompt_caching: off}]",
 			want: `keys[0]: an unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
-		{name: "keys a key as a member's name", yaml: "keys: [{key: k1, sk-live-secret: 1}]",
+		{name: "keys a key as a member's name", yaml: "keys: [{key: first-key-012345, sk-live-secret: 1}]",
 			want: `keys[0]: an unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
-		{name: "keys requests_per_minute", yaml: "keys: [{key: k1, requests_per_minute: -1}]", want: `keys[0].requests_per_minute: must be at least 0, got -1 (from FILE)`},
-		{name: "keys tokens_per_minute", yaml: "keys: [{key: k1}, {key: k2}, {key: k3, tokens_per_minute: 1.5}]", want: `keys[2].tokens_per_minute: want a whole number, 0 or more (0: no limit) (from FILE)`},
-		{name: "keys tokens_per_day", yaml: "keys: [{key: k1, tokens_per_day: '100'}]", want: `keys[0].tokens_per_day: want a whole number, 0 or more (0: no limit) (from FILE)`},
-		{name: "keys tool_validation", yaml: "keys: [{key: k1, tool_validation: sk-live-secret}]", want: `keys[0].tool_validation: want off, report or repair (from FILE)`},
-		{name: "keys parallel_tool_calls", yaml: "keys: [{key: k1, parallel_tool_calls: sk-live-secret}]", want: `keys[0].parallel_tool_calls: want true or false (from FILE)`},
-		{name: "keys max_tool_rounds", yaml: "keys: [{key: k1, max_tool_rounds: -3}]", want: `keys[0].max_tool_rounds: want a whole number from 0 to 2147483647 (from FILE)`},
-		{name: "keys reasoning_effort", yaml: "keys: [{key: k1, reasoning_effort: sk-live-secret}]", want: `keys[0].reasoning_effort: want one of none, minimal, low, medium, high, xhigh, max (from FILE)`},
-		{name: "keys from the environment", env: vars{"GATEWAY_KEYS": "k1"}, want: `keys: only the YAML file (--config) sets it (from GATEWAY_KEYS)`},
-		{name: "keys flag", args: strs{"--keys", "k1"}, want: "flag provided but not defined: -keys"},
+		{name: "keys requests_per_minute", yaml: "keys: [{key: first-key-012345, requests_per_minute: -1}]", want: `keys[0].requests_per_minute: must be at least 0, got -1 (from FILE)`},
+		{name: "keys tokens_per_minute", yaml: "keys: [{key: first-key-012345}, {key: second-key-01234}, {key: third-key-012345, tokens_per_minute: 1.5}]", want: `keys[2].tokens_per_minute: want a whole number, 0 or more (0: no limit) (from FILE)`},
+		{name: "keys tokens_per_day", yaml: "keys: [{key: first-key-012345, tokens_per_day: '100'}]", want: `keys[0].tokens_per_day: want a whole number, 0 or more (0: no limit) (from FILE)`},
+		{name: "keys tool_validation", yaml: "keys: [{key: first-key-012345, tool_validation: sk-live-secret}]", want: `keys[0].tool_validation: want off, report or repair (from FILE)`},
+		{name: "keys parallel_tool_calls", yaml: "keys: [{key: first-key-012345, parallel_tool_calls: sk-live-secret}]", want: `keys[0].parallel_tool_calls: want true or false (from FILE)`},
+		{name: "keys max_tool_rounds", yaml: "keys: [{key: first-key-012345, max_tool_rounds: -3}]", want: `keys[0].max_tool_rounds: want a whole number from 0 to 2147483647 (from FILE)`},
+		{name: "keys reasoning_effort", yaml: "keys: [{key: first-key-012345, reasoning_effort: sk-live-secret}]", want: `keys[0].reasoning_effort: want one of none, minimal, low, medium, high, xhigh, max (from FILE)`},
+		{name: "keys from the environment", env: vars{"GATEWAY_KEYS": "first-key-012345"}, want: `keys: only the YAML file (--config) sets it (from GATEWAY_KEYS)`},
+		{name: "keys flag", args: strs{"--keys", "first-key-012345"}, want: "flag provided but not defined: -keys"},
 
 		// Values that parse but fail their check: every check of the table.
 		{name: "max_tools", env: vars{"GATEWAY_MAX_TOOLS": "0"}, want: `max_tools: must be at least 1, got 0 (from GATEWAY_MAX_TOOLS)`},
@@ -388,7 +388,7 @@ func TestAliasObjects(t *testing.T) {
 // limits is unlimited (zeros), without a name goes by its digest (Name "").
 func TestKeys(t *testing.T) {
 	t.Parallel()
-	file := writeFile(t, `api_keys: [plain]
+	file := writeFile(t, `api_keys: [plain-key-0123456789]
 keys:
   - name: ci
     key: sha256:`+sha256Hex("ci-key")+`
@@ -399,7 +399,7 @@ keys:
     parallel_tool_calls: false
     max_tool_rounds: 4
     reasoning_effort: low
-  - key: " bare-key "
+  - key: " bare-key-0123456789 "
 `)
 	cfg, err := Load([]string{"--config", file}, env(nil))
 	require.NoError(t, err)
@@ -407,9 +407,9 @@ keys:
 	assert.Equal(t, []Key{
 		{Name: "ci", Key: "sha256:" + sha256Hex("ci-key"), RequestsPerMinute: 60, TokensPerMinute: 200000, TokensPerDay: 5000000,
 			Defaults: Defaults{ParallelToolCalls: &no, MaxToolRounds: &four, ReasoningEffort: "low", ToolValidation: ValidationRepair}},
-		{Key: "bare-key"},
+		{Key: "bare-key-0123456789"},
 	}, cfg.Keys)
-	assert.Equal(t, []string{"plain"}, cfg.APIKeys, "keys come besides api_keys")
+	assert.Equal(t, []string{"plain-key-0123456789"}, cfg.APIKeys, "keys come besides api_keys")
 }
 
 func sha256Hex(key string) string {

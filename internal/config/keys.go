@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -192,4 +194,73 @@ func (d *Defaults) member(name string, v jsontext.Value) (known bool, err error)
 		return false, nil
 	}
 	return true, err
+}
+
+// apiKeys checks each key as the keyring will read it; its errors name the key by its place
+// in the list, never quote it.
+func apiKeys(keys []string) error {
+	for i, k := range keys {
+		if _, err := auth.Digest(k); err != nil {
+			return fmt.Errorf("[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// readKeysFile reads APIKeysFile into FileKeys: one entry a line, the key or
+// "sha256:<hex>" of it, trimmed; blank lines are skipped, and so are lines starting with #
+// (after spaces), which alone are comments: a key may hold #. A line with spaces or tabs
+// inside is refused rather than read as a key with a note ("key # prod" would be a key
+// ending in a note). Errors name the line, never quote it: it may hold a key. The warning,
+// when not "", says who else may read the file.
+func (c *Config) readKeysFile() (warning string, errs []error) {
+	raw, err := os.ReadFile(c.APIKeysFile)
+	if err != nil {
+		return "", []error{err}
+	}
+	for i, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.IndexFunc(line, unicode.IsSpace) >= 0 {
+			errs = append(errs, fmt.Errorf("line %d: whitespace inside a key; a line holds one key, and # starts a comment only at the start of a line", i+1))
+		} else if _, err := auth.Digest(line); err != nil {
+			errs = append(errs, fmt.Errorf("line %d: %w", i+1, err))
+		} else {
+			c.FileKeys = append(c.FileKeys, line)
+		}
+	}
+	if len(errs) == 0 && len(c.FileKeys) == 0 {
+		errs = append(errs, fmt.Errorf("%s holds no key", c.APIKeysFile))
+	}
+	warning, err = exposure(c.APIKeysFile, plaintext(c.FileKeys))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return warning, errs
+}
+
+// exposure checks who else may use a file that holds keys, or, the YAML file, may hold
+// them. Writable by every user of the host stops startup, digests or not: anyone could add
+// a key of their own. Readable by every user is a warning when it holds keys in plaintext.
+// os.Stat follows symlinks: Kubernetes mounts Secrets and ConfigMaps through them, and the
+// target's mode is the one that counts.
+func exposure(path string, plaintext bool) (warning string, err error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	switch mode := info.Mode().Perm(); {
+	case mode&0o002 != 0:
+		return "", fmt.Errorf("%s is writable by every user of this host, who could add a key; chmod 600 or 640", path)
+	case plaintext && mode&0o004 != 0:
+		return fmt.Sprintf("%s holds keys in plaintext and is readable by every user of this host; chmod 600 or 640, or store sha256:<hex> of each key", path), nil
+	}
+	return "", nil
+}
+
+// plaintext reports whether any of keys is written as itself rather than as its digest.
+func plaintext(keys []string) bool {
+	return slices.ContainsFunc(keys, func(k string) bool { return !strings.HasPrefix(k, "sha256:") })
 }

@@ -306,14 +306,13 @@ func TestRequestLimits(t *testing.T) {
 }
 
 func TestKeysFileWithDigests(t *testing.T) {
-	digest := sha256.Sum256([]byte("file-key"))
+	digest := sha256.Sum256([]byte("file-key-0123456789"))
 	file := filepath.Join(t.TempDir(), "keys")
-	require.NoError(t, os.WriteFile(file, []byte("# team A\nsha256:"+hex.EncodeToString(digest[:])+"\n\nplain-key\n"), 0o600))
-	cfg := defaultConfig(t)
-	cfg.Sim.Enabled = true
-	cfg.APIKeysFile = file
+	require.NoError(t, os.WriteFile(file, []byte("# team A\nsha256:"+hex.EncodeToString(digest[:])+"\n\n  # team B\nplain-key-0123456789\n"), 0o600))
+	cfg, err := config.Load([]string{"--sim", "--api-keys-file", file}, func(string) string { return "" })
+	require.NoError(t, err)
 	g := start(t, cfg)
-	for key, want := range map[string]int{"file-key": 200, "plain-key": 200, testKey: 200, "sha256:" + hex.EncodeToString(digest[:]): 401, "nope": 401} {
+	for key, want := range map[string]int{"file-key-0123456789": 200, "plain-key-0123456789": 200, testKey: 200, "sha256:" + hex.EncodeToString(digest[:]): 401, "nope": 401} {
 		resp, _ := post(t, "http://"+g.HTTP+"/llm-apps/chat", "NIRMATA-API "+key, hello)
 		assert.Equal(t, want, resp.StatusCode, key)
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -86,6 +87,13 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	if o.counters == nil {
 		o.counters = store.NewMemory(o.now)
 	}
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
+	if cfg.APIKeysFile != "" && len(cfg.FileKeys) == 0 {
+		// Serving without the file's keys could turn authentication off.
+		return errors.New("api_keys_file was not read: build the configuration with config.Load")
+	}
 	var addrs Addrs
 	var awsCfg aws.Config
 	if cfg.Sim.Enabled {
@@ -120,10 +128,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 			log.Warn("exporting the last spans", zap.Error(err))
 		}
 	}()
-	keyList, err := cfg.LoadAPIKeys()
-	if err != nil {
-		return err
-	}
+	keyList := slices.Concat(cfg.APIKeys, cfg.FileKeys)
 	keyring := make([]auth.Key, 0, len(keyList)+len(cfg.Keys))
 	for _, k := range keyList {
 		keyring = append(keyring, auth.Key{Key: k})
@@ -407,8 +412,9 @@ func keyPolicies(keys []config.Key) (map[string]core.KeyPolicy, error) {
 	return out, nil
 }
 
-// logStarted says where the gateway listens and what to try first, and warns when anyone
-// who can reach those addresses may call it.
+// logStarted says where the gateway listens, which of its addresses reach beyond this host,
+// whether calls need a key, and what to try first; and warns when anyone who can reach
+// those addresses may call it, or read its /metrics.
 func logStarted(log *zap.Logger, addrs Addrs, upstream string, auth bool) {
 	tryAuth := ""
 	if auth {
@@ -418,19 +424,40 @@ func logStarted(log *zap.Logger, addrs Addrs, upstream string, auth bool) {
 	if addrs.Admin != "" {
 		admin = zap.String("admin", addrs.Admin)
 	}
+	open := beyondLoopback(addrs)
 	log.Info("gateway listening",
 		zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), admin, zap.String("upstream", upstream),
+		zap.Strings("beyond_loopback", open), zap.Bool("keys_required", auth),
 		zap.String("try", "curl -s http://"+dialable(addrs.HTTP)+"/llm-apps/chat"+tryAuth+` -d '{"messages":[{"role":"user","content":"What can you do?"}]}'`+
 			"; OpenAI SDKs: base URL http://"+dialable(addrs.HTTP)+"/v1"+
 			"; grpcurl -plaintext "+dialable(addrs.GRPC)+" list; README.md \"Try it\" has more"))
-	if !auth {
-		where := "on loopback only"
-		if !loopback(addrs.HTTP) || !loopback(addrs.GRPC) {
-			where = "ON EVERY INTERFACE: anyone who can reach this host can use its AWS credentials"
-		}
-		log.Warn("authentication is off: no API keys configured; set GATEWAY_API_KEYS (or --api-keys-file, or keys in the --config file) to require them",
-			zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), zap.String("listening", where))
+	if auth {
+		return
 	}
+	where := "on loopback only"
+	if len(open) > 0 {
+		var risks []string
+		if !loopback(addrs.HTTP) || !loopback(addrs.GRPC) {
+			risks = append(risks, "anyone who can reach this host can use its AWS credentials")
+		}
+		if addrs.Admin != "" && !loopback(addrs.Admin) {
+			risks = append(risks, "/metrics on the admin address, open without a key, lists key names and model names to anyone who reaches it")
+		}
+		where = "ON EVERY INTERFACE (" + strings.Join(open, ", ") + "): " + strings.Join(risks, "; ")
+	}
+	log.Warn("authentication is off: no API keys configured; set GATEWAY_API_KEYS (or --api-keys-file, or keys in the --config file) to require them",
+		zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), admin, zap.String("listening", where))
+}
+
+// beyondLoopback names each listener whose address is not loopback, as "http [::]:8080".
+func beyondLoopback(addrs Addrs) []string {
+	open := []string{}
+	for _, l := range []struct{ name, addr string }{{"http", addrs.HTTP}, {"grpc", addrs.GRPC}, {"admin", addrs.Admin}} {
+		if l.addr != "" && !loopback(l.addr) {
+			open = append(open, l.name+" "+l.addr)
+		}
+	}
+	return open
 }
 
 // dialable turns a listen address such as "[::]:8080" into one a client on this host can

@@ -36,7 +36,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const (
-	testKey   = "test-key-123"
+	testKey   = "test-key-0123456789"
 	testModel = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 )
 

@@ -199,20 +199,20 @@ func TestFailoverCountsTheAnswerOnly(t *testing.T) {
 	sim := recordSim(t, "throttle,mode=unary,model="+testModel, "stream_exception,after=1,model="+testModel)
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
-	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key, requests_per_minute: 100, tokens_per_minute: 100000000, tokens_per_day: 100000000}\n")
+	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, requests_per_minute: 100, tokens_per_minute: 100000000, tokens_per_day: 100000000}\n")
 	cfg.ModelAliases = map[string][]config.Target{"agent": twoTargets}
 	g := startWith(t, cfg, runOptions{now: clock.Now, counters: counters})
 	url := "http://" + g.HTTP + "/llm-apps/chat"
 
 	var got []nirmataUsage
 	for _, user := range []string{"Count Oslo.", "Count Lima."} {
-		resp, raw := post(t, url, "Bearer agent-key", agentBody(user, ""))
+		resp, raw := post(t, url, "Bearer agent-key-0123456789", agentBody(user, ""))
 		require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
 		var a struct{ Usage nirmataUsage }
 		require.NoError(t, json.Unmarshal(raw, &a))
 		got = append(got, a.Usage)
 	}
-	stream := streamPostKey(t, url+"?stream=true", "agent-key", agentBody("Count Pune.", ""))
+	stream := streamPostKey(t, url+"?stream=true", "agent-key-0123456789", agentBody("Count Pune.", ""))
 	require.Equal(t, http.StatusOK, stream.StatusCode)
 	done := lastJSONLLine(t, stream.Body)
 	require.Equal(t, "done", done.Type)

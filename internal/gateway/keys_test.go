@@ -107,17 +107,17 @@ func requireGRPCRefusal(t *testing.T, g started, key, body, message string, retr
 func TestKeyRequestsPerMinute(t *testing.T) {
 	sim := recordSim(t)
 	clock := clocktest.New(at37)
-	g := startWith(t, keysConfig(t, "keys:\n  - {name: ci, key: ci-key, requests_per_minute: 2}\n"), runOptions{now: clock.Now})
+	g := startWith(t, keysConfig(t, "keys:\n  - {name: ci, key: ci-key-0123456789, requests_per_minute: 2}\n"), runOptions{now: clock.Now})
 	base := "http://" + g.HTTP
 	for range 2 {
-		resp, answer := post(t, base+"/llm-apps/chat", "Bearer ci-key", hello)
+		resp, answer := post(t, base+"/llm-apps/chat", "Bearer ci-key-0123456789", hello)
 		require.Equal(t, http.StatusOK, resp.StatusCode, string(answer))
 	}
 
 	const message = `key "ci" is over its requests_per_minute limit (2); retry in 23 s`
-	requireNirmataRefusal(t, g, "ci-key", hello, message, "requests_per_minute", "23")
+	requireNirmataRefusal(t, g, "ci-key-0123456789", hello, message, "requests_per_minute", "23")
 
-	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("ci-key"), option.WithMaxRetries(0))
+	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("ci-key-0123456789"), option.WithMaxRetries(0))
 	params := openai.ChatCompletionNewParams{Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
 	_, err := client.Chat.Completions.New(t.Context(), params)
 	apiErr := requireAPIError(t, err, http.StatusTooManyRequests)
@@ -133,7 +133,7 @@ func TestKeyRequestsPerMinute(t *testing.T) {
 	apiErr = requireAPIError(t, stream.Err(), http.StatusTooManyRequests)
 	assert.Equal(t, "23", apiErr.Response.Header.Get("Retry-After"))
 
-	requireGRPCRefusal(t, g, "ci-key", hello, message, 23*time.Second)
+	requireGRPCRefusal(t, g, "ci-key-0123456789", hello, message, 23*time.Second)
 
 	assert.Equal(t, int64(2), sim.Requests(), "a refused request costs no Bedrock call")
 	assert.EqualValues(t, 7, metricValue(t, g, "gateway_rate_limited_total", map[string]string{"key": "ci", "limit": "requests_per_minute"}))
@@ -150,11 +150,11 @@ func TestKeyRequestsPerMinute(t *testing.T) {
 		return false
 	}, 5*time.Second, 5*time.Millisecond, "the access log names the key, and the model the refused request was for")
 	for _, e := range g.logs.All() {
-		assert.NotContains(t, e.Message+fmt.Sprint(e.ContextMap()), "ci-key", "a key in the log")
+		assert.NotContains(t, e.Message+fmt.Sprint(e.ContextMap()), "ci-key-0123456789", "a key in the log")
 	}
 
 	clock.Set(at37.Truncate(time.Minute).Add(time.Minute))
-	resp, answer = post(t, base+"/llm-apps/chat?stream=true", "Bearer ci-key", hello)
+	resp, answer = post(t, base+"/llm-apps/chat?stream=true", "Bearer ci-key-0123456789", hello)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "the next minute: %s", answer)
 	assert.Equal(t, int64(4), sim.Requests())
 }
@@ -210,14 +210,14 @@ func TestKeyTokensCounted(t *testing.T) {
 	sim := recordSim(t, "invalid_tool_args,times=1")
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
-	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key, tokens_per_minute: 100000000, tokens_per_day: 100000000, tool_validation: repair}\n")
+	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, tokens_per_minute: 100000000, tokens_per_day: 100000000, tool_validation: repair}\n")
 	g := startWith(t, cfg, runOptions{now: clock.Now, counters: counters})
 	base := "http://" + g.HTTP + "/llm-apps/chat"
 
 	// An agent's second turn reads from the prompt cache what its first wrote.
 	var cached int64
 	for range 2 {
-		resp, answer := post(t, base, "Bearer agent-key", agentTurn(testModel, 1, ""))
+		resp, answer := post(t, base, "Bearer agent-key-0123456789", agentTurn(testModel, 1, ""))
 		require.Equal(t, http.StatusOK, resp.StatusCode, string(answer))
 		var a struct{ Usage nirmataUsage }
 		require.NoError(t, json.Unmarshal(answer, &a))
@@ -226,14 +226,14 @@ func TestKeyTokensCounted(t *testing.T) {
 	require.Positive(t, cached, "the second turn hit the prompt cache")
 
 	// A call that breaks its schema, repaired: two model calls.
-	resp, answer := post(t, base, "Bearer agent-key", policyBody(testModel, false, ""))
+	resp, answer := post(t, base, "Bearer agent-key-0123456789", policyBody(testModel, false, ""))
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(answer))
 	require.Equal(t, "repaired", resp.Header.Get("X-Gateway-Tool-Validation"), "the key's tool_validation: repair")
 	unary := sim.answers()
 	require.Len(t, unary, 4, "two turns, and a call with its repair")
 
 	// A stream counts once it ends.
-	stream := streamPostKey(t, base+"?stream=true", "agent-key", agentTurn(testModel, 2, ""))
+	stream := streamPostKey(t, base+"?stream=true", "agent-key-0123456789", agentTurn(testModel, 2, ""))
 	require.Equal(t, http.StatusOK, stream.StatusCode)
 	done := lastJSONLLine(t, stream.Body)
 	require.Equal(t, "done", done.Type)
@@ -253,14 +253,14 @@ func TestKeyTokensCounted(t *testing.T) {
 func TestKeyStreamLeftEarly(t *testing.T) {
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
-	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key, tokens_per_minute: 100000000, tokens_per_day: 100000000}\n")
+	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, tokens_per_minute: 100000000, tokens_per_day: 100000000}\n")
 	cfg.Sim.Enabled = true
 	cfg.Sim.DeltaDelay = 300 * time.Millisecond // the answer takes seconds; reading its first line, far less
 	g := startWith(t, cfg, runOptions{now: clock.Now, counters: counters})
 	question := strings.Repeat("How are the pods doing? ", 40)
 	body := `{"messages":[{"role":"user","content":"` + question + `"}]}`
 
-	leaveStream(t, g, "agent-key", body)
+	leaveStream(t, g, "agent-key-0123456789", body)
 
 	// The gateway counts once it has closed the stream: wait for that, bounded.
 	var used []int64
@@ -326,26 +326,26 @@ func TestKeyTokenLimits(t *testing.T) {
 	sim := recordSim(t)
 	clock := clocktest.New(at37)
 	g := startWith(t, keysConfig(t, `keys:
-  - {name: small, key: small-key, tokens_per_minute: 10}
-  - {name: daily, key: daily-key, tokens_per_day: 10}
+  - {name: small, key: small-key-0123456789, tokens_per_minute: 10}
+  - {name: daily, key: daily-key-0123456789, tokens_per_day: 10}
 `), runOptions{now: clock.Now})
 	base := "http://" + g.HTTP
 
-	for _, key := range []string{"small-key", "daily-key"} {
+	for _, key := range []string{"small-key-0123456789", "daily-key-0123456789"} {
 		resp, answer := post(t, base+"/llm-apps/chat", "Bearer "+key, hello)
 		require.Equal(t, http.StatusOK, resp.StatusCode, "the first answer overshoots: %s", answer)
 	}
-	requireNirmataRefusal(t, g, "small-key", hello, `key "small" is over its tokens_per_minute limit (10); retry in 23 s`, "tokens_per_minute", "23")
-	requireGRPCRefusal(t, g, "small-key", hello, `key "small" is over its tokens_per_minute limit (10); retry in 23 s`, 23*time.Second)
+	requireNirmataRefusal(t, g, "small-key-0123456789", hello, `key "small" is over its tokens_per_minute limit (10); retry in 23 s`, "tokens_per_minute", "23")
+	requireGRPCRefusal(t, g, "small-key-0123456789", hello, `key "small" is over its tokens_per_minute limit (10); retry in 23 s`, 23*time.Second)
 	const dayLeft = "49163" // 13 h 39 min 22.6 s, rounded up
-	requireNirmataRefusal(t, g, "daily-key", hello, `key "daily" is over its tokens_per_day limit (10); retry in `+dayLeft+` s`, "tokens_per_day", dayLeft)
+	requireNirmataRefusal(t, g, "daily-key-0123456789", hello, `key "daily" is over its tokens_per_day limit (10); retry in `+dayLeft+` s`, "tokens_per_day", dayLeft)
 
 	// openai-go with its default retries: x-should-retry false keeps it from retrying.
 	refusals := func() float64 {
 		return metricValue(t, g, "gateway_rate_limited_total", map[string]string{"key": "daily", "limit": "tokens_per_day"})
 	}
 	before := refusals()
-	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("daily-key"))
+	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("daily-key-0123456789"))
 	_, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
 		Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
 	})
@@ -360,14 +360,14 @@ func TestKeyTokenLimits(t *testing.T) {
 
 	// The next minute: the minute's limit opens, the day's does not.
 	clock.Set(at37.Truncate(time.Minute).Add(time.Minute))
-	resp, answer := post(t, base+"/llm-apps/chat", "Bearer small-key", hello)
+	resp, answer := post(t, base+"/llm-apps/chat", "Bearer small-key-0123456789", hello)
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(answer))
-	resp, answer = post(t, base+"/llm-apps/chat", "Bearer daily-key", hello)
+	resp, answer = post(t, base+"/llm-apps/chat", "Bearer daily-key-0123456789", hello)
 	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, string(answer))
 	assert.Equal(t, "49140", resp.Header.Get("Retry-After"))
 	// The next day opens it.
 	clock.Set(at37.Truncate(24 * time.Hour).Add(24 * time.Hour))
-	resp, answer = post(t, base+"/llm-apps/chat", "Bearer daily-key", hello)
+	resp, answer = post(t, base+"/llm-apps/chat", "Bearer daily-key-0123456789", hello)
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(answer))
 }
 
@@ -384,7 +384,7 @@ func TestKeyDefaults(t *testing.T) {
     reasoning_effort: low
 keys:
   - name: strict
-    key: strict-key
+    key: strict-key-0123456789
     parallel_tool_calls: false
     max_tool_rounds: 1
     reasoning_effort: medium
@@ -402,12 +402,12 @@ keys:
 		want             sent
 	}{
 		{"the alias's", testKey, "agent", 0, "", sent{budget: 1024.0, parallel: true, key: testKeyID}},
-		{"the key's over the alias's", "strict-key", "agent", 0, "", sent{budget: 4096.0, key: "strict"}},
-		{"the request's over the key's", "strict-key", "agent", 0, `,"reasoning_effort":"high","parallel_tool_calls":true`, sent{budget: 16384.0, parallel: true, key: "strict"}},
-		{"the key's rounds over the alias's", "strict-key", "agent", 1, "", sent{spent: true, key: "strict"}},
-		{"the request's rounds over the key's", "strict-key", "agent", 1, `,"max_tool_rounds":2`, sent{key: "strict"}},
+		{"the key's over the alias's", "strict-key-0123456789", "agent", 0, "", sent{budget: 4096.0, key: "strict"}},
+		{"the request's over the key's", "strict-key-0123456789", "agent", 0, `,"reasoning_effort":"high","parallel_tool_calls":true`, sent{budget: 16384.0, parallel: true, key: "strict"}},
+		{"the key's rounds over the alias's", "strict-key-0123456789", "agent", 1, "", sent{spent: true, key: "strict"}},
+		{"the request's rounds over the key's", "strict-key-0123456789", "agent", 1, `,"max_tool_rounds":2`, sent{key: "strict"}},
 		{"the alias's rounds", testKey, "agent", 1, "", sent{parallel: true, key: testKeyID}},
-		{"the key's over the gateway's", "strict-key", testModel, 0, "", sent{budget: 4096.0, key: "strict"}},
+		{"the key's over the gateway's", "strict-key-0123456789", testModel, 0, "", sent{budget: 4096.0, key: "strict"}},
 		{"the gateway's", testKey, testModel, 0, "", sent{parallel: true, key: testKeyID}},
 	} {
 		before := len(sim.converseRequests(t))
@@ -446,7 +446,7 @@ func TestKeyToolValidationDefault(t *testing.T) {
 model_aliases:
   agent: {targets: [{model_id: `+testModel+`}], tool_validation: "off"}
 keys:
-  - {name: fixer, key: fixer-key, tool_validation: repair}
+  - {name: fixer, key: fixer-key-0123456789, tool_validation: repair}
 `))
 	for _, tt := range []struct {
 		name, key, model, extra string
@@ -454,9 +454,9 @@ keys:
 		outcome                 string
 	}{
 		{"the alias's", testKey, "agent", "", 1, ""},
-		{"the key's over the alias's", "fixer-key", "agent", "", 2, "invalid"},
-		{"the request's over the key's", "fixer-key", "agent", `,"tool_validation":"report"`, 1, "invalid"},
-		{"the key's over the gateway's", "fixer-key", testModel, "", 2, "invalid"},
+		{"the key's over the alias's", "fixer-key-0123456789", "agent", "", 2, "invalid"},
+		{"the request's over the key's", "fixer-key-0123456789", "agent", `,"tool_validation":"report"`, 1, "invalid"},
+		{"the key's over the gateway's", "fixer-key-0123456789", testModel, "", 2, "invalid"},
 		{"the gateway's", testKey, testModel, "", 1, "invalid"},
 	} {
 		before := len(sim.converseRequests(t))

@@ -23,7 +23,7 @@ import (
 // each with its own Redis client, in front of one real redis-server and one simulator.
 
 // otherKey is a second client key, whose conversations are not testKey's.
-const otherKey = "other-key-456"
+const otherKey = "other-key-0123456789"
 
 // replicas starts two gateways sharing the Redis at url and a recorded simulator.
 func replicas(t *testing.T, url string) (*recordedSim, started, started) {
@@ -126,7 +126,7 @@ func TestReasoningSharedByReplicas(t *testing.T) {
 func TestRedisOutage(t *testing.T) {
 	const password = "s3cret-redis-pass"
 	srv := redistest.StartWithPassword(t, password)
-	_, one, two := limitedReplicas(t, srv.URL(), "keys:\n  - {name: ci, key: ci-key, requests_per_minute: 1}\n", clocktest.New(at05))
+	_, one, two := limitedReplicas(t, srv.URL(), "keys:\n  - {name: ci, key: ci-key-0123456789, requests_per_minute: 1}\n", clocktest.New(at05))
 	params, callID := firstToolTurn(t, clientOf(one, testKey))
 	require.Equal(t, ":1", srv.Do("EXISTS", sharedEntry(testKey, callID)))
 	code, body := readyz(t, one)
@@ -134,8 +134,8 @@ func TestRedisOutage(t *testing.T) {
 	assert.Contains(t, body, `"store":"redis"`)
 	// ci's one request of the minute, on replica one, puts it over its limit on two.
 	rpm := counterAt("ci", "rpm", at05)
-	requireStatus(t, one, "ci-key", http.StatusOK)
-	requireStatus(t, two, "ci-key", http.StatusTooManyRequests)
+	requireStatus(t, one, "ci-key-0123456789", http.StatusOK)
+	requireStatus(t, two, "ci-key-0123456789", http.StatusTooManyRequests)
 	require.Equal(t, "1", srv.Do("GET", rpm), "the refused request took its count back")
 
 	srv.Stop()
@@ -155,7 +155,7 @@ func TestRedisOutage(t *testing.T) {
 		require.NotEmpty(t, warnings)
 		assert.Contains(t, []any{"put", "get", "ping"}, warnings[0].ContextMap()["op"])
 		// Limits fail open: over its limit, ci is served, and the failed counting is counted.
-		requireStatus(t, g, "ci-key", http.StatusOK)
+		requireStatus(t, g, "ci-key-0123456789", http.StatusOK)
 		assert.InDelta(t, 1, metricValue(t, g, "gateway_store_errors_total", map[string]string{"op": "incr"}), 0)
 	}
 
@@ -173,9 +173,9 @@ func TestRedisOutage(t *testing.T) {
 	assert.Equal(t, "restored", nextTurn(t, clientOf(two, testKey), params), "shared again")
 	// Counted again, by both, in the restarted Redis, which lost the count before the outage.
 	require.Equal(t, "(nil)", srv.Do("GET", rpm))
-	requireStatus(t, two, "ci-key", http.StatusOK)
+	requireStatus(t, two, "ci-key-0123456789", http.StatusOK)
 	assert.Equal(t, "1", srv.Do("GET", rpm))
-	requireStatus(t, one, "ci-key", http.StatusTooManyRequests)
+	requireStatus(t, one, "ci-key-0123456789", http.StatusTooManyRequests)
 	assert.Equal(t, "1", srv.Do("GET", rpm), "the refused request took its count back")
 	for _, g := range []started{one, two} {
 		code, body := readyz(t, g)

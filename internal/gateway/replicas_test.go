@@ -130,8 +130,8 @@ func TestOneBudgetAcrossReplicas(t *testing.T) {
 	rdb := redisClient(t, srv)
 	clock := clocktest.New(at05)
 	sim, one, two := limitedReplicas(t, srv.URL(), `keys:
-  - {name: ci, key: ci-key, requests_per_minute: `+strconv.Itoa(requestLimit)+`}
-  - {name: tok, key: tok-key, tokens_per_minute: `+strconv.Itoa(tokenLimit)+`}
+  - {name: ci, key: ci-key-0123456789, requests_per_minute: `+strconv.Itoa(requestLimit)+`}
+  - {name: tok, key: tok-key-0123456789, tokens_per_minute: `+strconv.Itoa(tokenLimit)+`}
 `, clock)
 	both := []started{one, two}
 
@@ -141,7 +141,7 @@ func TestOneBudgetAcrossReplicas(t *testing.T) {
 		g started
 		s surface
 	}{{one, nirmataSurface}, {two, openAISurface}, {one, grpcSurface}, {two, nirmataSurface}} {
-		step.s.ask(t, step.g, "ci-key")
+		step.s.ask(t, step.g, "ci-key-0123456789")
 		require.Equal(t, int64(i+1), redisCount(t, rdb, rpm), "after request %d, on %s", i+1, step.s.name)
 	}
 	ttl, err := rdb.PTTL(t.Context(), rpm).Result()
@@ -151,9 +151,9 @@ func TestOneBudgetAcrossReplicas(t *testing.T) {
 	// The fifth, on either replica and any surface, is refused.
 	const rpmMessage = `key "ci" is over its requests_per_minute limit (4); retry in 55 s`
 	for _, g := range both {
-		requireNirmataRefusal(t, g, "ci-key", hello, rpmMessage, "requests_per_minute", "55")
-		requireGRPCRefusal(t, g, "ci-key", hello, rpmMessage, 55*time.Second)
-		requireOpenAIRefusal(t, g, "ci-key", rpmMessage, "55")
+		requireNirmataRefusal(t, g, "ci-key-0123456789", hello, rpmMessage, "requests_per_minute", "55")
+		requireGRPCRefusal(t, g, "ci-key-0123456789", hello, rpmMessage, 55*time.Second)
+		requireOpenAIRefusal(t, g, "ci-key-0123456789", rpmMessage, "55")
 		assert.EqualValues(t, 6, metricValue(t, g, "gateway_rate_limited_total", map[string]string{"key": "ci", "limit": "requests_per_minute"}))
 	}
 	assert.Equal(t, int64(requestLimit), sim.Requests(), "exactly the admitted requests reached Bedrock")
@@ -168,7 +168,7 @@ func TestOneBudgetAcrossReplicas(t *testing.T) {
 		share *int64
 	}{{one, nirmataSurface, &ofOne}, {two, openAISurface, &ofTwo}, {one, grpcSurface, &ofOne}} {
 		require.Less(t, total, int64(tokenLimit), "admitted below the limit")
-		w := step.s.ask(t, step.g, "tok-key").bedrock().weighted()
+		w := step.s.ask(t, step.g, "tok-key-0123456789").bedrock().weighted()
 		require.Positive(t, w, step.s.name)
 		total += w
 		*step.share += w
@@ -180,9 +180,9 @@ func TestOneBudgetAcrossReplicas(t *testing.T) {
 	const tpmMessage = `key "tok" is over its tokens_per_minute limit (100); retry in 55 s`
 	requests := sim.Requests()
 	for _, g := range both {
-		requireNirmataRefusal(t, g, "tok-key", hello, tpmMessage, "tokens_per_minute", "55")
-		requireGRPCRefusal(t, g, "tok-key", hello, tpmMessage, 55*time.Second)
-		requireOpenAIRefusal(t, g, "tok-key", tpmMessage, "55")
+		requireNirmataRefusal(t, g, "tok-key-0123456789", hello, tpmMessage, "tokens_per_minute", "55")
+		requireGRPCRefusal(t, g, "tok-key-0123456789", hello, tpmMessage, 55*time.Second)
+		requireOpenAIRefusal(t, g, "tok-key-0123456789", tpmMessage, "55")
 	}
 	assert.Equal(t, requests, sim.Requests(), "refusals cost no Bedrock call")
 	assert.Equal(t, total, redisCount(t, rdb, tpm), "nor tokens")

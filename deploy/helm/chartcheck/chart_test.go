@@ -119,9 +119,10 @@ func TestRender(t *testing.T) {
 			// servers: calls in flight end with their answer or a 503, never a cut.
 			need := time.Duration(c.want.preStop)*time.Second + cfg.DrainTimeout + shutdownTimeout
 			require.Greater(t, time.Duration(c.want.grace)*time.Second, need)
-			keys, err := cfg.LoadAPIKeys()
-			require.NoError(t, err)
-			require.Equal(t, c.want.keys != noKeys, len(keys) > 0)
+			require.Equal(t, c.want.keys != noKeys, len(cfg.FileKeys) > 0)
+			// Mounted as the kubelet would (the Secret 0440, through symlinks), no file the
+			// gateway reads is exposed.
+			require.Empty(t, cfg.Warnings)
 		})
 	}
 }
@@ -336,8 +337,11 @@ func checkObjects(t *testing.T, r Rendered, w want) {
 }
 
 // materialize lays the pod's ConfigMap and Secret volumes out under dir as the kubelet would
-// under /, and returns the container's arguments with their paths moved under dir, and its
-// environment. Values from Secrets the chart does not render are placeholders.
+// under /: each file in a timestamped directory with the volume's mode, reached through the
+// symlinks name -> ..data/name and ..data -> that directory, and, when the test runs as root,
+// owned by the pod's fsGroup. It returns the container's arguments with their paths moved
+// under dir, and its environment. Values from Secrets the chart does not render are
+// placeholders (plaintext keys, as the gateway cannot tell).
 func materialize(t *testing.T, r Rendered, dir string) ([]string, map[string]string) {
 	t.Helper()
 	pod := Of[appsv1.Deployment](r, "apps/v1/Deployment")[0].Spec.Template.Spec
@@ -348,8 +352,12 @@ func materialize(t *testing.T, r Rendered, dir string) ([]string, map[string]str
 		require.GreaterOrEqual(t, i, 0, "mount of an undeclared volume %s", m.Name)
 		v := pod.Volumes[i]
 		files := map[string]string{}
+		mode := int32(0o644) // the kubelet's default mode
 		switch {
 		case v.ConfigMap != nil:
+			if v.ConfigMap.DefaultMode != nil {
+				mode = *v.ConfigMap.DefaultMode
+			}
 			j := slices.IndexFunc(Of[corev1.ConfigMap](r, "v1/ConfigMap"), func(cm *corev1.ConfigMap) bool { return cm.Name == v.ConfigMap.Name })
 			require.GreaterOrEqual(t, j, 0, "volume %s names ConfigMap %s, which the chart does not render", v.Name, v.ConfigMap.Name)
 			cm := Of[corev1.ConfigMap](r, "v1/ConfigMap")[j]
@@ -358,11 +366,14 @@ func materialize(t *testing.T, r Rendered, dir string) ([]string, map[string]str
 				files[item.Path] = cm.Data[item.Key]
 			}
 		case v.Secret != nil:
+			if v.Secret.DefaultMode != nil {
+				mode = *v.Secret.DefaultMode
+			}
 			secrets := Of[corev1.Secret](r, "v1/Secret")
 			j := slices.IndexFunc(secrets, func(s *corev1.Secret) bool { return s.Name == v.Secret.SecretName })
 			for _, item := range v.Secret.Items {
 				if j < 0 { // the user's own Secret
-					files[item.Path] = "placeholder-key-from-" + v.Secret.SecretName + "\n"
+					files[item.Path] = "placeholder-key-from-" + v.Secret.SecretName + "\n" // 16 characters or more
 					continue
 				}
 				require.Contains(t, secrets[j].Data, item.Key)
@@ -372,10 +383,19 @@ func materialize(t *testing.T, r Rendered, dir string) ([]string, map[string]str
 			t.Fatalf("volume %s: only ConfigMap and Secret volumes are expected", v.Name)
 		}
 		require.NotEmpty(t, files, "volume %s: list its items, so file names do not depend on entry names", v.Name)
+		mount := filepath.Join(dir, m.MountPath)
+		stamp := "..2026_03_02_10_20_05.000000001"
+		require.NoError(t, os.MkdirAll(filepath.Join(mount, stamp), 0o755))
+		require.NoError(t, os.Symlink(stamp, filepath.Join(mount, "..data")))
 		for path, data := range files {
-			name := filepath.Join(dir, m.MountPath, path)
-			require.NoError(t, os.MkdirAll(filepath.Dir(name), 0o755))
-			require.NoError(t, os.WriteFile(name, []byte(data), 0o644))
+			require.NotContains(t, path, "/", "volume %s: items in subdirectories are not laid out here", v.Name)
+			name := filepath.Join(mount, stamp, path)
+			require.NoError(t, os.WriteFile(name, []byte(data), 0o600))
+			require.NoError(t, os.Chmod(name, os.FileMode(mode)))
+			if fsGroup := pod.SecurityContext.FSGroup; fsGroup != nil && os.Getuid() == 0 {
+				require.NoError(t, os.Chown(name, 0, int(*fsGroup)))
+			}
+			require.NoError(t, os.Symlink(filepath.Join("..data", path), filepath.Join(mount, path)))
 		}
 		for i, a := range args {
 			if flag, path, ok := strings.Cut(a, "="); ok && strings.HasPrefix(path, m.MountPath+"/") {
@@ -413,16 +433,16 @@ func TestChecksums(t *testing.T) {
 		}
 		return v
 	}
-	base := annotations(withKeys(nil, "k1"))
-	same := annotations(withKeys(map[string]any{"replicaCount": 5, "podAnnotations": map[string]any{"a": "b"}}, "k1"))
+	base := annotations(withKeys(nil, "first-key-0123456789"))
+	same := annotations(withKeys(map[string]any{"replicaCount": 5, "podAnnotations": map[string]any{"a": "b"}}, "first-key-0123456789"))
 	require.Equal(t, base["checksum/config"], same["checksum/config"])
 	require.Equal(t, base["checksum/keys"], same["checksum/keys"])
 
-	config := annotations(withKeys(map[string]any{"config": map[string]any{"log_level": "debug"}}, "k1"))
+	config := annotations(withKeys(map[string]any{"config": map[string]any{"log_level": "debug"}}, "first-key-0123456789"))
 	require.NotEqual(t, base["checksum/config"], config["checksum/config"])
 	require.Equal(t, base["checksum/keys"], config["checksum/keys"])
 
-	keys := annotations(withKeys(nil, "k1", "k2"))
+	keys := annotations(withKeys(nil, "first-key-0123456789", "second-key-0123456789"))
 	require.Equal(t, base["checksum/config"], keys["checksum/config"])
 	require.NotEqual(t, base["checksum/keys"], keys["checksum/keys"])
 }
@@ -445,7 +465,10 @@ func TestRefused(t *testing.T) {
 		{"a misspelt nested value", kube, map[string]any{"serviceAccount": map[string]any{"rolearn": "x"}}, "rolearn"},
 		{"a drain that is not whole seconds", kube, map[string]any{"drainTimeoutSeconds": "20s"}, "drainTimeoutSeconds"},
 		{"a key over two lines", kube, map[string]any{"apiKeys": map[string]any{"keys": []any{"k1\nk2"}}}, "apiKeys"},
-		{"a key read as a comment", kube, map[string]any{"apiKeys": map[string]any{"keys": []any{"#k1"}}}, "apiKeys"},
+		{"a key read as a comment", kube, map[string]any{"apiKeys": map[string]any{"keys": []any{"#first-key-0123456789"}}}, "apiKeys"},
+		{"a key under 16 characters", kube, map[string]any{"apiKeys": map[string]any{"keys": []any{"short-key"}}}, "apiKeys"},
+		{"a key with a note after it", kube, map[string]any{"apiKeys": map[string]any{"keys": []any{"first-key-0123456789 # prod"}}}, "apiKeys"},
+		{"a digest of the wrong length", kube, map[string]any{"apiKeys": map[string]any{"keys": []any{"sha256:abc"}}}, "apiKeys"},
 		{"a Redis URL of another scheme", kube, map[string]any{"redis": map[string]any{"url": "http://redis:6379"}}, "redis"},
 		{"an IRSA role that is not a role ARN", kube, map[string]any{"serviceAccount": map[string]any{"roleArn": "llm-gateway"}}, "roleArn"},
 		{"a preStop sleep before Kubernetes 1.30", "v1.29.0", map[string]any{"preStopSleepSeconds": 5}, "Kubernetes 1.30"},
