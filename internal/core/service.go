@@ -177,7 +177,7 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 		}
 	}
 	s.reasoning = newReasoningCache(opts.ReasoningCache, opts.Shared)
-	s.schemas = toolcheck.NewCache(0, 0)
+	s.schemas = toolcheck.NewCache(0, 0, toolcheck.Limits{})
 	if _, isAlias := s.aliases[opts.DefaultModel]; !isAlias && opts.DefaultModel != "" {
 		s.models = append(s.models, ModelEntry{Name: opts.DefaultModel, ID: opts.DefaultModel})
 	}

@@ -153,7 +153,7 @@ func (c *checker) checkAnswer(text string) verdict {
 // against completes v with what checking args against schema finds; tool names the
 // schema in the log line of one that does not compile.
 func (c *checker) against(v verdict, source []byte, tool, args string) verdict {
-	schema, err, fresh := c.svc.schemas.Schema(source)
+	schema, err, fresh := c.svc.schemas.Schema(source, nil)
 	if err != nil {
 		if fresh {
 			c.svc.log.Warn("tool schema cannot be compiled; its calls are not checked",

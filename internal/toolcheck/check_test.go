@@ -21,16 +21,16 @@ const (
 	deploy07 = `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","definitions":{"resources":{"type":"object","properties":{"cpu":{"type":"string"},"memory":{"type":"string","format":"byte-size"}},"required":["cpu","memory"]}},"properties":{"name":{"type":"string","format":"hostname"},"resources":{"$ref":"#/definitions/resources"},"notify":{"type":"string","format":"email"},"tags":{"type":"array","items":[{"type":"string"},{"type":"integer"}],"additionalItems":false}},"required":["name"],"dependencies":{"notify":["name","resources"]}}`
 )
 
-func mustSchema(t *testing.T, c *Cache, source string) *Schema {
+func mustSchema(t testing.TB, c *Cache, source string) *Schema {
 	t.Helper()
-	s, err, _ := c.Schema([]byte(source))
+	s, err, _ := c.Schema([]byte(source), nil)
 	require.NoError(t, err)
 	return s
 }
 
 func TestCheck(t *testing.T) {
 	t.Parallel()
-	c := NewCache(0, 0)
+	c := NewCache(0, 0, Limits{})
 	for _, tt := range []struct {
 		name, schema, args string
 		want               []string
@@ -108,7 +108,7 @@ func TestCheckCapsAtTen(t *testing.T) {
 			want = append(want, fmt.Sprintf("/p%02d: expected integer, got string", i))
 		}
 	}
-	s := mustSchema(t, NewCache(0, 0), `{"type":"object","properties":{`+strings.Join(props, ",")+`}}`)
+	s := mustSchema(t, NewCache(0, 0, Limits{}), `{"type":"object","properties":{`+strings.Join(props, ",")+`}}`)
 	got := s.Check("{" + strings.Join(args, ",") + "}")
 	assert.Equal(t, want, got)
 }
@@ -117,7 +117,7 @@ func TestCheckCapsAtTen(t *testing.T) {
 // library found its failures in (it walks maps).
 func TestCheckOrderIsStable(t *testing.T) {
 	t.Parallel()
-	s := mustSchema(t, NewCache(0, 0), deploy2020)
+	s := mustSchema(t, NewCache(0, 0, Limits{}), deploy2020)
 	args := `{"name":"web-frontend","containers":[{"image":"X","ports":[0,0,70000]},{},{"image":"y"}],"strategy":3,"extra":{}}`
 	first := s.Check(args)
 	require.NotEmpty(t, first)
@@ -129,7 +129,7 @@ func TestCheckOrderIsStable(t *testing.T) {
 
 func TestUncompilableSchemas(t *testing.T) {
 	t.Parallel()
-	c := NewCache(0, 0)
+	c := NewCache(0, 0, Limits{})
 	for name, schema := range map[string]string{
 		"a remote $ref":            `{"type":"object","properties":{"p":{"$ref":"https://example.com/p.json"}}}`,
 		"a relative $ref":          `{"type":"object","properties":{"p":{"$ref":"p.json"}}}`,
@@ -140,11 +140,11 @@ func TestUncompilableSchemas(t *testing.T) {
 		"a regex Go cannot read":   `{"type":"object","properties":{"p":{"type":"string","pattern":"(?<=a)b"}}}`,
 		"a schema that is not one": `{"type":"object","properties":{"p":5}}`,
 	} {
-		s, err, fresh := c.Schema([]byte(schema))
+		s, err, fresh := c.Schema([]byte(schema), nil)
 		assert.Error(t, err, name)
 		assert.Nil(t, s, name)
 		assert.True(t, fresh, name)
-		_, err, fresh = c.Schema([]byte(schema))
+		_, err, fresh = c.Schema([]byte(schema), nil)
 		assert.Error(t, err, name)
 		assert.False(t, fresh, "%s: the failure is cached, so it is logged once", name)
 	}
@@ -152,27 +152,27 @@ func TestUncompilableSchemas(t *testing.T) {
 
 func TestCacheBounds(t *testing.T) {
 	t.Parallel()
-	c := NewCache(3, 1<<20)
+	c := NewCache(3, 1<<20, Limits{})
 	schema := func(i int) []byte {
 		return fmt.Appendf(nil, `{"type":"object","properties":{"p%d":{"type":"string"}}}`, i)
 	}
 	for i := range 5 {
-		_, err, fresh := c.Schema(schema(i))
+		_, err, fresh := c.Schema(schema(i), nil)
 		require.NoError(t, err)
 		assert.True(t, fresh)
 	}
 	assert.Equal(t, 3, c.Len())
-	_, _, fresh := c.Schema(schema(4))
+	_, _, fresh := c.Schema(schema(4), nil)
 	assert.False(t, fresh, "recent: kept")
-	_, _, fresh = c.Schema(schema(0))
+	_, _, fresh = c.Schema(schema(0), nil)
 	assert.True(t, fresh, "least recently used: evicted")
 
-	small := NewCache(10, 100)
-	_, _, _ = small.Schema(schema(1))
-	_, _, _ = small.Schema(schema(2))
-	assert.Equal(t, 1, small.Len(), "bounded by bytes")
-	big := []byte(`{"type":"object","description":"` + strings.Repeat("x", 200) + `"}`)
-	s, err, _ := small.Schema(big)
+	small := NewCache(10, 10<<10, Limits{}) // one small schema keeps about 7 KiB by estimate
+	_, _, _ = small.Schema(schema(1), nil)
+	_, _, _ = small.Schema(schema(2), nil)
+	assert.Equal(t, 1, small.Len(), "bounded by memory")
+	big := []byte(`{"type":"object","description":"` + strings.Repeat("x", 20<<10) + `"}`)
+	s, err, _ := small.Schema(big, nil)
 	require.NoError(t, err)
 	assert.Nil(t, s.Check(`{}`), "a schema larger than the cache is compiled, not kept")
 	assert.Equal(t, 1, small.Len())
@@ -180,12 +180,12 @@ func TestCacheBounds(t *testing.T) {
 
 func TestCacheIsShared(t *testing.T) {
 	t.Parallel()
-	c := NewCache(0, 0)
+	c := NewCache(0, 0, Limits{})
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for range 20 {
-				s, err, _ := c.Schema([]byte(savePolicy))
+				s, err, _ := c.Schema([]byte(savePolicy), nil)
 				assert.NoError(t, err)
 				assert.Len(t, s.Check(`{}`), 1)
 			}
@@ -194,7 +194,7 @@ func TestCacheIsShared(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, 1, c.Len())
 	var nilCache *Cache
-	_, err, _ := nilCache.Schema([]byte(savePolicy))
+	_, err, _ := nilCache.Schema([]byte(savePolicy), nil)
 	assert.ErrorIs(t, err, ErrNoCache)
 }
 
@@ -206,7 +206,7 @@ func TestUnknownTool(t *testing.T) {
 // BenchmarkCheck is the cost of checking one call in report mode, its schema cached: the
 // hash and lookup of the schema, decoding the arguments and validating them.
 func BenchmarkCheck(b *testing.B) {
-	c := NewCache(0, 0)
+	c := NewCache(0, 0, Limits{})
 	for _, bm := range []struct{ name, schema, args string }{
 		{"valid", savePolicy, `{"filename":"p.yaml","replicas":3,"env":"prod","labels":{"team":"a","tier":"web"}}`},
 		{"invalid", savePolicy, `{"replicas":"3","env":"qa"}`},
@@ -216,7 +216,7 @@ func BenchmarkCheck(b *testing.B) {
 			source := []byte(bm.schema)
 			b.ReportAllocs()
 			for b.Loop() {
-				s, _, _ := c.Schema(source)
+				s, _, _ := c.Schema(source, nil)
 				_ = s.Check(bm.args)
 			}
 		})

@@ -18,9 +18,9 @@ func FuzzCheck(f *testing.F) {
 	} {
 		f.Add(seed[0], seed[1])
 	}
-	c := NewCache(64, 1<<20)
+	c := NewCache(64, 1<<20, Limits{})
 	f.Fuzz(func(t *testing.T, schema, args string) {
-		s, err, _ := c.Schema([]byte(schema))
+		s, err, _ := c.Schema([]byte(schema), nil)
 		if err != nil {
 			return
 		}
