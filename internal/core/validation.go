@@ -48,6 +48,10 @@ func (o ToolOutcomes) record(m *metrics.Metrics, model, clientType string) {
 	m.ToolCalls(model, clientType, metrics.ToolUnchecked, o.Unchecked)
 }
 
+// StrictUnenforced is the x-gateway-strict value of an answer whose strict tools were
+// neither held to their schemas by the model nor repaired (Result.StrictUnenforced).
+const StrictUnenforced = "unenforced"
+
 // Outcomes of an answer's validation: the x-gateway-tool-validation header, gRPC's
 // metadata.tool_validation.
 const (
