@@ -6,10 +6,12 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -315,4 +317,117 @@ func TestAccessDeniedHidesTheAccount(t *testing.T) {
 		}
 	}
 	assert.True(t, logged, "the cause is in the log")
+}
+
+// attackSchemas are the JSON Schemas of the security review that kept a core busy for
+// seconds to minutes while the schema library compiled them, with what the gateway now
+// says of each (docs/PROTOCOL.md 13.2).
+func attackSchemas() []struct{ name, schema, says string } {
+	members := func(keyword, format string, n int) string {
+		var b strings.Builder
+		b.WriteString(`{"type":"object","` + keyword + `":{`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, format, i)
+		}
+		return b.String() + `}}`
+	}
+	var chain strings.Builder
+	chain.WriteString(`{"$ref":"#/$defs/a0","$defs":{`)
+	for i := range 20000 {
+		fmt.Fprintf(&chain, `"a%d":{"$ref":"#/$defs/a%d"},`, i, i+1)
+	}
+	chain.WriteString(`"a20000":{"type":"object"}}}`)
+	enum := `{"type":"object","properties":{"e":{"enum":[` + strings.TrimSuffix(strings.Repeat(`"`+strings.Repeat("v", 250)+`",`, 12000), ",") + `]}}}`
+	return []struct{ name, schema, says string }{
+		{"anyOf of 40,001", `{"anyOf":[{"minimum":1}` + strings.Repeat(`,{}`, 40000) + `]}`,
+			"40001 members in anyOf at /anyOf, at most 1000 are allowed (schema_limits.max_members)"},
+		{"20,000 properties", members("properties", `"p%d":{}`, 20000),
+			"20000 members in properties at /properties, at most 1000 are allowed (schema_limits.max_members)"},
+		{"20,000 patternProperties", members("patternProperties", `"^p%d":{}`, 20000),
+			"20000 members in patternProperties at /patternProperties, at most 1000 are allowed (schema_limits.max_members)"},
+		{"a $ref chain of 20,000", chain.String(), fmt.Sprintf("%d bytes, at most 262144 are allowed (schema_limits.max_bytes)", chain.Len())},
+		{"a 3 MB enum", enum, fmt.Sprintf("%d bytes, at most 262144 are allowed (schema_limits.max_bytes)", len(enum))},
+	}
+}
+
+// TestHostileSchemasAreRefused: each attack schema, as a tool's parameters and as a
+// response_format schema, is a 400 naming the field and the limit on the Nirmata API,
+// OpenAI's (its param) and gRPC (InvalidArgument), and never reaches Bedrock: the gateway
+// measures it before anything compiles or translates it.
+func TestHostileSchemasAreRefused(t *testing.T) {
+	sim := recordSim(t)
+	g := start(t, defaultConfig(t))
+	grpcClient := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC))
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
+	const msgs = `"model":"` + testModel + `","messages":[{"role":"user","content":"Use t."}]`
+	for _, a := range attackSchemas() {
+		for _, field := range []struct{ param, body string }{
+			{"tools[0].function.parameters", `{` + msgs + `,"tools":[{"type":"function","function":{"name":"t","parameters":` + a.schema + `}}]}`},
+			{"response_format.json_schema.schema", `{` + msgs + `,"response_format":{"type":"json_schema","json_schema":{"name":"r","schema":` + a.schema + `}}}`},
+		} {
+			t.Run(a.name+"/"+field.param, func(t *testing.T) {
+				want := field.param + ": " + a.says
+
+				resp, body := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, field.body)
+				assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+				var e errorBody
+				require.NoError(t, json.Unmarshal(body, &e), "%.300s", body)
+				assert.Equal(t, "invalid request: "+want, e.Error)
+				assert.Equal(t, "invalid_argument", e.Code)
+
+				resp, body = post(t, "http://"+g.HTTP+"/v1/chat/completions", "Bearer "+testKey, field.body)
+				assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+				var oe struct {
+					Error struct{ Message, Type, Param, Code string }
+				}
+				require.NoError(t, json.Unmarshal(body, &oe), "%.300s", body)
+				assert.Equal(t, field.param, oe.Error.Param)
+				assert.Contains(t, oe.Error.Message, want)
+				assert.Equal(t, "invalid_request_error", oe.Error.Type)
+
+				_, err := grpcClient.Chat(ctx, grpcRequest(t, field.body))
+				assert.Equal(t, codes.InvalidArgument, status.Code(err))
+				assert.Contains(t, status.Convert(err).Message(), want)
+			})
+		}
+	}
+	assert.Empty(t, sim.converseRequests(t), "no attack reached Bedrock")
+}
+
+// TestLargeSchemaIsChecked: a large schema within the limits, a Kubernetes Deployment's
+// (apps/v1 Deployment and the 112 definitions it refers to, 176 KB, 871 subschemas), is
+// offered, called by the model and its call checked like any other, on REST and gRPC:
+// valid, not unchecked. The model's invalid call of it (one required property left out)
+// is reported.
+func TestLargeSchemaIsChecked(t *testing.T) {
+	deployment, err := os.ReadFile("../toolcheck/testdata/deployment.json")
+	require.NoError(t, err)
+	// The model writes every property it can: tens of kilobytes of arguments.
+	body := `{"model":"` + testModel + `","max_tokens":32000,"messages":[{"role":"user","content":"Call apply_deployment for web."}],` +
+		`"tools":[{"type":"function","function":{"name":"apply_deployment","parameters":` + string(deployment) + `}}]}`
+
+	sim := recordSim(t)
+	g := start(t, defaultConfig(t))
+	for _, surface := range []string{"nirmata", "grpc"} {
+		got := ask(t, g, surface, body)
+		require.Len(t, got.calls, 1, surface)
+		assert.Equal(t, "apply_deployment", got.calls[0].name)
+		assert.Nil(t, got.calls[0].errs, surface)
+		assert.Empty(t, got.outcome, surface)
+	}
+	assert.InDelta(t, 2, metricValue(t, g, "gateway_tool_calls_total", map[string]string{"outcome": "valid"}), 0)
+	assert.InDelta(t, 0, metricValue(t, g, "gateway_tool_calls_total", map[string]string{"outcome": "unchecked"}), 0)
+	assert.Len(t, sim.converseRequests(t), 2)
+
+	// The same schema with a required property the model leaves out: its call is checked.
+	required := strings.Replace(body, `"parameters":{`, `"parameters":{"required":["spec"],`, 1)
+	recordSim(t, "invalid_tool_args")
+	g = start(t, defaultConfig(t))
+	got := ask(t, g, "nirmata", required)
+	require.Len(t, got.calls, 1)
+	assert.Equal(t, []string{`/: missing required property "spec"`}, got.calls[0].errs)
+	assert.Equal(t, "invalid", got.outcome)
 }
