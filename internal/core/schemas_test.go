@@ -124,3 +124,22 @@ func TestSchemaWarningsAreRateLimited(t *testing.T) {
 	assert.EqualValues(t, 1, lines[0].ContextMap()["warnings"])
 	assert.EqualValues(t, n-1, lines[1].ContextMap()["warnings"], "it counts those held back")
 }
+
+// TestCostlyCallIsUnchecked: a call whose check would multiply beyond what a check may
+// cost (a 95-byte schema applying itself twice to x, arguments nesting x forty deep: 2^40
+// evaluations for the library) is unchecked, with a warning, and answered at once.
+func TestCostlyCallIsUnchecked(t *testing.T) {
+	t.Parallel()
+	args := strings.Repeat(`{"x":`, 40) + `{}` + strings.Repeat(`}`, 40)
+	u := &scripted{answers: []any{answer("1", "", "", [2]string{"t", args})}}
+	logs, observed := observer.New(zap.WarnLevel)
+	s := New(u, Options{DefaultModel: modelNoStrict, MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
+		UpstreamTimeout: time.Minute, MaxConcurrent: 4, NoPromptCaching: true}, zap.New(logs))
+	req := &chat.Request{ID: "req", Messages: []chat.Message{{Role: chat.RoleUser, Content: "call t"}}, ToolValidation: "repair",
+		Tools: []chat.Tool{{Name: "t", Parameters: []byte(`{"type":"object","allOf":[{"properties":{"x":{"$ref":"#"}}},{"properties":{"x":{"$ref":"#"}}}]}`)}}}
+	resp, res, err := s.Chat(t.Context(), req)
+	require.NoError(t, err)
+	assert.Equal(t, args, resp.ToolCalls[0].Arguments)
+	assert.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes)
+	assert.Len(t, observed.FilterMessageSnippet("its check would cost too much").All(), 1)
+}

@@ -177,24 +177,27 @@ func (c *checker) checkAnswer(text string) verdict {
 }
 
 // against completes v with what checking args against schema finds; tool names the
-// schema in the log line of one that is not compiled. Those lines go through the Service's
-// rate limit: every distinct schema a client sends may be one.
+// schema in the log line of a call not checked. Those lines go through the Service's rate
+// limit: every distinct schema a client sends may be one.
 func (c *checker) against(v verdict, source []byte, tool, args string) verdict {
 	schema, err, fresh := c.svc.schemas.Schema(source, c.budget)
-	if err != nil {
-		msg := "tool schema cannot be compiled; its calls are not checked"
-		if errors.Is(err, toolcheck.ErrOverBudget) {
-			msg, fresh = "tool schema not compiled: the request spent its compile budget; its calls are not checked", true
+	msg := "tool schema cannot be compiled; its calls are not checked" // once per schema: when fresh
+	switch {
+	case errors.Is(err, toolcheck.ErrOverBudget):
+		msg, fresh = "tool schema not compiled: the request spent its compile budget; its calls are not checked", true
+	case err == nil:
+		if v.violations, err = schema.Check(args); err != nil {
+			msg, fresh = "tool call not checked: its check would cost too much", true
 		}
+	}
+	if err != nil {
 		if fresh {
 			c.svc.schemaWarn.Warn(c.svc.log, msg,
 				zap.String("request_id", c.requestID), zap.String("model", clip.String(c.model, clip.LogMax)),
 				zap.String("tool", clip.String(tool, clip.LogMax)), zap.String("error", clip.String(err.Error(), clip.LogMax)))
 		}
 		v.unchecked = true
-		return v
 	}
-	v.violations = schema.Check(args)
 	return v
 }
 

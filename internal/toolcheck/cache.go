@@ -23,6 +23,8 @@ const (
 // JSON object (a tool without parameters).
 type Schema struct {
 	s *jsonschema.Schema
+	// g is where its subschemas apply, for counting what a check costs.
+	g *graph
 }
 
 // Cache keeps compiled schemas by the bytes of their source, least recently used first
@@ -87,7 +89,7 @@ func (c *Cache) Schema(source []byte, budget *Budget) (s *Schema, err error, fre
 		return e.schema, e.err, false
 	}
 	e := &entry{key: key, source: bytes.Clone(source)}
-	size, err := Measure(source, c.limits)
+	size, g, err := measureGraph(source, c.limits)
 	switch {
 	case err != nil:
 		e.err = fmt.Errorf("the schema is over the gateway's limits: %w", err)
@@ -98,7 +100,7 @@ func (c *Cache) Schema(source []byte, budget *Budget) (s *Schema, err error, fre
 		compiled, err := compile(source)
 		e.err, e.retained = err, retained(size)
 		if err == nil {
-			e.schema = &Schema{s: compiled}
+			e.schema = &Schema{s: compiled, g: g}
 		}
 	}
 	c.put(e)
@@ -109,13 +111,14 @@ func (c *Cache) Schema(source []byte, budget *Budget) (s *Schema, err error, fre
 const entryOverhead = 256
 
 // retained estimates the memory a schema of size keeps once compiled, its source in the
-// cache included: about 900 bytes a subschema in the library's structures and twice its
-// JSON pointer (its location, and the pointer the location was built from); for decoded
+// cache included: about 900 bytes a subschema in the library's structures, 200 in the graph
+// that counts what a check costs, and twice its JSON pointer (its location, and the
+// pointer the location was built from); for decoded
 // values about 40 bytes each and 350 more an object (a Go map); the text of names and
 // descriptions; for regular expressions about 600 bytes each and 45 for each 1 of their
 // size. TestCacheEstimate holds it above what the heap says for each shape of schema.
 func retained(s Size) int {
-	return 4<<10 + s.Subschemas<<10 + 2*s.PointerBytes + s.Values*48 + s.Objects*384 + 2*s.Bytes +
+	return 4<<10 + s.Subschemas*1280 + 2*s.PointerBytes + s.Values*48 + s.Objects*384 + 2*s.Bytes +
 		s.Patterns<<10 + s.PatternSize*64
 }
 

@@ -16,7 +16,9 @@
 //
 // Measure bounds what a client's schema may cost before anything compiles it (Limits: its
 // bytes, subschemas, members of one keyword, nesting, the chain of schemas evaluated at
-// one place through $ref, regular expressions), in one linear pass.
+// one place through $ref, regular expressions), in one linear pass. A check counts what it
+// would evaluate for the arguments at hand before the library validates them, and leaves a
+// call whose count multiplies beyond a bound unchecked (cost.go).
 //
 // A Cache holds compiled schemas by content, shared by every request, so a call's check
 // costs a hash of its tool's schema, a map lookup and the validation itself. It is bounded

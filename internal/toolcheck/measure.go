@@ -142,26 +142,33 @@ const pointerMax = 2 * clip.QuoteMax
 // one of its subschemas (the library would compile whatever is there, unmeasured). A $ref
 // to another document is left to the compiler, which loads nothing.
 func Measure(source []byte, l Limits) (Size, error) {
+	size, _, err := measureGraph(source, l)
+	return size, err
+}
+
+// measureGraph is Measure, and the graph of where the schema's subschemas apply (nil for
+// text that is not JSON), from which what a check costs is counted (cost.go).
+func measureGraph(source []byte, l Limits) (Size, *graph, error) {
 	l = l.OrDefaults()
 	if n := len(source); n > l.MaxBytes {
-		return Size{}, refuse("%d bytes, at most %d are allowed (%smax_bytes)", n, l.MaxBytes, settingPrefix)
+		return Size{}, nil, refuse("%d bytes, at most %d are allowed (%smax_bytes)", n, l.MaxBytes, settingPrefix)
 	}
 	m := &measure{dec: jsontext.NewDecoder(bytes.NewBuffer(source), lenient), l: l,
 		children: map[childKey]int32{}, size: Size{Bytes: len(source)}}
-	if err := m.schema(-1, childKey{}, false, 1); err != nil {
+	if err := m.schema(-1, childKey{}, nowhere, 1); err != nil {
 		if !errors.As(err, new(refusal)) {
-			return m.size, nil // the decoder's: not JSON
+			return m.size, nil, nil // the decoder's: not JSON
 		}
-		return Size{}, err
+		return Size{}, nil, err
 	}
 	m.identify()
 	if err := m.resolve(); err != nil {
-		return Size{}, err
+		return Size{}, nil, err
 	}
 	if err := m.evaluate(); err != nil {
-		return Size{}, err
+		return Size{}, nil, err
 	}
-	return m.size, nil
+	return m.size, m.graph(), nil
 }
 
 // refusal is Measure's error: what the schema exceeds.
@@ -183,6 +190,8 @@ type measure struct {
 	// edges are the in-place applications: a schema applies another at the same place of
 	// the arguments (through an applicator, or a $ref once resolved).
 	edges []edge
+	// below are the applications one place down in the arguments.
+	below []edge
 	// What the pass found, resolved once every subschema is known.
 	refs   []ref
 	idents []ident
@@ -215,7 +224,11 @@ type childKey struct {
 	hasMember bool
 }
 
-type edge struct{ from, to int32 }
+type edge struct {
+	from, to int32
+	at       application // for below: where
+	name     string      // toNamed: the member
+}
 
 // ref is a reference to resolve once every subschema is known.
 type ref struct {
@@ -235,25 +248,39 @@ type anchorKey struct {
 	name     string
 }
 
+// application is where the validator applies a subschema, relative to its parent's place in
+// the arguments.
+type application uint8
+
+const (
+	nowhere   application = iota // only through a $ref ($defs), or never (contentSchema)
+	inPlace                      // at the parent's place
+	toNamed                      // at the member of the parent's object that the key names
+	toMembers                    // at members of the parent's object (patternProperties, additionalProperties…)
+	toNames                      // at the names of the parent's object's members (propertyNames)
+	toItems                      // at items of the parent's array
+)
+
 // Schema keywords by what their values hold (draft 2020-12 and 2019-09, and draft-07's and
-// draft-04's definitions, dependencies, additionalItems and list-form items), and whether
-// the schemas they hold apply at the same place of the arguments. Every draft's keywords
-// are read on every draft: counting a schema the library ignores costs only some margin.
+// draft-04's definitions, dependencies, additionalItems and list-form items), and where the
+// schemas they hold apply. Every draft's keywords are read on every draft: counting a
+// schema the library ignores costs only some margin.
 var (
-	schemaKeywords = map[string]bool{"additionalProperties": false, "additionalItems": false,
-		"unevaluatedProperties": false, "unevaluatedItems": false, "contains": false, "propertyNames": false,
-		"items": false, "contentSchema": false, "not": true, "if": true, "then": true, "else": true}
-	mapKeywords = map[string]bool{"properties": false, "patternProperties": false, "$defs": false, "definitions": false,
-		"dependentSchemas": true, "dependencies": true}
-	listKeywords = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": false, "items": false}
+	schemaKeywords = map[string]application{"additionalProperties": toMembers, "additionalItems": toItems,
+		"unevaluatedProperties": toMembers, "unevaluatedItems": toItems, "contains": toItems, "propertyNames": toNames,
+		"items": toItems, "contentSchema": nowhere, "not": inPlace, "if": inPlace, "then": inPlace, "else": inPlace}
+	mapKeywords = map[string]application{"properties": toNamed, "patternProperties": toMembers, "$defs": nowhere,
+		"definitions": nowhere, "dependentSchemas": inPlace, "dependencies": inPlace}
+	listKeywords = map[string]application{"allOf": inPlace, "anyOf": inPlace, "oneOf": inPlace, "prefixItems": toItems,
+		"items": toItems}
 	// valueKeywords hold values a message about their size may name.
 	valueKeywords = map[string]bool{"enum": true, "required": true, "const": true, "default": true, "examples": true,
 		"type": true, "dependentRequired": true}
 )
 
-// schema reads the subschema at the decoder, reached from parent by key; inPlace says it
-// applies where its parent does. depth is its nesting, the root's 1.
-func (m *measure) schema(parent int32, key childKey, inPlace bool, depth int) error {
+// schema reads the subschema at the decoder, reached from parent by key and applied at; depth
+// is its nesting, the root's 1.
+func (m *measure) schema(parent int32, key childKey, at application, depth int) error {
 	if len(m.nodes) == m.l.MaxSubschemas {
 		return refuse("more than %d subschemas (the next at %s), at most %d are allowed (%smax_subschemas)",
 			m.l.MaxSubschemas, m.pointerTo(parent, key), m.l.MaxSubschemas, settingPrefix)
@@ -279,8 +306,12 @@ func (m *measure) schema(parent int32, key childKey, inPlace bool, depth int) er
 	if parent >= 0 {
 		key.parent = parent
 		m.children[key] = id
-		if inPlace {
+		switch at {
+		case nowhere:
+		case inPlace:
 			m.edges = append(m.edges, edge{from: parent, to: id})
+		default:
+			m.below = append(m.below, edge{from: parent, to: id, at: at, name: key.member})
 		}
 	}
 	if m.dec.PeekKind() != '{' {
@@ -334,15 +365,15 @@ func (m *measure) member(n int32, name string, depth int) error {
 	case k == 't' && name == "$recursiveAnchor":
 		m.idents = append(m.idents, ident{node: n, keyword: name})
 	case k == '{' || k == 't' || k == 'f':
-		if inPlace, ok := schemaKeywords[name]; ok {
-			return m.schema(n, childKey{keyword: name}, inPlace, depth+1)
+		if at, ok := schemaKeywords[name]; ok {
+			return m.schema(n, childKey{keyword: name}, at, depth+1)
 		}
-		if inPlace, ok := mapKeywords[name]; ok && k == '{' {
-			return m.schemas(n, name, inPlace, depth, '}')
+		if at, ok := mapKeywords[name]; ok && k == '{' {
+			return m.schemas(n, name, at, depth, '}')
 		}
 	case k == '[':
-		if inPlace, ok := listKeywords[name]; ok {
-			return m.schemas(n, name, inPlace, depth, ']')
+		if at, ok := listKeywords[name]; ok {
+			return m.schemas(n, name, at, depth, ']')
 		}
 	}
 	return m.value(n, childKey{keyword: name}, false)
@@ -351,7 +382,7 @@ func (m *measure) member(n int32, name string, depth int) error {
 // schemas reads the map (end '}') or list (end ']') of subschemas of keyword in schema
 // parent. A member that is neither an object nor a boolean is a value (a dependencies
 // member listing properties).
-func (m *measure) schemas(parent int32, keyword string, inPlace bool, depth int, end jsontext.Kind) error {
+func (m *measure) schemas(parent int32, keyword string, at application, depth int, end jsontext.Kind) error {
 	if _, err := m.dec.ReadToken(); err != nil {
 		return err
 	}
@@ -383,7 +414,7 @@ func (m *measure) schemas(parent int32, keyword string, inPlace bool, depth int,
 					return m.tooMany(m.pointerTo(parent, childKey{keyword: keyword}), keyword, total)
 				}
 			}
-			err = m.schema(parent, key, inPlace, depth+1)
+			err = m.schema(parent, key, at, depth+1)
 		} else {
 			err = m.value(parent, key, false)
 		}

@@ -326,3 +326,23 @@ func BenchmarkMeasure(b *testing.B) {
 		})
 	}
 }
+
+// FuzzMeasure: no text panics the measure, and what it accepts is within the limits.
+func FuzzMeasure(f *testing.F) {
+	for _, seed := range []string{savePolicy, deploy2020, deploy07, refChain(3), doubling(3), anyOfShape(3),
+		`{"$defs":{"a":{"$ref":"#/$defs/a"}}}`, `{"$id":"https://x.example/s","$defs":{"a":{"$anchor":"a","$ref":"s#a"}}}`,
+		`{"$dynamicAnchor":"m","items":{"$dynamicRef":"#m"}}`, `{"patternProperties":{"a{1000}":{}}}`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, schema string) {
+		size, err := Measure([]byte(schema), small)
+		if err != nil {
+			return
+		}
+		if size.Subschemas > small.MaxSubschemas || size.Members > small.MaxMembers || size.Depth > small.MaxDepth ||
+			size.RefDepth > small.MaxRefDepth || size.Evaluated > small.MaxSubschemas || size.PatternSize > small.MaxPatternSize ||
+			size.PointerBytes > small.MaxBytes {
+			t.Fatalf("accepted over the limits: %+v", size)
+		}
+	})
+}
