@@ -433,17 +433,18 @@ func (s *Service) checkLimits(req *chat.Request) error {
 // checkSchemas measures the JSON Schemas of a request (its tools' parameters, its
 // response_format schema) before anything compiles or rewrites them: a schema beyond
 // schema_limits is refused, naming its field. Every surface passes here, so no schema
-// reaches the translator or the schema library unmeasured (docs/PROTOCOL.md 13.2).
+// reaches the translator or the schema library unmeasured (docs/PROTOCOL.md 13.2). The
+// schema cache remembers those it admitted, so a client's tools are measured once.
 func (s *Service) checkSchemas(req *chat.Request) error {
 	for i := range req.Tools {
 		if p := req.Tools[i].Parameters; len(p) > 0 {
-			if _, err := toolcheck.Measure(p, s.opts.SchemaLimits); err != nil {
+			if err := s.schemas.Admit(p); err != nil {
 				return refuse("%s.parameters: %v", translate.ToolPath(i, &req.Tools[i]), err)
 			}
 		}
 	}
 	if rf := req.ResponseFormat; rf != nil && rf.Type == chat.FormatJSONSchema && len(rf.Schema) > 0 {
-		if _, err := toolcheck.Measure(rf.Schema, s.opts.SchemaLimits); err != nil {
+		if err := s.schemas.Admit(rf.Schema); err != nil {
 			return refuse("response_format.json_schema.schema: %v", err)
 		}
 	}

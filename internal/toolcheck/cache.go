@@ -39,7 +39,13 @@ type Cache struct {
 	lru      *list.List                 // of *entry, most recently used first
 	byKey    map[uint64][]*list.Element // maphash of the source → entries (a collision keeps both)
 	retained int                        // the entries' estimates, added up
+	// admitted holds the maphash of schemas Admit measured within the limits.
+	admitted map[uint64]struct{}
 }
+
+// maxAdmitted bounds what Admit remembers: 8 bytes and a map slot each; when full, it
+// forgets them all and measures again.
+const maxAdmitted = 1 << 14
 
 type entry struct {
 	key    uint64
@@ -61,7 +67,32 @@ func NewCache(maxEntries, maxBytes int, limits Limits) *Cache {
 		maxBytes = DefaultMaxBytes
 	}
 	return &Cache{maxEntries: maxEntries, maxBytes: maxBytes, limits: limits.OrDefaults(), seed: maphash.MakeSeed(),
-		lru: list.New(), byKey: map[uint64][]*list.Element{}}
+		lru: list.New(), byKey: map[uint64][]*list.Element{}, admitted: map[uint64]struct{}{}}
+}
+
+// Admit measures a schema a request carries against the cache's limits (Measure), and
+// remembers those within them by a hash of their text, so clients that send the same tools
+// with every request pay for measuring them once. The hash is keyed by a random seed, so no
+// client can aim a schema at a remembered one; and a false memory would only skip this
+// early refusal: Schema measures a schema again before it compiles it.
+func (c *Cache) Admit(source []byte) error {
+	key := maphash.Bytes(c.seed, source)
+	c.mu.Lock()
+	_, ok := c.admitted[key]
+	c.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if _, err := Measure(source, c.limits); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.admitted) >= maxAdmitted {
+		clear(c.admitted)
+	}
+	c.admitted[key] = struct{}{}
+	return nil
 }
 
 // ErrNoCache is Schema's error on a nil Cache.
@@ -92,7 +123,7 @@ func (c *Cache) Schema(source []byte, budget *Budget) (s *Schema, err error, fre
 	size, g, err := measureGraph(source, c.limits)
 	switch {
 	case err != nil:
-		e.err = fmt.Errorf("the schema is over the gateway's limits: %w", err)
+		e.err = fmt.Errorf("the gateway refuses to compile this schema: %w", err)
 		e.retained = entryOverhead + len(source)
 	case !budget.take(size.Cost()):
 		return nil, ErrOverBudget, false

@@ -85,7 +85,7 @@ func TestCacheRefusesWhatIsOverItsLimits(t *testing.T) {
 	c := NewCache(0, 0, Limits{})
 	s, err, fresh := c.Schema([]byte(anyOfShape(40000)), nil)
 	assert.Nil(t, s)
-	assert.EqualError(t, err, "the schema is over the gateway's limits: 40000 members in anyOf at /anyOf, at most 1000 are allowed (schema_limits.max_members)")
+	assert.EqualError(t, err, "the gateway refuses to compile this schema: 40000 members in anyOf at /anyOf, at most 1000 are allowed (schema_limits.max_members)")
 	assert.True(t, fresh, "logged once")
 	_, _, fresh = c.Schema([]byte(anyOfShape(40000)), nil)
 	assert.False(t, fresh)
@@ -175,6 +175,43 @@ func BenchmarkCheckLargest(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_, _ = s.Check(a)
+			}
+		})
+	}
+}
+
+// TestAdmit: the schemas a request carries are measured once: those within the limits are
+// remembered (a bounded set of hashes), those over them are refused every time.
+func TestAdmit(t *testing.T) {
+	t.Parallel()
+	c := NewCache(0, 0, Limits{})
+	for range 2 {
+		assert.NoError(t, c.Admit([]byte(savePolicy)))
+		assert.EqualError(t, c.Admit([]byte(anyOfShape(1001))), "1001 members in anyOf at /anyOf, at most 1000 are allowed (schema_limits.max_members)")
+	}
+	assert.Len(t, c.admitted, 1)
+	for i := range maxAdmitted + 1 {
+		require.NoError(t, c.Admit(variant(`{"type":"object"}`, i)))
+	}
+	assert.LessOrEqual(t, len(c.admitted), maxAdmitted, "bounded: forgotten when full")
+}
+
+// BenchmarkAdmit is what measuring a request's tools costs: the first time, and every time
+// after, when the cache remembers them.
+func BenchmarkAdmit(b *testing.B) {
+	for _, s := range []struct{ name, schema string }{{"savePolicy", savePolicy}, {"deploy2020", deploy2020}} {
+		source := []byte(s.schema)
+		b.Run(s.name+"/first", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = Measure(source, Limits{})
+			}
+		})
+		b.Run(s.name+"/again", func(b *testing.B) {
+			c := NewCache(0, 0, Limits{})
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = c.Admit(source)
 			}
 		})
 	}
