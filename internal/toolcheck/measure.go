@@ -22,13 +22,16 @@ import (
 // first limit it exceeds, before anything compiles or rewrites it (docs/PROTOCOL.md 13.2).
 
 // Limits bound one client schema (a tool's parameters, a response_format schema) and what
-// one request may compile. The defaults are far above what tool schemas need: a
-// Kubernetes Deployment's parameters, about the largest a tool sends, are about 250
-// subschemas nested 12 deep with 3 schemas at most in one $ref chain
-// (TestMeasureRealSchemas). And they keep the worst admissible schema to about 50 ms of
-// compiling on the 2-core development VM (BenchmarkCompileLargest), under 2 MiB of memory
-// once compiled (TestCacheEstimate), and a check of a cached schema in proportion to its
-// arguments (BenchmarkCheckLargest).
+// one request may compile. The defaults are above what tool schemas need: a Kubernetes
+// Deployment's, about the largest a tool sends (the Deployment and the 112 definitions it
+// refers to, as $defs), is 176 KB, 871 subschemas nested 5 deep, 4 schemas at most in one
+// $ref chain (TestMeasureRealSchemas; inlined, it needs max_subschemas 2000). And they keep
+// the worst schema within them to 10 to 50 ms of compiling on the 2-core development VM
+// (BenchmarkCompileLargest), about 15 MiB at most once compiled by the cache's estimate (an
+// enum of 31,000 small objects; the Deployment 1.7 MiB; TestCacheEstimate), and a check
+// of a cached schema to the chain of schemas at one place that the validator's cost grows
+// with (BenchmarkCheckLargest); what a check multiplies from one place to the next is
+// counted for each call (cost.go).
 type Limits struct {
 	// MaxBytes bounds the schema's JSON text, and the JSON pointers of its subschemas
 	// added up (Size.PointerBytes).
@@ -54,13 +57,13 @@ type Limits struct {
 	MaxPatternSize int
 	// CompileBudget bounds what the fresh compiles of one request may cost, in subschemas
 	// (Size.Cost): cache hits are free, and a schema that would cost more than is left is
-	// not compiled for that request (ErrOverBudget). At least MaxSubschemas, so every
-	// schema within the limits can be compiled by a request of its own.
+	// not compiled for that request (ErrOverBudget). A request's first compile goes ahead
+	// whatever it costs, so every schema within the limits can be compiled by some request.
 	CompileBudget int
 }
 
 // DefaultLimits are the limits of a gateway that sets none. A budget of 2,500 subschemas
-// is about 100 ms of compiling.
+// is about 75 ms of compiling.
 var DefaultLimits = Limits{MaxBytes: 256 << 10, MaxSubschemas: 1000, MaxMembers: 1000, MaxDepth: 32, MaxRefDepth: 32,
 	MaxPatternSize: 16 << 10, CompileBudget: 2500}
 
