@@ -57,6 +57,7 @@ fuzz: ## Fuzz every target: translator, schema check, tool-call check, REST deco
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzJSONSchema$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/toolcheck -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/toolcheck -run '^$$' -fuzz '^FuzzMeasure$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/nirmata -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/openai -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/stream -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $${FUZZTIME:-30s}

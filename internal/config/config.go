@@ -26,6 +26,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/store"
+	"github.com/nirmata/llm-gateway/internal/toolcheck"
 )
 
 // DefaultModel is used when neither the request nor the configuration names a model.
@@ -68,6 +69,8 @@ type Config struct {
 	ToolValidation Validation
 	// MaxRepairAttempts bounds the model calls one answer's repair may add.
 	MaxRepairAttempts int
+	// SchemaLimits bound the JSON Schemas clients send (docs/PROTOCOL.md 13.2).
+	SchemaLimits SchemaLimits
 	// Keys are the keys the YAML file names, with their limits and defaults
 	// (docs/PROTOCOL.md 14.1); accepted besides APIKeys and the keys file.
 	Keys []Key
@@ -103,6 +106,71 @@ type ReasoningCache struct {
 	MaxEntries int
 	MaxBytes   int
 	TTL        time.Duration
+}
+
+// SchemaLimits bound each JSON Schema a request carries and what compiling them may cost
+// one request (docs/PROTOCOL.md 13.2; toolcheck.Limits says why each default). In the
+// YAML file it is an object, {max_bytes: 262144, max_depth: 32, …}; as a flag or variable,
+// max_bytes=262144,max_depth=32,…. Members left out keep their default.
+type SchemaLimits struct {
+	MaxBytes, MaxSubschemas, MaxMembers, MaxDepth, MaxRefDepth, MaxPatternSize, CompileBudget int
+}
+
+// schemaLimit is one member of SchemaLimits.
+type schemaLimit struct {
+	name string
+	v    *int
+}
+
+// members are the limits by their names, in the order help lists them.
+func (l *SchemaLimits) members() []schemaLimit {
+	return []schemaLimit{{"max_bytes", &l.MaxBytes}, {"max_subschemas", &l.MaxSubschemas}, {"max_members", &l.MaxMembers},
+		{"max_depth", &l.MaxDepth}, {"max_ref_depth", &l.MaxRefDepth}, {"max_pattern_size", &l.MaxPatternSize},
+		{"compile_budget", &l.CompileBudget}}
+}
+
+// schemaLimitsDefault is schema_limits' default as a flag writes it: toolcheck's.
+func schemaLimitsDefault() string {
+	d := toolcheck.DefaultLimits
+	l := SchemaLimits{d.MaxBytes, d.MaxSubschemas, d.MaxMembers, d.MaxDepth, d.MaxRefDepth, d.MaxPatternSize, d.CompileBudget}
+	var items []string
+	for _, m := range l.members() {
+		items = append(items, m.name+"="+strconv.Itoa(*m.v))
+	}
+	return strings.Join(items, ",")
+}
+
+// set reads name=n items, max_bytes=262144,max_depth=32; members left out keep their
+// value.
+func (l *SchemaLimits) set(text string) error {
+	members := l.members()
+	for _, item := range split(text, ",") {
+		name, v, _ := strings.Cut(item, "=")
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(members, func(m schemaLimit) bool { return m.name == name })
+		if i < 0 {
+			names := make([]string, len(members))
+			for j, m := range members {
+				names[j] = m.name
+			}
+			return fmt.Errorf("%q is not %s or %s", name, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a whole number", name, strings.TrimSpace(v))
+		}
+		*members[i].v = n
+	}
+	return nil
+}
+
+func schemaLimits(l SchemaLimits) error {
+	for _, m := range l.members() {
+		if *m.v < 1 {
+			return fmt.Errorf("%s must be at least 1, got %d", m.name, *m.v)
+		}
+	}
+	return nil
 }
 
 // Caching is a prompt_caching value (docs/PROTOCOL.md 12.2).
@@ -201,7 +269,7 @@ type setting struct {
 
 // value ties a row to its Config field and to the check its final value must pass.
 type value struct {
-	ptr   any          // *string, *int, *float64, *bool, *time.Duration, *[]string, *Caching, *Validation, *aliasTable or *[]Key
+	ptr   any          // *string, *int, *float64, *bool, *time.Duration, *[]string, *Caching, *Validation, *aliasTable, *[]Key, *ReasoningCache or *SchemaLimits
 	check func() error // nil when every value that parses is fine
 }
 
@@ -241,6 +309,7 @@ func table(c *Config) []setting {
 		{key: "prompt_caching", def: "auto", help: "auto: prompt-cache points after the tools, the system prompt and the history, on models with prompt caching; off: only the clients' cache_control hints", v: bind(&c.PromptCaching, nil)},
 		{key: "tool_validation", def: "report", help: "the default of a request that does not set tool_validation: off, report (calls come back with their schema violations) or repair (the model corrects invalid calls)", v: bind(&c.ToolValidation, nil)},
 		{key: "max_repair_attempts", def: "2", help: "model calls that tool_validation repair may add to one answer, at most 10; 0: invalid calls come back with their violations", v: bind(&c.MaxRepairAttempts, between(0, maxRepairAttempts))},
+		{key: "schema_limits", def: schemaLimitsDefault(), help: "each JSON Schema of a request (tools' parameters, response_format): its bytes and its subschemas' JSON pointers, subschemas, members of one object or array, nesting, schemas chained at one place through $ref, regular expressions by size with repetitions expanded (beyond any: 400 naming the field); and compile_budget, what one request may compile, in subschemas (beyond it: calls unchecked)", v: bind(&c.SchemaLimits, schemaLimits)},
 		{key: "cache_read_weight", def: "0.1", help: "what one prompt-cache read token counts against a key's tokens_per_minute and tokens_per_day, from 0 to 1", v: bind(&c.CacheReadWeight, fraction)},
 		{key: "redis_url", help: "Redis shared by the replicas, redis://[user:password@]host:port[/db] or rediss:// (TLS): limit counters, the reasoning cache and failover affinity; none: each process keeps its own", v: bind(&c.RedisURL, redisURL)},
 		{key: "default_max_tokens", def: "4096", help: "maxTokens of a request that sets no max_tokens, capped at the model's maximum output where the gateway knows it (Bedrock reserves quota for maxTokens); 0 sends none", v: bind(&c.DefaultMaxTokens, between(0, maxDefaultMaxTokens))},
@@ -273,6 +342,8 @@ func (s setting) kind() string {
 		return "name=id" + s.sep + "name=id"
 	case *ReasoningCache:
 		return "max_entries=n,ttl=d,max_bytes=n"
+	case *SchemaLimits:
+		return "name=n,…"
 	case *Caching:
 		return "off|auto"
 	case *Validation:
@@ -341,6 +412,8 @@ func (s setting) set(text string, add bool) error {
 		}
 	case *ReasoningCache:
 		return p.set(text)
+	case *SchemaLimits:
+		return p.set(text)
 	case *[]Key:
 		*p = nil // only the default comes here: the file's keys are decoded
 	}
@@ -396,20 +469,9 @@ func (s setting) decode(raw jsontext.Value) error {
 		*p = keys
 		return err
 	case *ReasoningCache:
-		var o map[string]jsontext.Value
-		if err := json.Unmarshal(raw, &o); err != nil {
-			return fmt.Errorf("want a mapping like {max_entries: 10000, ttl: 1h}, got %s", raw)
-		}
-		for _, name := range slices.Sorted(maps.Keys(o)) {
-			text := string(o[name])
-			var str string
-			if json.Unmarshal(o[name], &str) == nil {
-				text = str
-			}
-			if err := p.set(name + "=" + text); err != nil {
-				return err
-			}
-		}
+		return decodeMembers(raw, "{max_entries: 10000, ttl: 1h}", p.set)
+	case *SchemaLimits:
+		return decodeMembers(raw, "{max_bytes: 262144, max_depth: 32}", p.set)
 	default:
 		if raw[0] == '[' || raw[0] == '{' {
 			return fmt.Errorf("want a single value, got %s", raw)
@@ -441,6 +503,26 @@ func kindOf(raw jsontext.Value) string {
 		return "a mapping"
 	}
 	return "a list of other values"
+}
+
+// decodeMembers sets an object setting from the file's mapping, each member as its flag
+// writes it (name=value), so the file and the flags share one parser and its messages.
+func decodeMembers(raw jsontext.Value, example string, set func(string) error) error {
+	var o map[string]jsontext.Value
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return fmt.Errorf("want a mapping like %s, got %s", example, raw)
+	}
+	for _, name := range slices.Sorted(maps.Keys(o)) {
+		text := string(o[name])
+		var str string
+		if json.Unmarshal(o[name], &str) == nil {
+			text = str
+		}
+		if err := set(name + "=" + text); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // flagArg is a flag as given on the command line. Flags are parsed before the file is read

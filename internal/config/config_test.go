@@ -48,8 +48,10 @@ func TestLoadDefaults(t *testing.T) {
 		PromptCaching:      CachingAuto,
 		ToolValidation:     ValidationReport,
 		MaxRepairAttempts:  2,
-		CacheReadWeight:    0.1,
-		DefaultMaxTokens:   4096,
+		SchemaLimits: SchemaLimits{MaxBytes: 256 << 10, MaxSubschemas: 1000, MaxMembers: 1000, MaxDepth: 32, MaxRefDepth: 32,
+			MaxPatternSize: 16 << 10, CompileBudget: 2500},
+		CacheReadWeight:  0.1,
+		DefaultMaxTokens: 4096,
 	}, cfg)
 }
 
@@ -119,6 +121,16 @@ func TestPrecedence(t *testing.T) {
 			name: "prompt_caching", yaml: "prompt_caching: off",
 			env: map[string]string{"GATEWAY_PROMPT_CACHING": "auto"}, flags: strs{"--prompt-caching=off"},
 			get: func(c Config) any { return c.PromptCaching }, def: CachingAuto, file: CachingOff, fromEnv: CachingAuto, flag: CachingOff,
+		},
+		{
+			// An object setting: each source sets the members it names, the rest keep theirs.
+			name: "schema_limits", yaml: "schema_limits: {max_bytes: 1048576, max_subschemas: 4000}",
+			env: map[string]string{"GATEWAY_SCHEMA_LIMITS": "max_subschemas=3000"}, flags: strs{"--schema-limits", "max_depth=40,compile_budget=9000"},
+			get: func(c Config) any {
+				return [4]int{c.SchemaLimits.MaxBytes, c.SchemaLimits.MaxSubschemas, c.SchemaLimits.MaxDepth, c.SchemaLimits.CompileBudget}
+			},
+			def: [4]int{256 << 10, 1000, 32, 2500}, file: [4]int{1 << 20, 4000, 32, 2500}, fromEnv: [4]int{1 << 20, 3000, 32, 2500},
+			flag: [4]int{1 << 20, 3000, 40, 9000},
 		},
 		{
 			name: "map", yaml: "model_aliases: {a: id-a, b: 'arn:aws:bedrock:us-east-1:1:x/y'}",
@@ -293,6 +305,10 @@ func TestLoadErrors(t *testing.T) {
 		{name: "reasoning_cache", yaml: "reasoning_cache: {max_entries: -1, ttl: 1h}", want: `reasoning_cache: max_entries must be at least 0, got -1 (from FILE)`},
 		{name: "reasoning_cache member", args: strs{"--reasoning-cache", "max_entries=5,size=2"}, want: `reasoning_cache: "size" is not max_entries, ttl or max_bytes (from --reasoning-cache)`},
 		{name: "reasoning_cache ttl", env: vars{"GATEWAY_REASONING_CACHE": "ttl=0s"}, want: `reasoning_cache: ttl must be above 0, got 0s (from GATEWAY_REASONING_CACHE)`},
+		{name: "schema_limits", yaml: "schema_limits: {max_depth: 0}", want: `schema_limits: max_depth must be at least 1, got 0 (from FILE)`},
+		{name: "schema_limits member", args: strs{"--schema-limits", "max_depth=40,max_size=2"}, want: `schema_limits: "max_size" is not max_bytes, max_subschemas, max_members, max_depth, max_ref_depth, max_pattern_size or compile_budget (from --schema-limits)`},
+		{name: "schema_limits value", env: vars{"GATEWAY_SCHEMA_LIMITS": "max_bytes=1MB"}, want: `schema_limits: max_bytes: "1MB" is not a whole number (from GATEWAY_SCHEMA_LIMITS)`},
+		{name: "schema_limits not an object", yaml: "schema_limits: 5", want: `schema_limits: want a mapping like {max_bytes: 262144, max_depth: 32}, got 5 (from FILE)`},
 		{name: "redis_url scheme", args: strs{"--redis-url", "http://:hunter2@cache:6379"}, want: `redis_url: want a redis:// or rediss:// URL, got scheme "http" (from --redis-url)`},
 		{name: "redis_url", env: vars{"GATEWAY_REDIS_URL": "redis://:hunter2@cache:6379/hunter2"}, want: `redis_url: invalid database number: "xxxxx" (from GATEWAY_REDIS_URL)`},
 		{name: "redis_url timeout", yaml: "redis_url: redis://cache:6379?read_timeout=2s", want: `redis_url: read_timeout is set by the gateway: each call has 100ms, without retries (from FILE)`},

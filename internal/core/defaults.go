@@ -44,9 +44,9 @@ type AliasDefaults struct {
 
 // applyDefaults fills the fields req leaves unset from the defaults of its key, then of
 // the alias it names (name, the model as the client gave it or the default model), then
-// the gateway's, and returns the translation's options and the request's tool_validation
-// mode.
-func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Options, string, error) {
+// the gateway's, and returns the translation's options and how the request's tool calls
+// are checked.
+func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Options, validation, error) {
 	d := s.opts.AliasDefaults[name]
 	if k := s.keys[req.KeyID]; k != nil {
 		d.Defaults = k.Defaults.over(d.Defaults)
@@ -66,6 +66,6 @@ func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Optio
 	if d.PromptCaching != nil {
 		auto = *d.PromptCaching
 	}
-	mode, err := s.validationMode(req, d)
-	return translate.Options{NoAutoCache: !auto, ReasoningEffort: d.ReasoningEffort}, mode, err
+	v, err := s.validationOf(req, d)
+	return translate.Options{NoAutoCache: !auto, ReasoningEffort: d.ReasoningEffort}, v, err
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // TestApplyDefaults: a request's own value wins, then its key's default, then its alias's,
-// then the gateway's (docs/PROTOCOL.md 13, 14.1).
+// then the gateway's (docs/PROTOCOL.md 13, 14.1); for tool_validation, the most specific
+// of the operator's levels that says off cannot be raised by the request.
 func TestApplyDefaults(t *testing.T) {
 	t.Parallel()
 	yes, no := true, false
@@ -80,11 +81,39 @@ func TestApplyDefaults(t *testing.T) {
 			wantMode: "report",
 		},
 		{
-			name:     "the request's own values beat the key's",
+			name:     "the request's own values beat the key's, but not the key's tool_validation off",
 			req:      chat.Request{Model: "agent", KeyID: "ci", ParallelToolCalls: &yes, MaxToolRounds: new(int32(9)), ToolValidation: "repair"},
 			want:     chat.Request{Model: "agent", KeyID: "ci", ParallelToolCalls: &yes, MaxToolRounds: new(int32(9)), ToolValidation: "repair"},
 			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "high"},
+			wantMode: "off",
+		},
+		{
+			name:     "a request may ask for repair where its key's default is report",
+			req:      chat.Request{Model: "agent", KeyID: "half", ToolValidation: "repair"},
+			want:     chat.Request{Model: "agent", KeyID: "half", ParallelToolCalls: &yes, MaxToolRounds: new(int32(5)), ToolValidation: "repair"},
+			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "low"},
 			wantMode: "repair",
+		},
+		{
+			name:     "the key's report beats the gateway's off, so a request may raise it",
+			req:      chat.Request{Model: "us.anthropic.claude-sonnet-4-20250514-v1:0", KeyID: "half", ToolValidation: "repair"},
+			want:     chat.Request{Model: "us.anthropic.claude-sonnet-4-20250514-v1:0", KeyID: "half", ParallelToolCalls: &no, ToolValidation: "repair"},
+			wantOpts: translate.Options{NoAutoCache: true},
+			wantMode: "repair",
+		},
+		{
+			name:     "the gateway's off cannot be raised by a request",
+			req:      chat.Request{Model: "us.anthropic.claude-sonnet-4-20250514-v1:0", ToolValidation: "report"},
+			want:     chat.Request{Model: "us.anthropic.claude-sonnet-4-20250514-v1:0", ParallelToolCalls: &no, ToolValidation: "report"},
+			wantOpts: translate.Options{NoAutoCache: true},
+			wantMode: "off",
+		},
+		{
+			name:     "the alias's repair beats the gateway's off",
+			req:      chat.Request{Model: "agent", ToolValidation: "report"},
+			want:     chat.Request{Model: "agent", ParallelToolCalls: &yes, MaxToolRounds: new(int32(5)), ToolValidation: "report"},
+			wantOpts: translate.Options{NoAutoCache: true, ReasoningEffort: "low"},
+			wantMode: "report",
 		},
 		{
 			name:     "the key's defaults beat the gateway's",
@@ -112,11 +141,13 @@ func TestApplyDefaults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			req := tt.req
-			opts, mode, err := s.applyDefaults(&req, s.modelName(req.Model))
+			opts, v, err := s.applyDefaults(&req, s.modelName(req.Model))
 			assert.NoError(t, err)
 			assert.Equal(t, tt.want, req)
 			assert.Equal(t, tt.wantOpts, opts)
-			assert.Equal(t, tt.wantMode, mode)
+			assert.Equal(t, tt.wantMode, v.mode)
+			// Off is the operator's here whenever it is off: no request above asks for it.
+			assert.Equal(t, tt.wantMode == "off", v.operatorOff, "operatorOff")
 		})
 	}
 	req := chat.Request{ToolValidation: "strict"}
@@ -126,8 +157,10 @@ func TestApplyDefaults(t *testing.T) {
 		assert.Equal(t, "tool_validation", re.Param)
 		assert.Equal(t, `invalid request: tool_validation "strict" is not one of "off", "report", "repair"`, err.Error())
 	}
-	_, mode, _ := New(nil, Options{}, zap.NewNop()).applyDefaults(&chat.Request{}, "m")
-	assert.Equal(t, "report", mode, "the zero Options: report")
+	_, v, _ := New(nil, Options{}, zap.NewNop()).applyDefaults(&chat.Request{}, "m")
+	assert.Equal(t, validation{mode: "report"}, v, "the zero Options: report")
+	_, v, _ = New(nil, Options{}, zap.NewNop()).applyDefaults(&chat.Request{ToolValidation: "off"}, "m")
+	assert.Equal(t, validation{mode: "off"}, v, "a request's own off is its own: strict tools are still repaired")
 }
 
 // TestIgnoredIsBounded: what a request lists as ignored is at most MaxIgnored names, in

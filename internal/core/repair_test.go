@@ -247,23 +247,27 @@ func TestRepairEndsEarly(t *testing.T) {
 }
 
 // TestStrictToolRepairedWithoutNativeStrict: on a model without toolSpec.strict, a strict
-// tool's calls are repaired whatever tool_validation says; a valid answer is one call.
+// tool's calls are repaired whatever the request's tool_validation says, its own off
+// included; a valid answer is one call.
 func TestStrictToolRepairedWithoutNativeStrict(t *testing.T) {
 	t.Parallel()
 	u := &scripted{answers: []any{answer("1", "", "", invalidCall), answer("2", "", "", validCall)}}
-	s, _, _ := repairService(t, u, "off", 2)
-	resp, res, err := s.Chat(t.Context(), policyRequest(true))
+	s, _, _ := repairService(t, u, "report", 2)
+	req := policyRequest(true)
+	req.ToolValidation = "off"
+	resp, res, err := s.Chat(t.Context(), req)
 	require.NoError(t, err)
 	require.Len(t, u.reqs, 2)
 	assert.False(t, u.reqs[0].ToolConfig.Tools[0].ToolSpec.Strict, "not sent to a model without it")
 	assert.Equal(t, validCall[1], resp.ToolCalls[0].Arguments)
 	assert.Equal(t, ValidationRepaired, res.ToolValidation)
+	assert.False(t, res.StrictUnenforced)
 
 	// On a model with native strict tool use, strict goes to Bedrock and nothing is checked
 	// in mode off.
 	u = &scripted{answers: []any{answer("1", "", "", invalidCall)}}
 	s, _, _ = repairService(t, u, "off", 2)
-	req := policyRequest(true)
+	req = policyRequest(true)
 	req.Model = modelStrict
 	resp, res, err = s.Chat(t.Context(), req)
 	require.NoError(t, err)
@@ -272,6 +276,41 @@ func TestStrictToolRepairedWithoutNativeStrict(t *testing.T) {
 	assert.Nil(t, resp.ToolCalls[0].ValidationErrors)
 	assert.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes)
 	assert.False(t, res.Validating)
+}
+
+// TestOperatorOffLeavesStrictUnenforced: when the operator turned tool_validation off, a
+// request cannot turn it back on, and a strict tool on a model without native strict tool
+// use is not repaired: its call comes back as the model wrote it, and the Result says the
+// tool's strictness was not enforced. A model with native strict tools enforces it itself.
+func TestOperatorOffLeavesStrictUnenforced(t *testing.T) {
+	t.Parallel()
+	for _, asked := range []string{"", "report", "repair"} {
+		u := &scripted{answers: []any{answer("1", "", "", invalidCall)}}
+		s, _, _ := repairService(t, u, "off", 2)
+		req := policyRequest(true)
+		req.ToolValidation = asked
+		resp, res, err := s.Chat(t.Context(), req)
+		require.NoError(t, err, asked)
+		require.Len(t, u.reqs, 1, "%q: no repair", asked)
+		assert.Equal(t, invalidCall[1], resp.ToolCalls[0].Arguments, asked)
+		assert.Nil(t, resp.ToolCalls[0].ValidationErrors, asked)
+		assert.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes, asked)
+		assert.True(t, res.StrictUnenforced, asked)
+		assert.False(t, res.Validating, "%q: a stream streams the call as it comes", asked)
+	}
+
+	u := &scripted{answers: []any{answer("1", "", "", validCall)}}
+	s, _, _ := repairService(t, u, "off", 2)
+	req := policyRequest(true)
+	req.Model = modelStrict
+	_, res, err := s.Chat(t.Context(), req)
+	require.NoError(t, err)
+	assert.False(t, res.StrictUnenforced, "Bedrock holds the calls to the schema")
+	u = &scripted{answers: []any{answer("1", "", "", validCall)}}
+	s, _, _ = repairService(t, u, "off", 2)
+	_, res, err = s.Chat(t.Context(), policyRequest(false))
+	require.NoError(t, err)
+	assert.False(t, res.StrictUnenforced, "no strict tool")
 }
 
 // TestOffMode: nothing is checked, nothing is said.

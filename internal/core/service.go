@@ -24,6 +24,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/ratelog"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
@@ -82,6 +83,10 @@ type Options struct {
 	// MaxRepairAttempts bounds the model calls a repair adds to one answer; 0 makes none,
 	// and invalid calls in repair mode go back with their violations.
 	MaxRepairAttempts int
+	// SchemaLimits bound each JSON Schema a request carries (a tool's parameters, its
+	// response_format schema; beyond them it is refused) and what compiling them may cost
+	// one request (docs/PROTOCOL.md 13.2). Zero fields take toolcheck.DefaultLimits'.
+	SchemaLimits toolcheck.Limits
 	// Tracing makes the spans of docs/PROTOCOL.md 14.6; nil makes none.
 	Tracing *telemetry.Tracing
 	// Region is the AWS region of the gateway's own Bedrock upstream, for the spans'
@@ -121,8 +126,11 @@ type Service struct {
 	reasoning *reasoningCache
 	// schemas keeps the compiled schemas of the tools whose calls were checked.
 	schemas *toolcheck.Cache
-	started time.Time
-	now     func() time.Time
+	// schemaWarn spaces out the warnings about schemas not compiled: a client can send
+	// any number of distinct ones.
+	schemaWarn *ratelog.Limiter
+	started    time.Time
+	now        func() time.Time
 	// keys are Options.Keys, each policy in one place, so a request holds a pointer.
 	keys map[string]*KeyPolicy
 }
@@ -177,7 +185,8 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 		}
 	}
 	s.reasoning = newReasoningCache(opts.ReasoningCache, opts.Shared)
-	s.schemas = toolcheck.NewCache(0, 0)
+	s.schemas = toolcheck.NewCache(0, 0, opts.SchemaLimits)
+	s.schemaWarn = ratelog.New(0, "warnings", s.now)
 	if _, isAlias := s.aliases[opts.DefaultModel]; !isAlias && opts.DefaultModel != "" {
 		s.models = append(s.models, ModelEntry{Name: opts.DefaultModel, ID: opts.DefaultModel})
 	}
@@ -230,6 +239,11 @@ type Result struct {
 	ToolOutcomes ToolOutcomes
 	// RepairAttempts is how many model calls the repair of the answer's tool calls made.
 	RepairAttempts int
+	// StrictUnenforced: the model was offered strict tools it does not hold to their
+	// schemas, and the operator's tool_validation off keeps the gateway from repairing
+	// their calls (docs/PROTOCOL.md 13.1): x-gateway-strict: unenforced. Set once the
+	// request is translated, so before any byte of the answer.
+	StrictUnenforced bool
 }
 
 // admit reserves a slot for one Bedrock call. Call release when the call has ended.
@@ -286,10 +300,12 @@ const (
 // safe for concurrent use.
 type prepared struct {
 	// req is the request with the alias's and the gateway's defaults applied; opts and
-	// mode are what they say for its translation and its tool calls' check.
-	req  *chat.Request
-	opts translate.Options
-	mode string
+	// validation are what they say for its translation and its tool calls' check.
+	req        *chat.Request
+	opts       translate.Options
+	validation validation
+	// budget is what compiling the schemas of the calls that come back may cost.
+	budget *toolcheck.Budget
 	// route is where the request may go, and which target it is at.
 	route route
 
@@ -332,13 +348,14 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 		return nil, err
 	}
 	name := s.modelName(req.Model)
-	opts, mode, err := s.applyDefaults(req, name)
+	opts, v, err := s.applyDefaults(req, name)
 	if err != nil {
 		return nil, err
 	}
 	opts.DefaultMaxTokens = int32(s.opts.DefaultMaxTokens)
 	res.Model = s.resolveModel(name) // the first target's, for the log line of a refusal
-	p := &prepared{req: req, opts: opts, mode: mode, keyID: req.KeyID, key: s.keys[req.KeyID], route: s.routeOf(ctx, req, name)}
+	p := &prepared{req: req, opts: opts, validation: v, budget: toolcheck.NewBudget(s.opts.SchemaLimits),
+		keyID: req.KeyID, key: s.keys[req.KeyID], route: s.routeOf(ctx, req, name)}
 	res.Model = p.route.target().ModelID
 	if err := s.translate(ctx, p, res); err != nil {
 		return nil, err
@@ -375,7 +392,7 @@ func (s *Service) translate(ctx context.Context, p *prepared, res *Result) error
 	}
 	// No call comes back from a model offered no tools, nor from one whose tool budget is
 	// spent (its calls are dropped).
-	p.check = s.newChecker(req, model, p.mode, converse.ToolConfig != nil && !names.BudgetExhausted, names)
+	p.check, res.StrictUnenforced = s.newChecker(req, model, p.validation, converse.ToolConfig != nil && !names.BudgetExhausted, names, p.budget)
 	res.Validating = p.check != nil
 	p.model, p.converse, p.names = model, converse, names
 	return nil
@@ -408,6 +425,27 @@ func (s *Service) checkLimits(req *chat.Request) error {
 	for i := range req.Messages {
 		if n := messageBytes(&req.Messages[i]); n > s.opts.MaxMessageBytes {
 			return refuse("messages[%d]: %d bytes, at most %d are allowed", i, n, s.opts.MaxMessageBytes)
+		}
+	}
+	return s.checkSchemas(req)
+}
+
+// checkSchemas measures the JSON Schemas of a request (its tools' parameters, its
+// response_format schema) before anything compiles or rewrites them: a schema beyond
+// schema_limits is refused, naming its field. Every surface passes here, so no schema
+// reaches the translator or the schema library unmeasured (docs/PROTOCOL.md 13.2). The
+// schema cache remembers those it admitted, so a client's tools are measured once.
+func (s *Service) checkSchemas(req *chat.Request) error {
+	for i := range req.Tools {
+		if p := req.Tools[i].Parameters; len(p) > 0 {
+			if err := s.schemas.Admit(p); err != nil {
+				return refuse("%s.parameters: %v", translate.ToolPath(i, &req.Tools[i]), err)
+			}
+		}
+	}
+	if rf := req.ResponseFormat; rf != nil && rf.Type == chat.FormatJSONSchema && len(rf.Schema) > 0 {
+		if err := s.schemas.Admit(rf.Schema); err != nil {
+			return refuse("response_format.json_schema.schema: %v", err)
 		}
 	}
 	return nil

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"cmp"
+	"errors"
 	"slices"
 
 	"go.uber.org/zap"
@@ -16,11 +18,15 @@ import (
 // Tool validation (docs/PROTOCOL.md 13.2): every tool call an answer returns, once 13.4 and
 // 13.5 have dropped what they drop, is checked against its tool's parameters, and so is
 // the call of the synthetic answer tool (13.3), against the response_format schema. Each
-// call has a mode: the request's tool_validation (its own, else its alias's, else the
-// gateway's), or repair for a strict tool on a model without native strict tool use
-// (13.1). An answer with an invalid call in repair mode is repaired (repair.go); other
-// invalid calls are returned with their violations. The answer tool's call is not one the
-// client sees: its violations are in the answer's outcome alone.
+// call has a mode: the request's tool_validation (its own, else its key's, else its
+// alias's, else the gateway's; the operator's off cannot be raised), or repair for a strict
+// tool on a model without native strict tool use (13.1) unless the operator turned
+// validation off. An answer with an invalid call in repair mode is repaired (repair.go);
+// other invalid calls are returned with their violations. The answer tool's call is not
+// one the client sees: its violations are in the answer's outcome alone.
+//
+// Schemas were measured when the request was admitted (checkSchemas); they are compiled
+// when a call of theirs comes back, within the request's compile budget.
 
 // ToolOutcomes counts an answer's tool calls by the outcome of their check, the outcome
 // label of gateway_tool_calls_total.
@@ -42,6 +48,10 @@ func (o ToolOutcomes) record(m *metrics.Metrics, model, clientType string) {
 	m.ToolCalls(model, clientType, metrics.ToolUnchecked, o.Unchecked)
 }
 
+// StrictUnenforced is the x-gateway-strict value of an answer whose strict tools were
+// neither held to their schemas by the model nor repaired (Result.StrictUnenforced).
+const StrictUnenforced = "unenforced"
+
 // Outcomes of an answer's validation: the x-gateway-tool-validation header, gRPC's
 // metadata.tool_validation.
 const (
@@ -51,25 +61,33 @@ const (
 	ValidationRepaired = "repaired"
 )
 
-// validationMode is a request's tool_validation: its own, else its key's or its alias's
-// default (d, see applyDefaults), else the gateway's. A value that is none of the modes is
-// refused, naming the field.
-func (s *Service) validationMode(req *chat.Request, d AliasDefaults) (string, error) {
-	mode := req.ToolValidation
-	switch mode {
-	case chat.ValidationOff, chat.ValidationReport, chat.ValidationRepair:
-		return mode, nil
-	case "":
+// validation is how a request's tool calls are checked.
+type validation struct {
+	// mode is off, report or repair.
+	mode string
+	// operatorOff: the operator turned validation off for the request, so it is off
+	// whatever the request asks, and strict tools are not repaired either.
+	operatorOff bool
+}
+
+// validationOf is a request's tool_validation. The operator's level is the most specific
+// one set: the key's default, else the alias's (d, see applyDefaults), else the
+// gateway's, else report. Off there is off (docs/PROTOCOL.md 13.1, 13.2): the operator
+// turns checking off for the gateway, an alias or a key, and no request turns it back on.
+// Otherwise the request's own value wins, so a request may ask for repair where the
+// operator's default is report. A value that is none of the modes is refused, naming the
+// field.
+func (s *Service) validationOf(req *chat.Request, d AliasDefaults) (validation, error) {
+	switch req.ToolValidation {
+	case "", chat.ValidationOff, chat.ValidationReport, chat.ValidationRepair:
 	default:
-		return "", refuse("tool_validation %s is not one of \"off\", \"report\", \"repair\"", clip.Quote(mode))
+		return validation{}, refuse("tool_validation %s is not one of \"off\", \"report\", \"repair\"", clip.Quote(req.ToolValidation))
 	}
-	if d.ToolValidation != "" {
-		return d.ToolValidation, nil
+	operator := cmp.Or(d.ToolValidation, s.opts.ToolValidation, chat.ValidationReport)
+	if operator == chat.ValidationOff {
+		return validation{mode: chat.ValidationOff, operatorOff: true}, nil
 	}
-	if s.opts.ToolValidation != "" {
-		return s.opts.ToolValidation, nil
-	}
-	return chat.ValidationReport, nil
+	return validation{mode: cmp.Or(req.ToolValidation, operator)}, nil
 }
 
 // checker checks the tool calls of one request's answers. Not safe for concurrent use: it
@@ -88,25 +106,33 @@ type checker struct {
 	answer    []byte
 	requestID string
 	model     string
+	// budget is what the request may still spend compiling schemas the cache lacks.
+	budget *toolcheck.Budget
 }
 
 // newChecker is the checker of a translated request; nil when nothing is checked: no call
 // can come back (the model is offered no tools of the client's, or its tool budget is
 // spent) and there is no answer tool to check, or mode is off and no strict tool falls
-// back to repair.
-func (s *Service) newChecker(req *chat.Request, model capabilities.Model, mode string, offered bool, names *translate.Names) *checker {
-	answer := names.AnswerTool != "" && mode != chat.ValidationOff
+// back to repair. unenforced reports strict tools offered to a model without native strict
+// tool use that are not repaired either, as the operator turned validation off: their
+// calls come without a guarantee, and the answer says so (x-gateway-strict).
+func (s *Service) newChecker(req *chat.Request, model capabilities.Model, v validation, offered bool, names *translate.Names, budget *toolcheck.Budget) (c *checker, unenforced bool) {
+	answer := names.AnswerTool != "" && v.mode != chat.ValidationOff
 	if !offered && !answer {
-		return nil
+		return nil, false
 	}
-	c := &checker{svc: s, mode: mode, requestID: req.ID, model: model.ID, canRepair: mode == chat.ValidationRepair}
+	c = &checker{svc: s, mode: v.mode, requestID: req.ID, model: model.ID, canRepair: v.mode == chat.ValidationRepair, budget: budget}
 	if answer {
 		c.answer = req.ResponseFormat.Schema
 	}
 	if offered {
 		c.tools = req.Tools
 		for i := range req.Tools {
-			if translate.StrictRepair(&req.Tools[i], model) {
+			switch {
+			case !translate.StrictRepair(&req.Tools[i], model):
+			case v.operatorOff:
+				unenforced = true
+			default:
 				if c.strict == nil {
 					c.strict = make([]bool, len(req.Tools))
 				}
@@ -114,10 +140,10 @@ func (s *Service) newChecker(req *chat.Request, model capabilities.Model, mode s
 			}
 		}
 	}
-	if mode == chat.ValidationOff && c.strict == nil {
-		return nil
+	if v.mode == chat.ValidationOff && c.strict == nil {
+		return nil, unenforced
 	}
-	return c
+	return c, unenforced
 }
 
 // verdict is what the check of one call found.
@@ -151,19 +177,27 @@ func (c *checker) checkAnswer(text string) verdict {
 }
 
 // against completes v with what checking args against schema finds; tool names the
-// schema in the log line of one that does not compile.
+// schema in the log line of a call not checked. Those lines go through the Service's rate
+// limit: every distinct schema a client sends may be one.
 func (c *checker) against(v verdict, source []byte, tool, args string) verdict {
-	schema, err, fresh := c.svc.schemas.Schema(source)
+	schema, err, fresh := c.svc.schemas.Schema(source, c.budget)
+	msg := "tool schema cannot be compiled; its calls are not checked" // once per schema: when fresh
+	switch {
+	case errors.Is(err, toolcheck.ErrOverBudget):
+		msg, fresh = "tool schema not compiled: the request spent its compile budget; its calls are not checked", true
+	case err == nil:
+		if v.violations, err = schema.Check(args); err != nil {
+			msg, fresh = "tool call not checked: its check would cost too much", true
+		}
+	}
 	if err != nil {
 		if fresh {
-			c.svc.log.Warn("tool schema cannot be compiled; its calls are not checked",
+			c.svc.schemaWarn.Warn(c.svc.log, msg,
 				zap.String("request_id", c.requestID), zap.String("model", clip.String(c.model, clip.LogMax)),
 				zap.String("tool", clip.String(tool, clip.LogMax)), zap.String("error", clip.String(err.Error(), clip.LogMax)))
 		}
 		v.unchecked = true
-		return v
 	}
-	v.violations = schema.Check(args)
 	return v
 }
 

@@ -6,10 +6,12 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -315,4 +317,167 @@ func TestAccessDeniedHidesTheAccount(t *testing.T) {
 		}
 	}
 	assert.True(t, logged, "the cause is in the log")
+}
+
+// attackSchemas are the JSON Schemas of the security review that kept a core busy for
+// seconds to minutes while the schema library compiled them, with what the gateway now
+// says of each (docs/PROTOCOL.md 13.2).
+func attackSchemas() []struct{ name, schema, says string } {
+	members := func(keyword, format string, n int) string {
+		var b strings.Builder
+		b.WriteString(`{"type":"object","` + keyword + `":{`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, format, i)
+		}
+		return b.String() + `}}`
+	}
+	var chain strings.Builder
+	chain.WriteString(`{"$ref":"#/$defs/a0","$defs":{`)
+	for i := range 20000 {
+		fmt.Fprintf(&chain, `"a%d":{"$ref":"#/$defs/a%d"},`, i, i+1)
+	}
+	chain.WriteString(`"a20000":{"type":"object"}}}`)
+	return []struct{ name, schema, says string }{
+		{"anyOf of 40,001", `{"anyOf":[{"minimum":1}` + strings.Repeat(`,{}`, 40000) + `]}`,
+			"40001 members in anyOf at /anyOf, at most 1000 are allowed (schema_limits.max_members)"},
+		{"20,000 properties", members("properties", `"p%d":{}`, 20000),
+			"20000 members in properties at /properties, at most 1000 are allowed (schema_limits.max_members)"},
+		{"20,000 patternProperties", members("patternProperties", `"^p%d":{}`, 20000),
+			"20000 members in patternProperties at /patternProperties, at most 1000 are allowed (schema_limits.max_members)"},
+		{"a $ref chain of 20,000", chain.String(), fmt.Sprintf("%d bytes, at most 262144 are allowed (schema_limits.max_bytes)", chain.Len())},
+	}
+}
+
+// enumAttack is the review's 3 MB enum, apart from attackSchemas: decoding a 3 MB body
+// takes each REST surface half a second under the race detector.
+func enumAttack() struct{ name, schema, says string } {
+	enum := `{"type":"object","properties":{"e":{"enum":[` + strings.TrimSuffix(strings.Repeat(`"`+strings.Repeat("v", 250)+`",`, 12000), ",") + `]}}}`
+	return struct{ name, schema, says string }{"a 3 MB enum", enum, fmt.Sprintf("%d bytes, at most 262144 are allowed (schema_limits.max_bytes)", len(enum))}
+}
+
+// TestHostileSchemasAreRefused: each attack schema, as a tool's parameters (and one as a
+// response_format schema), is a 400 naming the field and the limit on the Nirmata API,
+// OpenAI's (its param) and gRPC (InvalidArgument), and never reaches Bedrock: the gateway
+// measures it before anything compiles or translates it.
+func TestHostileSchemasAreRefused(t *testing.T) {
+	refuseAttacks(t, attackSchemas(), true)
+}
+
+// TestHostileEnumIsRefused is TestHostileSchemasAreRefused for the 3 MB enum.
+func TestHostileEnumIsRefused(t *testing.T) {
+	refuseAttacks(t, []struct{ name, schema, says string }{enumAttack()}, false)
+}
+
+// refuseAttacks sends each attack schema as a tool's parameters (with format, the first
+// also as a response_format schema) on every surface and checks the refusal.
+func refuseAttacks(t *testing.T, attacks []struct{ name, schema, says string }, format bool) {
+	t.Helper()
+	sim := recordSim(t)
+	g := start(t, defaultConfig(t))
+	grpcClient := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC))
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
+	const msgs = `"model":"` + testModel + `","messages":[{"role":"user","content":"Use t."}]`
+	type field struct {
+		param, body string
+		grpc        *llmgatewayv1.ChatRequest
+	}
+	asTool := func(schema string) field {
+		return field{"tools[0].function.parameters", `{` + msgs + `,"tools":[{"type":"function","function":{"name":"t","parameters":` + schema + `}}]}`,
+			&llmgatewayv1.ChatRequest{Model: testModel, Messages: []*llmgatewayv1.Message{{Role: user, Content: "Use t."}},
+				Tools: []*llmgatewayv1.Tool{{Function: &llmgatewayv1.FunctionDefinition{Name: "t", ParametersJson: schema}}}}}
+	}
+	asFormat := func(schema string) field {
+		return field{"response_format.json_schema.schema", `{` + msgs + `,"response_format":{"type":"json_schema","json_schema":{"name":"r","schema":` + schema + `}}}`,
+			&llmgatewayv1.ChatRequest{Model: testModel, Messages: []*llmgatewayv1.Message{{Role: user, Content: "Use t."}},
+				ResponseFormat: &llmgatewayv1.ResponseFormat{Type: "json_schema", JsonSchema: &llmgatewayv1.JSONSchemaFormat{Name: "r", SchemaJson: schema}}}}
+	}
+	t.Run("attacks", func(t *testing.T) {
+		for i, a := range attacks {
+			fields := []field{asTool(a.schema)}
+			if format && i == 0 {
+				fields = append(fields, asFormat(a.schema))
+			}
+			for _, f := range fields {
+				t.Run(a.name+"/"+f.param, func(t *testing.T) {
+					t.Parallel()
+					want := f.param + ": " + a.says
+
+					resp, body := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, f.body)
+					assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+					var e errorBody
+					require.NoError(t, json.Unmarshal(body, &e), "%.300s", body)
+					assert.Equal(t, "invalid request: "+want, e.Error)
+					assert.Equal(t, "invalid_argument", e.Code)
+
+					resp, body = post(t, "http://"+g.HTTP+"/v1/chat/completions", "Bearer "+testKey, f.body)
+					assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+					var oe struct {
+						Error struct{ Message, Type, Param, Code string }
+					}
+					require.NoError(t, json.Unmarshal(body, &oe), "%.300s", body)
+					assert.Equal(t, f.param, oe.Error.Param)
+					assert.Contains(t, oe.Error.Message, want)
+					assert.Equal(t, "invalid_request_error", oe.Error.Type)
+
+					_, err := grpcClient.Chat(ctx, f.grpc)
+					assert.Equal(t, codes.InvalidArgument, status.Code(err))
+					assert.Contains(t, status.Convert(err).Message(), want)
+				})
+			}
+		}
+	})
+	assert.Empty(t, sim.converseRequests(t), "no attack reached Bedrock")
+}
+
+// TestLargeSchemaIsChecked: a large schema within the limits, a Kubernetes Deployment's
+// (apps/v1 Deployment and the 112 definitions it refers to, 871 subschemas; without its
+// descriptions, which only slow the simulator down), is offered, called by the model and
+// its call checked like any other: the model's invalid call of it (a required property
+// left out) is reported on REST, its valid call is valid, not unchecked, on gRPC.
+func TestLargeSchemaIsChecked(t *testing.T) {
+	raw, err := os.ReadFile("../toolcheck/testdata/deployment.json")
+	require.NoError(t, err)
+	var schema map[string]any
+	require.NoError(t, json.Unmarshal(raw, &schema))
+	var strip func(any)
+	strip = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			delete(v, "description")
+			for _, x := range v {
+				strip(x)
+			}
+		case []any:
+			for _, x := range v {
+				strip(x)
+			}
+		}
+	}
+	strip(schema)
+	deployment, err := json.Marshal(schema)
+	require.NoError(t, err)
+	// The model writes every property it can: tens of kilobytes of arguments.
+	body := func(required string) string {
+		return `{"model":"` + testModel + `","max_tokens":32000,"messages":[{"role":"user","content":"Call apply_deployment for web."}],` +
+			`"tools":[{"type":"function","function":{"name":"apply_deployment","parameters":{` + required + string(deployment[1:]) + `}}]}`
+	}
+
+	sim := recordSim(t, "invalid_tool_args,times=1")
+	g := start(t, defaultConfig(t))
+	got := ask(t, g, "nirmata", body(`"required":["spec"],`))
+	require.Len(t, got.calls, 1)
+	assert.Equal(t, []string{`/: missing required property "spec"`}, got.calls[0].errs, "the fault left spec out")
+	assert.Equal(t, "invalid", got.outcome)
+
+	got = ask(t, g, "grpc", body(""))
+	require.Len(t, got.calls, 1)
+	assert.Equal(t, "apply_deployment", got.calls[0].name)
+	assert.Nil(t, got.calls[0].errs)
+	assert.Empty(t, got.outcome)
+	assert.InDelta(t, 1, metricValue(t, g, "gateway_tool_calls_total", map[string]string{"outcome": "valid"}), 0)
+	assert.InDelta(t, 0, metricValue(t, g, "gateway_tool_calls_total", map[string]string{"outcome": "unchecked"}), 0)
+	assert.Len(t, sim.converseRequests(t), 2)
 }

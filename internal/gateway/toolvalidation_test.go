@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/config"
 	"github.com/nirmata/llm-gateway/internal/nirmata"
 )
 
@@ -55,6 +56,8 @@ type seen struct {
 	// textPieces counts the content fragments a stream sent.
 	textPieces int
 	outcome    string
+	// strict is the x-gateway-strict header (REST) or header metadata (gRPC).
+	strict string
 }
 
 // surfaces are every surface and stream format; openai ones never show violations.
@@ -78,7 +81,7 @@ func ask(t *testing.T, g started, surface, body string) seen {
 			FinishReason string `json:"finish_reason"`
 		}
 		require.NoError(t, json.Unmarshal(b, &a))
-		out := seen{finish: a.FinishReason, text: a.Message, outcome: resp.Header.Get("X-Gateway-Tool-Validation")}
+		out := seen{finish: a.FinishReason, text: a.Message, outcome: resp.Header.Get("X-Gateway-Tool-Validation"), strict: resp.Header.Get("X-Gateway-Strict")}
 		for _, c := range a.ToolCalls {
 			out.calls = append(out.calls, seenCall{id: c.ID, name: c.Function.Name, args: c.Function.Arguments, errs: c.Errs})
 		}
@@ -93,7 +96,7 @@ func ask(t *testing.T, g started, surface, body string) seen {
 			out = readChunkedCalls(t, resp.Body)
 		}
 		_, _ = io.Copy(io.Discard, resp.Body) // trailers are read only at the body's end
-		out.outcome = resp.Trailer.Get("X-Gateway-Tool-Validation")
+		out.outcome, out.strict = resp.Trailer.Get("X-Gateway-Tool-Validation"), resp.Header.Get("X-Gateway-Strict")
 		return out
 	case "openai", "openai-sse":
 		if surface == "openai-sse" {
@@ -101,7 +104,9 @@ func ask(t *testing.T, g started, surface, body string) seen {
 		}
 		resp := streamPost(t, base+"/v1/chat/completions", body)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
-		if surface == "openai-sse" && !strings.Contains(body, `"tool_validation":"off"`) {
+		// A stream whose calls are checked declares the trailer up front; one with validation
+		// off, the request's or the operator's (which leaves strict tools unenforced), none.
+		if surface == "openai-sse" && !strings.Contains(body, `"tool_validation":"off"`) && resp.Header.Get("X-Gateway-Strict") == "" {
 			_, declared := resp.Trailer["X-Gateway-Tool-Validation"]
 			assert.True(t, declared, "the trailer is declared up front")
 		}
@@ -123,7 +128,7 @@ func ask(t *testing.T, g started, surface, body string) seen {
 			}
 			require.NoError(t, json.Unmarshal(raw, &a))
 			m := a.Choices[0].Message
-			out := seen{finish: a.Choices[0].FinishReason, outcome: resp.Header.Get("X-Gateway-Tool-Validation")}
+			out := seen{finish: a.Choices[0].FinishReason, outcome: resp.Header.Get("X-Gateway-Tool-Validation"), strict: resp.Header.Get("X-Gateway-Strict")}
 			if m.Content != nil {
 				out.text = *m.Content
 			}
@@ -134,7 +139,7 @@ func ask(t *testing.T, g started, surface, body string) seen {
 		}
 		out := readSSECalls(t, string(raw))
 		assert.Empty(t, resp.Header.Get("X-Gateway-Tool-Validation"), "a stream says it in its trailer")
-		out.outcome = resp.Trailer.Get("X-Gateway-Tool-Validation")
+		out.outcome, out.strict = resp.Trailer.Get("X-Gateway-Tool-Validation"), resp.Header.Get("X-Gateway-Strict")
 		return out
 	case "grpc", "grpc-stream":
 		req := grpcRequest(t, body)
@@ -150,7 +155,8 @@ func ask(t *testing.T, g started, surface, body string) seen {
 			var hdr metadata.MD
 			resp, err := c.Chat(ctx, req, grpc.Header(&hdr))
 			require.NoError(t, err)
-			out := seen{finish: resp.GetFinishReason().String(), text: resp.GetMessage(), outcome: strings.Join(hdr.Get("x-gateway-tool-validation"), ",")}
+			out := seen{finish: resp.GetFinishReason().String(), text: resp.GetMessage(), outcome: strings.Join(hdr.Get("x-gateway-tool-validation"), ","),
+				strict: strings.Join(hdr.Get("x-gateway-strict"), ",")}
 			assert.Equal(t, out.outcome, resp.GetMetadata().GetToolValidation())
 			for _, tc := range resp.GetToolCalls() {
 				out.calls = append(out.calls, seenCall{id: tc.GetId(), name: tc.GetFunction().GetName(), args: tc.GetFunction().GetArguments(), errs: tc.GetValidationErrors()})
@@ -183,6 +189,9 @@ func ask(t *testing.T, g started, surface, body string) seen {
 			}
 		}
 		out.outcome = strings.Join(st.Trailer().Get("x-gateway-tool-validation"), ",")
+		hdr, err := st.Header()
+		require.NoError(t, err)
+		out.strict = strings.Join(hdr.Get("x-gateway-strict"), ",")
 		return out
 	}
 	t.Fatalf("no surface %s", surface)
@@ -467,6 +476,33 @@ func TestStrictToolWithoutNativeStrict(t *testing.T) {
 			reqs = sim.converseRequests(t)
 			require.Len(t, reqs, 3, "the fault hit the call on the model without strict tools, which was repaired")
 			assert.NotContains(t, specOf(reqs[1]), "strict", "not sent to a model without it")
+		})
+	}
+}
+
+// TestOperatorOffLeavesStrictUnenforced: the operator's tool_validation off is off: a
+// request asking for repair gets nothing checked, and a strict tool on a model without
+// native strict tool use is not repaired either; its call comes back as the model wrote it
+// (fragments streamed as they come), with x-gateway-strict: unenforced before the first
+// byte, on every surface. One model call each.
+func TestOperatorOffLeavesStrictUnenforced(t *testing.T) {
+	for _, surface := range surfaces {
+		t.Run(surface, func(t *testing.T) {
+			sim := recordSim(t, "invalid_tool_args")
+			cfg := defaultConfig(t)
+			cfg.ToolValidation = config.ValidationOff
+			g := start(t, cfg)
+			got := ask(t, g, surface, policyBody(testModel, true, `,"tool_validation":"repair"`))
+			require.Len(t, got.calls, 1)
+			assert.NotContains(t, got.calls[0].args, "filename", "returned as the model wrote it")
+			assert.Nil(t, got.calls[0].errs)
+			assert.Empty(t, got.outcome)
+			assert.Equal(t, "unenforced", got.strict)
+			assert.Len(t, sim.converseRequests(t), 1, "no repair")
+			assert.InDelta(t, 1, metricValue(t, g, "gateway_tool_calls_total", map[string]string{"outcome": "unchecked"}), 0)
+
+			got = ask(t, g, surface, policyBody(testModel, false, `,"tool_validation":"off"`))
+			assert.Empty(t, got.strict, "no strict tool, nothing to say")
 		})
 	}
 }

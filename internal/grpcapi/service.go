@@ -54,7 +54,8 @@ func (c *chatService) begin(ctx context.Context, method, route string) (context.
 
 // setCallHeaders sends what the core did with the call as response header metadata, as
 // REST sends it in headers: the request fields accepted without effect
-// (docs/PROTOCOL.md 10.1) and a spent tool budget (13.5).
+// (docs/PROTOCOL.md 10.1), a spent tool budget (13.5), the thinking outcome (11.4) and
+// strict tools left unenforced (13.1).
 func setCallHeaders(ctx context.Context, res core.Result) {
 	if len(res.Ignored) > 0 {
 		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-ignored-params", core.IgnoredValue(res.Ignored)))
@@ -64,6 +65,9 @@ func setCallHeaders(ctx context.Context, res core.Result) {
 	}
 	if res.Thinking != "" {
 		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-thinking", res.Thinking))
+	}
+	if res.StrictUnenforced {
+		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-strict", core.StrictUnenforced))
 	}
 }
 

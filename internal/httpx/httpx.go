@@ -141,12 +141,18 @@ const HeaderToolBudget = "X-Gateway-Tool-Budget"
 // HeaderThinking says what happened to extended thinking (docs/PROTOCOL.md 11.4).
 const HeaderThinking = "X-Gateway-Thinking"
 
+// HeaderStrict says a request's strict tools went to a model that does not hold calls to
+// their schemas and were not repaired either, as the operator turned tool validation off
+// (docs/PROTOCOL.md 13.1); gRPC sends the same as response header metadata.
+const HeaderStrict = "X-Gateway-Strict"
+
 // HeaderToolValidation says a call's tool calls were returned invalid or repaired
 // (docs/PROTOCOL.md 13.2); on a stream it is a trailer.
 const HeaderToolValidation = "X-Gateway-Tool-Validation"
 
 // SetCallHeaders sets the headers of what the core did with a unary call: the ignored
-// fields, the spent tool budget, the thinking outcome and the tool validation outcome.
+// fields, the spent tool budget, the thinking outcome, strict tools left unenforced and the
+// tool validation outcome.
 func SetCallHeaders(h http.Header, res core.Result) {
 	setKnown(h, res)
 	if res.ToolValidation != "" {
@@ -178,5 +184,8 @@ func setKnown(h http.Header, res core.Result) {
 	}
 	if res.Thinking != "" {
 		h.Set(HeaderThinking, res.Thinking)
+	}
+	if res.StrictUnenforced {
+		h.Set(HeaderStrict, core.StrictUnenforced)
 	}
 }

@@ -4,14 +4,16 @@ import (
 	"bytes"
 	"container/list"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Bounds of a Cache: the schemas of every tool every client offers, one entry each; the
-// source bytes bound the memory a few huge schemas may take.
+// Bounds of a Cache: the schemas of every tool every client offers, one entry each, and
+// the memory they keep compiled (an estimate, see retained), which a few large schemas
+// reach long before the count.
 const (
 	DefaultMaxEntries = 1024
 	DefaultMaxBytes   = 32 << 20
@@ -21,6 +23,8 @@ const (
 // JSON object (a tool without parameters).
 type Schema struct {
 	s *jsonschema.Schema
+	// g is where its subschemas apply, for counting what a check costs.
+	g *graph
 }
 
 // Cache keeps compiled schemas by the bytes of their source, least recently used first
@@ -28,42 +32,83 @@ type Schema struct {
 // once both compile it; one of the results is kept.
 type Cache struct {
 	maxEntries, maxBytes int
+	limits               Limits
 	seed                 maphash.Seed
 
-	mu    sync.Mutex
-	lru   *list.List                 // of *entry, most recently used first
-	byKey map[uint64][]*list.Element // maphash of the source → entries (a collision keeps both)
-	bytes int
+	mu       sync.Mutex
+	lru      *list.List                 // of *entry, most recently used first
+	byKey    map[uint64][]*list.Element // maphash of the source → entries (a collision keeps both)
+	retained int                        // the entries' estimates, added up
+	// admitted holds the maphash of schemas Admit measured within the limits.
+	admitted map[uint64]struct{}
 }
+
+// maxAdmitted bounds what Admit remembers: 8 bytes and a map slot each; when full, it
+// forgets them all and measures again.
+const maxAdmitted = 1 << 14
 
 type entry struct {
 	key    uint64
 	source []byte
 	schema *Schema
 	err    error // why source does not compile; schema is nil then
+	// retained estimates the memory the entry keeps.
+	retained int
 }
 
-// NewCache returns a cache of at most maxEntries schemas whose sources add up to at most
-// maxBytes; zero or less takes the defaults.
-func NewCache(maxEntries, maxBytes int) *Cache {
+// NewCache returns a cache of at most maxEntries schemas that keep at most maxBytes of
+// memory by estimate; zero or less takes the defaults. It compiles only schemas within
+// limits (the zero Limits: DefaultLimits), whatever its callers measured.
+func NewCache(maxEntries, maxBytes int, limits Limits) *Cache {
 	if maxEntries <= 0 {
 		maxEntries = DefaultMaxEntries
 	}
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	return &Cache{maxEntries: maxEntries, maxBytes: maxBytes, seed: maphash.MakeSeed(),
-		lru: list.New(), byKey: map[uint64][]*list.Element{}}
+	return &Cache{maxEntries: maxEntries, maxBytes: maxBytes, limits: limits.OrDefaults(), seed: maphash.MakeSeed(),
+		lru: list.New(), byKey: map[uint64][]*list.Element{}, admitted: map[uint64]struct{}{}}
+}
+
+// Admit measures a schema a request carries against the cache's limits (Measure), and
+// remembers those within them by a hash of their text, so clients that send the same tools
+// with every request pay for measuring them once. The hash is keyed by a random seed, so no
+// client can aim a schema at a remembered one; and a false memory would only skip this
+// early refusal: Schema measures a schema again before it compiles it.
+func (c *Cache) Admit(source []byte) error {
+	key := maphash.Bytes(c.seed, source)
+	c.mu.Lock()
+	_, ok := c.admitted[key]
+	c.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if _, err := Measure(source, c.limits); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.admitted) >= maxAdmitted {
+		clear(c.admitted)
+	}
+	c.admitted[key] = struct{}{}
+	return nil
 }
 
 // ErrNoCache is Schema's error on a nil Cache.
 var ErrNoCache = errors.New("toolcheck: no schema cache")
 
+// ErrOverBudget is Schema's error for a schema not in the cache whose compiling would
+// cost more than its request's Budget has left: the schema is not compiled for that
+// request.
+var ErrOverBudget = errors.New("compiling the schema would spend more than the request's compile budget (schema_limits.compile_budget)")
+
 // Schema returns the compiled schema of source, a tool's parameters as JSON text (nil or
-// empty: no parameters, a nil *Schema). err says why the schema cannot be compiled: its
-// calls go unchecked. fresh reports that this call compiled source, so a caller logs a
-// failure once per schema (once per time it enters the cache).
-func (c *Cache) Schema(source []byte) (s *Schema, err error, fresh bool) {
+// empty: no parameters, a nil *Schema), compiling it, within budget, when the cache does
+// not have it. err says why the schema cannot be compiled: its calls go unchecked. fresh
+// reports that this call compiled source (or found it outside the limits), so a caller
+// logs a failure once per schema (once per time it enters the cache).
+func (c *Cache) Schema(source []byte, budget *Budget) (s *Schema, err error, fresh bool) {
 	if len(source) == 0 {
 		return nil, nil, false
 	}
@@ -74,13 +119,62 @@ func (c *Cache) Schema(source []byte) (s *Schema, err error, fresh bool) {
 	if e, ok := c.get(key, source); ok {
 		return e.schema, e.err, false
 	}
-	compiled, err := compile(source)
-	e := &entry{key: key, source: bytes.Clone(source), err: err}
-	if err == nil {
-		e.schema = &Schema{s: compiled}
+	e := &entry{key: key, source: bytes.Clone(source)}
+	size, g, err := measureGraph(source, c.limits)
+	switch {
+	case err != nil:
+		e.err = fmt.Errorf("the gateway refuses to compile this schema: %w", err)
+		e.retained = entryOverhead + len(source)
+	case !budget.take(size.Cost()):
+		return nil, ErrOverBudget, false
+	default:
+		compiled, err := compile(source)
+		e.err, e.retained = err, retained(size)
+		if err == nil {
+			e.schema = &Schema{s: compiled, g: g}
+		}
 	}
 	c.put(e)
 	return e.schema, e.err, true
+}
+
+// entryOverhead is what an entry keeps besides its source and its compiled schema.
+const entryOverhead = 256
+
+// retained estimates the memory a schema of size keeps once compiled, its source in the
+// cache included: about 900 bytes a subschema in the library's structures, 200 in the graph
+// that counts what a check costs, and twice its JSON pointer (its location, and the
+// pointer the location was built from); for decoded
+// values about 40 bytes each and 350 more an object (a Go map); the text of names and
+// descriptions; for regular expressions about 600 bytes each and 45 for each 1 of their
+// size. TestCacheEstimate holds it above what the heap says for each shape of schema.
+func retained(s Size) int {
+	return 4<<10 + s.Subschemas*1280 + 2*s.PointerBytes + s.Values*48 + s.Objects*384 + 2*s.Bytes +
+		s.Patterns<<10 + s.PatternSize*64
+}
+
+// Budget is what one request may still spend compiling schemas (Limits.CompileBudget), in
+// Size.Cost. The first compile of a request always goes ahead, so every schema within the
+// limits can be compiled by some request; the limits bound that one. A nil Budget is
+// unlimited. Not safe for concurrent use: it belongs to one request.
+type Budget struct {
+	left  int
+	spent bool
+}
+
+// NewBudget returns the compile budget of one request.
+func NewBudget(l Limits) *Budget { return &Budget{left: l.OrDefaults().CompileBudget} }
+
+// take spends cost and reports whether it could.
+func (b *Budget) take(cost int) bool {
+	switch {
+	case b == nil:
+		return true
+	case b.spent && cost > b.left:
+		return false
+	}
+	b.left, b.spent = b.left-cost, true
+	return true
 }
 
 func (c *Cache) get(key uint64, source []byte) (*entry, bool) {
@@ -96,7 +190,7 @@ func (c *Cache) get(key uint64, source []byte) (*entry, bool) {
 }
 
 func (c *Cache) put(e *entry) {
-	if len(e.source) > c.maxBytes {
+	if e.retained > c.maxBytes {
 		return // larger than the whole cache: compiled for this call only
 	}
 	c.mu.Lock()
@@ -107,15 +201,15 @@ func (c *Cache) put(e *entry) {
 		}
 	}
 	c.byKey[e.key] = append(c.byKey[e.key], c.lru.PushFront(e))
-	c.bytes += len(e.source)
-	for c.lru.Len() > c.maxEntries || c.bytes > c.maxBytes {
+	c.retained += e.retained
+	for c.lru.Len() > c.maxEntries || c.retained > c.maxBytes {
 		c.remove(c.lru.Back())
 	}
 }
 
 func (c *Cache) remove(el *list.Element) {
 	e := c.lru.Remove(el).(*entry)
-	c.bytes -= len(e.source)
+	c.retained -= e.retained
 	els := c.byKey[e.key]
 	for i := range els {
 		if els[i] == el {
@@ -135,4 +229,11 @@ func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len()
+}
+
+// Retained is the memory the cache's schemas keep, by estimate.
+func (c *Cache) Retained() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.retained
 }

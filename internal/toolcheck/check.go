@@ -78,9 +78,11 @@ func compile(source []byte) (s *jsonschema.Schema, err error) {
 }
 
 // Check returns the violations of arguments, a call's arguments as JSON text, against s
-// (nil: any JSON object passes), or nil when there is none. A panic of the library leaves
-// the call unjudged (nil): it is a bug of the library, not of the call.
-func (s *Schema) Check(arguments string) (violations []string) {
+// (nil: any JSON object passes), or nil when there is none. err is ErrTooCostly for
+// arguments whose check would evaluate more schemas than a check may (cost.go): the call
+// is not checked. A panic of the library leaves the call unjudged (nil): it is a bug of the
+// library, not of the call.
+func (s *Schema) Check(arguments string) (violations []string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			violations = nil
@@ -89,23 +91,25 @@ func (s *Schema) Check(arguments string) (violations []string) {
 	v, err := decode([]byte(arguments))
 	switch {
 	case err != nil:
-		return []string{"/: the arguments are not valid JSON"}
+		return []string{"/: the arguments are not valid JSON"}, nil
 	case kindOf(v) != "object":
-		return []string{"/: expected object, got " + kindOf(v)}
+		return []string{"/: expected object, got " + kindOf(v)}, nil
 	case s == nil || s.s == nil:
-		return nil
+		return nil, nil
+	case s.g != nil && s.g.evaluations(v) > maxEvaluations:
+		return nil, ErrTooCostly
 	}
 	err = s.s.Validate(v)
 	if err == nil {
-		return nil
+		return nil, nil
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return []string{"/: does not match the schema"}
+		return []string{"/: does not match the schema"}, nil
 	}
 	var found []violation
 	collect(ve, &found)
-	return words(found)
+	return words(found), nil
 }
 
 // UnknownTool is the violation of a call to a tool the request did not offer.

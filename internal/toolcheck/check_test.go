@@ -21,16 +21,24 @@ const (
 	deploy07 = `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","definitions":{"resources":{"type":"object","properties":{"cpu":{"type":"string"},"memory":{"type":"string","format":"byte-size"}},"required":["cpu","memory"]}},"properties":{"name":{"type":"string","format":"hostname"},"resources":{"$ref":"#/definitions/resources"},"notify":{"type":"string","format":"email"},"tags":{"type":"array","items":[{"type":"string"},{"type":"integer"}],"additionalItems":false}},"required":["name"],"dependencies":{"notify":["name","resources"]}}`
 )
 
-func mustSchema(t *testing.T, c *Cache, source string) *Schema {
+// check is s.Check of arguments that are not too costly to check.
+func check(t testing.TB, s *Schema, arguments string) []string {
 	t.Helper()
-	s, err, _ := c.Schema([]byte(source))
+	violations, err := s.Check(arguments)
+	require.NoError(t, err)
+	return violations
+}
+
+func mustSchema(t testing.TB, c *Cache, source string) *Schema {
+	t.Helper()
+	s, err, _ := c.Schema([]byte(source), nil)
 	require.NoError(t, err)
 	return s
 }
 
 func TestCheck(t *testing.T) {
 	t.Parallel()
-	c := NewCache(0, 0)
+	c := NewCache(0, 0, Limits{})
 	for _, tt := range []struct {
 		name, schema, args string
 		want               []string
@@ -92,7 +100,7 @@ func TestCheck(t *testing.T) {
 			if tt.schema != "" {
 				s = mustSchema(t, c, tt.schema)
 			}
-			assert.Equal(t, tt.want, s.Check(tt.args))
+			assert.Equal(t, tt.want, check(t, s, tt.args))
 		})
 	}
 }
@@ -108,8 +116,8 @@ func TestCheckCapsAtTen(t *testing.T) {
 			want = append(want, fmt.Sprintf("/p%02d: expected integer, got string", i))
 		}
 	}
-	s := mustSchema(t, NewCache(0, 0), `{"type":"object","properties":{`+strings.Join(props, ",")+`}}`)
-	got := s.Check("{" + strings.Join(args, ",") + "}")
+	s := mustSchema(t, NewCache(0, 0, Limits{}), `{"type":"object","properties":{`+strings.Join(props, ",")+`}}`)
+	got := check(t, s, "{"+strings.Join(args, ",")+"}")
 	assert.Equal(t, want, got)
 }
 
@@ -117,19 +125,19 @@ func TestCheckCapsAtTen(t *testing.T) {
 // library found its failures in (it walks maps).
 func TestCheckOrderIsStable(t *testing.T) {
 	t.Parallel()
-	s := mustSchema(t, NewCache(0, 0), deploy2020)
+	s := mustSchema(t, NewCache(0, 0, Limits{}), deploy2020)
 	args := `{"name":"web-frontend","containers":[{"image":"X","ports":[0,0,70000]},{},{"image":"y"}],"strategy":3,"extra":{}}`
-	first := s.Check(args)
+	first := check(t, s, args)
 	require.NotEmpty(t, first)
 	for range 50 {
-		require.Equal(t, first, s.Check(args))
+		require.Equal(t, first, check(t, s, args))
 	}
 	assert.Equal(t, "/containers/0/image: must match the pattern \"^[a-z0-9./-]+:[a-z0-9.]+$\"", first[0])
 }
 
 func TestUncompilableSchemas(t *testing.T) {
 	t.Parallel()
-	c := NewCache(0, 0)
+	c := NewCache(0, 0, Limits{})
 	for name, schema := range map[string]string{
 		"a remote $ref":            `{"type":"object","properties":{"p":{"$ref":"https://example.com/p.json"}}}`,
 		"a relative $ref":          `{"type":"object","properties":{"p":{"$ref":"p.json"}}}`,
@@ -140,11 +148,11 @@ func TestUncompilableSchemas(t *testing.T) {
 		"a regex Go cannot read":   `{"type":"object","properties":{"p":{"type":"string","pattern":"(?<=a)b"}}}`,
 		"a schema that is not one": `{"type":"object","properties":{"p":5}}`,
 	} {
-		s, err, fresh := c.Schema([]byte(schema))
+		s, err, fresh := c.Schema([]byte(schema), nil)
 		assert.Error(t, err, name)
 		assert.Nil(t, s, name)
 		assert.True(t, fresh, name)
-		_, err, fresh = c.Schema([]byte(schema))
+		_, err, fresh = c.Schema([]byte(schema), nil)
 		assert.Error(t, err, name)
 		assert.False(t, fresh, "%s: the failure is cached, so it is logged once", name)
 	}
@@ -152,49 +160,49 @@ func TestUncompilableSchemas(t *testing.T) {
 
 func TestCacheBounds(t *testing.T) {
 	t.Parallel()
-	c := NewCache(3, 1<<20)
+	c := NewCache(3, 1<<20, Limits{})
 	schema := func(i int) []byte {
 		return fmt.Appendf(nil, `{"type":"object","properties":{"p%d":{"type":"string"}}}`, i)
 	}
 	for i := range 5 {
-		_, err, fresh := c.Schema(schema(i))
+		_, err, fresh := c.Schema(schema(i), nil)
 		require.NoError(t, err)
 		assert.True(t, fresh)
 	}
 	assert.Equal(t, 3, c.Len())
-	_, _, fresh := c.Schema(schema(4))
+	_, _, fresh := c.Schema(schema(4), nil)
 	assert.False(t, fresh, "recent: kept")
-	_, _, fresh = c.Schema(schema(0))
+	_, _, fresh = c.Schema(schema(0), nil)
 	assert.True(t, fresh, "least recently used: evicted")
 
-	small := NewCache(10, 100)
-	_, _, _ = small.Schema(schema(1))
-	_, _, _ = small.Schema(schema(2))
-	assert.Equal(t, 1, small.Len(), "bounded by bytes")
-	big := []byte(`{"type":"object","description":"` + strings.Repeat("x", 200) + `"}`)
-	s, err, _ := small.Schema(big)
+	small := NewCache(10, 10<<10, Limits{}) // one small schema keeps about 7 KiB by estimate
+	_, _, _ = small.Schema(schema(1), nil)
+	_, _, _ = small.Schema(schema(2), nil)
+	assert.Equal(t, 1, small.Len(), "bounded by memory")
+	big := []byte(`{"type":"object","description":"` + strings.Repeat("x", 20<<10) + `"}`)
+	s, err, _ := small.Schema(big, nil)
 	require.NoError(t, err)
-	assert.Nil(t, s.Check(`{}`), "a schema larger than the cache is compiled, not kept")
+	assert.Nil(t, check(t, s, `{}`), "a schema larger than the cache is compiled, not kept")
 	assert.Equal(t, 1, small.Len())
 }
 
 func TestCacheIsShared(t *testing.T) {
 	t.Parallel()
-	c := NewCache(0, 0)
+	c := NewCache(0, 0, Limits{})
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for range 20 {
-				s, err, _ := c.Schema([]byte(savePolicy))
+				s, err, _ := c.Schema([]byte(savePolicy), nil)
 				assert.NoError(t, err)
-				assert.Len(t, s.Check(`{}`), 1)
+				assert.Len(t, check(t, s, `{}`), 1)
 			}
 		})
 	}
 	wg.Wait()
 	assert.Equal(t, 1, c.Len())
 	var nilCache *Cache
-	_, err, _ := nilCache.Schema([]byte(savePolicy))
+	_, err, _ := nilCache.Schema([]byte(savePolicy), nil)
 	assert.ErrorIs(t, err, ErrNoCache)
 }
 
@@ -206,7 +214,7 @@ func TestUnknownTool(t *testing.T) {
 // BenchmarkCheck is the cost of checking one call in report mode, its schema cached: the
 // hash and lookup of the schema, decoding the arguments and validating them.
 func BenchmarkCheck(b *testing.B) {
-	c := NewCache(0, 0)
+	c := NewCache(0, 0, Limits{})
 	for _, bm := range []struct{ name, schema, args string }{
 		{"valid", savePolicy, `{"filename":"p.yaml","replicas":3,"env":"prod","labels":{"team":"a","tier":"web"}}`},
 		{"invalid", savePolicy, `{"replicas":"3","env":"qa"}`},
@@ -216,8 +224,8 @@ func BenchmarkCheck(b *testing.B) {
 			source := []byte(bm.schema)
 			b.ReportAllocs()
 			for b.Loop() {
-				s, _, _ := c.Schema(source)
-				_ = s.Check(bm.args)
+				s, _, _ := c.Schema(source, nil)
+				_, _ = s.Check(bm.args)
 			}
 		})
 	}

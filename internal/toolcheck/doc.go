@@ -14,8 +14,17 @@
 // compile leaves its calls unchecked (the caller logs that once, when Cache.Schema says
 // the failure is fresh).
 //
+// Measure bounds what a client's schema may cost before anything compiles it (Limits: its
+// bytes, subschemas, members of one keyword, nesting, the chain of schemas evaluated at
+// one place through $ref, regular expressions), in one linear pass. A check counts what it
+// would evaluate for the arguments at hand before the library validates them, and leaves a
+// call whose count multiplies beyond a bound unchecked (cost.go).
+//
 // A Cache holds compiled schemas by content, shared by every request, so a call's check
-// costs a hash of its tool's schema, a map lookup and the validation itself.
+// costs a hash of its tool's schema, a map lookup and the validation itself. It is bounded
+// by an estimate of the memory its schemas keep, computed from their measure, and it
+// compiles within a request's Budget, so one request cannot spend unbounded CPU on fresh
+// schemas.
 //
 // A violation names argument values only through its pointer: a rule quotes the schema
 // ("must be one of \"dev\", \"prod\""), never the arguments, so the strings are safe to

@@ -18,13 +18,13 @@ func FuzzCheck(f *testing.F) {
 	} {
 		f.Add(seed[0], seed[1])
 	}
-	c := NewCache(64, 1<<20)
+	c := NewCache(64, 1<<20, Limits{})
 	f.Fuzz(func(t *testing.T, schema, args string) {
-		s, err, _ := c.Schema([]byte(schema))
+		s, err, _ := c.Schema([]byte(schema), nil)
 		if err != nil {
 			return
 		}
-		got := s.Check(args)
+		got, _ := s.Check(args)
 		if len(got) > MaxViolations {
 			t.Fatalf("%d violations", len(got))
 		}

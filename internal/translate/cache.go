@@ -146,7 +146,7 @@ func partHintPath(i, j int) string { return partPath(i, j) + ".cache_control" }
 
 func toolHintPath(i int, t *chat.Tool) string {
 	if t.CacheControlInFunction {
-		return toolPath(i, t) + ".cache_control"
+		return ToolPath(i, t) + ".cache_control"
 	}
 	return "tools[" + strconv.Itoa(i) + "].cache_control"
 }

@@ -139,7 +139,7 @@ func newNamer(req *chat.Request) (*namer, error) {
 		if t.Type != "" && t.Type != "function" {
 			return nil, unsupportedf("tools[%d].type %s is not supported; the only tool type is \"function\"", i, clip.Quote(t.Type))
 		}
-		path := toolPath(i, &t)
+		path := ToolPath(i, &t)
 		if t.Name == "" {
 			return nil, invalidf("%s.name is empty", path)
 		}
@@ -182,8 +182,9 @@ func newNamer(req *chat.Request) (*namer, error) {
 	return n, nil
 }
 
-// toolPath names tool i in errors: "tools[2].function" or "tools[2]".
-func toolPath(i int, t *chat.Tool) string {
+// ToolPath names tool i of a request in errors: "tools[2].function" for the wrapped form
+// ({type, function}), "tools[2]" for the flat one; its fields follow ("….parameters").
+func ToolPath(i int, t *chat.Tool) string {
 	path := "tools[" + strconv.Itoa(i) + "]"
 	if t.Wrapped {
 		path += ".function"

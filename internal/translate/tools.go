@@ -29,7 +29,7 @@ var historyToolSchema = []byte(`{"type":"object"}`)
 func toolSpec(i int, t *chat.Tool, bedrockName string, model capabilities.Model) (bedrock.Tool, error) {
 	schema, err := inputSchema(t.Parameters)
 	if err != nil {
-		return bedrock.Tool{}, invalidf("%s.parameters %s", toolPath(i, t), err.Error())
+		return bedrock.Tool{}, invalidf("%s.parameters %s", ToolPath(i, t), err.Error())
 	}
 	spec := &bedrock.ToolSpec{Name: bedrockName, InputSchema: bedrock.InputSchema{JSON: schema}, Strict: t.Strict && NativeStrict(model)}
 	// Rule 10: a present description must not be empty.
