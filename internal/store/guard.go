@@ -24,13 +24,14 @@ import (
 type Shared interface {
 	Counters
 	Values
-	// Ping asks the store whether it answers.
+	// Ping asks the store whether it answers, on a connection of its own: calls waiting
+	// for a connection (a burst) must not make it fail.
 	Ping(ctx context.Context) error
 	Close() error
 }
 
-// DefaultPingEvery is how often a Guard asks its store whether it answers, so that
-// /readyz and gateway_store_up follow the store while no request uses it.
+// DefaultPingEvery is how often a Guard asks its store whether it answers: how long a
+// store that is back may wait to be used again.
 const DefaultPingEvery = 2 * time.Second
 
 // WarnEvery is the least time between two warnings of a Guard (docs/PROTOCOL.md 14.3): a
@@ -44,7 +45,7 @@ type GuardOptions struct {
 	Metrics *metrics.Metrics
 	Log     *zap.Logger
 	// PingEvery is how often the store is pinged; 0 is DefaultPingEvery, below 0 never
-	// (tests whose calls alone decide the state).
+	// (tests of calls to a store nothing has judged yet).
 	PingEvery time.Duration
 	// Now is the clock that spaces warnings; nil is time.Now. Tests move it.
 	Now func() time.Time
@@ -56,7 +57,7 @@ var ErrDown = errors.New("shared store skipped: its last ping failed")
 
 // Guard applies the outage policy of docs/PROTOCOL.md 14.3 to every call to a shared
 // store. Whether the store is up is decided by pings alone, every PingEvery on a
-// connection of their own, and at once after a call failed: gateway_store_up and Status
+// connection of their own (Shared.Ping), and at once after a call failed: gateway_store_up and Status
 // (/readyz) say so, and while the last ping failed calls are not sent at all (ErrDown), so
 // a store that is down costs requests nothing, until a ping gets an answer again. A call
 // that fails is no verdict on the store (a burst can make calls wait too long for a
@@ -72,7 +73,7 @@ type Guard struct {
 
 	mu    sync.Mutex // held to change state, so that it and gateway_store_up agree
 	state atomic.Int32
-	// check asks the pinger for a ping now; it holds at most one request.
+	// check asks watch for a ping now; it holds at most one request.
 	check chan struct{}
 	// warned: a warning went out since the store last answered a ping, so its return is
 	// logged.
@@ -162,30 +163,34 @@ func (g *Guard) GetMany(ctx context.Context, keys ...string) (v [][]byte, err er
 }
 
 // call makes one call op to the store, unless the last ping failed (ErrDown) or the
-// request's budget is spent (ErrBudgetSpent), bounded by what is left of that budget.
+// request's budget is spent (ErrBudgetSpent), bounded by what is left of that budget. A
+// call whose caller has left or run out of time is not counted: not the store's doing.
 func (g *Guard) call(ctx context.Context, op string, f func(context.Context) error) error {
 	if g.state.Load() == stateDown {
-		g.opts.Metrics.StoreError(op)
-		return ErrDown
+		return g.skipped(ctx, op, ErrDown)
 	}
 	callCtx, done, err := spend(ctx)
 	if err != nil {
-		g.opts.Metrics.StoreError(op)
-		return err
+		return g.skipped(ctx, op, err)
 	}
 	err = f(callCtx)
 	done()
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		// The caller left or ran out of time: not the store's failure.
-	default:
+	if err != nil && ctx.Err() == nil {
 		g.opts.Metrics.StoreError(op)
 		g.failed(op, err)
 		select { // ask for a ping now, unless one is asked for already
 		case g.check <- struct{}{}:
 		default:
 		}
+	}
+	return err
+}
+
+// skipped counts a call that was not sent, and returns its error. The failure that made
+// it so was warned of already.
+func (g *Guard) skipped(ctx context.Context, op string, err error) error {
+	if ctx.Err() == nil {
+		g.opts.Metrics.StoreError(op)
 	}
 	return err
 }

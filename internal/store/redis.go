@@ -23,18 +23,22 @@ import (
 const CallTimeout = 100 * time.Millisecond
 
 // poolSize is the connections a Redis keeps, unless the URL's pool_size says otherwise. A
-// call holds one for a round trip, so it is what bounds the calls in flight at once: a
-// burst of requests beyond it waits for a connection, which eats their budget and fails
-// their limits open. 128 lets a burst of 100 requests, each reserving at once, go straight
-// through (TestRedisBurst); go-redis's default, 10 per CPU, is 20 on 2 cores. Idle
-// connections cost Redis little (maxclients is 10,000) and the gateway 64 KiB each.
+// call holds one for a round trip, so it bounds the calls in flight at once: beyond it a
+// call waits for a connection, which eats its request's budget, and a call that runs out
+// fails its limits open. On a loaded CPU a round trip lasts as long as its goroutine waits
+// to run, so waits pile up: in a burst of 100 requests on two gateways of 2 cores
+// (TestTokenLimitHoldsUnderABurst), 56 to 80 calls of each waited for one of go-redis's
+// default 20 (10 per CPU), up to 1 s in all; with 128, none waited
+// (TestRedisBurst holds it). A burst on a cold pool dials a connection per call (no more
+// than the burst is wide); idle ones are closed after 30 minutes. A connection costs Redis
+// little (maxclients is 10,000) and the gateway 64 KiB of buffers.
 const poolSize = 128
 
 // KeyPrefix starts every key the gateway writes, so that it can share a Redis with others.
 const KeyPrefix = "llmgw:"
 
-// gatewayOptions are the URL options the gateway sets itself: CallTimeout bounds each call,
-// and a retry or a longer wait would stretch it.
+// gatewayOptions are the URL options the gateway sets itself: redis_timeout bounds a
+// request's calls, and a retry or a longer wait would stretch it.
 var gatewayOptions = []string{"dial_timeout", "read_timeout", "write_timeout", "pool_timeout",
 	"max_retries", "min_retry_backoff", "max_retry_backoff"}
 
