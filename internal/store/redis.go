@@ -37,10 +37,18 @@ const poolSize = 128
 // KeyPrefix starts every key the gateway writes, so that it can share a Redis with others.
 const KeyPrefix = "llmgw:"
 
-// gatewayOptions are the URL options the gateway sets itself: redis_timeout bounds a
-// request's calls, and a retry or a longer wait would stretch it.
-var gatewayOptions = []string{"dial_timeout", "read_timeout", "write_timeout", "pool_timeout",
-	"max_retries", "min_retry_backoff", "max_retry_backoff"}
+// gatewayOptions are the URL options the gateway sets itself, with why: redis_timeout
+// bounds a request's calls, and a retry or a longer wait would stretch it; the reply
+// bounds (resp.go) know RESP2's types only; one pool serves every call.
+var gatewayOptions = []struct{ name, why string }{
+	{"dial_timeout", timeoutsWhy}, {"read_timeout", timeoutsWhy}, {"write_timeout", timeoutsWhy},
+	{"pool_timeout", timeoutsWhy}, {"max_retries", timeoutsWhy}, {"min_retry_backoff", timeoutsWhy},
+	{"max_retry_backoff", timeoutsWhy},
+	{"protocol", "RESP2, whose replies it bounds"},
+	{"pipeline_pool_size", "transactions share the one pool, pool_size"},
+}
+
+const timeoutsWhy = "redis_timeout bounds the calls, without retries"
 
 // ParseURL reads a redis_url as go-redis reads it (rediss:// turns TLS on, with the host's
 // certificate checked), allowing the schemes redis and rediss only and none of
@@ -66,9 +74,9 @@ func ParseURL(raw string) (*redis.Options, error) {
 	if q.Has("skip_verify") && u.Scheme != "rediss" {
 		return nil, errors.New("skip_verify applies to rediss:// (TLS) only")
 	}
-	for _, name := range gatewayOptions {
-		if q.Has(name) {
-			return nil, fmt.Errorf("%s is set by the gateway: redis_timeout bounds the calls, without retries", name)
+	for _, o := range gatewayOptions {
+		if q.Has(o.name) {
+			return nil, fmt.Errorf("%s is set by the gateway: %s", o.name, o.why)
 		}
 	}
 	opts, err := redis.ParseURL(raw)

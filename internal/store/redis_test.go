@@ -287,6 +287,8 @@ func TestParseURL(t *testing.T) {
 		{"redis://:hunter2@cache.internal/hunter2", `invalid database number: "xxxxx"`},
 		{"redis://:hunter2@cache.internal?read_timeout=1s", "read_timeout is set by the gateway: redis_timeout bounds the calls, without retries"},
 		{"redis://cache.internal?max_retries=3", "max_retries is set by the gateway: redis_timeout bounds the calls, without retries"},
+		{"redis://cache.internal?protocol=3", "protocol is set by the gateway: RESP2, whose replies it bounds"},
+		{"redis://cache.internal?pipeline_pool_size=10", "pipeline_pool_size is set by the gateway: transactions share the one pool, pool_size"},
 		{"redis://:hunter2@cache.internal?password=hunter2", "unexpected option: password"},
 		{"redis://cache.internal?pool_size=many", `invalid pool_size number: strconv.Atoi: parsing "many": invalid syntax`},
 		{"redis://:hunter2@cache.internal:99999999", `port "99999999" is not a port from 1 to 65535`},
