@@ -80,6 +80,9 @@ type Config struct {
 	// RedisURL is the Redis the replicas share (docs/PROTOCOL.md 14.3); "" keeps state in
 	// the process. It may hold a password: log RedisURL's host only.
 	RedisURL string
+	// RedisTimeout is the time one request may wait for Redis, all its calls together
+	// (docs/PROTOCOL.md 14.3).
+	RedisTimeout time.Duration
 	// DefaultMaxTokens is the maxTokens of a request that sets none (docs/PROTOCOL.md
 	// 14.5); 0 sends none.
 	DefaultMaxTokens int
@@ -312,6 +315,7 @@ func table(c *Config) []setting {
 		{key: "schema_limits", def: schemaLimitsDefault(), help: "each JSON Schema of a request (tools' parameters, response_format): its bytes and its subschemas' JSON pointers, subschemas, members of one object or array, nesting, schemas chained at one place through $ref, regular expressions by size with repetitions expanded (beyond any: 400 naming the field); and compile_budget, what one request may compile, in subschemas (beyond it: calls unchecked)", v: bind(&c.SchemaLimits, schemaLimits)},
 		{key: "cache_read_weight", def: "0.1", help: "what one prompt-cache read token counts against a key's tokens_per_minute and tokens_per_day, from 0 to 1", v: bind(&c.CacheReadWeight, fraction)},
 		{key: "redis_url", help: "Redis shared by the replicas, redis://[user:password@]host:port[/db] or rediss:// (TLS): limit counters, the reasoning cache and failover affinity; none: each process keeps its own", v: bind(&c.RedisURL, redisURL)},
+		{key: "redis_timeout", def: "100ms", help: "the time one request may wait for Redis, all its calls together; beyond it the request goes on without Redis (limits fail open)", v: bind(&c.RedisTimeout, atLeast(time.Millisecond))},
 		{key: "default_max_tokens", def: "4096", help: "maxTokens of a request that sets no max_tokens, capped at the model's maximum output where the gateway knows it (Bedrock reserves quota for maxTokens); 0 sends none", v: bind(&c.DefaultMaxTokens, between(0, maxDefaultMaxTokens))},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},

@@ -51,6 +51,7 @@ func TestLoadDefaults(t *testing.T) {
 		SchemaLimits: SchemaLimits{MaxBytes: 256 << 10, MaxSubschemas: 1000, MaxMembers: 1000, MaxDepth: 32, MaxRefDepth: 32,
 			MaxPatternSize: 16 << 10, CompileBudget: 2500},
 		CacheReadWeight:  0.1,
+		RedisTimeout:     100 * time.Millisecond,
 		DefaultMaxTokens: 4096,
 	}, cfg)
 }
@@ -311,7 +312,8 @@ func TestLoadErrors(t *testing.T) {
 		{name: "schema_limits not an object", yaml: "schema_limits: 5", want: `schema_limits: want a mapping like {max_bytes: 262144, max_depth: 32}, got 5 (from FILE)`},
 		{name: "redis_url scheme", args: strs{"--redis-url", "http://:hunter2@cache:6379"}, want: `redis_url: want a redis:// or rediss:// URL, got scheme "http" (from --redis-url)`},
 		{name: "redis_url", env: vars{"GATEWAY_REDIS_URL": "redis://:hunter2@cache:6379/hunter2"}, want: `redis_url: invalid database number: "xxxxx" (from GATEWAY_REDIS_URL)`},
-		{name: "redis_url timeout", yaml: "redis_url: redis://cache:6379?read_timeout=2s", want: `redis_url: read_timeout is set by the gateway: each call has 100ms, without retries (from FILE)`},
+		{name: "redis_timeout", args: strs{"--redis-timeout", "0s"}, want: `redis_timeout: must be at least 1ms, got 0s (from --redis-timeout)`},
+		{name: "redis_url timeout", yaml: "redis_url: redis://cache:6379?read_timeout=2s", want: `redis_url: read_timeout is set by the gateway: redis_timeout bounds the calls, without retries (from FILE)`},
 		{name: "sim_first_token_delay", args: strs{"--sim-first-token-delay", "-1ms"}, want: `sim_first_token_delay: must be at least 0s, got -1ms (from --sim-first-token-delay)`},
 		{name: "sim_delta_delay", yaml: "sim_delta_delay: -5ms", want: `sim_delta_delay: must be at least 0s, got -5ms (from FILE)`},
 		{
@@ -467,6 +469,7 @@ func TestNamesKept(t *testing.T) {
 		"prompt_caching GATEWAY_PROMPT_CACHING --prompt-caching",
 		"cache_read_weight GATEWAY_CACHE_READ_WEIGHT --cache-read-weight",
 		"redis_url GATEWAY_REDIS_URL --redis-url",
+		"redis_timeout GATEWAY_REDIS_TIMEOUT --redis-timeout",
 		"default_max_tokens GATEWAY_DEFAULT_MAX_TOKENS --default-max-tokens",
 	} {
 		assert.Contains(t, got, want)

@@ -3,18 +3,26 @@ package core
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/nirmata/llm-gateway/internal/bedrock"
+	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clocktest"
+	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/redistest"
 	"github.com/nirmata/llm-gateway/internal/store"
 )
 
@@ -294,4 +302,57 @@ func TestSettleAcrossWindows(t *testing.T) {
 	v, err := counters.Counts(t.Context(), m0, m1, day)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 100, 300}, v, "m0 expired with its reservation; m1 gets the excess; the day what was used")
+}
+
+// TestStoreBudgetPerRequest: the store calls of one request, unary or streamed, share
+// one budget, StoreTimeout (redis_timeout): with a Redis that hangs and is not yet known
+// to be down, a key with token limits on an alias of two targets makes four calls (the
+// affinity read, the reservation, the affinity write, the settlement at the end, a
+// stream's at Close); the first waits out the budget, and the others are not sent. The
+// request is served, its limits failing open.
+func TestStoreBudgetPerRequest(t *testing.T) {
+	t.Parallel()
+	const first, second = "us.anthropic.claude-sonnet-4-20250514-v1:0", "us.amazon.nova-pro-v1:0"
+	sim := bedrocksim.New(bedrocksim.Options{})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(func() { sim.Close(); srv.Close() })
+	client, err := bedrock.NewClient(t.Context(), aws.Config{
+		Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "secret", ""),
+		BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1,
+	}, bedrock.ClientOptions{SigV4Only: true})
+	require.NoError(t, err)
+	silent := redistest.StartSilent(t)
+	r, err := store.NewRedis(silent.URL(), time.Second) // without the budget, each call would wait this
+	require.NoError(t, err)
+	m := metrics.New()
+	guard := store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, PingEvery: -1})
+	t.Cleanup(func() { _ = guard.Close() })
+	s := New(client, Options{
+		Aliases:  map[string][]Target{"agent": {{ModelID: first}, {ModelID: second}}},
+		MaxTools: 8, MaxMessages: 8, MaxMessageBytes: 1 << 20, UpstreamTimeout: time.Minute, MaxConcurrent: 4,
+		Metrics: m, Shared: guard, Counters: guard, StoreTimeout: 50 * time.Millisecond,
+		Keys: map[string]KeyPolicy{"ci": {TokensPerMinute: 1 << 30}},
+	}, zap.NewNop())
+	req := func() *chat.Request {
+		return &chat.Request{KeyID: "ci", Model: "agent", Messages: []chat.Message{{Role: chat.RoleUser, Content: "Hello."}}}
+	}
+	errorsOf := func(op string) float64 {
+		return counter(t, m, "gateway_store_errors_total", map[string]string{"op": op})
+	}
+
+	_, _, err = s.Chat(t.Context(), req())
+	require.NoError(t, err, "served without the store")
+	assert.Equal(t, 1, silent.Connections(), "one call reached Redis")
+	assert.Equal(t, []float64{1, 2, 1}, []float64{errorsOf("get"), errorsOf("incr"), errorsOf("put")}, "four calls made without it")
+
+	st, _, err := s.Stream(t.Context(), req())
+	require.NoError(t, err)
+	var out []chat.Event
+	for err == nil {
+		out, err = st.Next(out[:0])
+	}
+	require.ErrorIs(t, err, io.EOF)
+	st.Close()
+	assert.Equal(t, 1, silent.Connections(), "one call of the stream's reached Redis")
+	assert.Equal(t, []float64{2, 4, 2}, []float64{errorsOf("get"), errorsOf("incr"), errorsOf("put")})
 }

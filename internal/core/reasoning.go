@@ -200,8 +200,9 @@ func sharedKey(key string, ids []string) (string, bool) {
 	return "reasoning:" + strconv.Itoa(len(key)) + ":" + key + ":" + least, true
 }
 
-// share writes an entry to the shared store, for its TTL. A failure is the store
-// Guard's to count and log: the local copy serves this replica.
+// share writes an entry to the shared store, for its TTL, unless it is over
+// store.MaxValueBytes (the local copy serves this replica alone then). A failure is the
+// store Guard's to count and log: the local copy serves this replica.
 func (c *reasoningCache) share(ctx context.Context, e *turnEntry) {
 	k, ok := sharedKey(e.key, e.ids)
 	if !ok {
@@ -212,15 +213,15 @@ func (c *reasoningCache) share(ctx context.Context, e *turnEntry) {
 		t.Blocks[i] = sharedBlock(b)
 	}
 	v, err := json.Marshal(&t)
-	if err != nil {
+	if err != nil || len(v) > store.MaxValueBytes { // a value the store could not read back
 		return
 	}
 	_ = c.shared.Put(ctx, k, v, c.opts.TTL)
 }
 
 // lookupShared reads the turns the local cache lacks, each the ids of one assistant turn
-// as the client sent them, from the shared store in one call, keeps those found locally,
-// and returns their blocks (nil where none was found). A turn is found on the same terms
+// as the client sent them, from the shared store in one call (the latest store.MaxKeys of
+// them), keeps those found locally, and returns their blocks (nil where none was found). A turn is found on the same terms
 // as in lookup: stored by key, for model, with exactly these ids, and live.
 func (c *reasoningCache) lookupShared(ctx context.Context, key, model string, turns [][]string) [][]chat.ReasoningBlock {
 	if !c.sharing() {
@@ -235,6 +236,9 @@ func (c *reasoningCache) lookupShared(ctx context.Context, key, model string, tu
 	}
 	if len(keys) == 0 {
 		return nil
+	}
+	if n := len(keys) - store.MaxKeys; n > 0 { // the latest turns, the answered one last
+		keys, asked = keys[n:], asked[n:]
 	}
 	values, err := c.shared.GetMany(ctx, keys...)
 	if err != nil {

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -343,9 +344,36 @@ func TestSharedReasoningBounds(t *testing.T) {
 	_, ok = replica(values, clk, 4000).restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"big"})}, model)
 	assert.False(t, ok, "larger than this replica's cache")
 
+	huge := replica(values, clk, 16<<20)
+	huge.reasoning.store(t.Context(), "k", model, []string{"huge"}, []chat.ReasoningBlock{{Text: strings.Repeat("x", store.MaxValueBytes), Signature: "s"}})
+	assert.Len(t, values.puts, 1, "a value the store could not read back is not shared")
+	_, ok = huge.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"huge"})}, model)
+	assert.True(t, ok, "kept locally all the same")
+
 	off := newReasoningCache(ReasoningCacheOptions{MaxEntries: 0, MaxBytes: 1 << 20, TTL: time.Hour}, values)
 	off.store(t.Context(), "k", model, []string{"z"}, blocks)
 	assert.Len(t, values.puts, 1, "max_entries 0 keeps nothing, anywhere")
+}
+
+// TestSharedReasoningReadsTheLatestTurns: a history of more turns the replica lacks than
+// one read may ask for (store.MaxKeys) reads the latest of them, the answered turn among
+// them, and restores it.
+func TestSharedReasoningReadsTheLatestTurns(t *testing.T) {
+	t.Parallel()
+	values := newSharedValues()
+	clk := clocktest.New(time.Unix(1e9, 0))
+	turns := make([][]string, store.MaxKeys+2)
+	for i := range turns {
+		turns[i] = []string{fmt.Sprintf("t%05d", i)}
+	}
+	last := turns[len(turns)-1]
+	replica(values, clk, 1<<20).reasoning.store(t.Context(), "k", model, last, blocks)
+	got, ok := replica(values, clk, 1<<20).restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns(turns...)}, model)
+	require.True(t, ok, "the answered turn restored")
+	assert.Equal(t, blocks, got.Messages[len(got.Messages)-2].Reasoning)
+	require.Len(t, values.gets, 1, "one read")
+	require.Len(t, values.gets[0], store.MaxKeys)
+	assert.Equal(t, "reasoning:1:k:t00002", values.gets[0][0], "the first two turns are not asked for")
 }
 
 // TestSharedReasoningStoreDown: with the shared store failing, each replica keeps and

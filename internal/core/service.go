@@ -4,7 +4,8 @@
 // API) are thin adapters around it: they decode their wire into a chat.Request, call the
 // Service, and encode what it returns; errors they answer by the one classification in
 // Classify, whose Kinds carry the one status table of docs/PROTOCOL.md 5. Nothing here
-// knows a transport's wire, and nothing a call needs travels in its context.
+// knows a transport's wire, and nothing a call needs travels in its context (the core puts
+// only the request's budget for the shared store there itself, for the store to read).
 package core
 
 import (
@@ -97,6 +98,9 @@ type Options struct {
 	Keys map[string]KeyPolicy
 	// Counters counts the keys' use against their limits; nil counts in this process.
 	Counters store.Counters
+	// StoreTimeout is the time one request may wait for Shared and Counters, all its
+	// calls together (redis_timeout: store.WithBudget); 0 sets no such bound.
+	StoreTimeout time.Duration
 	// CacheReadWeight is what a prompt-cache read token counts against a key's token
 	// limits (docs/PROTOCOL.md 14.2).
 	CacheReadWeight float64
@@ -538,6 +542,7 @@ func (s *Service) resolveModel(name string) string {
 // call got, errors included.
 func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, Result, error) {
 	start := time.Now()
+	ctx = store.WithBudget(ctx, s.opts.StoreTimeout)
 	var res Result
 	p, err := s.prepare(ctx, req, &res)
 	if err != nil {

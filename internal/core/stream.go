@@ -8,6 +8,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -60,6 +61,7 @@ type Stream struct {
 // line). The Result is filled as far as the call got.
 func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Result, error) {
 	start := time.Now()
+	ctx = store.WithBudget(ctx, s.opts.StoreTimeout) // the stream's last calls (settle, remember) share it
 	var res Result
 	p, err := s.prepare(ctx, req, &res)
 	if err != nil {

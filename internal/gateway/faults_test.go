@@ -46,7 +46,7 @@ func simUpstream(t *testing.T, opts bedrocksim.Options) *bedrocksim.Server {
 
 // pointAWSAt makes the standard AWS configuration chain reach url with static fake
 // credentials, whatever the machine's own AWS settings are.
-func pointAWSAt(t *testing.T, url string) {
+func pointAWSAt(t testing.TB, url string) {
 	t.Setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url)
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
@@ -58,7 +58,7 @@ func pointAWSAt(t *testing.T, url string) {
 	t.Setenv("AWS_RETRY_MODE", "standard")
 }
 
-func mustFault(t *testing.T, spec string) bedrocksim.Fault {
+func mustFault(t testing.TB, spec string) bedrocksim.Fault {
 	f, err := bedrocksim.ParseFault(spec)
 	require.NoError(t, err)
 	return f

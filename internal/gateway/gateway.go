@@ -79,6 +79,10 @@ type runOptions struct {
 	now func() time.Time
 	// counters are the keys' limit counters, which tests read; nil counts in this process.
 	counters store.Counters
+	// storePingEvery is how often the shared store is pinged; 0 is store.DefaultPingEvery,
+	// below 0 never. Tests that count the connections made to a Redis set it beyond their
+	// length.
+	storePingEvery time.Duration
 }
 
 func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(Addrs), o runOptions) error {
@@ -145,7 +149,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	if err != nil {
 		return err
 	}
-	shared, err := sharedStore(cfg.RedisURL, m, log)
+	shared, err := sharedStore(cfg.RedisURL, cfg.RedisTimeout, o.storePingEvery, m, log)
 	if err != nil {
 		return err
 	}
@@ -173,6 +177,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL},
 		Shared:            values,
 		Counters:          counters,
+		StoreTimeout:      cfg.RedisTimeout,
 		NoPromptCaching:   cfg.PromptCaching == config.CachingOff,
 		AliasDefaults:     aliasDefaults(cfg.AliasDefaults),
 		ToolValidation:    string(cfg.ToolValidation),
@@ -295,18 +300,18 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 // sharedStore is the Redis at url behind its Guard, or nil without a url. Nothing waits
 // for Redis: connections are made by the first calls, and until it answers the gateway
 // serves without it (docs/PROTOCOL.md 14.3).
-func sharedStore(url string, m *metrics.Metrics, log *zap.Logger) (*store.Guard, error) {
+func sharedStore(url string, timeout, pingEvery time.Duration, m *metrics.Metrics, log *zap.Logger) (*store.Guard, error) {
 	if url == "" {
 		return nil, nil
 	}
-	r, err := store.NewRedis(url)
+	r, err := store.NewRedis(url, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("redis_url: %w", err)
 	}
 	// The address only: the URL may hold a password.
 	log.Info("shared store: limit counters, the reasoning cache and failover affinity are shared with the replicas using this Redis",
 		zap.String("store", "redis"), zap.String("addr", r.Addr()), zap.Bool("tls", r.TLS()))
-	return store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, Log: log}), nil
+	return store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, Log: log, PingEvery: pingEvery}), nil
 }
 
 // upstreams builds the Bedrock client of the gateway's own region, and one for every other

@@ -45,7 +45,7 @@ var testKeyID = auth.ID("", sha256.Sum256([]byte(testKey)))
 var at37 = time.Date(2026, 3, 2, 10, 20, 37, 400_000_000, time.UTC)
 
 // keysConfig is the default configuration plus the YAML file text.
-func keysConfig(t *testing.T, yaml string) config.Config {
+func keysConfig(t testing.TB, yaml string) config.Config {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "gateway.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(yaml), 0o600))

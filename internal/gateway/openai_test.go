@@ -89,7 +89,7 @@ func openAIGateway(t *testing.T, faults ...string) (openai.Client, *recordedSim,
 
 // recordSim runs a recorded simulator with faults and points the AWS configuration chain
 // at it, with no retries.
-func recordSim(t *testing.T, faults ...string) *recordedSim {
+func recordSim(t testing.TB, faults ...string) *recordedSim {
 	t.Helper()
 	var fs []bedrocksim.Fault
 	for _, f := range faults {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nirmata/llm-gateway/internal/clocktest"
+	"github.com/nirmata/llm-gateway/internal/config"
 	"github.com/nirmata/llm-gateway/internal/redistest"
 )
 
@@ -79,7 +81,7 @@ func requireStatus(t *testing.T, g started, key string, status int) {
 }
 
 // readyz returns /readyz's status and body.
-func readyz(t *testing.T, g started) (int, string) {
+func readyz(t testing.TB, g started) (int, string) {
 	t.Helper()
 	resp, err := http.Get("http://" + g.HTTP + "/readyz")
 	require.NoError(t, err)
@@ -139,7 +141,8 @@ func TestRedisOutage(t *testing.T) {
 	require.Equal(t, "1", srv.Do("GET", rpm), "the refused request took its count back")
 
 	srv.Stop()
-	// Replica one answers and keeps the turn itself; writing it to Redis fails.
+	// Replica one answers and keeps the turn itself; writing it to Redis fails (refused,
+	// or not sent once a ping found Redis gone).
 	params, callID = firstToolTurn(t, clientOf(one, testKey))
 	assert.InDelta(t, 1, metricValue(t, one, "gateway_store_errors_total", map[string]string{"op": "put"}), 0)
 	assert.Equal(t, "restored", nextTurn(t, clientOf(one, testKey), params), "from its own cache")
@@ -147,9 +150,10 @@ func TestRedisOutage(t *testing.T) {
 	assert.Equal(t, "disabled-missing-signature", nextTurn(t, clientOf(two, testKey), params))
 	assert.InDelta(t, 1, metricValue(t, two, "gateway_store_errors_total", map[string]string{"op": "get"}), 0)
 	for _, g := range []started{one, two} {
-		code, body := readyz(t, g)
+		// A failed call asks for a ping, and the ping says Redis is gone.
+		requireReady(t, g, "redis unreachable")
+		code, _ := readyz(t, g)
 		assert.Equal(t, http.StatusOK, code, "ready without Redis")
-		assert.Contains(t, body, `"store":"redis unreachable"`)
 		assert.InDelta(t, 0, metricValue(t, g, "gateway_store_up", nil), 0)
 		warnings := g.logs.FilterMessageSnippet("the shared store failed").AllUntimed()
 		require.NotEmpty(t, warnings)
@@ -160,16 +164,11 @@ func TestRedisOutage(t *testing.T) {
 	}
 
 	srv.Restart()
-	// go-redis may hold off dialing for a moment after refused dials: answer new
-	// conversations on replica one until one lands in Redis.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		params, callID = firstToolTurn(t, clientOf(one, testKey))
-		if srv.Do("EXISTS", sharedEntry(testKey, callID)) == ":1" {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "no answer reached the restarted Redis")
-	}
+	// Each replica uses Redis again once its next ping (every 2 s) has an answer.
+	requireReady(t, one, "redis")
+	requireReady(t, two, "redis")
+	params, callID = firstToolTurn(t, clientOf(one, testKey))
+	require.Equal(t, ":1", srv.Do("EXISTS", sharedEntry(testKey, callID)), "the answer reached the restarted Redis")
 	assert.Equal(t, "restored", nextTurn(t, clientOf(two, testKey), params), "shared again")
 	// Counted again, by both, in the restarted Redis, which lost the count before the outage.
 	require.Equal(t, "(nil)", srv.Do("GET", rpm))
@@ -191,8 +190,17 @@ func TestRedisOutage(t *testing.T) {
 	assert.Equal(t, srv.Addr(), started[0].ContextMap()["addr"], "the address, not the URL")
 }
 
+// requireReady waits until g's /readyz names its store as store (its pings decide).
+func requireReady(t testing.TB, g started, store string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		_, body := readyz(t, g)
+		return strings.Contains(body, `"store":"`+store+`"`)
+	}, 10*time.Second, 5*time.Millisecond, "store %q", store)
+}
+
 // TestStartsWithoutRedis: a gateway whose Redis does not answer starts at once and
-// serves; /readyz is 200 and names the store as unreachable once a call failed.
+// serves; /readyz is 200 and names the store as unreachable once its ping failed.
 func TestStartsWithoutRedis(t *testing.T) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -204,8 +212,107 @@ func TestStartsWithoutRedis(t *testing.T) {
 	g := start(t, cfg)
 	params, _ := firstToolTurn(t, clientOf(g, testKey))
 	assert.InDelta(t, 1, metricValue(t, g, "gateway_store_errors_total", map[string]string{"op": "put"}), 0)
+	requireReady(t, g, "redis unreachable")
 	code, body := readyz(t, g)
 	assert.Equal(t, http.StatusOK, code)
 	assert.JSONEq(t, `{"status":"ready","upstream":"bedrock","store":"redis unreachable"}`, body)
 	assert.Equal(t, "restored", nextTurn(t, clientOf(g, testKey), params), "the local cache serves")
+}
+
+// agentConfig has a key with token limits ("agent-key-0123456789") and an alias of two
+// targets, "agent".
+func agentConfig(t testing.TB) config.Config {
+	t.Helper()
+	return keysConfig(t, `keys:
+  - {name: agent, key: agent-key-0123456789, tokens_per_minute: 100000000, tokens_per_day: 1000000000}
+model_aliases:
+  agent:
+    targets:
+      - {model_id: `+testModel+`}
+      - {model_id: `+testModel+`, region: us-west-2}
+`)
+}
+
+// silentRedisGateway starts a gateway of agentConfig whose Redis accepts connections and
+// never answers, and waits until its first ping has found Redis unreachable. It pings
+// once only, so a test can count the connections its requests make.
+func silentRedisGateway(t testing.TB, silent *redistest.Silent) started {
+	t.Helper()
+	cfg := agentConfig(t)
+	cfg.RedisURL = silent.URL()
+	g := startWith(t, cfg, runOptions{storePingEvery: time.Hour})
+	requireReady(t, g, "redis unreachable")
+	return g
+}
+
+// agentToolTurn is a thinking tool-result turn to the alias "agent": the first turn of a
+// tool conversation is asked of g, and the second (with the tool's result, the reasoning
+// dropped as OpenAI clients drop it) returned unsent.
+func agentToolTurn(t testing.TB, g started) openai.ChatCompletionNewParams {
+	t.Helper()
+	client := clientOf(g, "agent-key-0123456789")
+	params := thinkingParams()
+	params.Model = "agent"
+	resp, err := client.Chat.Completions.New(t.Context(), params)
+	require.NoError(t, err)
+	msg := resp.Choices[0].Message
+	require.Len(t, msg.ToolCalls, 1)
+	params.Messages = append(params.Messages, msg.ToParam(), openai.ToolMessage(`{"temp_c":21}`, msg.ToolCalls[0].ID))
+	return params
+}
+
+// TestSilentRedisCostsNothing: once a gateway's ping found its Redis silent (it accepts
+// connections and never answers), a thinking tool-result turn of a key with token limits
+// to an alias of two targets is served without a call reaching Redis: no connection is
+// made for the affinity read, the reservation, the answer's writes or the settlement;
+// each is counted as made without the store, and the limits fail open. Before, each call
+// waited its 100 ms: about 0.5 s added to that turn (BenchmarkSilentRedis measures it).
+func TestSilentRedisCostsNothing(t *testing.T) {
+	recordSim(t)
+	silent := redistest.StartSilent(t)
+	g := silentRedisGateway(t, silent)
+	require.Equal(t, 1, silent.Connections(), "the ping's")
+
+	params := agentToolTurn(t, g)
+	var httpResp *http.Response
+	client := clientOf(g, "agent-key-0123456789")
+	_, err := client.Chat.Completions.New(t.Context(), params, option.WithResponseInto(&httpResp))
+	require.NoError(t, err, "served")
+	assert.Equal(t, "restored", httpResp.Header.Get("X-Gateway-Thinking"), "from the replica's own cache")
+	assert.Equal(t, 0, silent.Connections(), "no call reached Redis")
+	for op, n := range map[string]float64{"get": 2, "incr": 4, "put": 4} {
+		assert.InDelta(t, n, metricValue(t, g, "gateway_store_errors_total", map[string]string{"op": op}), 0, "%s: made without the store, two turns", op)
+	}
+	assert.InDelta(t, 0, metricValue(t, g, "gateway_rate_limited_total", nil), 0)
+}
+
+// BenchmarkSilentRedis measures a thinking tool-result turn of a key with token limits to
+// an alias of two targets through a gateway without Redis, through one whose Redis is
+// silent and known to be down (the difference is what a silent Redis adds once noticed),
+// and through one that never pings its silent Redis (what it adds before: the budget,
+// redis_timeout, for all the request's calls together).
+func BenchmarkSilentRedis(b *testing.B) {
+	recordSim(b)
+	for _, name := range []string{"no-redis", "silent-redis", "silent-redis-unnoticed"} {
+		b.Run(name, func(b *testing.B) {
+			var g started
+			switch name {
+			case "no-redis":
+				g = startWith(b, agentConfig(b), runOptions{})
+			case "silent-redis":
+				g = silentRedisGateway(b, redistest.StartSilent(b))
+			default:
+				cfg := agentConfig(b)
+				cfg.RedisURL = redistest.StartSilent(b).URL()
+				g = startWith(b, cfg, runOptions{storePingEvery: -1})
+			}
+			params := agentToolTurn(b, g)
+			client := clientOf(g, "agent-key-0123456789")
+			for b.Loop() {
+				if _, err := client.Chat.Completions.New(b.Context(), params); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

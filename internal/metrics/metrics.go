@@ -190,11 +190,11 @@ func New() *Metrics {
 		}, []string{"key", "limit"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_store_errors_total",
-			Help: `Calls to the shared store (Redis, redis_url) that failed or took over 100 ms, by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache, failover affinity). Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.`,
+			Help: `Calls made without the shared store (Redis, redis_url), by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache, failover affinity). A call fails or runs out of its request's redis_timeout, or is not sent while the last ping failed or once that time is spent. Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.`,
 		}, []string{"op"}),
 		storeUp: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gateway_store_up",
-			Help: "1 while the shared store answers (always without redis_url), 0 when its last call or health check failed.",
+			Help: "1 while the shared store answers its pings (always without redis_url), 0 when the last ping failed.",
 		}),
 	}
 	m.registry.MustRegister(

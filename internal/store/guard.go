@@ -24,13 +24,14 @@ import (
 type Shared interface {
 	Counters
 	Values
-	// Ping asks the store whether it answers.
+	// Ping asks the store whether it answers, on a connection of its own: calls waiting
+	// for a connection (a burst) must not make it fail.
 	Ping(ctx context.Context) error
 	Close() error
 }
 
-// DefaultPingEvery is how often a Guard asks its store whether it answers, so that
-// /readyz and gateway_store_up follow the store while no request uses it.
+// DefaultPingEvery is how often a Guard asks its store whether it answers: how long a
+// store that is back may wait to be used again.
 const DefaultPingEvery = 2 * time.Second
 
 // WarnEvery is the least time between two warnings of a Guard (docs/PROTOCOL.md 14.3): a
@@ -44,27 +45,38 @@ type GuardOptions struct {
 	Metrics *metrics.Metrics
 	Log     *zap.Logger
 	// PingEvery is how often the store is pinged; 0 is DefaultPingEvery, below 0 never
-	// (tests whose calls alone decide the state).
+	// (tests of calls to a store nothing has judged yet).
 	PingEvery time.Duration
 	// Now is the clock that spaces warnings; nil is time.Now. Tests move it.
 	Now func() time.Time
 }
 
+// ErrDown is the error of a call made while the store is known to be down: it is not
+// sent.
+var ErrDown = errors.New("shared store skipped: its last ping failed")
+
 // Guard applies the outage policy of docs/PROTOCOL.md 14.3 to every call to a shared
-// store: a failed call is counted in gateway_store_errors_total{op} and logged as a
-// warning at most every WarnEvery, with the operation and the class of error only (never
-// a key or a value); and the Guard tells whether the store answers, from the outcome of
-// every call and of a ping every PingEvery, in gateway_store_up and Status (/readyz). It
-// returns the store's answers and errors unchanged: callers go on without the store
-// (limits fail open, caches use their local copy), and use it again once it answers.
-// Safe for concurrent use.
+// store. Whether the store is up is decided by pings alone, every PingEvery on a
+// connection of their own (Shared.Ping), and at once after a call failed: gateway_store_up and Status
+// (/readyz) say so, and while the last ping failed calls are not sent at all (ErrDown), so
+// a store that is down costs requests nothing, until a ping gets an answer again. A call
+// that fails is no verdict on the store (a burst can make calls wait too long for a
+// connection while Redis answers pings), so it cannot turn the store off for the others.
+// A request's calls share the budget WithBudget put in its context. A failed or skipped
+// call is counted in gateway_store_errors_total{op}; failures are logged as a warning at
+// most every WarnEvery, with the operation and the class of error only (never a key or a
+// value). The Guard returns the store's answers and errors: callers go on without the
+// store (limits fail open, caches use their local copy). Safe for concurrent use.
 type Guard struct {
 	shared Shared
 	opts   GuardOptions
 
 	mu    sync.Mutex // held to change state, so that it and gateway_store_up agree
 	state atomic.Int32
-	// warned: a warning went out since the store last answered, so its return is logged.
+	// check asks watch for a ping now; it holds at most one request.
+	check chan struct{}
+	// warned: a warning went out since the store last answered a ping, so its return is
+	// logged.
 	warned atomic.Bool
 	// warn spaces the warnings of failures out, WarnEvery apart.
 	warn *ratelog.Limiter
@@ -75,11 +87,11 @@ type Guard struct {
 	closeErr  error
 }
 
-// States of a Guard's store.
+// States of a Guard's store, by its last ping.
 const (
-	stateUnknown int32 = iota // not asked yet
+	stateUnknown int32 = iota // not asked yet: calls are sent
 	stateUp
-	stateDown
+	stateDown // calls are not sent
 )
 
 // NewGuard returns a Guard in front of shared, and starts pinging it: the first ping goes
@@ -96,7 +108,8 @@ func NewGuard(shared Shared, opts GuardOptions) *Guard {
 		opts.Log = zap.NewNop()
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	g := &Guard{shared: shared, opts: opts, stop: stop, stopped: make(chan struct{}), warn: ratelog.New(WarnEvery, "failures", opts.Now)}
+	g := &Guard{shared: shared, opts: opts, check: make(chan struct{}, 1), stop: stop, stopped: make(chan struct{}),
+		warn: ratelog.New(WarnEvery, "failures", opts.Now)}
 	opts.Metrics.StoreUp(false) // until it answers
 	if opts.PingEvery > 0 {
 		go g.watch(ctx)
@@ -107,43 +120,84 @@ func NewGuard(shared Shared, opts GuardOptions) *Guard {
 }
 
 // Add implements Counters.
-func (g *Guard) Add(ctx context.Context, deltas ...Delta) ([]int64, error) {
-	v, err := g.shared.Add(ctx, deltas...)
-	g.observe(ctx, metrics.StoreIncr, err)
+func (g *Guard) Add(ctx context.Context, deltas ...Delta) (v []int64, err error) {
+	err = g.call(ctx, metrics.StoreIncr, func(ctx context.Context) (err error) {
+		v, err = g.shared.Add(ctx, deltas...)
+		return err
+	})
 	return v, err
 }
 
 // Counts implements Counters.
-func (g *Guard) Counts(ctx context.Context, keys ...string) ([]int64, error) {
-	v, err := g.shared.Counts(ctx, keys...)
-	g.observe(ctx, metrics.StoreCounts, err)
+func (g *Guard) Counts(ctx context.Context, keys ...string) (v []int64, err error) {
+	err = g.call(ctx, metrics.StoreCounts, func(ctx context.Context) (err error) {
+		v, err = g.shared.Counts(ctx, keys...)
+		return err
+	})
 	return v, err
 }
 
 // Put implements Values.
 func (g *Guard) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
-	err := g.shared.Put(ctx, key, value, ttl)
-	g.observe(ctx, metrics.StorePut, err)
-	return err
+	return g.call(ctx, metrics.StorePut, func(ctx context.Context) error {
+		return g.shared.Put(ctx, key, value, ttl)
+	})
 }
 
 // Get implements Values.
-func (g *Guard) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	v, ok, err := g.shared.Get(ctx, key)
-	g.observe(ctx, metrics.StoreGet, err)
+func (g *Guard) Get(ctx context.Context, key string) (v []byte, ok bool, err error) {
+	err = g.call(ctx, metrics.StoreGet, func(ctx context.Context) (err error) {
+		v, ok, err = g.shared.Get(ctx, key)
+		return err
+	})
 	return v, ok, err
 }
 
 // GetMany implements Values.
-func (g *Guard) GetMany(ctx context.Context, keys ...string) ([][]byte, error) {
-	v, err := g.shared.GetMany(ctx, keys...)
-	g.observe(ctx, metrics.StoreGet, err)
+func (g *Guard) GetMany(ctx context.Context, keys ...string) (v [][]byte, err error) {
+	err = g.call(ctx, metrics.StoreGet, func(ctx context.Context) (err error) {
+		v, err = g.shared.GetMany(ctx, keys...)
+		return err
+	})
 	return v, err
 }
 
+// call makes one call op to the store, unless the last ping failed (ErrDown) or the
+// request's budget is spent (ErrBudgetSpent), bounded by what is left of that budget. A
+// call whose caller has left or run out of time is not counted: not the store's doing.
+func (g *Guard) call(ctx context.Context, op string, f func(context.Context) error) error {
+	if g.state.Load() == stateDown {
+		return g.skipped(ctx, op, ErrDown)
+	}
+	callCtx, done, err := spend(ctx)
+	if err != nil {
+		return g.skipped(ctx, op, err)
+	}
+	err = f(callCtx)
+	done()
+	if err != nil && ctx.Err() == nil {
+		g.opts.Metrics.StoreError(op)
+		g.failed(op, err)
+		select { // ask for a ping now, unless one is asked for already
+		case g.check <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+// skipped counts a call that was not sent, and returns its error. The failure that made
+// it so was warned of already.
+func (g *Guard) skipped(ctx context.Context, op string, err error) error {
+	if ctx.Err() == nil {
+		g.opts.Metrics.StoreError(op)
+	}
+	return err
+}
+
 // Status describes the store for /readyz: its name while it answers, else "<name>
-// unreachable" ("<name> not reached yet" before the first answer or failure). The gateway
-// stays ready either way: it serves without the store.
+// unreachable" ("<name> not reached yet" before the first ping's answer or failure). The
+// gateway stays ready either way: it serves without the store.
 func (g *Guard) Status() string {
 	switch g.state.Load() {
 	case stateUp:
@@ -165,20 +219,9 @@ func (g *Guard) Close() error {
 	return g.closeErr
 }
 
-// observe records the outcome of one call.
-func (g *Guard) observe(ctx context.Context, op string, err error) {
-	switch {
-	case err == nil:
-		g.answered()
-	case ctx.Err() != nil:
-		// The caller left or ran out of time: not the store's failure.
-	default:
-		g.opts.Metrics.StoreError(op)
-		g.failed(op, err)
-	}
-}
-
-// watch pings the store until Close.
+// watch pings the store until Close: at once, then every PingEvery, and when a failed
+// call asks for one. A failed call asks at most one ping for as long as the ping before
+// it takes, so a ping never waits behind another.
 func (g *Guard) watch(ctx context.Context) {
 	defer close(g.stopped)
 	tick := time.NewTicker(g.opts.PingEvery)
@@ -189,6 +232,7 @@ func (g *Guard) watch(ctx context.Context) {
 			return
 		}
 		if err != nil {
+			g.setState(stateDown)
 			g.failed("ping", err)
 		} else {
 			g.answered()
@@ -197,41 +241,38 @@ func (g *Guard) watch(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-g.check:
 		}
 	}
 }
 
+// answered marks the store up after a ping, and says so after a warning.
 func (g *Guard) answered() {
-	if g.state.Load() == stateUp {
-		return
-	}
-	if g.setState(stateUp) && g.warned.Swap(false) {
+	g.setState(stateUp)
+	if g.warned.Swap(false) {
 		g.opts.Log.Info("the shared store answers again: limits count and caches are shared", zap.String("store", g.opts.Name))
 	}
 }
 
-// failed marks the store down and warns, unless a warning went out less than WarnEvery
-// ago; each warning counts the failures it stands for.
+// failed warns, unless a warning went out less than WarnEvery ago; each warning counts
+// the failures it stands for.
 func (g *Guard) failed(op string, err error) {
-	g.setState(stateDown)
 	if g.warn.Warn(g.opts.Log, "the shared store failed: limits fail open and caches use their local copy until it answers",
 		zap.String("store", g.opts.Name), zap.String("op", op), zap.String("error", errorClass(err))) {
 		g.warned.Store(true)
 	}
 }
 
-// setState moves the store to state s, and reports whether it changed.
-func (g *Guard) setState(s int32) bool {
+// setState moves the store to state s.
+func (g *Guard) setState(s int32) {
 	if g.state.Load() == s {
-		return false
+		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.state.Swap(s) == s {
-		return false
+	if g.state.Swap(s) != s {
+		g.opts.Metrics.StoreUp(s == stateUp)
 	}
-	g.opts.Metrics.StoreUp(s == stateUp)
-	return true
 }
 
 // errorClass names the kind of a store error for the log. The error's own text is not
@@ -251,6 +292,8 @@ func errorClass(err error) string {
 		return "connection refused"
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
 		return "connection lost"
+	case errors.Is(err, ErrReplyRefused):
+		return "reply refused"
 	case errors.Is(err, redis.ErrPoolTimeout):
 		return "pool timeout"
 	case errors.Is(err, redis.ErrClosed):

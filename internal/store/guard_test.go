@@ -31,7 +31,13 @@ type guarded struct {
 
 func newGuarded(t *testing.T, url string, pingEvery time.Duration) guarded {
 	t.Helper()
-	r, err := newRedis(url, testTimeout)
+	return newGuardedWith(t, url, pingEvery, testTimeout)
+}
+
+// newGuardedWith is newGuarded with timeout bounding each call, and each ping.
+func newGuardedWith(t *testing.T, url string, pingEvery, timeout time.Duration) guarded {
+	t.Helper()
+	r, err := NewRedis(url, timeout)
 	require.NoError(t, err)
 	m := metrics.New()
 	core, logs := observer.New(zap.InfoLevel)
@@ -85,68 +91,52 @@ func callAll(g *Guard, ctx context.Context) []error {
 	return []error{errIncr, errCounts, errPut, errGet, errMany}
 }
 
-// TestGuardOutage: while Redis is down every call fails, and is counted by operation;
-// gateway_store_up and the status say so; one warning goes out per WarnEvery, naming the
-// operation and the class of error, never a key or a value. Once Redis is back, the next
-// call succeeds and the Guard says so.
+// TestGuardOutage: once Redis stops, every call fails, and is counted by operation; the
+// pings notice, and gateway_store_up and the status say so; from then on calls are not
+// sent (ErrDown), and still counted. One warning goes out per WarnEvery, naming the
+// operation and the class of error, never a key or a value. Once Redis is back, a ping
+// notices, the Guard says so, and calls are sent again.
 func TestGuardOutage(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	g := newGuarded(t, srv.URL(), -1) // no pings: the calls decide
+	g := newGuarded(t, srv.URL(), 10*time.Millisecond)
 	ctx := t.Context()
+	require.Eventually(t, func() bool { return g.Status() == "redis" }, 10*time.Second, 5*time.Millisecond)
 	for _, err := range callAll(g.Guard, ctx) {
 		require.NoError(t, err)
 	}
-	assert.Equal(t, "redis", g.Status())
 	assert.Equal(t, 1.0, g.up(t))
 
 	srv.Stop()
 	for range 3 {
 		for i, err := range callAll(g.Guard, ctx) {
-			assert.Error(t, err, "call %d", i)
+			assert.Error(t, err, "call %d", i) // refused, or not sent once a ping failed
 		}
 	}
 	assert.Equal(t, 3.0, g.errors(t, metrics.StoreIncr))
 	assert.Equal(t, 3.0, g.errors(t, metrics.StoreCounts))
 	assert.Equal(t, 3.0, g.errors(t, metrics.StorePut))
 	assert.Equal(t, 6.0, g.errors(t, metrics.StoreGet), "Get and GetMany")
+	require.Eventually(t, func() bool { return g.Status() == "redis unreachable" }, 10*time.Second, 5*time.Millisecond)
 	assert.Equal(t, 0.0, g.up(t))
-	assert.Equal(t, "redis unreachable", g.Status())
+	for i, err := range callAll(g.Guard, ctx) {
+		assert.ErrorIs(t, err, ErrDown, "call %d is not sent", i)
+	}
+	assert.Equal(t, 4.0, g.errors(t, metrics.StoreIncr), "and counted")
 
 	warnings := g.logs.FilterLevelExact(zapcore.WarnLevel).AllUntimed()
 	require.Len(t, warnings, 1, "at most one warning every %v", WarnEvery)
 	fields := warnings[0].ContextMap()
 	assert.Equal(t, "redis", fields["store"])
-	assert.Equal(t, metrics.StoreIncr, fields["op"])
+	assert.Contains(t, []any{metrics.StoreIncr, "ping"}, fields["op"], "the first failure: the first call after the stop, or a ping")
 	assert.Contains(t, []any{"connection lost", "connection refused"}, fields["error"])
 	assert.EqualValues(t, 1, fields["failures"])
 
-	// A call whose caller has gone is not the store's failure.
-	gone, cancel := context.WithCancel(ctx)
-	cancel()
-	_, err := incr(g, gone, "k", 1, time.Minute)
-	require.Error(t, err)
-	assert.Equal(t, 3.0, g.errors(t, metrics.StoreIncr))
-
-	g.clock.Advance(WarnEvery)
-	_, _, err = g.Get(ctx, "key-name-in-redis")
-	require.Error(t, err)
-	warnings = g.logs.FilterLevelExact(zapcore.WarnLevel).AllUntimed()
-	require.Len(t, warnings, 2, "the next warning once %v has passed", WarnEvery)
-	fields = warnings[1].ContextMap()
-	assert.Equal(t, metrics.StoreGet, fields["op"])
-	assert.Equal(t, "connection refused", fields["error"])
-	assert.EqualValues(t, 15, fields["failures"], "the failures since the last warning")
-
 	srv.Restart()
-	// go-redis may hold off dialing for a moment after many refused dials: call until a
-	// call succeeds.
-	require.Eventually(t, func() bool {
-		_, err := incr(g, ctx, "key-name-in-redis", 1, time.Minute)
-		return err == nil
-	}, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return g.Status() == "redis" }, 10*time.Second, 5*time.Millisecond)
 	assert.Equal(t, 1.0, g.up(t))
-	assert.Equal(t, "redis", g.Status())
+	_, err := incr(g, ctx, "key-name-in-redis", 1, time.Minute)
+	require.NoError(t, err)
 	assert.Equal(t, "1", srv.Do("GET", KeyPrefix+"key-name-in-redis"), "the restarted Redis holds the new count")
 	back := g.logs.FilterMessageSnippet("answers again").AllUntimed()
 	require.Len(t, back, 1)
@@ -158,6 +148,20 @@ func TestGuardOutage(t *testing.T) {
 		assert.NotContains(t, line, "value-in-redis")
 		assert.NotContains(t, line, srv.Addr(), "the log says what failed, not the go-redis text")
 	}
+}
+
+// TestGuardCallerGone: a call whose caller has gone fails, and is not counted as the
+// store's failure, nor asks for a ping.
+func TestGuardCallerGone(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	g := newGuarded(t, srv.URL(), -1)
+	gone, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := incr(g, gone, "k", 1, time.Minute)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 0.0, g.errors(t, metrics.StoreIncr))
+	assert.Empty(t, g.check, "no ping asked for")
 }
 
 // TestGuardPings: with no calls at all, the pings follow Redis going away and coming back,
@@ -188,19 +192,83 @@ func TestGuardPings(t *testing.T) {
 	require.NoError(t, g.Close(), "Close twice")
 }
 
+// TestGuardSkipsWhileDown: once a ping to a Redis that accepts connections and never
+// answers has failed, calls fail at once with ErrDown, without reaching the server, and
+// are counted; before, each call waited out its timeout (100 ms per call, so 506 ms on a
+// thinking tool-result turn).
+func TestGuardSkipsWhileDown(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartSilent(t)
+	g := newGuardedWith(t, srv.URL(), time.Hour, CallTimeout) // one ping, at once
+	require.Eventually(t, func() bool { return g.Status() == "redis unreachable" }, 10*time.Second, time.Millisecond)
+	assert.Equal(t, 0.0, g.up(t))
+	assert.Equal(t, 1, srv.Connections(), "the ping's")
+	for i, err := range callAll(g.Guard, t.Context()) {
+		assert.ErrorIs(t, err, ErrDown, "call %d", i)
+	}
+	assert.Equal(t, 0, srv.Connections(), "no call reached the server")
+	assert.Equal(t, 1.0, g.errors(t, metrics.StoreIncr), "counted all the same")
+	assert.Equal(t, 2.0, g.errors(t, metrics.StoreGet))
+	assert.Empty(t, g.check, "a call not sent asks for no ping")
+}
+
+// TestGuardFailedCallAsksForAPing: a call that times out on a Redis that stopped
+// answering (CLIENT PAUSE) asks for a ping at once, which finds it down: the next calls
+// are not sent, without waiting for the next tick of the pings.
+func TestGuardFailedCallAsksForAPing(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	g := newGuardedWith(t, srv.URL(), time.Hour, CallTimeout) // one ping, at once
+	require.Eventually(t, func() bool { return g.Status() == "redis" }, 10*time.Second, time.Millisecond)
+	require.Equal(t, "+OK", srv.Do("CLIENT", "PAUSE", "60000", "ALL"))
+	_, err := incr(g, t.Context(), "k", 1, time.Minute)
+	require.Error(t, err)
+	assert.Equal(t, "timeout", errorClass(err), "%v", err)
+	require.Eventually(t, func() bool { return g.Status() == "redis unreachable" }, 10*time.Second, time.Millisecond)
+	_, err = incr(g, t.Context(), "k", 1, time.Minute)
+	require.ErrorIs(t, err, ErrDown)
+	assert.Equal(t, 2.0, g.errors(t, metrics.StoreIncr))
+}
+
+// TestGuardFailedCallIsNoVerdict: a call that runs out of time while Redis answers (as a
+// call waiting for a connection in a burst does) is counted and warned, and asks for a
+// ping, which finds Redis up: the calls after it are sent. A burst cannot turn limits off
+// for everyone.
+func TestGuardFailedCallIsNoVerdict(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	g := newGuarded(t, srv.URL(), time.Hour) // one ping, at once
+	require.Eventually(t, func() bool { return g.Status() == "redis" }, 10*time.Second, time.Millisecond)
+	_, err := incr(g, WithBudget(t.Context(), time.Nanosecond), "k", 1, time.Minute)
+	require.Error(t, err)
+	assert.Equal(t, "timeout", errorClass(err), "%v", err)
+	assert.Equal(t, 1.0, g.errors(t, metrics.StoreIncr))
+	require.Len(t, g.logs.FilterMessageSnippet("the shared store failed").AllUntimed(), 1)
+	// The ping it asked for answers, and says so.
+	require.Eventually(t, func() bool { return g.logs.FilterMessageSnippet("answers again").Len() == 1 }, 10*time.Second, time.Millisecond)
+	assert.Equal(t, "redis", g.Status())
+	assert.Equal(t, 1.0, g.up(t))
+	v, err := incr(g, t.Context(), "k", 1, time.Minute)
+	require.NoError(t, err, "sent")
+	assert.Equal(t, int64(1), v)
+}
+
 // TestGuardStartsWithoutRedis: a Guard in front of a Redis nobody runs is made at once,
-// and is not up until something answered; its calls fail.
+// and is not up until a ping answered; until a ping failed, its calls are sent (and
+// refused), since the store may be on its way up.
 func TestGuardStartsWithoutRedis(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	addr := srv.Addr()
 	srv.Stop()
-	g := newGuarded(t, "redis://"+addr, -1)
+	g := newGuarded(t, "redis://"+addr, -1) // no pings
 	assert.Equal(t, "redis not reached yet", g.Status())
 	assert.Equal(t, 0.0, g.up(t), "not up before it answered")
 	_, err := incr(g, t.Context(), "k", 1, time.Minute)
 	require.Error(t, err)
-	assert.Equal(t, "redis unreachable", g.Status())
+	assert.Equal(t, "connection refused", errorClass(err), "sent: %v", err)
+	assert.Equal(t, "redis not reached yet", g.Status(), "a call's failure is no verdict")
+	assert.Equal(t, 1.0, g.errors(t, metrics.StoreIncr))
 }
 
 // TestErrorClass: what a warning says of an error; Redis's own refusals by their code.

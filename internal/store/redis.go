@@ -17,17 +17,38 @@ import (
 	"github.com/nirmata/llm-gateway/internal/clip"
 )
 
-// CallTimeout bounds every call to Redis, connecting included (docs/PROTOCOL.md 14.3): a
-// request waits at most this long for shared state before it goes on without it.
+// CallTimeout is the default of redis_timeout (docs/PROTOCOL.md 14.3): what one request
+// may wait for Redis, all its calls together (WithBudget), and so what one call may take,
+// connecting included.
 const CallTimeout = 100 * time.Millisecond
+
+// poolSize is the connections a Redis keeps, unless the URL's pool_size says otherwise. A
+// call holds one for a round trip, so it bounds the calls in flight at once: beyond it a
+// call waits for a connection, which eats its request's budget, and a call that runs out
+// fails its limits open. On a loaded CPU a round trip lasts as long as its goroutine waits
+// to run, so waits pile up: in a burst of 100 requests on two gateways of 2 cores
+// (TestTokenLimitHoldsUnderABurst), 56 to 80 calls of each waited for one of go-redis's
+// default 20 (10 per CPU), up to 1 s in all; with 128, none waited
+// (TestRedisBurst holds it). A burst on a cold pool dials a connection per call (no more
+// than the burst is wide); idle ones are closed after 30 minutes. A connection costs Redis
+// little (maxclients is 10,000) and the gateway 64 KiB of buffers.
+const poolSize = 128
 
 // KeyPrefix starts every key the gateway writes, so that it can share a Redis with others.
 const KeyPrefix = "llmgw:"
 
-// gatewayOptions are the URL options the gateway sets itself: CallTimeout bounds each call,
-// and a retry or a longer wait would stretch it.
-var gatewayOptions = []string{"dial_timeout", "read_timeout", "write_timeout", "pool_timeout",
-	"max_retries", "min_retry_backoff", "max_retry_backoff"}
+// gatewayOptions are the URL options the gateway sets itself, with why: redis_timeout
+// bounds a request's calls, and a retry or a longer wait would stretch it; the reply
+// bounds (resp.go) know RESP2's types only; one pool serves every call.
+var gatewayOptions = []struct{ name, why string }{
+	{"dial_timeout", timeoutsWhy}, {"read_timeout", timeoutsWhy}, {"write_timeout", timeoutsWhy},
+	{"pool_timeout", timeoutsWhy}, {"max_retries", timeoutsWhy}, {"min_retry_backoff", timeoutsWhy},
+	{"max_retry_backoff", timeoutsWhy},
+	{"protocol", "RESP2, whose replies it bounds"},
+	{"pipeline_pool_size", "transactions share the one pool, pool_size"},
+}
+
+const timeoutsWhy = "redis_timeout bounds the calls, without retries"
 
 // ParseURL reads a redis_url as go-redis reads it (rediss:// turns TLS on, with the host's
 // certificate checked), allowing the schemes redis and rediss only and none of
@@ -53,9 +74,9 @@ func ParseURL(raw string) (*redis.Options, error) {
 	if q.Has("skip_verify") && u.Scheme != "rediss" {
 		return nil, errors.New("skip_verify applies to rediss:// (TLS) only")
 	}
-	for _, name := range gatewayOptions {
-		if q.Has(name) {
-			return nil, fmt.Errorf("%s is set by the gateway: each call has %v, without retries", name, CallTimeout)
+	for _, o := range gatewayOptions {
+		if q.Has(o.name) {
+			return nil, fmt.Errorf("%s is set by the gateway: %s", o.name, o.why)
 		}
 	}
 	opts, err := redis.ParseURL(raw)
@@ -71,51 +92,65 @@ func ParseURL(raw string) (*redis.Options, error) {
 
 // Redis is Counters and Values in a Redis server (7.0 or later, or Valkey), shared by
 // every replica that uses it. Keys are KeyPrefix and the caller's key. Every call is one
-// round trip bounded by CallTimeout, never retried: a failure is the caller's to handle
-// (see Guard). Connections are made on first use, so NewRedis does not wait for the
-// server. Safe for concurrent use.
+// round trip bounded by its timeout, never retried: a failure is the caller's to handle
+// (see Guard). Replies are bounded before go-redis reads them (resp.go). Connections are
+// made on first use, so NewRedis does not wait for the server. Safe for concurrent use.
 type Redis struct {
-	client  *redis.Client
+	client *redis.Client
+	// pinger has a connection of its own for Ping, so that calls waiting for the pool
+	// (a burst) cannot make the store look down: Ping asks Redis, not the pool.
+	pinger  *redis.Client
 	addr    string
 	tls     bool
-	timeout time.Duration // CallTimeout
+	timeout time.Duration
 }
 
-// NewRedis returns the store at raw, a URL ParseURL accepts. It does not connect.
-func NewRedis(raw string) (*Redis, error) {
-	return newRedis(raw, CallTimeout)
-}
-
-// newRedis is NewRedis with another bound on a call: tests of what calls do use a longer
-// one, so that a loaded machine cannot fail them; TestRedisCallsAreBounded holds
-// CallTimeout.
-func newRedis(raw string, timeout time.Duration) (*Redis, error) {
+// NewRedis returns the store at raw, a URL ParseURL accepts, whose calls each take at
+// most timeout (redis_timeout; 0 is CallTimeout). It does not connect.
+func NewRedis(raw string, timeout time.Duration) (*Redis, error) {
+	if timeout <= 0 {
+		timeout = CallTimeout
+	}
 	opts, err := ParseURL(raw)
 	if err != nil {
 		return nil, err
 	}
-	// Each call is bounded by its context (CallTimeout) and by these; one dial attempt,
-	// no retries, so a Redis that is down costs a request one refused connection, not a
-	// series of backoffs.
+	// Each call is bounded by its context (the request's budget, and timeout) and by
+	// these; one dial attempt, no retries, so a Redis that is down costs a request one
+	// refused connection, not a series of backoffs.
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = timeout, timeout, timeout, timeout
 	opts.ContextTimeoutEnabled = true
 	opts.MaxRetries = -1
 	opts.DialerRetries = 1
-	// Nothing but the commands below on a new connection: no CLIENT SETINFO, no
-	// maintenance-notification handshake (a Redis Enterprise feature).
+	if opts.PoolSize == 0 {
+		opts.PoolSize = poolSize
+	}
+	// Transactions (Add) take their connection from the one pool, which poolSize sizes,
+	// rather than from a second one of 10.
+	opts.PipelinePoolSize = -1
+	// RESP2: the replies the gateway's commands get need no more, and boundedConn then
+	// knows every type byte Redis may send. On a new connection, HELLO 2 (with AUTH) and
+	// SELECT only: no CLIENT SETINFO, no maintenance-notification handshake (a Redis
+	// Enterprise feature, RESP3 only).
+	opts.Protocol = 2
 	opts.DisableIdentity = true
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	if opts.TLSConfig != nil && opts.TLSConfig.RootCAs == nil {
 		// Read the system's roots now rather than in the first handshake, where reading
-		// them (tens of milliseconds) would eat that call's CallTimeout.
+		// them (tens of milliseconds) would eat that call's budget.
 		if roots, err := x509.SystemCertPool(); err == nil {
 			opts.TLSConfig.RootCAs = roots
 		}
 	}
+	opts.Dialer = dialer(opts.TLSConfig)
+	pingOpts := *opts
+	pingOpts.PoolSize, pingOpts.MinIdleConns, pingOpts.MaxIdleConns = 1, 0, 0
+	pingOpts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	// go-redis has one logger per process, writing plain text to stderr once per failed
 	// dial; the Guard reports failures instead, in JSON and at most every 10 s.
 	redis.SetLogger(&logging.VoidLogger{})
-	return &Redis{client: redis.NewClient(opts), addr: opts.Addr, tls: opts.TLSConfig != nil, timeout: timeout}, nil
+	return &Redis{client: redis.NewClient(opts), pinger: redis.NewClient(&pingOpts), addr: opts.Addr,
+		tls: opts.TLSConfig != nil, timeout: timeout}, nil
 }
 
 // Addr is the server's host:port, safe to log (the URL may hold a password).
@@ -159,6 +194,9 @@ func (r *Redis) Counts(ctx context.Context, keys ...string) ([]int64, error) {
 	if len(keys) == 0 {
 		return nil, nil // MGET needs a key
 	}
+	if len(keys) > MaxKeys {
+		return nil, errTooManyKeys
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	vals, err := r.client.MGet(ctx, prefixed(keys)...).Result()
@@ -178,8 +216,17 @@ func (r *Redis) Counts(ctx context.Context, keys ...string) ([]int64, error) {
 	return out, nil
 }
 
-// Put implements Values.
+// Errors of calls refused before they are sent: their replies could not be read back.
+var (
+	errTooManyKeys  = fmt.Errorf("more than %d keys in one read", MaxKeys)
+	errValueTooLong = fmt.Errorf("a value over %d bytes", MaxValueBytes)
+)
+
+// Put implements Values. A value over MaxValueBytes is refused: it could not be read back.
 func (r *Redis) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if len(value) > MaxValueBytes {
+		return errValueTooLong
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	return r.client.Set(ctx, KeyPrefix+key, value, max(ttl, time.Millisecond)).Err()
@@ -204,6 +251,9 @@ func (r *Redis) GetMany(ctx context.Context, keys ...string) ([][]byte, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
+	if len(keys) > MaxKeys {
+		return nil, errTooManyKeys
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	vals, err := r.client.MGet(ctx, prefixed(keys)...).Result()
@@ -219,15 +269,15 @@ func (r *Redis) GetMany(ctx context.Context, keys ...string) ([][]byte, error) {
 	return out, nil
 }
 
-// Ping asks the server whether it answers.
+// Ping asks the server whether it answers, on a connection of its own.
 func (r *Redis) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	return r.client.Ping(ctx).Err()
+	return r.pinger.Ping(ctx).Err()
 }
 
 // Close closes the connections.
-func (r *Redis) Close() error { return r.client.Close() }
+func (r *Redis) Close() error { return errors.Join(r.client.Close(), r.pinger.Close()) }
 
 func prefixed(keys []string) []string {
 	out := make([]string, len(keys))

@@ -1,12 +1,14 @@
 // Package store holds the state the gateway's replicas share (docs/PROTOCOL.md 14.3): the
 // counters of the keys' limits, and the values behind the reasoning cache and failover
 // affinity. Memory keeps counters in one process; Redis (redis.go) shares counters and
-// values between every replica that names the same redis_url, and Guard (guard.go) stands
-// in front of it: every call the gateway makes goes through the Guard, which counts and
-// logs failures and tells /readyz and /metrics whether Redis answers.
+// values between every replica that names the same redis_url, its replies bounded
+// (resp.go), and Guard (guard.go) stands in front of it: every call the gateway makes goes
+// through the Guard, which bounds it by its request's budget (WithBudget), skips it while
+// a ping says Redis is down, counts and logs failures, and tells /readyz and /metrics
+// whether Redis answers.
 //
-// A store error means the store could not answer in time. Callers apply the outage
-// policy of 14.3: limits fail open, caches fall back to their local copy.
+// A store error means the store could not answer in time, or was not asked. Callers apply
+// the outage policy of 14.3: limits fail open, caches fall back to their local copy.
 package store
 
 import (
