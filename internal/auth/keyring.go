@@ -47,10 +47,34 @@ func Digest(key string) ([sha256.Size]byte, error) {
 		}
 		return [sha256.Size]byte(b), nil
 	}
+	if looksLikeDigest(key) {
+		// "SHA256:…", "sha-256:…": meant as a digest, it would be a key anyone reading the
+		// file could send as it is.
+		return [sha256.Size]byte{}, errors.New(`looks like a digest but is not written "sha256:<64 hex digits>" (lower case); as it is, it would be a key whose text is its own digest`)
+	}
 	if utf8.RuneCountInString(key) < MinKeyLength {
 		return [sha256.Size]byte{}, errShortKey
 	}
 	return sha256.Sum256([]byte(key)), nil
+}
+
+// looksLikeDigest reports whether a key starts as a digest would, in another spelling than
+// "sha256:": sha256 or sha-256 in any case, then ':', '=' or a space.
+func looksLikeDigest(key string) bool {
+	rest, ok := cutPrefixFold(key, "sha256")
+	if !ok {
+		if rest, ok = cutPrefixFold(key, "sha-256"); !ok {
+			return false
+		}
+	}
+	return rest != "" && strings.ContainsRune(":= \t", rune(rest[0]))
+}
+
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
+		return s, false
+	}
+	return s[len(prefix):], true
 }
 
 // ID is the identity a key goes by in logs, metrics, limits and Bedrock's requestMetadata:

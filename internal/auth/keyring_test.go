@@ -102,3 +102,21 @@ func TestShortKeysAreRefused(t *testing.T) {
 		assert.NoError(t, err, key)
 	}
 }
+
+// TestDigestsSpelledOtherwiseAreRefused: an entry meant as a digest but spelled otherwise
+// than "sha256:" in lower case would be a plaintext key equal to the digest's text, which
+// anyone reading the file could send; it is refused, naming no part of it.
+func TestDigestsSpelledOtherwiseAreRefused(t *testing.T) {
+	t.Parallel()
+	digest := hex.EncodeToString(make([]byte, sha256.Size))
+	for _, key := range []string{"SHA256:" + digest, "Sha256:" + digest, "sha-256:" + digest, "sha256=" + digest, "SHA-256 " + digest} {
+		_, err := Digest(key)
+		require.Error(t, err, key)
+		assert.NotContains(t, err.Error(), digest[:8])
+		assert.Contains(t, err.Error(), "looks like a digest")
+	}
+	for _, key := range []string{"sha256" + digest, "sha256-but-a-plain-key", "sha25:" + digest} { // plain keys that start alike
+		_, err := Digest(key)
+		assert.NoError(t, err, key)
+	}
+}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -218,6 +219,8 @@ func (c *Config) readKeysFile() (warning string, errs []error) {
 	if err != nil {
 		return "", []error{err}
 	}
+	// A byte-order mark, which Windows editors write, would start the first key.
+	raw = bytes.TrimPrefix(raw, []byte("\ufeff"))
 	for i, line := range strings.Split(string(raw), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {

@@ -113,28 +113,33 @@ const imageTokens = 1600
 // quota is one admitted request's standing against its key's limits (docs/PROTOCOL.md
 // 14.2). Admission reserves the request's estimated tokens in the token windows of that
 // moment, its input from the whole request and its output from its maxTokens, in the same
-// store call that counts the request for requests_per_minute; the request is refused when
-// a window was already at its limit before its reservation, so a burst overshoots a limit
-// by at most one request's reservation. The calls the request makes (failover, repair
-// attempts) add up their real usage, and the request settles once, at its end, replacing
-// the reservation by what it used; a request cut short (the client left, a timeout, a
-// stream that ended before Bedrock's usage) settles at least its input estimate and the
-// output it passed on, since Bedrock processed it. Not safe for concurrent use: it
-// belongs to the request.
+// atomic store call that counts the request for requests_per_minute, which adds nothing
+// when a window is already at its limit; so requests arriving together overshoot a limit
+// by at most one reservation. Each repair attempt reserves again before it is made. The
+// calls the request makes (failover, repair attempts) add up their real usage, and the
+// request settles once, at its end, replacing its reservations by what it used; a request
+// cut short (the client left, a timeout, a stream that ended before Bedrock's usage)
+// settles at least its input estimate and the output it passed on, since Bedrock
+// processed it. Not safe for concurrent use: it belongs to the request.
 type quota struct {
 	svc *Service
 	id  string
 	key *KeyPolicy
-	at  time.Time // admission, which names the reservation's windows
-	// input is the request's input estimate, reserved the tokens put in the token windows
-	// at admission (0 when the store failed: limits fail open, and nothing is to be taken
-	// back).
-	input, reserved int64
+	// input and output are the request's estimates; reservations what it added to the
+	// token windows (none when the store failed: limits fail open).
+	input, output int64
+	reservations  []reservation
 	// used is the weighted usage of the calls that answered; cut: a call ended without its
 	// usage, and out is what the answer passed on, in tokens by estimate.
 	used, out int64
 	cut       bool
 	settled   bool
+}
+
+// reservation is tokens added to the token windows current at a moment.
+type reservation struct {
+	at     time.Time
+	tokens int64
 }
 
 // reserve admits p's request against its key's limits, or refuses it with a *LimitError
@@ -148,36 +153,61 @@ func (s *Service) reserve(ctx context.Context, p *prepared) (*quota, error) {
 	if len(limits) == 0 {
 		return nil, nil
 	}
-	q := &quota{svc: s, id: p.keyID, key: p.key, at: s.now()}
+	q := &quota{svc: s, id: p.keyID, key: p.key}
 	if p.key.countsTokens() {
-		q.input = inputEstimate(p.req)
-		q.reserved = q.input + outputEstimate(p)
+		q.input, q.output = inputEstimate(p.req), outputEstimate(p)
 	}
-	deltas := make([]store.Delta, len(limits))
-	for i, l := range limits {
-		key, left := l.w.at(q.id, q.at)
-		deltas[i] = store.Delta{Key: key, N: 1, TTL: left + counterTTLMargin}
-		if l.tokens() {
-			deltas[i].N = q.reserved
-		}
-	}
-	counts, err := s.opts.Counters.Add(ctx, deltas...)
-	if err != nil || len(counts) != len(deltas) {
-		q.reserved = 0 // fails open: nothing was counted
-		return q, nil
-	}
-	for i, l := range limits {
-		// A window already at its limit before this request refuses it; the request that
-		// reaches the limit is served whole.
-		if counts[i]-deltas[i].N >= l.value {
-			for j := range deltas {
-				deltas[j].N = -deltas[j].N
-			}
-			_, _ = s.opts.Counters.Add(context.WithoutCancel(ctx), deltas...) // fails open
-			return nil, s.refuseKey(q.id, l, q.at)
-		}
+	if l := q.add(ctx, limits, q.input+q.output); l != nil {
+		return nil, s.refuseKey(q.id, *l, s.now())
 	}
 	return q, nil
+}
+
+// add adds tokens to the token windows of limits, and 1 to requests_per_minute when it is
+// among them, unless a window is already at its limit: then it adds nothing and returns
+// that limit. A store that fails adds nothing and refuses nothing.
+func (q *quota) add(ctx context.Context, limits []limit, tokens int64) *limit {
+	now := q.svc.now()
+	deltas := make([]store.Delta, len(limits))
+	for i, l := range limits {
+		key, left := l.w.at(q.id, now)
+		deltas[i] = store.Delta{Key: key, N: 1, TTL: left + counterTTLMargin, Limit: l.value}
+		if l.tokens() {
+			deltas[i].N = tokens
+		}
+	}
+	counts, ok, err := q.svc.opts.Counters.Add(ctx, deltas...)
+	switch {
+	case err != nil:
+		return nil // fails open: nothing was counted
+	case !ok:
+		if i := store.Refused(deltas, counts); i >= 0 {
+			return &limits[i]
+		}
+		return nil
+	}
+	if q.key.countsTokens() {
+		q.reservations = append(q.reservations, reservation{at: now, tokens: tokens})
+	}
+	return nil
+}
+
+// repairAllowed reserves a repair attempt's tokens, the request's input with the turn it
+// answers and its own output, and reports whether the key's token windows had room for
+// them; a key without token limits always has. A repair attempt is a whole model call, so
+// it is admitted as one: without this, max_repair_attempts would multiply what one
+// admission let through.
+func (q *quota) repairAllowed(ctx context.Context) bool {
+	if q == nil || !q.key.countsTokens() {
+		return true
+	}
+	var tokenLimits []limit
+	for _, l := range q.key.limits() {
+		if l.tokens() {
+			tokenLimits = append(tokenLimits, l)
+		}
+	}
+	return q.add(ctx, tokenLimits, q.input+2*q.output) == nil
 }
 
 // refuseKey counts a refusal by limit l and returns its error.
@@ -211,10 +241,12 @@ func (q *quota) cutShort(written int) {
 	q.out = max(q.out, int64(written/4))
 }
 
-// settle replaces the request's reservation by what it used, once, in one store call.
-// Where a window has ended since admission, the reservation stays in it and only what the
-// request used beyond it is added to the current window. The count is kept even when the
-// client has gone: the tokens were spent.
+// settle replaces the request's reservations by what it used, once, in one store call.
+// Reservations made in a window that has ended since stay in it; what the request used
+// beyond them goes to the current window, in place of the reservations made in it. The
+// count is kept even when the client has gone: the tokens were spent. A store that fails
+// here, or a request whose redis_timeout its other calls spent, leaves the reservations
+// counted in place of the usage: limits err on the strict side.
 func (q *quota) settle(ctx context.Context) {
 	if q == nil || q.settled || !q.key.countsTokens() {
 		return
@@ -230,18 +262,21 @@ func (q *quota) settle(ctx context.Context) {
 		if !l.tokens() {
 			continue
 		}
-		then, _ := l.w.at(q.id, q.at)
 		key, left := l.w.at(q.id, now)
-		n := used - q.reserved
-		if key != then && q.reserved > 0 {
-			n = max(n, 0) // the reservation stays in its ended window
+		var ended, current int64
+		for _, r := range q.reservations {
+			if then, _ := l.w.at(q.id, r.at); then == key {
+				current += r.tokens
+			} else {
+				ended += r.tokens
+			}
 		}
-		if n != 0 {
+		if n := max(used-ended, 0) - current; n != 0 {
 			deltas = append(deltas, store.Delta{Key: key, N: n, TTL: left + counterTTLMargin})
 		}
 	}
 	if len(deltas) > 0 {
-		_, _ = q.svc.opts.Counters.Add(context.WithoutCancel(ctx), deltas...) // fails open
+		_, _, _ = q.svc.opts.Counters.Add(context.WithoutCancel(ctx), deltas...)
 	}
 }
 

@@ -35,15 +35,19 @@ type recordingCounters struct {
 	failing bool
 }
 
-func (c *recordingCounters) Add(ctx context.Context, deltas ...store.Delta) ([]int64, error) {
+func (c *recordingCounters) Add(ctx context.Context, deltas ...store.Delta) ([]int64, bool, error) {
 	c.mu.Lock()
 	for _, d := range deltas {
-		c.calls = append(c.calls, "add "+d.Key+" "+itoa(d.N))
+		call := "add " + d.Key + " " + itoa(d.N)
+		if d.Limit > 0 {
+			call += " under " + itoa(d.Limit)
+		}
+		c.calls = append(c.calls, call)
 	}
 	failing := c.failing
 	c.mu.Unlock()
 	if failing {
-		return nil, errors.New("store down")
+		return nil, false, errors.New("store down")
 	}
 	return c.Counters.Add(ctx, deltas...)
 }
@@ -133,8 +137,8 @@ func TestKeyLimits(t *testing.T) {
 
 	p, err := prepare("ci")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"add " + tpd + " 211", "add " + tpm + " 211", "add " + rpm + " 1"}, counters.took(),
-		"one call: the reservation in both token windows and the request")
+	assert.Equal(t, []string{"add " + tpd + " 211 under 100000", "add " + tpm + " 211 under 1000", "add " + rpm + " 1 under 3"},
+		counters.took(), "one call: the reservation in both token windows and the request, each under its limit")
 
 	// 60 input, 20 output, 10 cache writes, 50 cache reads weighted 0.1: 95 replace 211.
 	p.quota.count(chat.Usage{PromptTokens: 120, CompletionTokens: 20, CacheReadTokens: 50, CacheWriteTokens: 10})
@@ -161,7 +165,8 @@ func TestKeyLimits(t *testing.T) {
 	assert.Equal(t, `key "ci" is over its tokens_per_minute limit (1000); retry in 23 s`, err.Error())
 	f := Classify(t.Context(), err)
 	assert.Equal(t, Failure{Kind: KindRateLimited, Message: err.Error(), RetryAfter: 23 * time.Second, Limit: LimitTokensPerMinute}, f)
-	assert.Equal(t, []int64{1206, 1206, 3}, used(), "a refused request takes back what it added")
+	assert.Len(t, counters.took(), 3, "one call, refused")
+	assert.Equal(t, []int64{1206, 1206, 3}, used(), "a refused request adds nothing")
 
 	// A key at its requests_per_minute limit, with tokens to spare.
 	s.opts.Keys = nil
@@ -177,7 +182,45 @@ func TestKeyLimits(t *testing.T) {
 	p, err = prepare("ci")
 	require.NoError(t, err, "a store that fails lets the request through")
 	p.quota.count(chat.Usage{PromptTokens: 5})
-	p.quota.settle(t.Context()) // and drops the count, without panicking
+	counters.mu.Lock()
+	counters.failing = false
+	counters.mu.Unlock()
+	p.quota.settle(t.Context())
+	assert.Equal(t, []int64{1211, 1211, 3}, used(), "back by the request's end: what it used is counted, nothing reserved taken back")
+}
+
+// TestRepairReserves: each repair attempt is admitted as a model call: it reserves the
+// request's input, the turn it answers and its own output before it is made, and is not
+// made when a token window is at its limit; the request settles all its reservations.
+func TestRepairReserves(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	counters := store.NewMemory(clock)
+	s := New(nil, Options{
+		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
+		Keys: map[string]KeyPolicy{"ci": {TokensPerMinute: 1000}}, Counters: counters, Now: clock,
+	}, zap.NewNop())
+	var res Result
+	p, err := s.prepare(t.Context(), &chat.Request{KeyID: "ci", MaxTokens: new(int32(100)),
+		Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("x", 400)}}}, &res)
+	require.NoError(t, err)
+	key, _ := tpmWindow.at("ci", now)
+	minute := func() int64 {
+		v, err := counters.Counts(t.Context(), key)
+		require.NoError(t, err)
+		return v[0]
+	}
+	require.Equal(t, int64(200), minute(), "admitted: 100 in, 100 out")
+	for want := int64(500); want <= 1100; want += 300 {
+		require.True(t, p.quota.repairAllowed(t.Context()), "under 1000")
+		assert.Equal(t, want, minute(), "each attempt: 100 in, 100 of the turn, 100 out")
+	}
+	assert.False(t, p.quota.repairAllowed(t.Context()), "at 1100, no room for another attempt")
+	assert.Equal(t, int64(1100), minute())
+	p.quota.count(chat.Usage{PromptTokens: 150, CompletionTokens: 50})
+	p.quota.settle(t.Context())
+	assert.Equal(t, int64(200), minute(), "settled to what its calls used")
 }
 
 // TestReservationBoundsABurst: requests admitted at once, each reserving its tokens
@@ -222,8 +265,7 @@ func TestReservationBoundsABurst(t *testing.T) {
 	key, _ := tpmWindow.at("ci", now)
 	v, err := counters.Counts(t.Context(), key)
 	require.NoError(t, err)
-	assert.Equal(t, int64(2*reservation), v[0])
-	assert.Less(t, v[0], int64(2000+reservation), "at most one reservation over the limit")
+	assert.Equal(t, int64(2*reservation), v[0], "at most one reservation over the limit")
 	for _, p := range admitted {
 		p.quota.count(chat.Usage{PromptTokens: 1000, CompletionTokens: 10})
 		p.quota.settle(t.Context())

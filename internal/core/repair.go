@@ -52,6 +52,11 @@ func (s *Service) checkAnswer(ctx context.Context, requestID string, p *prepared
 	usage := first.Usage
 	repaired := false
 	for attempt := 1; attempt <= s.opts.MaxRepairAttempts; attempt++ {
+		if !p.quota.repairAllowed(ctx) {
+			s.log.Info("tool-call repair stopped: the key's token limit has no room for another model call",
+				zap.String("request_id", requestID), zap.String("key_id", p.keyID))
+			break
+		}
 		s.logRepair(requestID, p.model.ID, attempt, last.ToolCalls, lastVerdicts)
 		p.validated.attempts++
 		req := translate.RepairRequest(p.converse, lastTurn, violationsOf(lastTurn, p.names, last, lastVerdicts))

@@ -632,11 +632,8 @@ func (s *Service) call(ctx context.Context, requestID string, p *prepared, req *
 	} else {
 		resp, turn, err = s.converseUnary(ctx, requestID, p, req)
 	}
-	switch {
-	case err == nil:
-		p.quota.count(resp.Usage)
-	case ctx.Err() != nil:
-		p.quota.cutShort(0)
+	if err != nil && ctx.Err() != nil {
+		p.quota.cutShort(0) // the client left, or a deadline passed, while Bedrock worked on it
 	}
 	span.endAnswer(resp, err)
 	return resp, turn, err
@@ -648,6 +645,7 @@ func (s *Service) converseUnary(ctx context.Context, requestID string, p *prepar
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
 		return nil, bedrock.Message{}, blame(p.names, err)
 	}
+	p.quota.count(translate.Usage(answer.Usage)) // used, whether its answer is usable or not
 	s.logUnknownStop(requestID, answer.StopReason)
 	resp, err := translate.Response(answer, p.names)
 	if err != nil {
@@ -677,7 +675,9 @@ func (s *Service) converseStreamed(ctx context.Context, requestID string, p *pre
 	for err == nil {
 		out, err = m.Step(src, out)
 	}
+	p.quota.count(m.Usage()) // Bedrock's final event carries it: zeros without
 	if err != io.EOF {
+		p.quota.cutShort(0) // it reached Bedrock
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
 		return nil, bedrock.Message{}, err
 	}

@@ -212,9 +212,11 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 	for err == nil && st.src.Ready() {
 		step, err = st.machine.Step(src, step)
 	}
-	if err != nil { // the Bedrock call has ended; a repair's calls have spans of their own
+	if err != nil { // the Bedrock call has ended; a repair's calls have spans of their own, and count their own usage
 		st.span.endStream(st.machine, err)
 		st.span = nil
+		st.prepared.quota.count(st.machine.Usage()) // zeros unless Bedrock's final event came
+		st.counted = err == io.EOF
 	}
 	if st.hold != nil {
 		st.scratch = step
@@ -230,8 +232,6 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 		st.svc.upstreamFailed(st.ctx, st.requestID, st.result.Model, err)
 	}
 	if err == io.EOF {
-		st.prepared.quota.count(st.machine.Usage()) // repair attempts count their own
-		st.counted = true
 		st.svc.answered(st.ctx, &st.prepared.route)
 		st.svc.logUnknownStop(st.requestID, st.machine.StopReason())
 		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = st.machine.Usage(), st.machine.ToolCalls(), st.machine.Dropped()

@@ -456,7 +456,7 @@ func logStarted(log *zap.Logger, addrs Addrs, upstream string, auth bool) {
 		if addrs.Admin != "" && !loopback(addrs.Admin) {
 			risks = append(risks, "/metrics on the admin address, open without a key, lists key names and model names to anyone who reaches it")
 		}
-		where = "ON EVERY INTERFACE (" + strings.Join(open, ", ") + "): " + strings.Join(risks, "; ")
+		where = "BEYOND LOOPBACK (" + strings.Join(open, ", ") + "): " + strings.Join(risks, "; ")
 	}
 	log.Warn("authentication is off: no API keys configured; set GATEWAY_API_KEYS (or --api-keys-file, or keys in the --config file) to require them",
 		zap.String("http", addrs.HTTP), zap.String("grpc", addrs.GRPC), admin, zap.String("listening", where))

@@ -58,11 +58,12 @@ func startGatedSim(t *testing.T) *gatedSim {
 // release opens the gate.
 func (g *gatedSim) release() { g.once.Do(func() { close(g.open) }) }
 
-// TestTokenLimitHoldsUnderABurst: 100 requests of about 1,000 tokens each, sent at once to
-// two replicas sharing one Redis, against tokens_per_minute 2000, while no answer has come
-// back: the first is admitted with its reservation (its input and default_max_tokens), every
-// other one is refused by either replica, and the shared counter never holds more than the
-// limit and one reservation; once the answer is in, it holds what that answer used.
+// TestTokenLimitHoldsUnderABurst: 100 requests of about 1,000 tokens each (max_tokens 100),
+// sent at once to two replicas sharing one Redis, against tokens_per_minute 2000, while no
+// answer has come back: two are admitted with their reservations (their input and
+// max_tokens: 0 and 1,100 are under the limit, 2,200 is not), every other one is refused by
+// either replica, and the shared counter never holds more than the limit and one
+// reservation; once the answers are in, it holds what they used.
 func TestTokenLimitHoldsUnderABurst(t *testing.T) {
 	sim := startGatedSim(t)
 	srv := redistest.Start(t)
@@ -75,8 +76,8 @@ func TestTokenLimitHoldsUnderABurst(t *testing.T) {
 	cfg.RedisTimeout = 5 * time.Second
 	replicas := []started{startWith(t, cfg, runOptions{now: clock.Now}), startWith(t, cfg, runOptions{now: clock.Now})}
 	question := strings.Repeat("pods ", 800) // 4,000 bytes: 1,000 tokens by estimate
-	body := `{"messages":[{"role":"user","content":"` + question + `"}]}`
-	const reservation = 1000 + 4096 // the question and default_max_tokens
+	body := `{"max_tokens":100,"messages":[{"role":"user","content":"` + question + `"}]}`
+	const reservation = 1000 + 100 // the question and max_tokens
 
 	const burst = 100
 	var refused, served atomic.Int64
@@ -102,22 +103,21 @@ func TestTokenLimitHoldsUnderABurst(t *testing.T) {
 	rdb := redisClient(t, srv)
 	counter := counterAt("burst", "tpm", at05)
 	inFlight := redisCount(t, rdb, counter)
-	assert.Equal(t, int64(1), sim.arrived.Load(), "one request admitted while its reservation stands")
-	assert.Equal(t, int64(reservation), inFlight, "the counter holds the one reservation")
-	assert.LessOrEqual(t, inFlight, int64(2000+reservation), "at most one reservation over the limit")
+	assert.Equal(t, int64(2), sim.arrived.Load(), "two requests admitted while their reservations stand")
+	assert.Equal(t, int64(2*reservation), inFlight, "the counter holds their reservations: at most one over the limit")
 
 	sim.release()
 	wg.Wait()
 	close(answers)
-	assert.Equal(t, int64(1), served.Load())
-	assert.Equal(t, int64(burst-1), refused.Load())
+	assert.Equal(t, int64(2), served.Load())
+	assert.Equal(t, int64(burst-2), refused.Load())
 	var used int64
 	for answer := range answers {
 		var a struct{ Usage nirmataUsage }
 		require.NoError(t, json.Unmarshal(answer, &a))
 		used += a.Usage.bedrock().weighted()
 	}
-	assert.Equal(t, used, redisCount(t, rdb, counter), "settled to what the answer used")
+	assert.Equal(t, used, redisCount(t, rdb, counter), "settled to what the answers used")
 }
 
 // TestLeftCallsCountTheirInput: a call the client leaves before Bedrock answers, unary or
@@ -163,4 +163,31 @@ func TestLeftCallsCountTheirInput(t *testing.T) {
 			return err == nil && v[0] >= int64(i+1)*input && v[0] < int64(i+1)*(input+1000)
 		}, 10*time.Second, 5*time.Millisecond, "%q: a call left early counts its input", query)
 	}
+}
+
+// TestRepairAttemptsAreAdmitted: with tool_validation repair and a model whose calls never
+// match their schema, each repair attempt is a model call admitted against the key's token
+// limits like the request itself: attempts stop once the window has no room, rather than
+// max_repair_attempts multiplying what one admission let through; the invalid calls go
+// back with their violations, and the window holds what the calls used.
+func TestRepairAttemptsAreAdmitted(t *testing.T) {
+	sim := recordSim(t, "invalid_tool_args,times=100")
+	clock := clocktest.New(at37)
+	counters := store.NewMemory(clock.Now)
+	cfg := keysConfig(t, "max_repair_attempts: 10\nkeys:\n  - {name: fixer, key: fixer-key-0123456789, tokens_per_minute: 6000, tool_validation: repair}\n")
+	g := startWith(t, cfg, runOptions{now: clock.Now, counters: counters})
+	// Admitted: about 100 tokens in and default_max_tokens (4,096) out; the first repair
+	// attempt reserves the input, the turn and its own output (about 8,300) on top of that,
+	// under 6,000 before it; the second finds the window over 6,000.
+	resp, answer := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer fixer-key-0123456789", policyBody(testModel, false, ""))
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(answer))
+	assert.Equal(t, "invalid", resp.Header.Get("X-Gateway-Tool-Validation"))
+	assert.Len(t, sim.converseRequests(t), 2, "the call and one repair attempt, not eleven")
+	var want int64
+	for _, u := range sim.answers() {
+		want += u.weighted()
+	}
+	used, err := counters.Counts(t.Context(), windowKeys("fixer", at37)[0])
+	require.NoError(t, err)
+	assert.Equal(t, []int64{want}, used, "settled to what both calls used")
 }

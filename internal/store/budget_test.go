@@ -100,7 +100,7 @@ func busyBurst(ctx context.Context, n, busy int, replicas ...*Redis) []error {
 			wg.Go(func() {
 				<-start
 				spin(busy)
-				_, err := r.Add(ctx, Delta{Key: fmt.Sprint("rpm", i%7), N: 1, TTL: time.Minute},
+				_, _, err := r.Add(ctx, Delta{Key: fmt.Sprint("rpm", i%7), N: 1, TTL: time.Minute},
 					Delta{Key: "tpm", N: 1000, TTL: time.Minute})
 				errs <- err
 				spin(busy)

@@ -120,12 +120,12 @@ func NewGuard(shared Shared, opts GuardOptions) *Guard {
 }
 
 // Add implements Counters.
-func (g *Guard) Add(ctx context.Context, deltas ...Delta) (v []int64, err error) {
+func (g *Guard) Add(ctx context.Context, deltas ...Delta) (v []int64, ok bool, err error) {
 	err = g.call(ctx, metrics.StoreIncr, func(ctx context.Context) (err error) {
-		v, err = g.shared.Add(ctx, deltas...)
+		v, ok, err = g.shared.Add(ctx, deltas...)
 		return err
 	})
-	return v, err
+	return v, ok, err
 }
 
 // Counts implements Counters.

@@ -159,34 +159,50 @@ func (r *Redis) Addr() string { return r.addr }
 // TLS reports whether the connections use TLS (rediss://).
 func (r *Redis) TLS() bool { return r.tls }
 
-// Add implements Counters. Each delta is an INCRBY and a PEXPIRE NX, all in one
-// MULTI/EXEC, one round trip: atomic, the expiry set only on a counter that has none (the
-// window's first Add), and, unlike a Lua script, nothing for a restarted Redis to have
-// forgotten (EVALSHA's NOSCRIPT costs a second round trip). A counter found without an
-// expiry gets one.
-func (r *Redis) Add(ctx context.Context, deltas ...Delta) ([]int64, error) {
+// addScript adds ARGV's deltas to KEYS' counters unless one is at or over its limit:
+// ARGV holds n, ttl in milliseconds and limit (0: none) for each key. It returns 1 and the
+// values after the additions, or 0 and the values as they stand. PEXPIRE NX sets the
+// expiry only on a counter that has none: the window's first Add.
+var addScript = redis.NewScript(`
+local out, ok = {}, 1
+for i = 1, #KEYS do
+  out[i + 1] = tonumber(redis.call('GET', KEYS[i]) or '0')
+  local limit = tonumber(ARGV[3 * i])
+  if limit > 0 and out[i + 1] >= limit then ok = 0 end
+end
+if ok == 1 then
+  for i = 1, #KEYS do
+    out[i + 1] = redis.call('INCRBY', KEYS[i], ARGV[3 * i - 2])
+    redis.call('PEXPIRE', KEYS[i], ARGV[3 * i - 1], 'NX')
+  end
+end
+out[1] = ok
+return out`)
+
+// Add implements Counters with one script, one round trip (EVALSHA; the script is sent
+// again only to a Redis that has forgotten it, once): atomic, so a refused Add adds
+// nothing and has nothing to take back, and requests meeting at a limit never see each
+// other's refused additions.
+func (r *Redis) Add(ctx context.Context, deltas ...Delta) ([]int64, bool, error) {
 	if len(deltas) == 0 {
-		return nil, nil
+		return nil, true, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	incrs := make([]*redis.IntCmd, len(deltas))
-	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for i, d := range deltas {
-			k := KeyPrefix + d.Key
-			incrs[i] = p.IncrBy(ctx, k, d.N)
-			p.Do(ctx, "pexpire", k, max(d.TTL.Milliseconds(), 1), "nx")
-		}
-		return nil
-	})
+	keys := make([]string, len(deltas))
+	args := make([]any, 0, 3*len(deltas))
+	for i, d := range deltas {
+		keys[i] = KeyPrefix + d.Key
+		args = append(args, d.N, max(d.TTL.Milliseconds(), 1), max(d.Limit, 0))
+	}
+	reply, err := addScript.Run(ctx, r.client, keys, args...).Int64Slice()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	out := make([]int64, len(deltas))
-	for i, c := range incrs {
-		out[i] = c.Val()
+	if len(reply) != len(deltas)+1 {
+		return nil, false, fmt.Errorf("the counters' script answered %d values for %d counters", len(reply), len(deltas))
 	}
-	return out, nil
+	return reply[1:], reply[0] == 1, nil
 }
 
 // Counts implements Counters with one MGET.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -306,7 +307,7 @@ func TestParseURL(t *testing.T) {
 
 // incr adds n to one counter, as most tests do.
 func incr(c Counters, ctx context.Context, key string, n int64, ttl time.Duration) (int64, error) {
-	v, err := c.Add(ctx, Delta{Key: key, N: n, TTL: ttl})
+	v, _, err := c.Add(ctx, Delta{Key: key, N: n, TTL: ttl})
 	if err != nil {
 		return 0, err
 	}
@@ -320,8 +321,9 @@ func TestRedisAddIsOneTransaction(t *testing.T) {
 	srv := redistest.Start(t)
 	r := newTestRedis(t, srv.URL())
 	ctx := t.Context()
-	v, err := r.Add(ctx, Delta{Key: "a", N: 1, TTL: time.Minute}, Delta{Key: "b", N: 500, TTL: time.Hour})
+	v, ok, err := r.Add(ctx, Delta{Key: "a", N: 1, TTL: time.Minute}, Delta{Key: "b", N: 500, TTL: time.Hour})
 	require.NoError(t, err)
+	assert.True(t, ok)
 	assert.Equal(t, []int64{1, 500}, v)
 	assert.InDelta(t, time.Hour.Milliseconds(), pttl(t, srv, "b"), 5000)
 	assert.InDelta(t, time.Minute.Milliseconds(), pttl(t, srv, "a"), 5000)
@@ -335,7 +337,7 @@ func TestRedisAddIsOneTransaction(t *testing.T) {
 		c := []*Redis{r, other}[w%2]
 		wg.Go(func() {
 			for range 25 {
-				v, err := c.Add(ctx, Delta{Key: "a", N: 1, TTL: time.Minute}, Delta{Key: "b", N: 10, TTL: time.Hour})
+				v, _, err := c.Add(ctx, Delta{Key: "a", N: 1, TTL: time.Minute}, Delta{Key: "b", N: 10, TTL: time.Hour})
 				if assert.NoError(t, err) {
 					seen <- [2]int64{v[0], v[1]}
 				}
@@ -350,4 +352,47 @@ func TestRedisAddIsOneTransaction(t *testing.T) {
 	counts, err := r.Counts(ctx, "a", "b")
 	require.NoError(t, err)
 	assert.Equal(t, []int64{101, 1500}, counts)
+}
+
+// TestRedisAddHoldsLimits: replicas adding at once to counters with limits are admitted
+// while every counter with a limit is under it, so the count passes a limit by at most one
+// addition; a refused Add adds nothing, to any of its counters, and says which limit
+// refused it.
+func TestRedisAddHoldsLimits(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	replicas := []*Redis{newTestRedis(t, srv.URL()), newTestRedis(t, srv.URL())}
+	ctx := t.Context()
+	deltas := []Delta{{Key: "tokens", N: 300, TTL: time.Minute, Limit: 1000}, {Key: "requests", N: 1, TTL: time.Minute, Limit: 100}}
+	var admitted, refused atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 8 {
+		r := replicas[w%2]
+		wg.Go(func() {
+			for range 10 {
+				counts, ok, err := r.Add(ctx, deltas...)
+				if !assert.NoError(t, err) {
+					return
+				}
+				if ok {
+					admitted.Add(1)
+					continue
+				}
+				refused.Add(1)
+				assert.Equal(t, 0, Refused(deltas, counts), "the tokens' limit refused it: %v", counts)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int64(4), admitted.Load(), "0, 300, 600 and 900 are under 1000; 1200 is not")
+	assert.Equal(t, int64(76), refused.Load())
+	counts, err := replicas[0].Counts(ctx, "tokens", "requests")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1200, 4}, counts, "refused Adds added nothing")
+
+	counts, ok, err := replicas[1].Add(ctx, Delta{Key: "tokens", N: -1200, TTL: time.Minute}, Delta{Key: "requests", N: 1, TTL: time.Minute, Limit: 4})
+	require.NoError(t, err)
+	assert.False(t, ok, "at its limit")
+	assert.Equal(t, []int64{1200, 4}, counts, "as they stand")
+	assert.Equal(t, 1, Refused([]Delta{{}, {Limit: 4}}, counts))
 }

@@ -21,9 +21,11 @@ import (
 // its TTL later, which ends its window.
 type Counters interface {
 	// Add adds each delta to its counter, creating a missing one to expire after the
-	// delta's TTL, all at once (no other Add comes between them), and returns the
-	// counters' values after the additions, in the order of deltas.
-	Add(ctx context.Context, deltas ...Delta) ([]int64, error)
+	// delta's TTL, all at once: no other Add comes between them. When a delta with a Limit
+	// finds its counter already at or over that limit, nothing is added and ok is false.
+	// counts are the counters' values after the additions, or as they stand when refused,
+	// in the order of deltas.
+	Add(ctx context.Context, deltas ...Delta) (counts []int64, ok bool, err error)
 	// Counts returns the values of the counters at keys, 0 for a missing one.
 	Counts(ctx context.Context, keys ...string) ([]int64, error)
 }
@@ -34,6 +36,19 @@ type Delta struct {
 	N   int64
 	// TTL is the life of the counter when this creates it.
 	TTL time.Duration
+	// Limit, when above 0, refuses the Add while the counter is at or over it.
+	Limit int64
+}
+
+// Refused is the index of the first delta of a refused Add whose counter was at or over
+// its limit, given the counts Add returned; -1 when there is none.
+func Refused(deltas []Delta, counts []int64) int {
+	for i, d := range deltas {
+		if d.Limit > 0 && i < len(counts) && counts[i] >= d.Limit {
+			return i
+		}
+	}
+	return -1
 }
 
 // Values are byte values that expire.
@@ -70,11 +85,21 @@ func NewMemory(now func() time.Time) *Memory {
 
 // Add implements Counters. Creating a counter first drops the expired ones, so the map
 // holds only the live windows of the configured keys' limits.
-func (m *Memory) Add(_ context.Context, deltas ...Delta) ([]int64, error) {
+func (m *Memory) Add(_ context.Context, deltas ...Delta) ([]int64, bool, error) {
 	now := m.now()
 	out := make([]int64, len(deltas))
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	ok := true
+	for i, d := range deltas {
+		if c := m.counters[d.Key]; c != nil && now.Before(c.expires) {
+			out[i] = c.n
+		}
+		ok = ok && (d.Limit <= 0 || out[i] < d.Limit)
+	}
+	if !ok {
+		return out, false, nil
+	}
 	for i, d := range deltas {
 		c := m.counters[d.Key]
 		if c == nil || !now.Before(c.expires) {
@@ -89,7 +114,7 @@ func (m *Memory) Add(_ context.Context, deltas ...Delta) ([]int64, error) {
 		c.n += d.N
 		out[i] = c.n
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // Counts implements Counters.
