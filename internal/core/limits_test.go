@@ -398,3 +398,26 @@ func TestStoreBudgetPerRequest(t *testing.T) {
 	assert.Equal(t, 1, silent.Connections(), "one call of the stream's reached Redis")
 	assert.Equal(t, []float64{2, 4, 2}, []float64{errorsOf("get"), errorsOf("incr"), errorsOf("put")})
 }
+
+// TestUnusableAnswersCount: an answer Bedrock gave but the translator cannot use (a
+// malformed_model_output stop) still used its tokens: they count against the key's limits,
+// though the client gets an error.
+func TestUnusableAnswersCount(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	counters := store.NewMemory(clock)
+	bad := answer("1", "", "half an answer")
+	bad.StopReason = "malformed_model_output"
+	s := New(&scripted{answers: []any{bad}}, Options{
+		DefaultModel: modelNoStrict, MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
+		UpstreamTimeout: time.Minute, MaxConcurrent: 4,
+		Keys: map[string]KeyPolicy{"ci": {TokensPerDay: 1 << 40}}, Counters: counters, Now: clock,
+	}, zap.NewNop())
+	_, _, err := s.Chat(t.Context(), &chat.Request{KeyID: "ci", Messages: []chat.Message{{Role: chat.RoleUser, Content: "hi"}}})
+	require.Error(t, err)
+	key, _ := tpdWindow.at("ci", now)
+	v, err := counters.Counts(t.Context(), key)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{110}, v, "the answer's 100 in and 10 out")
+}
