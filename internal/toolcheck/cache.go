@@ -147,10 +147,12 @@ const entryOverhead = 256
 // pointer the location was built from); for decoded
 // values about 40 bytes each and 350 more an object (a Go map); the text of names and
 // descriptions; for regular expressions about 600 bytes each and 45 for each 1 of their
-// size. TestCacheEstimate holds it above what the heap says for each shape of schema.
+// size; for numbers, up to 0.5 byte for each digit and each 1 of their exponent (the
+// math/big.Rat of minimum, multipleOf…). TestCacheEstimate holds it above what the heap
+// says for each shape of schema.
 func retained(s Size) int {
 	return 4<<10 + s.Subschemas*1280 + 2*s.PointerBytes + s.Values*48 + s.Objects*384 + 2*s.Bytes +
-		s.Patterns<<10 + s.PatternSize*64
+		s.Patterns<<10 + s.PatternSize*64 + s.NumberDigits
 }
 
 // Budget is what one request may still spend compiling schemas (Limits.CompileBudget), in

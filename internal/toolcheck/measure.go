@@ -103,12 +103,18 @@ type Size struct {
 	// compiles, so long names deep in a schema cost far more than their own bytes.
 	// MaxBytes bounds it too.
 	PointerBytes int
+	// NumberDigits adds up the numbers' digits and exponents: the library reads a number
+	// (minimum, multipleOf…) into a math/big.Rat whose size, and the time it takes, grow
+	// with them (1e400 is 5 bytes of text and 170 of Rat).
+	NumberDigits int
 }
 
 // What compiles in about the time of one subschema (25 to 40 µs on the 2-core development
 // VM; BenchmarkCompileLargest): decoding and checking against the draft's metaschema 128
 // values, 64 objects or 4 KiB of text; building 256 bytes of locations (JSON pointers,
-// compared while compiling); compiling 8 regular expressions or 32 of their size.
+// compared while compiling); compiling 8 regular expressions or 32 of their size; reading
+// numbers of 512 digits and exponents added up (the library reads a number into a
+// math/big.Rat, in up to 20 ns a digit, more than once).
 const (
 	valuesPerCost       = 128
 	objectsPerCost      = 64
@@ -116,12 +122,14 @@ const (
 	pointerBytesPerCost = 256
 	patternsPerCost     = 8
 	patternSizePerCost  = 32
+	digitsPerCost       = 512
 )
 
 // Cost is what compiling the schema costs, in subschemas.
 func (s Size) Cost() int {
 	return s.Subschemas + s.Values/valuesPerCost + s.Objects/objectsPerCost + s.Bytes/bytesPerCost +
-		s.PointerBytes/pointerBytesPerCost + s.Patterns/patternsPerCost + s.PatternSize/patternSizePerCost
+		s.PointerBytes/pointerBytesPerCost + s.Patterns/patternsPerCost + s.PatternSize/patternSizePerCost +
+		s.NumberDigits/digitsPerCost
 }
 
 // settingPrefix is the configuration setting a limit's name belongs to, for messages.
@@ -438,23 +446,32 @@ func (m *measure) value(at int32, key childKey, within bool) error {
 		return err
 	}
 	m.size.Values++
+	ptr := func() string {
+		if within {
+			return m.pointerTo(at, key) + "/…" // its pointer would quote the client's data
+		}
+		return m.pointerTo(at, key)
+	}
 	end := jsontext.Kind('}')
 	switch tok.Kind() {
 	case '{':
 		m.size.Objects++
 	case '[':
 		end = ']'
+	case '0':
+		if numberOverBounds(tok.String()) {
+			return refuse("a number beyond what the gateway reads at %s (%s)", ptr(), numberBounds)
+		}
+		digits, exponent := numberSize(tok.String())
+		m.size.NumberDigits += digits + exponent
+		return nil
 	default:
 		return nil
 	}
 	n := 0
 	for m.dec.PeekKind() != end {
 		if n++; n > m.l.MaxMembers {
-			ptr := m.pointerTo(at, key)
-			if within {
-				ptr += "/…" // its pointer would quote the client's data
-			}
-			return m.tooMany(ptr, key.keyword, n-1+m.rest(end))
+			return m.tooMany(ptr(), key.keyword, n-1+m.rest(end))
 		}
 		if end == '}' {
 			if _, err := m.dec.ReadToken(); err != nil {
