@@ -26,6 +26,8 @@ var ErrTooCostly = errors.New("checking these arguments would evaluate more than
 // arguments. Nodes are Measure's subschemas, the root 0.
 type graph struct {
 	inPlace [][]int32
+	// choices: in place, one schema of each list ($dynamicRef, $recursiveRef).
+	choices [][][]int32
 	// named: below an object, at the member a properties key names.
 	named []map[string][]int32
 	// members: at every member of an object (patternProperties, additionalProperties,
@@ -37,10 +39,20 @@ type graph struct {
 // graph is the graph of what the measure read.
 func (m *measure) graph() *graph {
 	n := len(m.nodes)
-	g := &graph{inPlace: make([][]int32, n), named: make([]map[string][]int32, n),
+	g := &graph{inPlace: make([][]int32, n), choices: make([][][]int32, n), named: make([]map[string][]int32, n),
 		members: make([][]int32, n), names: make([][]int32, n), items: make([][]int32, n)}
+	choice := int32(0)
 	for _, e := range m.edges {
-		g.inPlace[e.from] = append(g.inPlace[e.from], e.to)
+		switch {
+		case e.choice == 0:
+			g.inPlace[e.from] = append(g.inPlace[e.from], e.to)
+		case e.choice != choice:
+			g.choices[e.from] = append(g.choices[e.from], []int32{e.to})
+		default:
+			last := g.choices[e.from]
+			last[len(last)-1] = append(last[len(last)-1], e.to)
+		}
+		choice = e.choice
 	}
 	for _, e := range m.below {
 		switch e.at {
@@ -130,6 +142,16 @@ func (c *counter) count(n int32, p *place) int {
 	}
 	for _, to := range c.g.inPlace[n] {
 		add(to, p)
+	}
+	for _, choice := range c.g.choices[n] { // the validator evaluates one: the costliest counts
+		best := 0
+		for _, to := range choice {
+			if c.work++; c.work > maxEvaluations {
+				return over
+			}
+			best = max(best, c.count(to, p))
+		}
+		total = min(total+best, over)
 	}
 	if p != nil && p.array {
 		for _, item := range p.below {

@@ -69,3 +69,30 @@ func BenchmarkCheckCost(b *testing.B) {
 		require.ErrorIs(b, err, ErrTooCostly)
 	}
 }
+
+// TestDynamicReferencesCountOnce: a $dynamicRef or $recursiveRef leads to one schema of
+// those declaring its anchor, chosen along the validator's path, so a tree written with
+// one is counted as the same tree written with $ref: one schema a level, checked 40 deep
+// (the target was counted twice a level: 2^16 from 16 deep). With two declarations, the
+// costlier counts, not both.
+func TestDynamicReferencesCountOnce(t *testing.T) {
+	t.Parallel()
+	c := NewCache(0, 0, Limits{})
+	args := strings.Repeat(`{"child":`, 40) + `{}` + strings.Repeat(`}`, 40)
+	for _, schema := range []string{
+		`{"$id":"https://x.invalid/tree","type":"object","properties":{"child":{"$ref":"#"}}}`,
+		`{"$id":"https://x.invalid/tree","$dynamicAnchor":"node","type":"object","properties":{"child":{"$dynamicRef":"#node"}}}`,
+		`{"$schema":"https://json-schema.org/draft/2019-09/schema","$id":"https://x.invalid/tree","$recursiveAnchor":true,"type":"object","properties":{"child":{"$recursiveRef":"#"}}}`,
+		`{"$id":"https://x.invalid/strict","$dynamicAnchor":"node","$ref":"tree","unevaluatedProperties":false,"$defs":{"tree":{"$id":"tree",` +
+			`"$dynamicAnchor":"node","type":"object","properties":{"child":{"$dynamicRef":"#node"}}}}}`,
+	} {
+		s := mustSchema(t, c, schema)
+		v, err := decode([]byte(args))
+		require.NoError(t, err)
+		assert.Less(t, s.g.evaluations(v), 200, schema)
+		assert.Empty(t, check(t, s, args), schema)
+	}
+	size, err := Measure([]byte(`{"$dynamicAnchor":"a","anyOf":[{"$defs":{"b":{"$dynamicAnchor":"a","type":"object"}}},{"items":{"$dynamicRef":"#a"}}]}`), Limits{})
+	require.NoError(t, err)
+	assert.Equal(t, 4, size.Evaluated, "at an item: the items schema, then the root and its anyOf's two members (3) rather than b (1)")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -239,6 +240,10 @@ type edge struct {
 	from, to int32
 	at       application // for below: where
 	name     string      // toNamed: the member
+	// choice numbers, from 1, the reference whose edges these are when it may lead to
+	// several schemas ($dynamicRef, $recursiveRef), of which the validator evaluates one;
+	// 0 for every other edge. A choice's edges are consecutive.
+	choice int32
 }
 
 // ref is a reference to resolve once every subschema is known.
@@ -623,22 +628,27 @@ func resolveURL(base, ref string) (string, error) {
 
 // resolve turns each reference into in-place edges to where it may lead.
 func (m *measure) resolve() error {
-	for _, r := range m.refs {
+	for i, r := range m.refs {
 		targets, err := m.targets(r)
 		if err != nil {
 			return refuse("the %s at %s %s", r.keyword, m.pointer(r.node), err.Error())
 		}
+		choice := int32(0)
+		if len(targets) > 1 {
+			choice = int32(i + 1)
+		}
 		for _, t := range targets {
-			m.edges = append(m.edges, edge{from: r.node, to: t})
+			m.edges = append(m.edges, edge{from: r.node, to: t, choice: choice})
 		}
 	}
 	return nil
 }
 
-// targets are the subschemas a reference may lead to: its target; for $dynamicRef and
-// $recursiveRef, whose target depends on the path the validator took, also every schema
-// that may stand in for it. None for a reference to another document, which the compiler
-// does not load.
+// targets are the subschemas a reference may lead to: its target; for a $dynamicRef or
+// $recursiveRef whose target declares the dynamic anchor, which the validator resolves
+// along the path it took, every schema that declares it (the target among them), one of
+// which is evaluated. None for a reference to another document, which the compiler does
+// not load.
 func (m *measure) targets(r ref) ([]int32, error) {
 	u, err := url.Parse(r.target)
 	if err != nil {
@@ -663,14 +673,13 @@ func (m *measure) targets(r ref) ([]int32, error) {
 	if !ok {
 		return nil, refuse("points at no subschema of this schema: %s", clip.Quote(r.target))
 	}
-	out := []int32{target}
-	switch r.keyword {
-	case "$dynamicRef":
-		out = append(out, m.dynamic[frag]...)
-	case "$recursiveRef":
-		out = append(out, m.recur...)
+	switch {
+	case r.keyword == "$dynamicRef" && slices.Contains(m.dynamic[frag], target):
+		return m.dynamic[frag], nil
+	case r.keyword == "$recursiveRef" && slices.Contains(m.recur, target):
+		return m.recur, nil
 	}
-	return out, nil
+	return []int32{target}, nil
 }
 
 // lookup follows a JSON pointer (RFC 6901) from subschema n to a subschema.
@@ -698,8 +707,9 @@ var unescapeToken = strings.NewReplacer("~1", "/", "~0", "~")
 
 // evaluate measures what is evaluated at one place of the arguments, following the
 // in-place edges: they must hold no cycle; their longest chain is RefDepth; the schemas
-// they reach, counting each path (a $ref used twice is evaluated twice), are Evaluated.
-// One depth-first walk, each node once: linear in the subschemas and edges.
+// they reach, counting each path (a $ref used twice is evaluated twice) and of a choice
+// the target that reaches most, are Evaluated. One depth-first walk, each node once:
+// linear in the subschemas and edges.
 func (m *measure) evaluate() error {
 	n := len(m.nodes)
 	start := make([]int32, n+1) // the edges of node v are out[start[v]:start[v+1]]
@@ -709,9 +719,9 @@ func (m *measure) evaluate() error {
 	for i := range n {
 		start[i+1] += start[i]
 	}
-	out, fill := make([]int32, len(m.edges)), append([]int32(nil), start[:n]...)
+	out, fill := make([]edge, len(m.edges)), append([]int32(nil), start[:n]...)
 	for _, e := range m.edges {
-		out[fill[e.from]] = e.to
+		out[fill[e.from]] = e
 		fill[e.from]++
 	}
 	const (
@@ -726,7 +736,9 @@ func (m *measure) evaluate() error {
 	visit = func(v int32) error {
 		state[v] = open
 		chain[v], count[v] = 1, 1
-		for _, w := range out[start[v]:start[v+1]] {
+		edges, best := out[start[v]:start[v+1]], 0 // best: of the choice being read
+		for i, e := range edges {
+			w := e.to
 			switch state[w] {
 			case open:
 				return refuse("the schema at %s applies itself again at the same place of the arguments through $ref, without end",
@@ -737,7 +749,13 @@ func (m *measure) evaluate() error {
 				}
 			}
 			chain[v] = max(chain[v], chain[w]+1)
-			count[v] = min(count[v]+count[w], m.l.MaxSubschemas+1)
+			if e.choice == 0 {
+				count[v] = min(count[v]+count[w], m.l.MaxSubschemas+1)
+				continue
+			}
+			if best = max(best, count[w]); i+1 == len(edges) || edges[i+1].choice != e.choice {
+				count[v], best = min(count[v]+best, m.l.MaxSubschemas+1), 0
+			}
 		}
 		state[v] = done
 		switch {
