@@ -31,8 +31,8 @@ import (
 // (BenchmarkCompileLargest), about 15 MiB at most once compiled by the cache's estimate (an
 // enum of 31,000 small objects; the Deployment 1.7 MiB; TestCacheEstimate), and a check
 // of a cached schema to the chain of schemas at one place that the validator's cost grows
-// with (BenchmarkCheckLargest); what a check multiplies from one place to the next is
-// counted for each call (cost.go).
+// with (BenchmarkCheckLargest); what a check multiplies from one place to the next, and
+// what each evaluation costs, is counted for each call (cost.go).
 type Limits struct {
 	// MaxBytes bounds the schema's JSON text, and the JSON pointers of its subschemas
 	// added up (Size.PointerBytes).
@@ -195,8 +195,10 @@ type measure struct {
 	dec  *jsontext.Decoder
 	l    Limits
 	size Size
-	// nodes are the subschemas in the order read: a parent before its children.
+	// nodes are the subschemas in the order read: a parent before its children; work is
+	// what each one's keywords cost at each evaluation (cost.go).
 	nodes []node
+	work  []work
 	// children finds a subschema from its parent by the pointer tokens that lead to it.
 	children map[childKey]int32
 	// edges are the in-place applications: a schema applies another at the same place of
@@ -317,7 +319,7 @@ func (m *measure) schema(parent int32, key childKey, at application, depth int) 
 		return refuse("its subschemas' JSON pointers add up to more than %d bytes (the library keeps one for each; the one that crosses it at %s), at most %d are allowed (%smax_bytes)",
 			m.l.MaxBytes, m.pointerTo(parent, key), m.l.MaxBytes, settingPrefix)
 	}
-	m.nodes = append(m.nodes, nd)
+	m.nodes, m.work = append(m.nodes, nd), append(m.work, work{})
 	m.size.Subschemas, m.size.Depth = len(m.nodes), max(m.size.Depth, depth)
 	if parent >= 0 {
 		key.parent = parent
@@ -382,6 +384,7 @@ func (m *measure) member(n int32, name string, depth int) error {
 		m.idents = append(m.idents, ident{node: n, keyword: name})
 	case k == '{' || k == 't' || k == 'f':
 		if at, ok := schemaKeywords[name]; ok {
+			m.work[n].unevaluated = m.work[n].unevaluated || name == "unevaluatedProperties" || name == "unevaluatedItems"
 			return m.schema(n, childKey{keyword: name}, at, depth+1)
 		}
 		if at, ok := mapKeywords[name]; ok && k == '{' {
@@ -451,6 +454,7 @@ func (m *measure) value(at int32, key childKey, within bool) error {
 		return err
 	}
 	m.size.Values++
+	m.note(at, key.keyword, tok)
 	ptr := func() string {
 		if within {
 			return m.pointerTo(at, key) + "/…" // its pointer would quote the client's data
@@ -492,6 +496,30 @@ func (m *measure) value(at int32, key childKey, within bool) error {
 	return err
 }
 
+// note records in schema at's work what a token of its keyword's value makes the validator
+// do at each evaluation.
+func (m *measure) note(at int32, keyword string, tok jsontext.Token) {
+	w := &m.work[at]
+	switch keyword {
+	case "enum", "const":
+		w.values++
+		if tok.Kind() == '0' {
+			digits, exponent := numberSize(tok.String())
+			w.numbers, w.digits = w.numbers+1, w.digits+digits+exponent
+		}
+	case "required", "dependentRequired", "dependencies":
+		w.values++
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
+		w.reads = w.reads || tok.Kind() == '0'
+	case "type":
+		w.reads = w.reads || tok.Kind() == '"' && tok.String() == "integer"
+	case "minLength", "maxLength":
+		w.length = true
+	case "uniqueItems":
+		w.unique = w.unique || tok.Kind() == 't'
+	}
+}
+
 // pattern counts a regular expression of schema at, reached by key. It is parsed (in
 // time linear in its length) only when its length fits in what is left of
 // MaxPatternSize, so the patterns parsed add up to at most that.
@@ -503,6 +531,11 @@ func (m *measure) pattern(at int32, key childKey, re string) error {
 		}
 	}
 	m.size.Patterns++
+	if key.keyword == "pattern" {
+		m.work[at].pattern += size
+	} else {
+		m.work[at].namePatterns += size
+	}
 	if m.size.PatternSize += size; m.size.PatternSize > m.l.MaxPatternSize {
 		return refuse("regular expressions (pattern, patternProperties) of more than %d in size, repetitions expanded (the one that crosses it at %s), at most %d are allowed (%smax_pattern_size)",
 			m.l.MaxPatternSize, m.pointerTo(at, key), m.l.MaxPatternSize, settingPrefix)
