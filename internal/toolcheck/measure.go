@@ -68,14 +68,28 @@ type Limits struct {
 var DefaultLimits = Limits{MaxBytes: 256 << 10, MaxSubschemas: 1000, MaxMembers: 1000, MaxDepth: 32, MaxRefDepth: 32,
 	MaxPatternSize: 16 << 10, CompileBudget: 2500}
 
+// Setting is a member of Limits by the name of its setting, schema_limits.<Name>, which
+// Measure's messages name.
+type Setting struct {
+	Name  string
+	Value *int
+}
+
+// Settings are l's members, in the order the configuration's help lists them: the one
+// list of them.
+func (l *Limits) Settings() []Setting {
+	return []Setting{{"max_bytes", &l.MaxBytes}, {"max_subschemas", &l.MaxSubschemas}, {"max_members", &l.MaxMembers},
+		{"max_depth", &l.MaxDepth}, {"max_ref_depth", &l.MaxRefDepth}, {"max_pattern_size", &l.MaxPatternSize},
+		{"compile_budget", &l.CompileBudget}}
+}
+
 // OrDefaults is l with DefaultLimits' value in each field that is zero or less.
 func (l Limits) OrDefaults() Limits {
 	d := DefaultLimits
-	for _, f := range []struct{ v, def *int }{{&l.MaxBytes, &d.MaxBytes}, {&l.MaxSubschemas, &d.MaxSubschemas},
-		{&l.MaxMembers, &d.MaxMembers}, {&l.MaxDepth, &d.MaxDepth}, {&l.MaxRefDepth, &d.MaxRefDepth},
-		{&l.MaxPatternSize, &d.MaxPatternSize}, {&l.CompileBudget, &d.CompileBudget}} {
-		if *f.v <= 0 {
-			*f.v = *f.def
+	defaults := d.Settings()
+	for i, s := range l.Settings() {
+		if *s.Value <= 0 {
+			*s.Value = *defaults[i].Value
 		}
 	}
 	return l

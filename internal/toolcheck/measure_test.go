@@ -3,6 +3,8 @@ package toolcheck
 import (
 	"fmt"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -370,4 +372,21 @@ func FuzzMeasure(f *testing.F) {
 			t.Fatalf("accepted over the limits: %+v", size)
 		}
 	})
+}
+
+// TestSettingsListEveryLimit: Settings, the one list of the limits by name that the
+// configuration and OrDefaults read, names each field of Limits once.
+func TestSettingsListEveryLimit(t *testing.T) {
+	t.Parallel()
+	var l Limits
+	fields := reflect.ValueOf(&l).Elem()
+	settings := l.Settings()
+	require.Len(t, settings, fields.NumField())
+	for i := range fields.NumField() {
+		ptr := fields.Field(i).Addr().Interface().(*int)
+		assert.True(t, slices.ContainsFunc(settings, func(s Setting) bool { return s.Value == ptr }), fields.Type().Field(i).Name)
+	}
+	assert.Equal(t, Limits{MaxBytes: 1, MaxSubschemas: 2, MaxMembers: 3, MaxDepth: 4, MaxRefDepth: 5, MaxPatternSize: 6, CompileBudget: 7},
+		Limits{MaxBytes: 1, MaxSubschemas: 2, MaxMembers: 3, MaxDepth: 4, MaxRefDepth: 5, MaxPatternSize: 6, CompileBudget: 7}.OrDefaults())
+	assert.Equal(t, DefaultLimits, Limits{}.OrDefaults())
 }
