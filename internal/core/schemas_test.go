@@ -143,3 +143,39 @@ func TestCostlyCallIsUnchecked(t *testing.T) {
 	assert.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes)
 	assert.Len(t, observed.FilterMessageSnippet("its check would cost too much").All(), 1)
 }
+
+// TestUncheckedWarningsAreLimitedApart: each reason a call is not checked has its own rate
+// limit, so a client that sends schema after schema that does not compile, filling its
+// limit, does not hide the warning of a call whose check would cost too much, nor that of
+// a request over its compile budget, in the same 10 s.
+func TestUncheckedWarningsAreLimitedApart(t *testing.T) {
+	t.Parallel()
+	costly := strings.Repeat(`{"x":`, 40) + `{}` + strings.Repeat(`}`, 40)
+	answers := []any{}
+	for range 20 {
+		answers = append(answers, answer("1", "", "", [2]string{"t", `{}`}))
+	}
+	answers = append(answers, answer("2", "", "", [2]string{"t", costly}), answer("3", "", "", [2]string{"a", `{}`}, [2]string{"b", `{}`}))
+	u := &scripted{answers: answers}
+	logs, observed := observer.New(zap.WarnLevel)
+	clock := clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := New(u, Options{DefaultModel: modelNoStrict, MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
+		UpstreamTimeout: time.Minute, MaxConcurrent: 4, NoPromptCaching: true, Now: clock.Now,
+		SchemaLimits: toolcheck.Limits{CompileBudget: 100}}, zap.New(logs))
+	chat1 := func(tools ...chat.Tool) ToolOutcomes {
+		req := &chat.Request{ID: "req", Messages: []chat.Message{{Role: chat.RoleUser, Content: "call"}}, Tools: tools}
+		_, res, err := s.Chat(t.Context(), req)
+		require.NoError(t, err)
+		return res.ToolOutcomes
+	}
+	for i := range 20 {
+		require.Equal(t, ToolOutcomes{Unchecked: 1}, chat1(chat.Tool{Name: "t", Parameters: fmt.Appendf(nil, `{"type":"object","properties":{"p":{"type":"thing-%d"}}}`, i)}))
+	}
+	require.Equal(t, ToolOutcomes{Unchecked: 1}, chat1(chat.Tool{Name: "t",
+		Parameters: []byte(`{"type":"object","allOf":[{"properties":{"x":{"$ref":"#"}}},{"properties":{"x":{"$ref":"#"}}}]}`)}))
+	require.Equal(t, ToolOutcomes{Valid: 1, Unchecked: 1}, chat1(chat.Tool{Name: "a", Parameters: propsSchema(300)}, chat.Tool{Name: "b", Parameters: propsSchema(301)}))
+
+	assert.Len(t, observed.FilterMessageSnippet("cannot be compiled").All(), 1, "the first of 20")
+	assert.Len(t, observed.FilterMessageSnippet("would cost too much").All(), 1)
+	assert.Len(t, observed.FilterMessageSnippet("compile budget").All(), 1)
+}
