@@ -43,6 +43,8 @@ func TestSchemasAreMeasuredFirst(t *testing.T) {
 			"tools[1].function.parameters", "tools[1].function.parameters: 30 members in properties at /properties, at most 20 are allowed (schema_limits.max_members)"},
 		{"a flat tool", chat.Request{Tools: []chat.Tool{{Name: "big", Parameters: []byte(`{"$defs":{"a":{"$ref":"#/$defs/a"}}}`)}}},
 			"tools[0].parameters", "tools[0].parameters: the schema at /$defs/a applies itself again at the same place of the arguments through $ref, without end"},
+		{"a number the library would take 25 ms to read", chat.Request{Tools: []chat.Tool{{Name: "n", Parameters: []byte(`{"type":"object","properties":{"p":{"minimum":1e999999}}}`)}}},
+			"tools[0].parameters", "tools[0].parameters: a number beyond what the gateway reads at /properties/p/minimum (at most 100 digits, an exponent within ±400)"},
 		{"response_format", chat.Request{ResponseFormat: &chat.ResponseFormat{Type: chat.FormatJSONSchema, Schema: []byte(`{"type":"object","enum":[` + strings.Repeat("1,", 25) + `1]}`)}},
 			"response_format.json_schema.schema", "response_format.json_schema.schema: 26 members in enum at /enum, at most 20 are allowed (schema_limits.max_members)"},
 	} {
