@@ -97,8 +97,8 @@ func TestCompileBudget(t *testing.T) {
 }
 
 // TestSchemaWarningsAreRateLimited: every distinct schema that does not compile is a
-// warning, and a client can send any number of them, so they share one rate limit: one
-// line every 10 s, counting the ones held back.
+// warning, and a client can send any number of them, so they share a rate limit: one line
+// every 10 s, counting the ones held back.
 func TestSchemaWarningsAreRateLimited(t *testing.T) {
 	t.Parallel()
 	const n = 200

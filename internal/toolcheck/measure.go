@@ -27,7 +27,7 @@ import (
 // Deployment's, about the largest a tool sends (the Deployment and the 112 definitions it
 // refers to, as $defs), is 176 KB, 871 subschemas nested 5 deep, 4 schemas at most in one
 // $ref chain (TestMeasureRealSchemas; inlined, it needs max_subschemas 2000). And they keep
-// the worst schema within them to 10 to 50 ms of compiling on the 2-core development VM
+// the worst schema within them to about 40 ms of compiling on the 2-core development VM
 // (BenchmarkCompileLargest), about 15 MiB at most once compiled by the cache's estimate (an
 // enum of 31,000 small objects; the Deployment 1.7 MiB; TestCacheEstimate), and a check
 // of a cached schema to the chain of schemas at one place that the validator's cost grows
@@ -64,7 +64,7 @@ type Limits struct {
 }
 
 // DefaultLimits are the limits of a gateway that sets none. A budget of 2,500 subschemas
-// is about 75 ms of compiling.
+// is at most about 50 ms of compiling.
 var DefaultLimits = Limits{MaxBytes: 256 << 10, MaxSubschemas: 1000, MaxMembers: 1000, MaxDepth: 32, MaxRefDepth: 32,
 	MaxPatternSize: 16 << 10, CompileBudget: 2500}
 
@@ -124,7 +124,7 @@ type Size struct {
 	NumberDigits int
 }
 
-// What compiles in about the time of one subschema (25 to 40 µs on the 2-core development
+// What compiles in about the time of one subschema (8 to 20 µs on the 2-core development
 // VM; BenchmarkCompileLargest): decoding and checking against the draft's metaschema 128
 // values, 64 objects or 4 KiB of text; building 256 bytes of locations (JSON pointers,
 // compared while compiling); compiling 8 regular expressions or 32 of their size; reading
