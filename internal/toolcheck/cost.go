@@ -27,7 +27,7 @@ import (
 // at one place: 250 ns on the 2-core development VM for one that passes, up to 900 for one
 // that fails, whose error the library allocates. BenchmarkCheckHostile holds each weight
 // to that: a check of the costliest arguments within maxCost through any one weight takes
-// 10 to 47 ms (60 to 940 ns a unit). A call of a tool with a Kubernetes Deployment's
+// at most 43 ms (24 to 860 ns a unit). A call of a tool with a Kubernetes Deployment's
 // schema, a Deployment of four containers filled in (7.8 KB), costs about 1,300.
 const maxCost = 50_000
 
@@ -39,22 +39,25 @@ var ErrTooCostly = errors.New("checking these arguments would cost more than a c
 // What costs the library about one plain evaluation (BenchmarkCheckHostile): iterating 16
 // members of an object (every schema evaluated at an object iterates its members);
 // copying 2 names or items into the set unevaluatedProperties and unevaluatedItems keep,
-// and comparing them with another's; hashing 4 KiB of member names (properties looks each
-// up); comparing 16 enum or const values, or looking up 16 required names; hashing 16
-// values of an array (uniqueItems); reading a number into a math/big.Rat, one unit and one
-// more for each 32 digits and exponent; counting the characters of 512 bytes of a string
-// (minLength, maxLength); matching a regular expression (pattern, patternProperties) of
-// size s against 128/s bytes, as Go's regexp may take time in the string's length times
-// the expression's size; at a place 16 levels deep in the arguments, copying its location
-// into an error (the library copies it for each).
+// and comparing them with another's; hashing or comparing 4 KiB of strings (properties
+// looks up each member name, uniqueItems hashes or compares an array's strings); comparing
+// 16 enum or const values, or looking up 16 required names; hashing 16 values of an array
+// (uniqueItems); reading a number into a math/big.Rat, one unit and one more for each 32
+// digits and exponent; copying 1 KiB of a string (the library copies a string at every
+// evaluation of a schema there), counting the characters of 256 bytes of one (minLength,
+// maxLength, which copy it again); matching a regular expression (pattern,
+// patternProperties) of size s against 128/s bytes, as Go's regexp may take time in the
+// string's length times the expression's size; at a place 16 levels deep in the arguments,
+// copying its location into an error (the library copies it for each).
 const (
 	membersPerUnit     = 16
 	trackedPerUnit     = 2
 	levelsPerUnit      = 16
-	nameBytesPerUnit   = 4 << 10
+	hashedBytesPerUnit = 4 << 10
 	valuesPerUnit      = 16
 	digitsPerUnit      = 32
-	lengthBytesPerUnit = 512
+	copiedBytesPerUnit = 1 << 10
+	lengthBytesPerUnit = 256
 	patternWorkPerUnit = 128
 )
 
@@ -169,8 +172,9 @@ type place struct {
 	vals  []any
 	below []*place
 	// values counts the values in it, itself included, numbers the numbers among them and
-	// digits their digits and exponents; names adds up the bytes of its members' names.
-	values, numbers, digits, names int
+	// digits their digits and exponents, bytes the bytes of its strings and member names;
+	// names adds up the bytes of its own members' names.
+	values, numbers, digits, bytes, names int
 }
 
 // places numbers the places of a decoded value; nil for a value that is neither an object
@@ -184,6 +188,7 @@ func places(v any, next *int32) *place {
 			p.keys, p.vals = append(p.keys, k), append(p.vals, x)
 			p.names += len(k)
 		}
+		p.bytes = p.names
 	case []any:
 		p = &place{array: true, vals: v, below: make([]*place, 0, len(v))}
 	default:
@@ -197,8 +202,10 @@ func places(v any, next *int32) *place {
 		case stdjson.Number:
 			digits, exponent := numberSize(string(x))
 			p.values, p.numbers, p.digits = p.values+1, p.numbers+1, p.digits+digits+exponent
+		case string:
+			p.values, p.bytes = p.values+1, p.bytes+len(x)
 		case map[string]any, []any:
-			p.values, p.numbers, p.digits = p.values+below.values, p.numbers+below.numbers, p.digits+below.digits
+			p.values, p.numbers, p.digits, p.bytes = p.values+below.values, p.numbers+below.numbers, p.digits+below.digits, p.bytes+below.bytes
 		default:
 			p.values++
 		}
@@ -221,7 +228,7 @@ func (g *graph) weight(n int32, p *place, v any, depth int) int {
 	cost := 1 + depth/levelsPerUnit + w.values/valuesPerUnit
 	switch v := v.(type) {
 	case map[string]any:
-		cost += len(v)/membersPerUnit + p.names/nameBytesPerUnit + p.names*w.namePatterns/patternWorkPerUnit
+		cost += len(v)/membersPerUnit + p.names/hashedBytesPerUnit + p.names*w.namePatterns/patternWorkPerUnit
 		if w.tracks {
 			cost += len(v) / trackedPerUnit
 		}
@@ -231,13 +238,13 @@ func (g *graph) weight(n int32, p *place, v any, depth int) int {
 			if len(v) <= 20 {
 				pairs = len(v)
 			}
-			cost += pairs * (p.values/valuesPerUnit + p.numbers + p.digits/digitsPerUnit)
+			cost += pairs * (p.values/valuesPerUnit + p.numbers + p.digits/digitsPerUnit + p.bytes/hashedBytesPerUnit)
 		}
 		if w.tracks {
 			cost += len(v) / trackedPerUnit
 		}
 	case string:
-		cost += len(v) * w.pattern / patternWorkPerUnit
+		cost += len(v)/copiedBytesPerUnit + len(v)*w.pattern/patternWorkPerUnit
 		if w.length {
 			cost += len(v) / lengthBytesPerUnit
 		}
