@@ -70,7 +70,7 @@ type Config struct {
 	// MaxRepairAttempts bounds the model calls one answer's repair may add.
 	MaxRepairAttempts int
 	// SchemaLimits bound the JSON Schemas clients send (docs/PROTOCOL.md 13.2).
-	SchemaLimits SchemaLimits
+	SchemaLimits toolcheck.Limits
 	// Keys are the keys the YAML file names, with their limits and defaults
 	// (docs/PROTOCOL.md 14.1); accepted besides APIKeys and the keys file.
 	Keys []Key
@@ -111,50 +111,20 @@ type ReasoningCache struct {
 	TTL        time.Duration
 }
 
-// SchemaLimits bound each JSON Schema a request carries and what compiling them may cost
-// one request (docs/PROTOCOL.md 13.2; toolcheck.Limits says why each default). In the
-// YAML file it is an object, {max_bytes: 262144, max_depth: 32, …}; as a flag or variable,
-// max_bytes=262144,max_depth=32,…. Members left out keep their default.
-type SchemaLimits struct {
-	MaxBytes, MaxSubschemas, MaxMembers, MaxDepth, MaxRefDepth, MaxPatternSize, CompileBudget int
-}
-
-// schemaLimit is one member of SchemaLimits.
-type schemaLimit struct {
-	name string
-	v    *int
-}
-
-// members are the limits by their names, in the order help lists them.
-func (l *SchemaLimits) members() []schemaLimit {
-	return []schemaLimit{{"max_bytes", &l.MaxBytes}, {"max_subschemas", &l.MaxSubschemas}, {"max_members", &l.MaxMembers},
-		{"max_depth", &l.MaxDepth}, {"max_ref_depth", &l.MaxRefDepth}, {"max_pattern_size", &l.MaxPatternSize},
-		{"compile_budget", &l.CompileBudget}}
-}
-
-// schemaLimitsDefault is schema_limits' default as a flag writes it: toolcheck's.
-func schemaLimitsDefault() string {
-	d := toolcheck.DefaultLimits
-	l := SchemaLimits{d.MaxBytes, d.MaxSubschemas, d.MaxMembers, d.MaxDepth, d.MaxRefDepth, d.MaxPatternSize, d.CompileBudget}
-	var items []string
-	for _, m := range l.members() {
-		items = append(items, m.name+"="+strconv.Itoa(*m.v))
-	}
-	return strings.Join(items, ",")
-}
-
-// set reads name=n items, max_bytes=262144,max_depth=32; members left out keep their
-// value.
-func (l *SchemaLimits) set(text string) error {
-	members := l.members()
+// setSchemaLimits reads schema_limits (docs/PROTOCOL.md 13.2; toolcheck.Limits says why
+// each default): in the YAML file an object, {max_bytes: 262144, max_depth: 32, …}; as a
+// flag or variable, name=n items, max_bytes=262144,max_depth=32,…. Members left out keep
+// their value.
+func setSchemaLimits(l *toolcheck.Limits, text string) error {
+	settings := l.Settings()
 	for _, item := range split(text, ",") {
 		name, v, _ := strings.Cut(item, "=")
 		name = strings.TrimSpace(name)
-		i := slices.IndexFunc(members, func(m schemaLimit) bool { return m.name == name })
+		i := slices.IndexFunc(settings, func(s toolcheck.Setting) bool { return s.Name == name })
 		if i < 0 {
-			names := make([]string, len(members))
-			for j, m := range members {
-				names[j] = m.name
+			names := make([]string, len(settings))
+			for j, s := range settings {
+				names[j] = s.Name
 			}
 			return fmt.Errorf("%q is not %s or %s", name, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 		}
@@ -162,15 +132,25 @@ func (l *SchemaLimits) set(text string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %q is not a whole number", name, strings.TrimSpace(v))
 		}
-		*members[i].v = n
+		*settings[i].Value = n
 	}
 	return nil
 }
 
-func schemaLimits(l SchemaLimits) error {
-	for _, m := range l.members() {
-		if *m.v < 1 {
-			return fmt.Errorf("%s must be at least 1, got %d", m.name, *m.v)
+// schemaLimitsDefault is schema_limits' default as a flag writes it: toolcheck's.
+func schemaLimitsDefault() string {
+	d := toolcheck.DefaultLimits
+	var items []string
+	for _, s := range d.Settings() {
+		items = append(items, s.Name+"="+strconv.Itoa(*s.Value))
+	}
+	return strings.Join(items, ",")
+}
+
+func schemaLimits(l toolcheck.Limits) error {
+	for _, s := range l.Settings() {
+		if *s.Value < 1 {
+			return fmt.Errorf("%s must be at least 1, got %d", s.Name, *s.Value)
 		}
 	}
 	return nil
@@ -272,7 +252,7 @@ type setting struct {
 
 // value ties a row to its Config field and to the check its final value must pass.
 type value struct {
-	ptr   any          // *string, *int, *float64, *bool, *time.Duration, *[]string, *Caching, *Validation, *aliasTable, *[]Key, *ReasoningCache or *SchemaLimits
+	ptr   any          // *string, *int, *float64, *bool, *time.Duration, *[]string, *Caching, *Validation, *aliasTable, *[]Key, *ReasoningCache or *toolcheck.Limits
 	check func() error // nil when every value that parses is fine
 }
 
@@ -346,7 +326,7 @@ func (s setting) kind() string {
 		return "name=id" + s.sep + "name=id"
 	case *ReasoningCache:
 		return "max_entries=n,ttl=d,max_bytes=n"
-	case *SchemaLimits:
+	case *toolcheck.Limits:
 		return "name=n,…"
 	case *Caching:
 		return "off|auto"
@@ -416,8 +396,8 @@ func (s setting) set(text string, add bool) error {
 		}
 	case *ReasoningCache:
 		return p.set(text)
-	case *SchemaLimits:
-		return p.set(text)
+	case *toolcheck.Limits:
+		return setSchemaLimits(p, text)
 	case *[]Key:
 		*p = nil // only the default comes here: the file's keys are decoded
 	}
@@ -474,8 +454,8 @@ func (s setting) decode(raw jsontext.Value) error {
 		return err
 	case *ReasoningCache:
 		return decodeMembers(raw, "{max_entries: 10000, ttl: 1h}", p.set)
-	case *SchemaLimits:
-		return decodeMembers(raw, "{max_bytes: 262144, max_depth: 32}", p.set)
+	case *toolcheck.Limits:
+		return decodeMembers(raw, "{max_bytes: 262144, max_depth: 32}", func(text string) error { return setSchemaLimits(p, text) })
 	default:
 		if raw[0] == '[' || raw[0] == '{' {
 			return fmt.Errorf("want a single value, got %s", raw)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nirmata/llm-gateway/internal/toolcheck"
 )
 
 func env(m map[string]string) func(string) string {
@@ -48,7 +50,7 @@ func TestLoadDefaults(t *testing.T) {
 		PromptCaching:      CachingAuto,
 		ToolValidation:     ValidationReport,
 		MaxRepairAttempts:  2,
-		SchemaLimits: SchemaLimits{MaxBytes: 256 << 10, MaxSubschemas: 1000, MaxMembers: 1000, MaxDepth: 32, MaxRefDepth: 32,
+		SchemaLimits: toolcheck.Limits{MaxBytes: 256 << 10, MaxSubschemas: 1000, MaxMembers: 1000, MaxDepth: 32, MaxRefDepth: 32,
 			MaxPatternSize: 16 << 10, CompileBudget: 2500},
 		CacheReadWeight:  0.1,
 		RedisTimeout:     100 * time.Millisecond,

@@ -43,6 +43,8 @@ func TestSchemasAreMeasuredFirst(t *testing.T) {
 			"tools[1].function.parameters", "tools[1].function.parameters: 30 members in properties at /properties, at most 20 are allowed (schema_limits.max_members)"},
 		{"a flat tool", chat.Request{Tools: []chat.Tool{{Name: "big", Parameters: []byte(`{"$defs":{"a":{"$ref":"#/$defs/a"}}}`)}}},
 			"tools[0].parameters", "tools[0].parameters: the schema at /$defs/a applies itself again at the same place of the arguments through $ref, without end"},
+		{"a number the library would take 25 ms to read", chat.Request{Tools: []chat.Tool{{Name: "n", Parameters: []byte(`{"type":"object","properties":{"p":{"minimum":1e999999}}}`)}}},
+			"tools[0].parameters", "tools[0].parameters: a number beyond what the gateway reads at /properties/p/minimum (at most 100 digits, an exponent within ±400)"},
 		{"response_format", chat.Request{ResponseFormat: &chat.ResponseFormat{Type: chat.FormatJSONSchema, Schema: []byte(`{"type":"object","enum":[` + strings.Repeat("1,", 25) + `1]}`)}},
 			"response_format.json_schema.schema", "response_format.json_schema.schema: 26 members in enum at /enum, at most 20 are allowed (schema_limits.max_members)"},
 	} {
@@ -95,8 +97,8 @@ func TestCompileBudget(t *testing.T) {
 }
 
 // TestSchemaWarningsAreRateLimited: every distinct schema that does not compile is a
-// warning, and a client can send any number of them, so they share one rate limit: one
-// line every 10 s, counting the ones held back.
+// warning, and a client can send any number of them, so they share a rate limit: one line
+// every 10 s, counting the ones held back.
 func TestSchemaWarningsAreRateLimited(t *testing.T) {
 	t.Parallel()
 	const n = 200
@@ -142,4 +144,40 @@ func TestCostlyCallIsUnchecked(t *testing.T) {
 	assert.Equal(t, args, resp.ToolCalls[0].Arguments)
 	assert.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes)
 	assert.Len(t, observed.FilterMessageSnippet("its check would cost too much").All(), 1)
+}
+
+// TestUncheckedWarningsAreLimitedApart: each reason a call is not checked has its own rate
+// limit, so a client that sends schema after schema that does not compile, filling its
+// limit, does not hide the warning of a call whose check would cost too much, nor that of
+// a request over its compile budget, in the same 10 s.
+func TestUncheckedWarningsAreLimitedApart(t *testing.T) {
+	t.Parallel()
+	costly := strings.Repeat(`{"x":`, 40) + `{}` + strings.Repeat(`}`, 40)
+	answers := []any{}
+	for range 20 {
+		answers = append(answers, answer("1", "", "", [2]string{"t", `{}`}))
+	}
+	answers = append(answers, answer("2", "", "", [2]string{"t", costly}), answer("3", "", "", [2]string{"a", `{}`}, [2]string{"b", `{}`}))
+	u := &scripted{answers: answers}
+	logs, observed := observer.New(zap.WarnLevel)
+	clock := clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := New(u, Options{DefaultModel: modelNoStrict, MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
+		UpstreamTimeout: time.Minute, MaxConcurrent: 4, NoPromptCaching: true, Now: clock.Now,
+		SchemaLimits: toolcheck.Limits{CompileBudget: 100}}, zap.New(logs))
+	chat1 := func(tools ...chat.Tool) ToolOutcomes {
+		req := &chat.Request{ID: "req", Messages: []chat.Message{{Role: chat.RoleUser, Content: "call"}}, Tools: tools}
+		_, res, err := s.Chat(t.Context(), req)
+		require.NoError(t, err)
+		return res.ToolOutcomes
+	}
+	for i := range 20 {
+		require.Equal(t, ToolOutcomes{Unchecked: 1}, chat1(chat.Tool{Name: "t", Parameters: fmt.Appendf(nil, `{"type":"object","properties":{"p":{"type":"thing-%d"}}}`, i)}))
+	}
+	require.Equal(t, ToolOutcomes{Unchecked: 1}, chat1(chat.Tool{Name: "t",
+		Parameters: []byte(`{"type":"object","allOf":[{"properties":{"x":{"$ref":"#"}}},{"properties":{"x":{"$ref":"#"}}}]}`)}))
+	require.Equal(t, ToolOutcomes{Valid: 1, Unchecked: 1}, chat1(chat.Tool{Name: "a", Parameters: propsSchema(300)}, chat.Tool{Name: "b", Parameters: propsSchema(301)}))
+
+	assert.Len(t, observed.FilterMessageSnippet("cannot be compiled").All(), 1, "the first of 20")
+	assert.Len(t, observed.FilterMessageSnippet("would cost too much").All(), 1)
+	assert.Len(t, observed.FilterMessageSnippet("compile budget").All(), 1)
 }

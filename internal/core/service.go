@@ -25,7 +25,6 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
-	"github.com/nirmata/llm-gateway/internal/ratelog"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
@@ -130,11 +129,10 @@ type Service struct {
 	reasoning *reasoningCache
 	// schemas keeps the compiled schemas of the tools whose calls were checked.
 	schemas *toolcheck.Cache
-	// schemaWarn spaces out the warnings about schemas not compiled: a client can send
-	// any number of distinct ones.
-	schemaWarn *ratelog.Limiter
-	started    time.Time
-	now        func() time.Time
+	// warnings are those about calls not checked, each rate-limited on its own.
+	warnings uncheckedWarnings
+	started  time.Time
+	now      func() time.Time
 	// keys are Options.Keys, each policy in one place, so a request holds a pointer.
 	keys map[string]*KeyPolicy
 }
@@ -190,7 +188,7 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 	}
 	s.reasoning = newReasoningCache(opts.ReasoningCache, opts.Shared)
 	s.schemas = toolcheck.NewCache(0, 0, opts.SchemaLimits)
-	s.schemaWarn = ratelog.New(0, "warnings", s.now)
+	s.warnings = newUncheckedWarnings(s.now)
 	if _, isAlias := s.aliases[opts.DefaultModel]; !isAlias && opts.DefaultModel != "" {
 		s.models = append(s.models, ModelEntry{Name: opts.DefaultModel, ID: opts.DefaultModel})
 	}

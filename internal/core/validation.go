@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"slices"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/ratelog"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -176,23 +178,44 @@ func (c *checker) checkAnswer(text string) verdict {
 	return c.against(verdict{repair: c.mode == chat.ValidationRepair}, c.answer, "response_format", text)
 }
 
+// warning is a warning about calls not checked, with its own rate limit: a client can
+// make any of them as often as it likes (every distinct schema it sends may not compile),
+// and one kind must not hide another.
+type warning struct {
+	msg   string
+	limit *ratelog.Limiter
+}
+
+// uncheckedWarnings are the warnings about calls not checked, one for each reason: a
+// schema that does not compile (once per schema, when it enters the cache), a request's
+// compile budget spent, a check that would cost too much.
+type uncheckedWarnings struct{ uncompiled, overBudget, tooCostly warning }
+
+func newUncheckedWarnings(now func() time.Time) uncheckedWarnings {
+	w := func(msg string) warning { return warning{msg, ratelog.New(0, "warnings", now)} }
+	return uncheckedWarnings{
+		uncompiled: w("tool schema cannot be compiled; its calls are not checked"),
+		overBudget: w("tool schema not compiled: the request spent its compile budget; its calls are not checked"),
+		tooCostly:  w("tool call not checked: its check would cost too much"),
+	}
+}
+
 // against completes v with what checking args against schema finds; tool names the
-// schema in the log line of a call not checked. Those lines go through the Service's rate
-// limit: every distinct schema a client sends may be one.
+// schema in the log line of a call not checked.
 func (c *checker) against(v verdict, source []byte, tool, args string) verdict {
 	schema, err, fresh := c.svc.schemas.Schema(source, c.budget)
-	msg := "tool schema cannot be compiled; its calls are not checked" // once per schema: when fresh
+	warn := &c.svc.warnings.uncompiled
 	switch {
 	case errors.Is(err, toolcheck.ErrOverBudget):
-		msg, fresh = "tool schema not compiled: the request spent its compile budget; its calls are not checked", true
+		warn, fresh = &c.svc.warnings.overBudget, true
 	case err == nil:
 		if v.violations, err = schema.Check(args); err != nil {
-			msg, fresh = "tool call not checked: its check would cost too much", true
+			warn, fresh = &c.svc.warnings.tooCostly, true
 		}
 	}
 	if err != nil {
 		if fresh {
-			c.svc.schemaWarn.Warn(c.svc.log, msg,
+			warn.limit.Warn(c.svc.log, warn.msg,
 				zap.String("request_id", c.requestID), zap.String("model", clip.String(c.model, clip.LogMax)),
 				zap.String("tool", clip.String(tool, clip.LogMax)), zap.String("error", clip.String(err.Error(), clip.LogMax)))
 		}

@@ -31,7 +31,6 @@ import (
 	"github.com/nirmata/llm-gateway/internal/server"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
-	"github.com/nirmata/llm-gateway/internal/toolcheck"
 )
 
 // Addrs are the addresses the gateway listens on, once it does.
@@ -182,7 +181,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		AliasDefaults:     aliasDefaults(cfg.AliasDefaults),
 		ToolValidation:    string(cfg.ToolValidation),
 		MaxRepairAttempts: cfg.MaxRepairAttempts,
-		SchemaLimits:      schemaLimits(cfg.SchemaLimits),
+		SchemaLimits:      cfg.SchemaLimits,
 		Tracing:           tracing,
 		Region:            awsCfg.Region,
 		Keys:              policies,
@@ -368,12 +367,6 @@ func aliasTargets(in map[string][]config.Target) map[string][]core.Target {
 		}
 	}
 	return out
-}
-
-// schemaLimits are the configured schema limits as the core takes them.
-func schemaLimits(l config.SchemaLimits) toolcheck.Limits {
-	return toolcheck.Limits{MaxBytes: l.MaxBytes, MaxSubschemas: l.MaxSubschemas, MaxMembers: l.MaxMembers,
-		MaxDepth: l.MaxDepth, MaxRefDepth: l.MaxRefDepth, MaxPatternSize: l.MaxPatternSize, CompileBudget: l.CompileBudget}
 }
 
 // aliasDefaults are the configured alias defaults as the core takes them.

@@ -348,6 +348,8 @@ func attackSchemas() []struct{ name, schema, says string } {
 		{"20,000 patternProperties", members("patternProperties", `"^p%d":{}`, 20000),
 			"20000 members in patternProperties at /patternProperties, at most 1000 are allowed (schema_limits.max_members)"},
 		{"a $ref chain of 20,000", chain.String(), fmt.Sprintf("%d bytes, at most 262144 are allowed (schema_limits.max_bytes)", chain.Len())},
+		{"50 numbers of 1e999999", members("properties", `"p%d":{"minimum":1e999999}`, 50),
+			"a number beyond what the gateway reads at /properties/p0/minimum (at most 100 digits, an exponent within ±400)"},
 	}
 }
 

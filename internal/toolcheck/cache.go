@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/sync/singleflight"
 )
 
 // Bounds of a Cache: the schemas of every tool every client offers, one entry each, and
@@ -28,12 +29,17 @@ type Schema struct {
 }
 
 // Cache keeps compiled schemas by the bytes of their source, least recently used first
-// out. It is safe for concurrent use. Two requests that compile the same new schema at
-// once both compile it; one of the results is kept.
+// out. It is safe for concurrent use. Requests that need the same new schema at once
+// compile it once: the first compiles, the others wait for its result (a compile takes at
+// most about 40 ms), each charged to its own Budget as though it compiled.
 type Cache struct {
 	maxEntries, maxBytes int
 	limits               Limits
 	seed                 maphash.Seed
+	// compiling holds the compiles under way, by source.
+	compiling singleflight.Group
+	// compile is the compiler; tests hold it to see who waits.
+	compile func(source []byte) (*jsonschema.Schema, error)
 
 	mu       sync.Mutex
 	lru      *list.List                 // of *entry, most recently used first
@@ -67,7 +73,7 @@ func NewCache(maxEntries, maxBytes int, limits Limits) *Cache {
 		maxBytes = DefaultMaxBytes
 	}
 	return &Cache{maxEntries: maxEntries, maxBytes: maxBytes, limits: limits.OrDefaults(), seed: maphash.MakeSeed(),
-		lru: list.New(), byKey: map[uint64][]*list.Element{}, admitted: map[uint64]struct{}{}}
+		compile: compile, lru: list.New(), byKey: map[uint64][]*list.Element{}, admitted: map[uint64]struct{}{}}
 }
 
 // Admit measures a schema a request carries against the cache's limits (Measure), and
@@ -107,7 +113,8 @@ var ErrOverBudget = errors.New("compiling the schema would spend more than the r
 // empty: no parameters, a nil *Schema), compiling it, within budget, when the cache does
 // not have it. err says why the schema cannot be compiled: its calls go unchecked. fresh
 // reports that this call compiled source (or found it outside the limits), so a caller
-// logs a failure once per schema (once per time it enters the cache).
+// logs a failure once per schema (once per time it enters the cache): of requests that
+// need it at once, the one that compiles it.
 func (c *Cache) Schema(source []byte, budget *Budget) (s *Schema, err error, fresh bool) {
 	if len(source) == 0 {
 		return nil, nil, false
@@ -119,38 +126,45 @@ func (c *Cache) Schema(source []byte, budget *Budget) (s *Schema, err error, fre
 	if e, ok := c.get(key, source); ok {
 		return e.schema, e.err, false
 	}
-	e := &entry{key: key, source: bytes.Clone(source)}
 	size, g, err := measureGraph(source, c.limits)
-	switch {
-	case err != nil:
-		e.err = fmt.Errorf("the gateway refuses to compile this schema: %w", err)
-		e.retained = entryOverhead + len(source)
-	case !budget.take(size.Cost()):
+	if err == nil && !budget.take(size.Cost()) {
 		return nil, ErrOverBudget, false
-	default:
-		compiled, err := compile(source)
-		e.err, e.retained = err, retained(size)
-		if err == nil {
-			e.schema = &Schema{s: compiled, g: g}
-		}
 	}
-	c.put(e)
-	return e.schema, e.err, true
+	found, _, _ := c.compiling.Do(string(source), func() (any, error) {
+		fresh = true
+		e := &entry{key: key, source: bytes.Clone(source)}
+		if err != nil {
+			e.err = fmt.Errorf("the gateway refuses to compile this schema: %w", err)
+			e.retained = entryOverhead + len(source)
+		} else {
+			compiled, err := c.compile(source)
+			e.err, e.retained = err, retained(size)
+			if err == nil {
+				e.schema = &Schema{s: compiled, g: g}
+			}
+		}
+		c.put(e)
+		return e, nil
+	})
+	e := found.(*entry)
+	return e.schema, e.err, fresh
 }
 
 // entryOverhead is what an entry keeps besides its source and its compiled schema.
 const entryOverhead = 256
 
 // retained estimates the memory a schema of size keeps once compiled, its source in the
-// cache included: about 900 bytes a subschema in the library's structures, 200 in the graph
+// cache included: about 900 bytes a subschema in the library's structures, 300 in the graph
 // that counts what a check costs, and twice its JSON pointer (its location, and the
 // pointer the location was built from); for decoded
 // values about 40 bytes each and 350 more an object (a Go map); the text of names and
 // descriptions; for regular expressions about 600 bytes each and 45 for each 1 of their
-// size. TestCacheEstimate holds it above what the heap says for each shape of schema.
+// size; for numbers, up to 0.5 byte for each digit and each 1 of their exponent (the
+// math/big.Rat of minimum, multipleOf…). TestCacheEstimate holds it above what the heap
+// says for each shape of schema.
 func retained(s Size) int {
 	return 4<<10 + s.Subschemas*1280 + 2*s.PointerBytes + s.Values*48 + s.Objects*384 + 2*s.Bytes +
-		s.Patterns<<10 + s.PatternSize*64
+		s.Patterns<<10 + s.PatternSize*64 + s.NumberDigits
 }
 
 // Budget is what one request may still spend compiling schemas (Limits.CompileBudget), in

@@ -6,8 +6,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -215,4 +218,51 @@ func BenchmarkAdmit(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestConcurrentMissesCompileOnce: requests that need the same new schema at once compile
+// it once; the others wait for that compile and share its result, and only the one that
+// compiled it reports it fresh (so a failure is logged once).
+func TestConcurrentMissesCompileOnce(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		c := NewCache(0, 0, Limits{})
+		var compiles atomic.Int32
+		release := make(chan struct{})
+		c.compile = func(source []byte) (*jsonschema.Schema, error) {
+			compiles.Add(1)
+			<-release
+			return compile(source)
+		}
+		const n = 8
+		type result struct {
+			s     *Schema
+			fresh bool
+		}
+		results := make(chan result, n)
+		for range n {
+			go func() {
+				s, err, fresh := c.Schema([]byte(savePolicy), NewBudget(Limits{}))
+				assert.NoError(t, err)
+				results <- result{s, fresh}
+			}()
+		}
+		synctest.Wait() // every request is in the cache: compiling, or waiting for it
+		assert.EqualValues(t, 1, compiles.Load())
+		close(release)
+		var schemas []*Schema
+		fresh := 0
+		for range n {
+			r := <-results
+			schemas = append(schemas, r.s)
+			if r.fresh {
+				fresh++
+			}
+		}
+		for _, s := range schemas {
+			assert.Same(t, schemas[0], s)
+		}
+		assert.Equal(t, 1, fresh)
+		assert.Equal(t, 1, c.Len())
+	})
 }

@@ -9,9 +9,11 @@ import (
 	"io"
 	"maps"
 	"math/big"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -45,13 +47,28 @@ func (noLoader) Load(string) (any, error) { return nil, errRemote }
 
 // formats are the format names the library asserts on its own (draft-07 and older
 // always do); each is replaced with one that accepts every value, since the contract does
-// not assert format. "regex" cannot be replaced: its failures are dropped as they are
-// reported.
+// not assert format. "regex" cannot be replaced: patterns (regexps) makes it accept every
+// value.
 var formats = []string{"json-pointer", "relative-json-pointer", "uuid", "duration", "period", "ipv4", "ipv6",
 	"hostname", "email", "idn-email", "idn-hostname", "date", "time", "date-time", "uri", "iri", "uri-reference",
 	"iri-reference", "uri-template", "semver"}
 
 func anyFormat(any) error { return nil }
+
+// patterns is the regular expression engine of one schema's compiler. The library uses it
+// for the schema's pattern and patternProperties, which Measure bounded, and for format
+// "regex", which it asserts on draft-07 and older by compiling every string of the
+// arguments there as a regular expression (a 5 KB string took 0.2 to 0.5 s), and which
+// cannot be replaced. Once the schema is compiled, the engine compiles nothing: every
+// string is a valid "regex", as every value is of every other format.
+type patterns struct{ compiled atomic.Bool }
+
+func (p *patterns) compile(re string) (jsonschema.Regexp, error) {
+	if p.compiled.Load() {
+		return nil, nil // only RegexpEngine.validate calls it then, which keeps the error alone
+	}
+	return regexp.Compile(re)
+}
 
 // compile compiles a tool schema, source being its JSON text. A panic of the library is a
 // schema that does not compile.
@@ -61,7 +78,7 @@ func compile(source []byte) (s *jsonschema.Schema, err error) {
 			s, err = nil, fmt.Errorf("the schema library failed on this schema: %v", p)
 		}
 	}()
-	doc, err := decode(source)
+	doc, err := decode(source, -1)
 	if err != nil {
 		return nil, fmt.Errorf("the schema is not JSON: %w", err)
 	}
@@ -71,32 +88,38 @@ func compile(source []byte) (s *jsonschema.Schema, err error) {
 	for _, name := range formats {
 		c.RegisterFormat(&jsonschema.Format{Name: name, Validate: anyFormat})
 	}
+	engine := &patterns{}
+	c.UseRegexpEngine(engine.compile)
 	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil, err
 	}
+	defer engine.compiled.Store(true)
 	return c.Compile(schemaURL)
 }
 
 // Check returns the violations of arguments, a call's arguments as JSON text, against s
 // (nil: any JSON object passes), or nil when there is none. err is ErrTooCostly for
-// arguments whose check would evaluate more schemas than a check may (cost.go): the call
-// is not checked. A panic of the library leaves the call unjudged (nil): it is a bug of the
-// library, not of the call.
+// arguments whose check would cost more than a check may (cost.go), or that nest deeper
+// than maxArgumentDepth or hold a number beyond numberBounds: the call is not checked. A
+// panic of the library leaves the call unjudged (nil): it is a bug of the library, not of
+// the call.
 func (s *Schema) Check(arguments string) (violations []string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			violations = nil
 		}
 	}()
-	v, err := decode([]byte(arguments))
+	v, err := decode([]byte(arguments), maxArgumentDepth)
 	switch {
+	case errors.Is(err, ErrTooCostly):
+		return nil, err
 	case err != nil:
 		return []string{"/: the arguments are not valid JSON"}, nil
 	case kindOf(v) != "object":
 		return []string{"/: expected object, got " + kindOf(v)}, nil
 	case s == nil || s.s == nil:
 		return nil, nil
-	case s.g != nil && s.g.evaluations(v) > maxEvaluations:
+	case s.g != nil && s.g.cost(v) > maxCost:
 		return nil, ErrTooCostly
 	}
 	err = s.s.Validate(v)
@@ -107,9 +130,9 @@ func (s *Schema) Check(arguments string) (violations []string, err error) {
 	if !errors.As(err, &ve) {
 		return []string{"/: does not match the schema"}, nil
 	}
-	var found []violation
+	var found top
 	collect(ve, &found)
-	return words(found), nil
+	return found.lines(), nil
 }
 
 // UnknownTool is the violation of a call to a tool the request did not offer.
@@ -117,27 +140,82 @@ func UnknownTool(name string) []string {
 	return []string{"/: there is no tool named " + clip.Quote(name) + " in tools"}
 }
 
-// violation is one failure: where in the arguments, and the rule broken.
+// violation is one failure: where in the arguments, the rule broken, and the line that
+// says so.
 type violation struct {
 	at   []string
 	rule string
+	text string
+}
+
+// top keeps the first MaxViolations violations in their order: by the arguments'
+// pointers, token by token, an array's indexes by number, then by rule, so the same call
+// always reads the same; of violations whose lines read alike and are neighbors in that
+// order, the first. A check may meet many more (an error for each of 10,000 items of the
+// wrong type, 1,000 required names missing from each of 1,000 objects), so a violation is
+// worded only when its pointer does not come after the last one kept. Not safe for
+// concurrent use.
+type top struct{ kept []violation }
+
+// admits reports whether a violation at the pointer at may be kept.
+func (t *top) admits(at []string) bool {
+	return len(t.kept) < MaxViolations || comparePointers(at, t.kept[len(t.kept)-1].at) <= 0
+}
+
+// add keeps the violation of rule at the pointer at when it is among the first.
+func (t *top) add(at []string, rule string) {
+	if !t.admits(at) {
+		return
+	}
+	v := violation{at: at, rule: rule, text: clip.String(pointer(at)+": "+rule, maxRuleBytes)}
+	i, _ := slices.BinarySearchFunc(t.kept, v, func(a, b violation) int {
+		return cmp.Or(comparePointers(a.at, b.at), strings.Compare(a.rule, b.rule))
+	})
+	if i > 0 && t.kept[i-1].text == v.text || i < len(t.kept) && t.kept[i].text == v.text {
+		return
+	}
+	t.kept = slices.Insert(t.kept, i, v)
+	t.kept = t.kept[:min(len(t.kept), MaxViolations)]
+}
+
+// lines are the violations kept, each written "<pointer>: <rule>".
+func (t *top) lines() []string {
+	out := make([]string, len(t.kept))
+	for i, v := range t.kept {
+		out[i] = v.text
+	}
+	return out
 }
 
 // collect walks an error tree to the failures a model can act on. Groups (allOf, a $ref,
 // the root) stand for their causes; anyOf and oneOf are one failure each, at their place:
 // what every branch disliked would not tell the model which branch it meant.
-func collect(e *jsonschema.ValidationError, out *[]violation) {
-	add := func(rule string) { *out = append(*out, violation{at: e.InstanceLocation, rule: rule}) }
-	at := func(prop, rule string) {
-		*out = append(*out, violation{at: append(slices.Clip(e.InstanceLocation), prop), rule: rule})
-	}
+func collect(e *jsonschema.ValidationError, out *top) {
+	loc := e.InstanceLocation
+	add := func(rule string) { out.add(loc, rule) }
 	switch k := e.ErrorKind.(type) {
 	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
 		for _, c := range e.Causes {
 			collect(c, out)
 		}
+		return
+	case *kind.AdditionalProperties:
+		for _, p := range k.Properties {
+			if at := append(slices.Clip(loc), p); out.admits(at) {
+				out.add(at, "property not allowed")
+			}
+		}
+		return
+	case *kind.PropertyNames:
+		out.add(append(slices.Clip(loc), k.Property), "property name not allowed by propertyNames")
+		return
+	}
+	if !out.admits(loc) {
+		return // before wording it
+	}
+	switch k := e.ErrorKind.(type) {
 	case *kind.Format, *kind.ContentEncoding, *kind.ContentMediaType, *kind.ContentSchema:
-		// Not asserted (docs/PROTOCOL.md 13.2): only "regex" reaches here.
+		// Not asserted (docs/PROTOCOL.md 13.2).
 	case *kind.Type:
 		add("expected " + strings.Join(k.Want, " or ") + ", got " + k.Got)
 	case *kind.Required:
@@ -152,12 +230,6 @@ func collect(e *jsonschema.ValidationError, out *[]violation) {
 		for _, p := range k.Missing {
 			add("missing property " + strconv.Quote(p) + ", required with " + strconv.Quote(k.Prop))
 		}
-	case *kind.AdditionalProperties:
-		for _, p := range k.Properties {
-			at(p, "property not allowed")
-		}
-	case *kind.PropertyNames:
-		at(k.Property, "property name not allowed by propertyNames")
 	case *kind.Enum:
 		add("must be one of " + values(k.Want))
 	case *kind.Const:
@@ -217,30 +289,6 @@ func collect(e *jsonschema.ValidationError, out *[]violation) {
 		}
 		add("does not match the schema")
 	}
-}
-
-// words orders violations, drops repeats, keeps MaxViolations and writes each as
-// "<pointer>: <rule>". The order is the arguments' pointers, an array's indexes by number,
-// then the rule, so the same call always reads the same.
-func words(vs []violation) []string {
-	slices.SortStableFunc(vs, func(a, b violation) int {
-		if c := comparePointers(a.at, b.at); c != 0 {
-			return c
-		}
-		return strings.Compare(a.rule, b.rule)
-	})
-	out := make([]string, 0, min(len(vs), MaxViolations))
-	for _, v := range vs {
-		s := clip.String(pointer(v.at)+": "+v.rule, maxRuleBytes)
-		if len(out) > 0 && out[len(out)-1] == s {
-			continue
-		}
-		if len(out) == MaxViolations {
-			break
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 func comparePointers(a, b []string) int {
@@ -358,12 +406,27 @@ func kindOf(v any) string {
 	return "value"
 }
 
+// maxArgumentDepth bounds how deep a call's arguments may nest to be checked: the library
+// copies a value's location, its path from the root, into every error it makes there, so
+// an evaluation's cost grows with the depth (a 66-byte recursive schema that requires a
+// member at every level took 11 s on arguments 9,000 deep), and so do the violations'
+// pointers. Tool arguments nest a few levels; a Kubernetes manifest about 10.
+const maxArgumentDepth = 64
+
+// Arguments beyond what the gateway reads: not checked.
+var (
+	errTooDeep    = fmt.Errorf("%w: the arguments nest more than %d deep", ErrTooCostly, maxArgumentDepth)
+	errBigNumbers = fmt.Errorf("%w: a number in the arguments is beyond what the gateway reads (%s)", ErrTooCostly, numberBounds)
+)
+
 // decode reads one JSON value into the types the schema library validates: objects as
 // map[string]any, arrays as []any, numbers as encoding/json's Number (their exact digits,
 // so multipleOf and large integers are checked exactly), strings, booleans and nil.
-func decode(text []byte) (any, error) {
+// It nests at most maxDepth objects and arrays deep, any depth when negative (errTooDeep);
+// a number beyond numberBounds is errBigNumbers (a schema's were refused by Measure).
+func decode(text []byte, maxDepth int) (any, error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(text), lenient)
-	v, err := decodeValue(dec)
+	v, err := decodeValue(dec, maxDepth)
 	if err != nil {
 		return nil, err
 	}
@@ -373,12 +436,14 @@ func decode(text []byte) (any, error) {
 	return v, nil
 }
 
-func decodeValue(dec *jsontext.Decoder) (any, error) {
+// decodeValue reads the value at dec, which may nest depth objects and arrays deep, any
+// when negative.
+func decodeValue(dec *jsontext.Decoder, depth int) (any, error) {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, err
 	}
-	switch tok.Kind() {
+	switch k := tok.Kind(); k {
 	case 'n':
 		return nil, nil
 	case 't', 'f':
@@ -386,8 +451,27 @@ func decodeValue(dec *jsontext.Decoder) (any, error) {
 	case '"':
 		return tok.String(), nil
 	case '0':
+		if numberOverBounds(tok.String()) {
+			return nil, errBigNumbers
+		}
 		return stdjson.Number(tok.String()), nil
-	case '{':
+	case '{', '[':
+		if depth == 0 {
+			return nil, errTooDeep
+		}
+		depth--
+		if k == '[' {
+			arr := []any{}
+			for dec.PeekKind() != ']' {
+				v, err := decodeValue(dec, depth)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, v)
+			}
+			_, err := dec.ReadToken()
+			return arr, err
+		}
 		obj := map[string]any{}
 		for dec.PeekKind() != '}' {
 			name, err := dec.ReadToken()
@@ -395,23 +479,12 @@ func decodeValue(dec *jsontext.Decoder) (any, error) {
 				return nil, err
 			}
 			key := name.String()
-			if obj[key], err = decodeValue(dec); err != nil {
+			if obj[key], err = decodeValue(dec, depth); err != nil {
 				return nil, err
 			}
 		}
 		_, err := dec.ReadToken()
 		return obj, err
-	case '[':
-		arr := []any{}
-		for dec.PeekKind() != ']' {
-			v, err := decodeValue(dec)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-		_, err := dec.ReadToken()
-		return arr, err
 	}
 	return nil, fmt.Errorf("unexpected %v", tok.Kind())
 }

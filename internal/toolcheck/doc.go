@@ -9,16 +9,17 @@
 // Schemas are compiled by github.com/santhosh-tekuri/jsonschema/v6: draft 2020-12 unless
 // "$schema" names another draft (draft-07 is what most clients write), local "$ref"s
 // resolved ("#/$defs/x", "#/definitions/x"), "format" not asserted (every format
-// validates, on every draft), content keywords not asserted. Nothing is ever loaded: a
+// validates, "regex" included, on every draft), content keywords not asserted. Nothing is ever loaded: a
 // "$ref" to another document, even a file, cannot compile, and a schema that cannot
 // compile leaves its calls unchecked (the caller logs that once, when Cache.Schema says
 // the failure is fresh).
 //
 // Measure bounds what a client's schema may cost before anything compiles it (Limits: its
 // bytes, subschemas, members of one keyword, nesting, the chain of schemas evaluated at
-// one place through $ref, regular expressions), in one linear pass. A check counts what it
-// would evaluate for the arguments at hand before the library validates them, and leaves a
-// call whose count multiplies beyond a bound unchecked (cost.go).
+// one place through $ref, regular expressions, numbers), in one linear pass. A check
+// counts what the library would do for the arguments at hand before it validates them,
+// each evaluation weighed by what its keywords and its value cost, and leaves a call whose
+// count is beyond a bound unchecked (cost.go).
 //
 // A Cache holds compiled schemas by content, shared by every request, so a call's check
 // costs a hash of its tool's schema, a map lookup and the validation itself. It is bounded

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,12 +27,12 @@ import (
 // Deployment's, about the largest a tool sends (the Deployment and the 112 definitions it
 // refers to, as $defs), is 176 KB, 871 subschemas nested 5 deep, 4 schemas at most in one
 // $ref chain (TestMeasureRealSchemas; inlined, it needs max_subschemas 2000). And they keep
-// the worst schema within them to 10 to 50 ms of compiling on the 2-core development VM
+// the worst schema within them to about 40 ms of compiling on the 2-core development VM
 // (BenchmarkCompileLargest), about 15 MiB at most once compiled by the cache's estimate (an
 // enum of 31,000 small objects; the Deployment 1.7 MiB; TestCacheEstimate), and a check
 // of a cached schema to the chain of schemas at one place that the validator's cost grows
-// with (BenchmarkCheckLargest); what a check multiplies from one place to the next is
-// counted for each call (cost.go).
+// with (BenchmarkCheckLargest); what a check multiplies from one place to the next, and
+// what each evaluation costs, is counted for each call (cost.go).
 type Limits struct {
 	// MaxBytes bounds the schema's JSON text, and the JSON pointers of its subschemas
 	// added up (Size.PointerBytes).
@@ -63,18 +64,32 @@ type Limits struct {
 }
 
 // DefaultLimits are the limits of a gateway that sets none. A budget of 2,500 subschemas
-// is about 75 ms of compiling.
+// is at most about 50 ms of compiling.
 var DefaultLimits = Limits{MaxBytes: 256 << 10, MaxSubschemas: 1000, MaxMembers: 1000, MaxDepth: 32, MaxRefDepth: 32,
 	MaxPatternSize: 16 << 10, CompileBudget: 2500}
+
+// Setting is a member of Limits by the name of its setting, schema_limits.<Name>, which
+// Measure's messages name.
+type Setting struct {
+	Name  string
+	Value *int
+}
+
+// Settings are l's members, in the order the configuration's help lists them: the one
+// list of them.
+func (l *Limits) Settings() []Setting {
+	return []Setting{{"max_bytes", &l.MaxBytes}, {"max_subschemas", &l.MaxSubschemas}, {"max_members", &l.MaxMembers},
+		{"max_depth", &l.MaxDepth}, {"max_ref_depth", &l.MaxRefDepth}, {"max_pattern_size", &l.MaxPatternSize},
+		{"compile_budget", &l.CompileBudget}}
+}
 
 // OrDefaults is l with DefaultLimits' value in each field that is zero or less.
 func (l Limits) OrDefaults() Limits {
 	d := DefaultLimits
-	for _, f := range []struct{ v, def *int }{{&l.MaxBytes, &d.MaxBytes}, {&l.MaxSubschemas, &d.MaxSubschemas},
-		{&l.MaxMembers, &d.MaxMembers}, {&l.MaxDepth, &d.MaxDepth}, {&l.MaxRefDepth, &d.MaxRefDepth},
-		{&l.MaxPatternSize, &d.MaxPatternSize}, {&l.CompileBudget, &d.CompileBudget}} {
-		if *f.v <= 0 {
-			*f.v = *f.def
+	defaults := d.Settings()
+	for i, s := range l.Settings() {
+		if *s.Value <= 0 {
+			*s.Value = *defaults[i].Value
 		}
 	}
 	return l
@@ -103,12 +118,18 @@ type Size struct {
 	// compiles, so long names deep in a schema cost far more than their own bytes.
 	// MaxBytes bounds it too.
 	PointerBytes int
+	// NumberDigits adds up the numbers' digits and exponents: the library reads a number
+	// (minimum, multipleOf…) into a math/big.Rat whose size, and the time it takes, grow
+	// with them (1e400 is 5 bytes of text and 170 of Rat).
+	NumberDigits int
 }
 
-// What compiles in about the time of one subschema (25 to 40 µs on the 2-core development
+// What compiles in about the time of one subschema (8 to 20 µs on the 2-core development
 // VM; BenchmarkCompileLargest): decoding and checking against the draft's metaschema 128
 // values, 64 objects or 4 KiB of text; building 256 bytes of locations (JSON pointers,
-// compared while compiling); compiling 8 regular expressions or 32 of their size.
+// compared while compiling); compiling 8 regular expressions or 32 of their size; reading
+// numbers of 512 digits and exponents added up (the library reads a number into a
+// math/big.Rat, in up to 20 ns a digit, more than once).
 const (
 	valuesPerCost       = 128
 	objectsPerCost      = 64
@@ -116,12 +137,14 @@ const (
 	pointerBytesPerCost = 256
 	patternsPerCost     = 8
 	patternSizePerCost  = 32
+	digitsPerCost       = 512
 )
 
 // Cost is what compiling the schema costs, in subschemas.
 func (s Size) Cost() int {
 	return s.Subschemas + s.Values/valuesPerCost + s.Objects/objectsPerCost + s.Bytes/bytesPerCost +
-		s.PointerBytes/pointerBytesPerCost + s.Patterns/patternsPerCost + s.PatternSize/patternSizePerCost
+		s.PointerBytes/pointerBytesPerCost + s.Patterns/patternsPerCost + s.PatternSize/patternSizePerCost +
+		s.NumberDigits/digitsPerCost
 }
 
 // settingPrefix is the configuration setting a limit's name belongs to, for messages.
@@ -186,8 +209,10 @@ type measure struct {
 	dec  *jsontext.Decoder
 	l    Limits
 	size Size
-	// nodes are the subschemas in the order read: a parent before its children.
+	// nodes are the subschemas in the order read: a parent before its children; work is
+	// what each one's keywords cost at each evaluation (cost.go).
 	nodes []node
+	work  []work
 	// children finds a subschema from its parent by the pointer tokens that lead to it.
 	children map[childKey]int32
 	// edges are the in-place applications: a schema applies another at the same place of
@@ -231,6 +256,10 @@ type edge struct {
 	from, to int32
 	at       application // for below: where
 	name     string      // toNamed: the member
+	// choice numbers, from 1, the reference whose edges these are when it may lead to
+	// several schemas ($dynamicRef, $recursiveRef), of which the validator evaluates one;
+	// 0 for every other edge. A choice's edges are consecutive.
+	choice int32
 }
 
 // ref is a reference to resolve once every subschema is known.
@@ -304,7 +333,7 @@ func (m *measure) schema(parent int32, key childKey, at application, depth int) 
 		return refuse("its subschemas' JSON pointers add up to more than %d bytes (the library keeps one for each; the one that crosses it at %s), at most %d are allowed (%smax_bytes)",
 			m.l.MaxBytes, m.pointerTo(parent, key), m.l.MaxBytes, settingPrefix)
 	}
-	m.nodes = append(m.nodes, nd)
+	m.nodes, m.work = append(m.nodes, nd), append(m.work, work{})
 	m.size.Subschemas, m.size.Depth = len(m.nodes), max(m.size.Depth, depth)
 	if parent >= 0 {
 		key.parent = parent
@@ -369,6 +398,7 @@ func (m *measure) member(n int32, name string, depth int) error {
 		m.idents = append(m.idents, ident{node: n, keyword: name})
 	case k == '{' || k == 't' || k == 'f':
 		if at, ok := schemaKeywords[name]; ok {
+			m.work[n].unevaluated = m.work[n].unevaluated || name == "unevaluatedProperties" || name == "unevaluatedItems"
 			return m.schema(n, childKey{keyword: name}, at, depth+1)
 		}
 		if at, ok := mapKeywords[name]; ok && k == '{' {
@@ -438,23 +468,33 @@ func (m *measure) value(at int32, key childKey, within bool) error {
 		return err
 	}
 	m.size.Values++
+	m.note(at, key.keyword, tok)
+	ptr := func() string {
+		if within {
+			return m.pointerTo(at, key) + "/…" // its pointer would quote the client's data
+		}
+		return m.pointerTo(at, key)
+	}
 	end := jsontext.Kind('}')
 	switch tok.Kind() {
 	case '{':
 		m.size.Objects++
 	case '[':
 		end = ']'
+	case '0':
+		if numberOverBounds(tok.String()) {
+			return refuse("a number beyond what the gateway reads at %s (%s)", ptr(), numberBounds)
+		}
+		digits, exponent := numberSize(tok.String())
+		m.size.NumberDigits += digits + exponent
+		return nil
 	default:
 		return nil
 	}
 	n := 0
 	for m.dec.PeekKind() != end {
 		if n++; n > m.l.MaxMembers {
-			ptr := m.pointerTo(at, key)
-			if within {
-				ptr += "/…" // its pointer would quote the client's data
-			}
-			return m.tooMany(ptr, key.keyword, n-1+m.rest(end))
+			return m.tooMany(ptr(), key.keyword, n-1+m.rest(end))
 		}
 		if end == '}' {
 			if _, err := m.dec.ReadToken(); err != nil {
@@ -470,6 +510,30 @@ func (m *measure) value(at int32, key childKey, within bool) error {
 	return err
 }
 
+// note records in schema at's work what a token of its keyword's value makes the validator
+// do at each evaluation.
+func (m *measure) note(at int32, keyword string, tok jsontext.Token) {
+	w := &m.work[at]
+	switch keyword {
+	case "enum", "const":
+		w.values++
+		if tok.Kind() == '0' {
+			digits, exponent := numberSize(tok.String())
+			w.numbers, w.digits = w.numbers+1, w.digits+digits+exponent
+		}
+	case "required", "dependentRequired", "dependencies":
+		w.values++
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
+		w.reads = w.reads || tok.Kind() == '0'
+	case "type":
+		w.reads = w.reads || tok.Kind() == '"' && tok.String() == "integer"
+	case "minLength", "maxLength":
+		w.length = true
+	case "uniqueItems":
+		w.unique = w.unique || tok.Kind() == 't'
+	}
+}
+
 // pattern counts a regular expression of schema at, reached by key. It is parsed (in
 // time linear in its length) only when its length fits in what is left of
 // MaxPatternSize, so the patterns parsed add up to at most that.
@@ -481,6 +545,11 @@ func (m *measure) pattern(at int32, key childKey, re string) error {
 		}
 	}
 	m.size.Patterns++
+	if key.keyword == "pattern" {
+		m.work[at].pattern += size
+	} else {
+		m.work[at].namePatterns += size
+	}
 	if m.size.PatternSize += size; m.size.PatternSize > m.l.MaxPatternSize {
 		return refuse("regular expressions (pattern, patternProperties) of more than %d in size, repetitions expanded (the one that crosses it at %s), at most %d are allowed (%smax_pattern_size)",
 			m.l.MaxPatternSize, m.pointerTo(at, key), m.l.MaxPatternSize, settingPrefix)
@@ -606,22 +675,27 @@ func resolveURL(base, ref string) (string, error) {
 
 // resolve turns each reference into in-place edges to where it may lead.
 func (m *measure) resolve() error {
-	for _, r := range m.refs {
+	for i, r := range m.refs {
 		targets, err := m.targets(r)
 		if err != nil {
 			return refuse("the %s at %s %s", r.keyword, m.pointer(r.node), err.Error())
 		}
+		choice := int32(0)
+		if len(targets) > 1 {
+			choice = int32(i + 1)
+		}
 		for _, t := range targets {
-			m.edges = append(m.edges, edge{from: r.node, to: t})
+			m.edges = append(m.edges, edge{from: r.node, to: t, choice: choice})
 		}
 	}
 	return nil
 }
 
-// targets are the subschemas a reference may lead to: its target; for $dynamicRef and
-// $recursiveRef, whose target depends on the path the validator took, also every schema
-// that may stand in for it. None for a reference to another document, which the compiler
-// does not load.
+// targets are the subschemas a reference may lead to: its target; for a $dynamicRef or
+// $recursiveRef whose target declares the dynamic anchor, which the validator resolves
+// along the path it took, every schema that declares it (the target among them), one of
+// which is evaluated. None for a reference to another document, which the compiler does
+// not load.
 func (m *measure) targets(r ref) ([]int32, error) {
 	u, err := url.Parse(r.target)
 	if err != nil {
@@ -646,14 +720,13 @@ func (m *measure) targets(r ref) ([]int32, error) {
 	if !ok {
 		return nil, refuse("points at no subschema of this schema: %s", clip.Quote(r.target))
 	}
-	out := []int32{target}
-	switch r.keyword {
-	case "$dynamicRef":
-		out = append(out, m.dynamic[frag]...)
-	case "$recursiveRef":
-		out = append(out, m.recur...)
+	switch {
+	case r.keyword == "$dynamicRef" && slices.Contains(m.dynamic[frag], target):
+		return m.dynamic[frag], nil
+	case r.keyword == "$recursiveRef" && slices.Contains(m.recur, target):
+		return m.recur, nil
 	}
-	return out, nil
+	return []int32{target}, nil
 }
 
 // lookup follows a JSON pointer (RFC 6901) from subschema n to a subschema.
@@ -681,8 +754,9 @@ var unescapeToken = strings.NewReplacer("~1", "/", "~0", "~")
 
 // evaluate measures what is evaluated at one place of the arguments, following the
 // in-place edges: they must hold no cycle; their longest chain is RefDepth; the schemas
-// they reach, counting each path (a $ref used twice is evaluated twice), are Evaluated.
-// One depth-first walk, each node once: linear in the subschemas and edges.
+// they reach, counting each path (a $ref used twice is evaluated twice) and of a choice
+// the target that reaches most, are Evaluated. One depth-first walk, each node once:
+// linear in the subschemas and edges.
 func (m *measure) evaluate() error {
 	n := len(m.nodes)
 	start := make([]int32, n+1) // the edges of node v are out[start[v]:start[v+1]]
@@ -692,9 +766,9 @@ func (m *measure) evaluate() error {
 	for i := range n {
 		start[i+1] += start[i]
 	}
-	out, fill := make([]int32, len(m.edges)), append([]int32(nil), start[:n]...)
+	out, fill := make([]edge, len(m.edges)), append([]int32(nil), start[:n]...)
 	for _, e := range m.edges {
-		out[fill[e.from]] = e.to
+		out[fill[e.from]] = e
 		fill[e.from]++
 	}
 	const (
@@ -709,7 +783,9 @@ func (m *measure) evaluate() error {
 	visit = func(v int32) error {
 		state[v] = open
 		chain[v], count[v] = 1, 1
-		for _, w := range out[start[v]:start[v+1]] {
+		edges, best := out[start[v]:start[v+1]], 0 // best: of the choice being read
+		for i, e := range edges {
+			w := e.to
 			switch state[w] {
 			case open:
 				return refuse("the schema at %s applies itself again at the same place of the arguments through $ref, without end",
@@ -720,7 +796,13 @@ func (m *measure) evaluate() error {
 				}
 			}
 			chain[v] = max(chain[v], chain[w]+1)
-			count[v] = min(count[v]+count[w], m.l.MaxSubschemas+1)
+			if e.choice == 0 {
+				count[v] = min(count[v]+count[w], m.l.MaxSubschemas+1)
+				continue
+			}
+			if best = max(best, count[w]); i+1 == len(edges) || edges[i+1].choice != e.choice {
+				count[v], best = min(count[v]+best, m.l.MaxSubschemas+1), 0
+			}
 		}
 		state[v] = done
 		switch {

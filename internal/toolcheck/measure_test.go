@@ -3,6 +3,8 @@ package toolcheck
 import (
 	"fmt"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,6 +118,10 @@ func TestMeasureLimits(t *testing.T) {
 		{"a $ref to nothing", `{"properties":{"p":{"$ref":"#/$defs/missing"}}}`, Limits{},
 			`the $ref at /properties/p points at no subschema of this schema: "#/$defs/missing"`},
 		{"a $ref that is no URI", `{"$ref":"%zz"}`, Limits{}, `the $ref at / is not a URI reference: "%zz"`},
+		{"a number the library would take 25 ms and 415 KB to read", `{"properties":{"p":{"minimum":1e999999}}}`, Limits{},
+			"a number beyond what the gateway reads at /properties/p/minimum (at most 100 digits, an exponent within ±400)"},
+		{"a number of 101 digits in a value: its pointer is not quoted", `{"enum":[1,` + strings.Repeat("7", 101) + `]}`, Limits{},
+			"a number beyond what the gateway reads at /enum/… (at most 100 digits, an exponent within ±400)"},
 		{"a long name is cut", `{"properties":{"` + strings.Repeat("n", 500) + `":{"$ref":"#/nowhere"}}}`, Limits{},
 			`the $ref at /properties/` + strings.Repeat("n", 128-len("/properties/")) + `… points at no subschema of this schema: "#/nowhere"`},
 	} {
@@ -126,6 +132,24 @@ func TestMeasureLimits(t *testing.T) {
 			assert.Equal(t, tt.want, err.Error())
 			assert.Less(t, len(err.Error()), 400, "bounded")
 		})
+	}
+}
+
+// TestMeasureNumbers: numbers as schemas write them pass, up to the bounds (float64's
+// largest and smallest, 100 digits); one beyond either bound anywhere in the schema is
+// refused, however its exponent is written.
+func TestMeasureNumbers(t *testing.T) {
+	t.Parallel()
+	for _, n := range []string{"0", "-1", "9223372036854775807", "1.7976931348623157e308", "4.9e-324", "1e400", "-1E-400",
+		"1e+0000400", "1e00000000000000000000000001", strings.Repeat("9", 100), "0." + strings.Repeat("9", 99) + "e-400"} {
+		_, err := Measure([]byte(`{"properties":{"p":{"maximum":`+n+`,"default":`+n+`}}}`), Limits{})
+		assert.NoError(t, err, n)
+	}
+	for _, n := range []string{"1e401", "-1E-401", "1e+0000401", "1e99999999999999999999", strings.Repeat("9", 101), "0." + strings.Repeat("0", 100)} {
+		for _, schema := range []string{`{"maximum":` + n + `}`, `{"examples":[{"a":[` + n + `]}]}`, `{"x-anything":` + n + `}`} {
+			_, err := Measure([]byte(schema), Limits{})
+			assert.ErrorContains(t, err, "a number beyond what the gateway reads", schema)
+		}
 	}
 }
 
@@ -195,7 +219,7 @@ func TestMeasureRealSchemas(t *testing.T) {
 	size, err := Measure(deployment, Limits{})
 	require.NoError(t, err)
 	assert.Equal(t, Size{Bytes: 175676, Subschemas: 871, Members: 112, Depth: 5, RefDepth: 4, Evaluated: 5, Values: 2927, Objects: 64,
-		PointerBytes: 55618}, size)
+		PointerBytes: 55618, NumberDigits: 8}, size)
 
 	inline, err := os.ReadFile("testdata/deployment-inline.json")
 	require.NoError(t, err)
@@ -229,17 +253,6 @@ func TestMeasureLeavesOtherDocuments(t *testing.T) {
 	assert.ErrorContains(t, err, "applies itself again", "the schema's own $id")
 }
 
-// TestCompileCostIsBounded: within the limits, a schema's compile cost (what a request's
-// budget is charged) is at most a default budget, whatever the shape.
-func TestCompileCostIsBounded(t *testing.T) {
-	t.Parallel()
-	for _, shape := range largest() {
-		size, err := Measure([]byte(shape.schema), Limits{})
-		require.NoError(t, err, shape.name)
-		assert.LessOrEqual(t, size.Cost(), DefaultLimits.CompileBudget, shape.name)
-	}
-}
-
 // largest are the largest schemas of each shape within DefaultLimits.
 func largest() []struct{ name, schema string } {
 	var nested strings.Builder // 999 arrays of 120 numbers: the most decoded values
@@ -269,6 +282,18 @@ func largest() []struct{ name, schema string } {
 		objects.WriteString("[" + strings.Repeat(`{"a":1},`, 30) + `{"a":1}]`)
 	}
 	objects.WriteString(`]}}}`)
+	numbers := func(n int, number string) string { // n properties, each with 5 numbers the library keeps as big.Rat
+		var b strings.Builder
+		b.WriteString(`{"type":"object","properties":{`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"p%d":{"minimum":%[2]s,"maximum":%[2]s,"exclusiveMinimum":%[2]s,"exclusiveMaximum":%[2]s,"multipleOf":%[2]s}`, i, number)
+		}
+		b.WriteString(`}}`)
+		return b.String()
+	}
 	longName := `{"type":"object","properties":{"` + strings.Repeat("n", 240) + `":{"anyOf":[{}` + strings.Repeat(`,{}`, 990) + `]}}}`
 	var deep strings.Builder // 32 levels of properties, 32 of them at each
 	deep.WriteString(`{"type":"object","properties":{`)
@@ -291,6 +316,8 @@ func largest() []struct{ name, schema string } {
 		{"patterns", patterns.String()},
 		{"deep", deep.String()},
 		{"long names", longName},
+		{"numbers", numbers(998, "1e-400")},
+		{"long numbers", numbers(420, "0."+strings.Repeat("9", 99)+"e-400")},
 	}
 }
 
@@ -345,4 +372,21 @@ func FuzzMeasure(f *testing.F) {
 			t.Fatalf("accepted over the limits: %+v", size)
 		}
 	})
+}
+
+// TestSettingsListEveryLimit: Settings, the one list of the limits by name that the
+// configuration and OrDefaults read, names each field of Limits once.
+func TestSettingsListEveryLimit(t *testing.T) {
+	t.Parallel()
+	var l Limits
+	fields := reflect.ValueOf(&l).Elem()
+	settings := l.Settings()
+	require.Len(t, settings, fields.NumField())
+	for i := range fields.NumField() {
+		ptr := fields.Field(i).Addr().Interface().(*int)
+		assert.True(t, slices.ContainsFunc(settings, func(s Setting) bool { return s.Value == ptr }), fields.Type().Field(i).Name)
+	}
+	assert.Equal(t, Limits{MaxBytes: 1, MaxSubschemas: 2, MaxMembers: 3, MaxDepth: 4, MaxRefDepth: 5, MaxPatternSize: 6, CompileBudget: 7},
+		Limits{MaxBytes: 1, MaxSubschemas: 2, MaxMembers: 3, MaxDepth: 4, MaxRefDepth: 5, MaxPatternSize: 6, CompileBudget: 7}.OrDefaults())
+	assert.Equal(t, DefaultLimits, Limits{}.OrDefaults())
 }
