@@ -209,7 +209,7 @@ func (c *checker) against(v verdict, source []byte, tool, args string) verdict {
 	case errors.Is(err, toolcheck.ErrOverBudget):
 		warn, fresh = &c.svc.warnings.overBudget, true
 	case err == nil:
-		if v.violations, err = schema.Check(args); err != nil {
+		if v.violations, err = schema.Check(args, c.budget); err != nil {
 			warn, fresh = &c.svc.warnings.tooCostly, true
 		}
 	}

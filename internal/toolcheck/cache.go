@@ -167,17 +167,33 @@ func retained(s Size) int {
 		s.Patterns<<10 + s.PatternSize*64 + s.NumberDigits
 }
 
-// Budget is what one request may still spend compiling schemas (Limits.CompileBudget), in
-// Size.Cost. The first compile of a request always goes ahead, so every schema within the
-// limits can be compiled by some request; the limits bound that one. A nil Budget is
-// unlimited. Not safe for concurrent use: it belongs to one request.
+// Budget is what one request may still spend on its schemas: compiling those the cache
+// lacks (Limits.CompileBudget, in Size.Cost), and checking its calls (as much as one check
+// may cost, maxCost, for all of them together, repair attempts' calls included). The first
+// compile of a request always goes ahead, so every schema within the limits can be
+// compiled by some request; the limits bound that one. A nil Budget is unlimited. Not safe
+// for concurrent use: it belongs to one request.
 type Budget struct {
 	left  int
 	spent bool
+	// checks is what the request's checks may still cost.
+	checks int
 }
 
-// NewBudget returns the compile budget of one request.
-func NewBudget(l Limits) *Budget { return &Budget{left: l.OrDefaults().CompileBudget} }
+// NewBudget returns the budget of one request.
+func NewBudget(l Limits) *Budget { return &Budget{left: l.OrDefaults().CompileBudget, checks: maxCost} }
+
+// takeCheck spends what one check costs and reports whether it could.
+func (b *Budget) takeCheck(cost int) bool {
+	switch {
+	case b == nil:
+		return true
+	case cost > b.checks:
+		return false
+	}
+	b.checks -= cost
+	return true
+}
 
 // take spends cost and reports whether it could.
 func (b *Budget) take(cost int) bool {

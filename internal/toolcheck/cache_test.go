@@ -177,7 +177,7 @@ func BenchmarkCheckLargest(b *testing.B) {
 			s := mustSchema(b, c, shape.schema)
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = s.Check(a)
+				_, _ = s.Check(a, nil)
 			}
 		})
 	}

@@ -99,11 +99,12 @@ func compile(source []byte) (s *jsonschema.Schema, err error) {
 
 // Check returns the violations of arguments, a call's arguments as JSON text, against s
 // (nil: any JSON object passes), or nil when there is none. err is ErrTooCostly for
-// arguments whose check would cost more than a check may (cost.go), or that nest deeper
-// than maxArgumentDepth or hold a number beyond numberBounds: the call is not checked. A
-// panic of the library leaves the call unjudged (nil): it is a bug of the library, not of
-// the call.
-func (s *Schema) Check(arguments string) (violations []string, err error) {
+// arguments whose check would cost more than a check may (cost.go) or than the request's
+// budget b has left for checks (nil: no request bound), or that nest deeper than
+// maxArgumentDepth or hold a number beyond numberBounds: the call is not checked. A panic
+// of the library leaves the call unjudged (nil): it is a bug of the library, not of the
+// call.
+func (s *Schema) Check(arguments string, b *Budget) (violations []string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			violations = nil
@@ -119,8 +120,10 @@ func (s *Schema) Check(arguments string) (violations []string, err error) {
 		return []string{"/: expected object, got " + kindOf(v)}, nil
 	case s == nil || s.s == nil:
 		return nil, nil
-	case s.g != nil && s.g.cost(v) > maxCost:
-		return nil, ErrTooCostly
+	case s.g != nil:
+		if cost := s.g.cost(v); cost > maxCost || !b.takeCheck(cost) {
+			return nil, ErrTooCostly
+		}
 	}
 	err = s.s.Validate(v)
 	if err == nil {

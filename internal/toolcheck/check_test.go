@@ -24,7 +24,7 @@ const (
 // check is s.Check of arguments that are not too costly to check.
 func check(t testing.TB, s *Schema, arguments string) []string {
 	t.Helper()
-	violations, err := s.Check(arguments)
+	violations, err := s.Check(arguments, nil)
 	require.NoError(t, err)
 	return violations
 }
@@ -225,7 +225,7 @@ func BenchmarkCheck(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				s, _, _ := c.Schema(source, nil)
-				_, _ = s.Check(bm.args)
+				_, _ = s.Check(bm.args, nil)
 			}
 		})
 	}

@@ -26,7 +26,7 @@ func TestCheckCostIsBounded(t *testing.T) {
 
 	doubling := mustSchema(t, c, `{"type":"object","allOf":[{"properties":{"x":{"$ref":"#"}}},{"properties":{"x":{"$ref":"#"}}}]}`)
 	assert.Empty(t, check(t, doubling, nested(8)), "2^8 evaluations: checked")
-	_, err := doubling.Check(nested(40))
+	_, err := doubling.Check(nested(40), nil)
 	assert.ErrorIs(t, err, ErrTooCostly, "2^40: not checked")
 
 	var chain strings.Builder // no recursion: 30 $defs, each applying the next twice to x
@@ -37,7 +37,7 @@ func TestCheckCostIsBounded(t *testing.T) {
 	chain.WriteString(`"a30":{"type":"object"}}}`)
 	dag := mustSchema(t, c, chain.String())
 	assert.Empty(t, check(t, dag, nested(5)))
-	_, err = dag.Check(nested(30))
+	_, err = dag.Check(nested(30), nil)
 	assert.ErrorIs(t, err, ErrTooCostly)
 
 	// A binary tree and a filter language: recursion that does not multiply, checked on
@@ -59,7 +59,7 @@ func TestCheckCostIsBounded(t *testing.T) {
 	assert.Empty(t, check(t, filter, deep), "15 levels of and/or, 61 deep")
 
 	assert.Empty(t, check(t, tree, nested(maxArgumentDepth-1)), "as deep as a check reads")
-	_, err = tree.Check(nested(maxArgumentDepth))
+	_, err = tree.Check(nested(maxArgumentDepth), nil)
 	assert.ErrorIs(t, err, ErrTooCostly)
 	assert.EqualError(t, err, "checking these arguments would cost more than a check may: the arguments nest more than 64 deep")
 }
@@ -100,7 +100,7 @@ func TestCheckCostIsWeighed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := mustSchema(t, c, tt.schema)
-			_, err := s.Check(tt.costly)
+			_, err := s.Check(tt.costly, nil)
 			assert.ErrorIs(t, err, ErrTooCostly, "was %s", tt.was)
 			got := check(t, s, tt.cheap)
 			if tt.violation == "" {
@@ -119,7 +119,7 @@ func BenchmarkCheckCost(b *testing.B) {
 	args := nested(40)
 	b.ReportAllocs()
 	for b.Loop() {
-		_, err := s.Check(args)
+		_, err := s.Check(args, nil)
 		require.ErrorIs(b, err, ErrTooCostly)
 	}
 }
@@ -263,7 +263,7 @@ func BenchmarkCheckHostile(b *testing.B) {
 			args := h.args(n)
 			b.ReportAllocs()
 			for b.Loop() {
-				_, err := s.Check(args)
+				_, err := s.Check(args, nil)
 				require.NoError(b, err)
 			}
 			b.ReportMetric(float64(n), "n")
@@ -271,4 +271,39 @@ func BenchmarkCheckHostile(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(cost), "ns/unit")
 		})
 	}
+}
+
+// TestRequestChecksShareOneBudget: a request's checks together cost at most what one check
+// may: calls within it are checked until their costs add up to it, and the next call that
+// would pass it is not checked (ErrTooCostly), so many calls in one answer, and repair
+// attempts checking them again, cannot multiply one check's bound.
+func TestRequestChecksShareOneBudget(t *testing.T) {
+	t.Parallel()
+	c := NewCache(0, 0, Limits{})
+	doubling := mustSchema(t, c, `{"type":"object","allOf":[{"properties":{"x":{"$ref":"#"}}},{"properties":{"x":{"$ref":"#"}}}]}`)
+	args := nested(10) // 2^10 places doubled: within one check's bound, about a sixth of it
+	cost := doubling.g.cost(mustDecode(t, args))
+	require.Greater(t, cost, maxCost/7)
+	require.Less(t, cost, maxCost/5)
+	b := NewBudget(Limits{})
+	checked := 0
+	for range 10 {
+		if _, err := doubling.Check(args, b); err != nil {
+			assert.ErrorIs(t, err, ErrTooCostly)
+			break
+		}
+		checked++
+	}
+	assert.Equal(t, maxCost/cost, checked, "as many as the request's budget holds")
+	_, err := doubling.Check(`{"x":{}}`, b)
+	assert.NoError(t, err, "a cheap call still fits")
+	_, err = doubling.Check(args, nil)
+	assert.NoError(t, err, "without a request's budget, one check's bound alone")
+}
+
+func mustDecode(t *testing.T, text string) any {
+	t.Helper()
+	v, err := decode([]byte(text), maxArgumentDepth)
+	require.NoError(t, err)
+	return v
 }

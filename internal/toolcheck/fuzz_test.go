@@ -24,7 +24,7 @@ func FuzzCheck(f *testing.F) {
 		if err != nil {
 			return
 		}
-		got, _ := s.Check(args)
+		got, _ := s.Check(args, nil)
 		if len(got) > MaxViolations {
 			t.Fatalf("%d violations", len(got))
 		}
