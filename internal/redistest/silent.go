@@ -1,8 +1,12 @@
 package redistest
 
 import (
+	"bufio"
+	"fmt"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -79,4 +83,89 @@ func (s *Silent) Connections() int {
 			s.t.Fatalf("the silent server did not accept a connection within %v", startTimeout)
 		}
 	}
+}
+
+// StartPingOnly runs a server that answers PING and nothing else (HELLO with an error, as
+// a Redis before 6 does): a proxy that answers health checks itself while the Redis
+// behind it hangs. It serves until the test ends.
+func StartPingOnly(t testing.TB) (url string) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	var conns sync.WaitGroup
+	var mu sync.Mutex
+	var open []net.Conn
+	conns.Go(func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			open = append(open, c)
+			mu.Unlock()
+			conns.Go(func() { answerPings(c) })
+		}
+	})
+	t.Cleanup(func() {
+		_ = lis.Close()
+		mu.Lock()
+		for _, c := range open {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		conns.Wait()
+	})
+	return "redis://" + lis.Addr().String()
+}
+
+// answerPings reads commands (RESP arrays of bulk strings) from c until it closes,
+// answering PING and HELLO only.
+func answerPings(c net.Conn) {
+	r := bufio.NewReader(c)
+	for {
+		cmd, err := readCommand(r)
+		if err != nil {
+			return
+		}
+		switch strings.ToUpper(cmd) {
+		case "PING":
+			_, _ = c.Write([]byte("+PONG\r\n"))
+		case "HELLO":
+			_, _ = c.Write([]byte("-ERR unknown command 'HELLO'\r\n"))
+		}
+	}
+}
+
+// readCommand reads one command and returns its name.
+func readCommand(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "*")))
+	if err != nil || n < 1 {
+		return "", fmt.Errorf("not a command: %q", line)
+	}
+	var name string
+	for i := range n {
+		head, err := r.ReadString('\n')
+		if err != nil {
+			return "", err
+		}
+		size, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+		if err != nil || size < 0 {
+			return "", fmt.Errorf("not a bulk string: %q", head)
+		}
+		arg := make([]byte, size+2)
+		if _, err := io.ReadFull(r, arg); err != nil {
+			return "", err
+		}
+		if i == 0 {
+			name = string(arg[:size])
+		}
+	}
+	return name, nil
 }

@@ -304,3 +304,14 @@ func TestErrorClass(t *testing.T) {
 		assert.Equal(t, want, replyCode(msg), msg)
 	}
 }
+
+// TestGuardProbesWhatCallsUse: a server that answers PING and nothing else (a proxy
+// answering health checks itself while the Redis behind it hangs) is found down: the
+// Guard's probe is a read of the keyspace, as the calls are, not a PING.
+func TestGuardProbesWhatCallsUse(t *testing.T) {
+	t.Parallel()
+	g := newGuardedWith(t, redistest.StartPingOnly(t), time.Hour, CallTimeout) // one probe, at once
+	require.Eventually(t, func() bool { return g.Status() == "redis unreachable" }, 10*time.Second, time.Millisecond)
+	_, err := incr(g, t.Context(), "k", 1, time.Minute)
+	assert.ErrorIs(t, err, ErrDown, "calls skip it")
+}

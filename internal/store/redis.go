@@ -285,11 +285,16 @@ func (r *Redis) GetMany(ctx context.Context, keys ...string) ([][]byte, error) {
 	return out, nil
 }
 
-// Ping asks the server whether it answers, on a connection of its own.
+// probeKey is the key Ping reads; nothing writes it.
+const probeKey = KeyPrefix + "probe"
+
+// Ping asks the server whether it answers, on a connection of its own, with a read of the
+// keyspace (EXISTS) rather than PING: a proxy in front of Redis may answer PING itself
+// while the Redis behind it hangs, and the calls would then time out one after another.
 func (r *Redis) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	return r.pinger.Ping(ctx).Err()
+	return r.pinger.Exists(ctx, probeKey).Err()
 }
 
 // Close closes the connections.
