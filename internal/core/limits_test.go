@@ -93,6 +93,15 @@ func TestWindows(t *testing.T) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
+// keyService is a core without an upstream whose keys have the given policies, counting
+// in counters on clock.
+func keyService(keys map[string]KeyPolicy, counters store.Counters, clock func() time.Time, defaultMaxTokens int) *Service {
+	return New(nil, Options{
+		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 200, MaxMessages: 10, MaxMessageBytes: 2 << 20,
+		Keys: keys, Counters: counters, Now: clock, CacheReadWeight: 0.1, DefaultMaxTokens: defaultMaxTokens,
+	}, zap.NewNop())
+}
+
 // TestKeyLimits: what admission costs in store calls (none for a request without a key,
 // or whose key has only defaults; one Add for the three limits), what it reserves (the
 // input estimate and maxTokens), how a request settles to its usage, and the order of
@@ -197,10 +206,7 @@ func TestRepairReserves(t *testing.T) {
 	now := time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	counters := store.NewMemory(clock)
-	s := New(nil, Options{
-		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
-		Keys: map[string]KeyPolicy{"ci": {TokensPerMinute: 1000}}, Counters: counters, Now: clock,
-	}, zap.NewNop())
+	s := keyService(map[string]KeyPolicy{"ci": {TokensPerMinute: 1000}}, counters, clock, 0)
 	var res Result
 	p, err := s.prepare(t.Context(), &chat.Request{KeyID: "ci", MaxTokens: new(int32(100)),
 		Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("x", 400)}}}, &res)
@@ -231,10 +237,7 @@ func TestReservationBoundsABurst(t *testing.T) {
 	now := time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	counters := store.NewMemory(clock)
-	s := New(nil, Options{
-		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
-		Keys: map[string]KeyPolicy{"ci": {TokensPerMinute: 2000}}, Counters: counters, Now: clock, DefaultMaxTokens: 96,
-	}, zap.NewNop())
+	s := keyService(map[string]KeyPolicy{"ci": {TokensPerMinute: 2000}}, counters, clock, 96)
 	const burst = 100
 	var (
 		wg       sync.WaitGroup
@@ -282,10 +285,7 @@ func TestSettleCutShort(t *testing.T) {
 	now := time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	counters := store.NewMemory(clock)
-	s := New(nil, Options{
-		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 200, MaxMessages: 10, MaxMessageBytes: 2 << 20,
-		Keys: map[string]KeyPolicy{"ci": {TokensPerDay: 1 << 40}}, Counters: counters, Now: clock, DefaultMaxTokens: 4096,
-	}, zap.NewNop())
+	s := keyService(map[string]KeyPolicy{"ci": {TokensPerDay: 1 << 40}}, counters, clock, 4096)
 	tools := make([]chat.Tool, 100)
 	for i := range tools {
 		tools[i] = chat.Tool{Name: "tool_" + itoa(int64(i)), Description: strings.Repeat("d", 4000)}
@@ -327,10 +327,7 @@ func TestSettleAcrossWindows(t *testing.T) {
 	t.Parallel()
 	clock := clocktest.New(time.Date(2026, 3, 1, 10, 20, 50, 0, time.UTC))
 	counters := store.NewMemory(clock.Now)
-	s := New(nil, Options{
-		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
-		Keys: map[string]KeyPolicy{"ci": {TokensPerMinute: 1 << 30, TokensPerDay: 1 << 40}}, Counters: counters, Now: clock.Now,
-	}, zap.NewNop())
+	s := keyService(map[string]KeyPolicy{"ci": {TokensPerMinute: 1 << 30, TokensPerDay: 1 << 40}}, counters, clock.Now, 0)
 	var res Result
 	p, err := s.prepare(t.Context(), &chat.Request{KeyID: "ci", MaxTokens: new(int32(100)),
 		Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("x", 400)}}}, &res)

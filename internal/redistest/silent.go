@@ -25,11 +25,23 @@ type Silent struct {
 // StartSilent runs a Silent server on a free loopback port until the test ends.
 func StartSilent(t testing.TB) *Silent {
 	t.Helper()
+	s := &Silent{t: t, accepted: make(chan string, 1024)}
+	s.lis = serve(t, func(c net.Conn) {
+		s.accepted <- c.RemoteAddr().String()
+		_, _ = io.Copy(io.Discard, c)
+	})
+	return s
+}
+
+// serve accepts connections on a free loopback port until the test ends, each handled by
+// handle in a goroutine of its own; at the end the connections are closed and their
+// handlers waited for.
+func serve(t testing.TB, handle func(net.Conn)) net.Listener {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	s := &Silent{t: t, lis: lis, accepted: make(chan string, 1024)}
 	var conns sync.WaitGroup
 	var mu sync.Mutex
 	var open []net.Conn
@@ -42,8 +54,7 @@ func StartSilent(t testing.TB) *Silent {
 			mu.Lock()
 			open = append(open, c)
 			mu.Unlock()
-			s.accepted <- c.RemoteAddr().String()
-			conns.Go(func() { _, _ = io.Copy(io.Discard, c) })
+			conns.Go(func() { handle(c) })
 		}
 	})
 	t.Cleanup(func() {
@@ -55,7 +66,7 @@ func StartSilent(t testing.TB) *Silent {
 		mu.Unlock()
 		conns.Wait()
 	})
-	return s
+	return lis
 }
 
 // URL is the server's redis_url.
@@ -90,35 +101,7 @@ func (s *Silent) Connections() int {
 // behind it hangs. It serves until the test ends.
 func StartPingOnly(t testing.TB) (url string) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	var conns sync.WaitGroup
-	var mu sync.Mutex
-	var open []net.Conn
-	conns.Go(func() {
-		for {
-			c, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			open = append(open, c)
-			mu.Unlock()
-			conns.Go(func() { answerPings(c) })
-		}
-	})
-	t.Cleanup(func() {
-		_ = lis.Close()
-		mu.Lock()
-		for _, c := range open {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		conns.Wait()
-	})
-	return "redis://" + lis.Addr().String()
+	return "redis://" + serve(t, answerPings).Addr().String()
 }
 
 // answerPings reads commands (RESP arrays of bulk strings) from c until it closes,
