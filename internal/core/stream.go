@@ -31,6 +31,9 @@ type Stream struct {
 	hold    *callHolder
 	rec     *stream.Recorder
 	scratch []chat.Event
+	// checkHeld: the answer ended in the last Next, whose events went out before its held
+	// calls were checked; the next Next checks them.
+	checkHeld bool
 	// final is the answer a held stream ended with, once checked (and repaired).
 	final *chat.Response
 	// replay holds a unary answer replayed as a stream, for models without streaming tool
@@ -200,32 +203,23 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 		st.firstEvent(out)
 		return out, io.EOF
 	}
-	var src stream.Events = st.src
-	if st.rec != nil {
-		src = st.rec
-	}
-	step := out
-	if st.hold != nil {
-		step = st.scratch[:0]
-	}
-	step, err := st.machine.Step(src, step)
-	for err == nil && st.src.Ready() {
-		step, err = st.machine.Step(src, step)
-	}
-	if err != nil { // the Bedrock call has ended; a repair's calls have spans of their own, and count their own usage
-		st.span.endStream(st.machine, err)
-		st.span = nil
-		st.prepared.quota.count(st.machine.Usage()) // zeros unless Bedrock's final event came
-		st.counted = err == io.EOF
-	}
-	if st.hold != nil {
-		st.scratch = step
-		out = st.hold.pass(step, out)
-		if err == io.EOF && st.hold.untilDone {
+	var err error
+	if st.checkHeld {
+		st.checkHeld = false
+		out, err = st.finishHeld(out)
+	} else {
+		from := len(out)
+		out, err = st.read(out)
+		if err == io.EOF && st.hold != nil && st.hold.untilDone {
+			if len(out) > from {
+				// What came with the answer's end goes out first: checking the held calls
+				// may mean more model calls (a repair), which the text need not wait for.
+				st.checkHeld = true
+				st.firstEvent(out)
+				return out, nil
+			}
 			out, err = st.finishHeld(out)
 		}
-	} else {
-		out = step
 	}
 	st.firstEvent(out)
 	if err != nil && err != io.EOF {
@@ -251,6 +245,34 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 		}
 	}
 	return out, err
+}
+
+// read steps the machine through the upstream events that have arrived (at least one)
+// and appends what of them may go out now; io.EOF says the Bedrock answer is complete.
+func (st *Stream) read(out []chat.Event) ([]chat.Event, error) {
+	var src stream.Events = st.src
+	if st.rec != nil {
+		src = st.rec
+	}
+	step := out
+	if st.hold != nil {
+		step = st.scratch[:0]
+	}
+	step, err := st.machine.Step(src, step)
+	for err == nil && st.src.Ready() {
+		step, err = st.machine.Step(src, step)
+	}
+	if err != nil { // the Bedrock call has ended; a repair's calls have spans of their own, and count their own usage
+		st.span.endStream(st.machine, err)
+		st.span = nil
+		st.prepared.quota.count(st.machine.Usage()) // zeros unless Bedrock's final event came
+		st.counted = err == io.EOF
+	}
+	if st.hold == nil {
+		return step, err
+	}
+	st.scratch = step
+	return st.hold.pass(step, out), err
 }
 
 // finishHeld ends a stream whose calls waited for its end: they are checked, and repaired

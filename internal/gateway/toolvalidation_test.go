@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -16,6 +20,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
+	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/config"
 	"github.com/nirmata/llm-gateway/internal/nirmata"
 )
@@ -446,6 +451,173 @@ func TestToolValidationUnrepaired(t *testing.T) {
 			assert.InDelta(t, 2, metricValue(t, g, "gateway_tool_repair_attempts_total", nil), 0)
 		})
 	}
+}
+
+// TestRepairStreamsTextFirst: in repair mode a stream's text goes out as it comes, on
+// every stream format; only its calls wait for the repair. The upstream sends the first
+// answer in one burst, its text and its invalid call together, and holds the repair's model
+// call until the client has read the whole text: a stream that kept the text back with the
+// calls would never show it.
+func TestRepairStreamsTextFirst(t *testing.T) {
+	for _, surface := range []string{"jsonl", "chunked", "openai-sse", "grpc-stream"} {
+		t.Run(surface, func(t *testing.T) {
+			sim := bedrocksim.New(bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, "invalid_tool_args,times=1")}})
+			release := make(chan struct{})
+			upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !strings.HasSuffix(r.URL.Path, "/converse-stream") { // the repair attempt
+					select {
+					case <-release:
+					case <-r.Context().Done():
+						return
+					}
+					sim.ServeHTTP(w, r)
+					return
+				}
+				burst := httptest.NewRecorder()
+				sim.ServeHTTP(burst, r)
+				maps.Copy(w.Header(), burst.Header())
+				w.WriteHeader(burst.Code)
+				_, _ = w.Write(burst.Body.Bytes())
+			}))
+			t.Cleanup(upstream.Close)
+			var once sync.Once
+			t.Cleanup(func() { once.Do(func() { close(release) }) }) // runs before upstream.Close
+			pointAWSAt(t, upstream.URL)
+			g := start(t, defaultConfig(t))
+
+			const text = "I'll call save_policy."
+			texts, end := streamTexts(t, g, surface, policyBody(testModel, false, `,"tool_validation":"repair"`))
+			got := ""
+			for got != text {
+				select {
+				case piece := <-texts:
+					got += piece
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%s: the text did not arrive while the repair waited; got %q", surface, got)
+				}
+			}
+			once.Do(func() { close(release) })
+			e := <-end
+			require.NoError(t, e.err)
+			require.Len(t, e.args, 1, "the repaired call, after the text")
+			assert.Contains(t, e.args[0], `"filename"`)
+		})
+	}
+}
+
+// streamTexts asks for body as a stream on surface, and reads it in the background, the
+// request included (an OpenAI stream's headers come with its first chunk): each text piece
+// goes to texts as it arrives; once the stream has ended, the arguments of its calls, or
+// what failed, go to end.
+func streamTexts(t *testing.T, g started, surface, body string) (texts chan string, end chan streamEnd) {
+	t.Helper()
+	texts, end = make(chan string, 64), make(chan streamEnd, 1)
+	if surface == "grpc-stream" {
+		ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
+		req := grpcRequest(t, body)
+		req.ToolValidation = "repair"
+		c := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC))
+		go func() {
+			var e streamEnd
+			defer func() { end <- e }()
+			st, err := c.ChatStream(ctx, req)
+			for err == nil {
+				var ev *llmgatewayv1.ChatStreamEvent
+				if ev, err = st.Recv(); err != nil {
+					break
+				}
+				if c := ev.GetContent(); c != nil {
+					texts <- c.GetText()
+				}
+				if tc := ev.GetToolCall(); tc != nil && tc.GetArguments() != "" {
+					e.args = append(e.args, tc.GetArguments())
+				}
+			}
+			if err != io.EOF {
+				e.err = err
+			}
+		}()
+		return texts, end
+	}
+	url := "http://" + g.HTTP + "/llm-apps/chat?stream=true"
+	switch surface {
+	case "chunked":
+		url += "&chunked=true"
+	case "openai-sse":
+		url, body = "http://"+g.HTTP+"/v1/chat/completions", strings.TrimSuffix(body, "}")+`,"stream":true}`
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	go func() {
+		var e streamEnd
+		defer func() { end <- e }()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			e.err = err
+			return
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			var l struct {
+				Type  string
+				Delta json.RawMessage
+				Data  string
+			}
+			line, sse := strings.CutPrefix(sc.Text(), "data: ")
+			if json.Unmarshal([]byte(line), &l) != nil {
+				continue // blank lines, [DONE]
+			}
+			switch {
+			case sse:
+				var c struct {
+					Choices []struct {
+						Delta struct {
+							Content   string
+							ToolCalls []struct{ Function struct{ Arguments string } } `json:"tool_calls"`
+						}
+					}
+				}
+				_ = json.Unmarshal([]byte(line), &c)
+				for _, ch := range c.Choices {
+					if ch.Delta.Content != "" {
+						texts <- ch.Delta.Content
+					}
+					for _, tc := range ch.Delta.ToolCalls {
+						if tc.Function.Arguments != "" {
+							e.args = append(e.args, tc.Function.Arguments)
+						}
+					}
+				}
+			case l.Type == "content":
+				var s string
+				_ = json.Unmarshal(l.Delta, &s)
+				texts <- s
+			case l.Type == "Text":
+				texts <- l.Data
+			case l.Type == "tool_call":
+				var d struct{ Function struct{ Arguments string } }
+				if json.Unmarshal(l.Delta, &d) == nil && d.Function.Arguments != "" {
+					e.args = append(e.args, d.Function.Arguments)
+				}
+			case l.Type == "ToolStart":
+				var d struct {
+					ToolCall struct{ Function struct{ Arguments string } } `json:"tool_call"`
+				}
+				_ = json.Unmarshal([]byte(l.Data), &d)
+				e.args = append(e.args, d.ToolCall.Function.Arguments)
+			}
+		}
+		e.err = sc.Err()
+	}()
+	return texts, end
+}
+
+// streamEnd is how a stream streamTexts read ended: its calls' arguments, or its error.
+type streamEnd struct {
+	args []string
+	err  error
 }
 
 // TestStrictToolWithoutNativeStrict: strict reaches Bedrock only on models that have it,
