@@ -14,6 +14,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -426,10 +427,20 @@ func (s *Service) checkLimits(req *chat.Request) error {
 	}
 	for i := range req.Messages {
 		if n := messageBytes(&req.Messages[i]); n > s.opts.MaxMessageBytes {
-			return refuse("messages[%d]: %d bytes, at most %d are allowed", i, n, s.opts.MaxMessageBytes)
+			return messageTooLarge(i, &req.Messages[i], n, s.opts.MaxMessageBytes)
 		}
 	}
 	return s.checkSchemas(req)
+}
+
+// messageTooLarge refuses message i, n bytes over limit, naming the field that is over the
+// limit by itself, else the message with its largest field.
+func messageTooLarge(i int, m *chat.Message, n, limit int) error {
+	field, size := largestField(i, m)
+	if size > limit {
+		return refuse("%s: %d bytes, at most %d are allowed in one message (max_message_bytes)", field, size, limit)
+	}
+	return refuse("messages[%d]: %d bytes, at most %d are allowed (max_message_bytes); the largest field is %s (%d bytes)", i, n, limit, field, size)
 }
 
 // checkSchemas measures the JSON Schemas of a request (its tools' parameters, its
@@ -456,6 +467,45 @@ func (s *Service) checkSchemas(req *chat.Request) error {
 // refuse is an invalid request naming the field its message starts with.
 func refuse(format string, args ...any) error {
 	return translate.Refuse(translate.ErrInvalidRequest, translate.CodeInvalidValue, format, args...)
+}
+
+// largestField is the JSON path and size of the largest of the fields messageBytes counts
+// in message i.
+func largestField(i int, m *chat.Message) (path string, size int) {
+	field, part, call := ".content", -1, -1
+	size = len(m.Content)
+	pick := func(n, p, c int, f string) {
+		if n > size {
+			size, part, call, field = n, p, c, f
+		}
+	}
+	pick(len(m.ToolCallID), -1, -1, ".tool_call_id")
+	for j := range m.Parts {
+		p := &m.Parts[j]
+		pick(len(p.Text), j, -1, ".text")
+		if p.Image != nil {
+			pick(len(p.Image.URL), j, -1, ".image_url.url")
+		}
+		if f := p.File; f != nil {
+			pick(len(f.Data), j, -1, ".file.file_data")
+			pick(len(f.Filename), j, -1, ".file.filename")
+			pick(len(f.FileID), j, -1, ".file.file_id")
+		}
+	}
+	for j := range m.ToolCalls {
+		c := &m.ToolCalls[j]
+		pick(len(c.ID), -1, j, ".id")
+		pick(len(c.Name), -1, j, ".function.name")
+		pick(len(c.Arguments), -1, j, ".function.arguments")
+	}
+	path = "messages[" + strconv.Itoa(i) + "]"
+	switch {
+	case part >= 0:
+		path += ".content[" + strconv.Itoa(part) + "]"
+	case call >= 0:
+		path += ".tool_calls[" + strconv.Itoa(call) + "]"
+	}
+	return path + field, size
 }
 
 // messageBytes is the size of what one message carries.

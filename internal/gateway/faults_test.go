@@ -70,10 +70,16 @@ type errorBody struct {
 
 func chatOnce(t *testing.T, g started, query string) (*http.Response, errorBody, []byte) {
 	t.Helper()
-	resp, body := post(t, "http://"+g.HTTP+"/llm-apps/chat"+query, "Bearer "+testKey, hello)
+	return chatOnceWith(t, g, query, hello)
+}
+
+// chatOnceWith is chatOnce with a body.
+func chatOnceWith(t *testing.T, g started, query, body string) (*http.Response, errorBody, []byte) {
+	t.Helper()
+	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat"+query, "Bearer "+testKey, body)
 	var e errorBody
-	_ = json.Unmarshal(body, &e)
-	return resp, e, body
+	_ = json.Unmarshal(b, &e)
+	return resp, e, b
 }
 
 func TestUpstreamFaults(t *testing.T) {
@@ -294,13 +300,59 @@ func TestRequestLimits(t *testing.T) {
 	g := start(t, cfg)
 	tests := map[string]struct{ body, want string }{
 		"too many messages": {`{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"},{"role":"assistant","content":"d"}]}`, "messages: 4 messages given, at most 3"},
-		"message too large": {`{"messages":[{"role":"user","content":"` + strings.Repeat("x", 1001) + `"}]}`, "messages[0]: 1001 bytes, at most 1000"},
+		"message too large": {`{"messages":[{"role":"user","content":"` + strings.Repeat("x", 1001) + `"}]}`, "messages[0].content: 1001 bytes, at most 1000"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			resp, body := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, tt.body)
 			assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 			assert.Contains(t, string(body), tt.want)
+		})
+	}
+}
+
+// TestOversizedFieldIsNamed: a message over max_message_bytes is refused naming the field
+// that is over the limit by itself (a part's image or file data, a text, a call's
+// arguments), on every surface: OpenAI's param, the Nirmata error, gRPC's status. A
+// message over it only in all is named with its largest field.
+func TestOversizedFieldIsNamed(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim.Enabled = true
+	cfg.MaxMessageBytes = 1000
+	g := start(t, cfg)
+	pngURL, _ := mediaFixtures(t)
+	big := strings.Repeat("x", 1001)
+	text := `{"type":"text","text":"see"}`
+	user := func(parts ...string) string {
+		return `{"messages":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`
+	}
+	for _, tt := range []struct{ name, body, param, says string }{
+		{"image", user(text, `{"type":"image_url","image_url":{"url":"`+pngURL+big+`"}}`), "messages[0].content[1].image_url.url", "bytes, at most 1000 are allowed in one message"},
+		{"file", user(text, `{"type":"file","file":{"file_data":"data:application/pdf;base64,`+big+`","filename":"a.pdf"}}`), "messages[0].content[1].file.file_data", ""},
+		{"text part", user(text, `{"type":"text","text":"`+big+`"}`), "messages[0].content[1].text", ""},
+		{"tool call arguments", `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"` + big + `"}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}]}`,
+			"messages[1].tool_calls[0].function.arguments", ""},
+		{"only in all", user(`{"type":"text","text":"`+strings.Repeat("a", 600)+`"}`, `{"type":"text","text":"`+strings.Repeat("b", 601)+`"}`),
+			"messages[0]", "messages[0]: 1201 bytes, at most 1000 are allowed (max_message_bytes); the largest field is messages[0].content[1].text (601 bytes)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := post(t, "http://"+g.HTTP+"/v1/chat/completions", "Bearer "+testKey, tt.body)
+			require.Equal(t, http.StatusBadRequest, resp.StatusCode, string(body))
+			var oe struct {
+				Error struct{ Message, Param string }
+			}
+			require.NoError(t, json.Unmarshal(body, &oe))
+			assert.Equal(t, tt.param, oe.Error.Param, oe.Error.Message)
+			assert.Contains(t, oe.Error.Message, tt.param+": ")
+			assert.Contains(t, oe.Error.Message, tt.says)
+
+			_, e, _ := chatOnceWith(t, g, "", tt.body)
+			assert.Contains(t, e.Error, "invalid request: "+tt.param+": ")
+
+			ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
+			_, err := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, grpcRequest(t, tt.body))
+			assert.Equal(t, codes.InvalidArgument, status.Code(err))
+			assert.Contains(t, status.Convert(err).Message(), tt.param+": ")
 		})
 	}
 }

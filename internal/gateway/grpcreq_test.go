@@ -24,9 +24,12 @@ func grpcRequest(t testing.TB, body string) *llmgatewayv1.ChatRequest {
 	for _, m := range req.Messages {
 		pm := &llmgatewayv1.Message{Role: roles[m.Role], Content: m.Content, ToolCallId: m.ToolCallID, Name: m.Name, CacheControl: cacheControlProto(m.CacheControl)}
 		for _, p := range m.Parts {
-			if p.Image != nil {
+			switch {
+			case p.Image != nil:
 				pm.Parts = append(pm.Parts, &llmgatewayv1.ContentPart{Part: &llmgatewayv1.ContentPart_ImageUrl{ImageUrl: &llmgatewayv1.ImageURL{Url: p.Image.URL}}})
-			} else {
+			case p.File != nil:
+				pm.Parts = append(pm.Parts, &llmgatewayv1.ContentPart{Part: &llmgatewayv1.ContentPart_File{File: &llmgatewayv1.File{FileData: p.File.Data, Filename: p.File.Filename, FileId: p.File.FileID}}})
+			default:
 				pm.Parts = append(pm.Parts, &llmgatewayv1.ContentPart{Part: &llmgatewayv1.ContentPart_Text{Text: p.Text}})
 			}
 			pm.Parts[len(pm.Parts)-1].CacheControl = cacheControlProto(p.CacheControl)

@@ -65,7 +65,7 @@ func TestImagesAndDocumentsOnSim(t *testing.T) {
 
 	pdfAsImage := "data:image/png;base64," + pdfURL[len("data:application/pdf;base64,"):]
 	for _, tt := range []struct{ name, body, field string }{
-		{"PDF bytes sent as an image", body(`{"type":"text","text":"x"}`, imagePart(pdfAsImage)), "messages[0].content[1]: the image format is not png, jpeg, gif or webp"},
+		{"PDF bytes sent as an image", body(`{"type":"text","text":"x"}`, imagePart(pdfAsImage)), "messages[0].content[1].image_url.url: the image format is not png, jpeg, gif or webp"},
 		{"image sent as a document", body(`{"type":"text","text":"x"}`, filePart(pngURL, "cat.png")), `messages[0].content[1].file.file_data: document type "image/png" is not supported`},
 		{"remote image", body(imagePart("https://example.com/cat.png")), "messages[0].content[0].image_url.url: remote image URLs are not fetched"},
 		{"file id", body(`{"type":"file","file":{"file_id":"file-abc"}}`), "messages[0].content[0].file.file_id is not supported"},

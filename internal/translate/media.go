@@ -93,14 +93,14 @@ func (md *media) image(i, j int, p *chat.Part) (*bedrock.ImageBlock, error) {
 		return nil, invalidf("%s: more than %d images in the request; Bedrock takes at most %d", path, maxImages, maxImages)
 	}
 	if len(raw) > maxImageBytes {
-		return nil, invalidf("%s: the image is %d bytes; Bedrock takes at most %d (3.75 MB)", path, len(raw), maxImageBytes)
+		return nil, invalidf("%s: the image is %d bytes; Bedrock takes at most %d (3.75 MB)", field, len(raw), maxImageBytes)
 	}
 	format := imageFormat(raw)
 	if format == "" {
-		return nil, unsupportedf("%s: the image format is not png, jpeg, gif or webp", path)
+		return nil, unsupportedf("%s: the image format is not png, jpeg, gif or webp", field)
 	}
 	if w, h, ok := imageSize(format, raw); ok && (w > maxImageSide || h > maxImageSide) {
-		return nil, invalidf("%s: the image is %dx%d pixels; Bedrock takes at most %dx%d", path, w, h, maxImageSide, maxImageSide)
+		return nil, invalidf("%s: the image is %dx%d pixels; Bedrock takes at most %dx%d", field, w, h, maxImageSide, maxImageSide)
 	}
 	return &bedrock.ImageBlock{Format: format, Source: bedrock.ImageSource{Bytes: raw}}, nil
 }
@@ -199,7 +199,7 @@ func (md *media) document(i, j int, p *chat.Part) (*bedrock.DocumentBlock, error
 		return nil, invalidf("%s: more than %d documents in the request; Bedrock takes at most %d", path, maxDocuments, maxDocuments)
 	}
 	if len(raw) > maxDocumentBytes {
-		return nil, invalidf("%s: the document is %d bytes; Bedrock takes at most %d (4.5 MB)", path, len(raw), maxDocumentBytes)
+		return nil, invalidf("%s: the document is %d bytes; Bedrock takes at most %d (4.5 MB)", field, len(raw), maxDocumentBytes)
 	}
 	return &bedrock.DocumentBlock{Format: format, Name: md.documentName(f.Filename, raw), Source: bedrock.DocumentSource{Bytes: raw}}, nil
 }

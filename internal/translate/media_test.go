@@ -88,7 +88,7 @@ func dataURL(mediaType string, data []byte) string {
 }
 
 // TestMediaLimits: sizes and dimensions beyond Bedrock's are refused before Bedrock is
-// called, naming the part; at the limit they pass.
+// called, naming the part's field that holds the bytes; at the limit they pass.
 func TestMediaLimits(t *testing.T) {
 	t.Parallel()
 	bigPNG := append([]byte("\x89PNG"), make([]byte, maxImageBytes-3)...)
@@ -100,15 +100,15 @@ func TestMediaLimits(t *testing.T) {
 	}{
 		{"image at the size limit", chat.Part{Type: chat.PartImageURL, Image: &chat.ImageURL{URL: dataURL("image/png", bigPNG[:maxImageBytes])}}, ""},
 		{"image over the size limit", chat.Part{Type: chat.PartImageURL, Image: &chat.ImageURL{URL: dataURL("image/png", bigPNG)}},
-			"invalid request: messages[0].content[1]: the image is 3932161 bytes; Bedrock takes at most 3932160 (3.75 MB)"},
+			"invalid request: messages[0].content[1].image_url.url: the image is 3932161 bytes; Bedrock takes at most 3932160 (3.75 MB)"},
 		{"image 8000 pixels wide", chat.Part{Type: chat.PartImageURL, Image: &chat.ImageURL{URL: dataURL("image/png", encoded(t, "png", 8000, 1))}}, ""},
 		{"image 8001 pixels wide", chat.Part{Type: chat.PartImageURL, Image: &chat.ImageURL{URL: dataURL("image/jpeg", encoded(t, "png", 8001, 1))}},
-			"invalid request: messages[0].content[1]: the image is 8001x1 pixels; Bedrock takes at most 8000x8000"},
+			"invalid request: messages[0].content[1].image_url.url: the image is 8001x1 pixels; Bedrock takes at most 8000x8000"},
 		{"webp 9001 pixels high", chat.Part{Type: chat.PartImageURL, Image: &chat.ImageURL{URL: dataURL("image/webp", webpHeader("VP8X", 0, 0, 0, 0, 0, 0, 0, 0x28, 0x23, 0x00))}},
-			"invalid request: messages[0].content[1]: the image is 1x9001 pixels; Bedrock takes at most 8000x8000"},
+			"invalid request: messages[0].content[1].image_url.url: the image is 1x9001 pixels; Bedrock takes at most 8000x8000"},
 		{"document at the size limit", chat.Part{Type: chat.PartFile, File: &chat.File{Data: dataURL("application/pdf", bigPDF[:maxDocumentBytes])}}, ""},
 		{"document over the size limit", chat.Part{Type: chat.PartFile, File: &chat.File{Data: dataURL("application/pdf", bigPDF)}},
-			"invalid request: messages[0].content[1]: the document is 4718593 bytes; Bedrock takes at most 4718592 (4.5 MB)"},
+			"invalid request: messages[0].content[1].file.file_data: the document is 4718593 bytes; Bedrock takes at most 4718592 (4.5 MB)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,6 +121,9 @@ func TestMediaLimits(t *testing.T) {
 			}
 			require.ErrorIs(t, err, ErrInvalidRequest)
 			assert.EqualError(t, err, tt.err)
+			var re *RequestError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, strings.Fields(strings.TrimPrefix(tt.err, "invalid request: "))[0], re.Param+":")
 		})
 	}
 }
