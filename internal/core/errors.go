@@ -71,6 +71,12 @@ const (
 	KindCanceled
 	// KindWrongMethod: a REST path served for another method. 405, Unimplemented.
 	KindWrongMethod
+	// KindURITooLong: a REST request line that runs past the head's limit (HeadError).
+	// 414, ResourceExhausted.
+	KindURITooLong
+	// KindHeadersTooLarge: REST headers that run past the head's limit (HeadError). 431,
+	// ResourceExhausted.
+	KindHeadersTooLarge
 )
 
 // statusOf is the one table of docs/PROTOCOL.md 5: each Kind's HTTP status (REST and
@@ -92,6 +98,8 @@ var statusOf = [...]struct {
 	KindCredentials:     {http.StatusBadGateway, codes.Internal},
 	KindCanceled:        {499, codes.Canceled}, // nginx's "client closed request"
 	KindWrongMethod:     {http.StatusMethodNotAllowed, codes.Unimplemented},
+	KindURITooLong:      {http.StatusRequestURITooLong, codes.ResourceExhausted},
+	KindHeadersTooLarge: {http.StatusRequestHeaderFieldsTooLarge, codes.ResourceExhausted},
 }
 
 // HTTPStatus is the status a REST answer of this kind has.
@@ -177,6 +185,7 @@ func classify(err error) Failure {
 	var route *RouteError
 	var refused *translate.RequestError
 	var limited *LimitError
+	var head *HeadError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return Failure{Kind: KindTimeout, Message: "the upstream model did not answer in time"}
@@ -198,6 +207,14 @@ func classify(err error) Failure {
 		return Failure{Kind: KindInvalid, Message: err.Error(), Param: refused.Param, Reason: refused.Code}
 	case errors.Is(err, translate.ErrInvalidRequest), errors.Is(err, translate.ErrUnsupported), errors.As(err, new(*invalidBody)):
 		return Failure{Kind: KindInvalid, Message: err.Error(), Reason: translate.CodeInvalidValue}
+	case errors.As(err, &head):
+		switch {
+		case head.Malformed:
+			return Failure{Kind: KindInvalid, Message: head.Message, Reason: translate.CodeInvalidValue}
+		case head.InURI:
+			return Failure{Kind: KindURITooLong, Message: head.Message}
+		}
+		return Failure{Kind: KindHeadersTooLarge, Message: head.Message}
 	case errors.As(err, &route) && route.WrongMethod:
 		return Failure{Kind: KindWrongMethod, Message: route.Message}
 	case route != nil:
@@ -286,6 +303,18 @@ type RouteError struct {
 }
 
 func (e *RouteError) Error() string { return e.Message }
+
+// HeadError is a REST request net/http refused while reading its request line and headers,
+// before any handler ran: a head over the server's limit, or a malformed one. The server
+// answers it in the shape of the surface its path is under (docs/PROTOCOL.md 5).
+type HeadError struct {
+	Message string
+	// Malformed: the head is not HTTP (400); else it is over the limit, in the request
+	// line when InURI (414), else in the headers (431).
+	Malformed, InURI bool
+}
+
+func (e *HeadError) Error() string { return e.Message }
 
 // invalidBody marks a transport's decoding error as an invalid request: transports wrap
 // theirs with InvalidBody.

@@ -58,6 +58,9 @@ func TestClassify(t *testing.T) {
 		{"draining", ErrDraining, 503, codes.Unavailable, true, "shutting down"},
 		{"no route", &RouteError{Message: "no route for GET /x"}, 404, codes.NotFound, false, "no route"},
 		{"wrong method", &RouteError{Message: "method PUT is not allowed", WrongMethod: true}, 405, codes.Unimplemented, false, "not allowed"},
+		{"request line too long", &HeadError{Message: "request URI too long", InURI: true}, 414, codes.ResourceExhausted, false, "URI too long"},
+		{"headers too large", &HeadError{Message: "request headers too large"}, 431, codes.ResourceExhausted, false, "headers too large"},
+		{"malformed head", &HeadError{Message: "malformed request", Malformed: true}, 400, codes.InvalidArgument, false, "malformed"},
 		{"client gone", fmt.Errorf("call: %w", context.Canceled), 499, codes.Canceled, false, "canceled"},
 	}
 	for _, tt := range tests {

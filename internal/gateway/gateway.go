@@ -42,11 +42,6 @@ type Addrs struct {
 	Sim string
 }
 
-// maxHeaderBytes bounds a REST request's line and headers. The gateway's clients send a
-// few short headers; net/http's default, 1 MiB, would let each connection hold a megabyte
-// for ReadHeaderTimeout.
-const maxHeaderBytes = 64 << 10
-
 // shutdownTimeout bounds closing the servers once the drain is over: by then every call
 // has ended or been cancelled, so this only waits for handlers to return.
 const shutdownTimeout = 5 * time.Second
@@ -212,8 +207,9 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	httpServer := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
-		// The request line and headers together; beyond it net/http answers 431 itself.
-		MaxHeaderBytes: maxHeaderBytes,
+		// The request line and headers together; beyond it net/http answers 431 itself,
+		// which server.Listener turns into the surface's JSON.
+		MaxHeaderBytes: server.MaxHeaderBytes,
 		// No WriteTimeout: it would cut long streams. Calls are bounded by upstream_timeout,
 		// and a stream whose client stops reading by stream_write_timeout.
 		IdleTimeout: 120 * time.Second,
@@ -243,7 +239,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		}
 		addrs.Admin = adminLis.Addr().String()
 		adminServer = &http.Server{Handler: server.NewAdminHandler(svc, httpOpts), ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: maxHeaderBytes, ErrorLog: zap.NewStdLog(log)}
+			ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: server.MaxHeaderBytes, ErrorLog: zap.NewStdLog(log)}
 	}
 	logStarted(log, addrs, upstreamName, keys.Enabled())
 	if started != nil {
@@ -259,7 +255,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return nil
 	})
 	g.Go(func() error {
-		if err := httpServer.Serve(httpLis); !errors.Is(err, http.ErrServerClosed) {
+		if err := httpServer.Serve(server.Listener(httpLis, svc)); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil

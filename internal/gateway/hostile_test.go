@@ -244,16 +244,6 @@ func TestClientStringsAreBounded(t *testing.T) {
 		})
 	}
 
-	// Beyond 64 KiB of request line and headers, net/http answers 431 itself (text/plain:
-	// it writes that answer before any handler runs).
-	for _, head := range []string{
-		"GET /llm-apps/capabilities?model=" + strings.Repeat("c", 100<<10) + " HTTP/1.1\r\nHost: x\r\n",
-		"GET /llm-apps/capabilities HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("c", 100<<10) + "\r\n",
-	} {
-		resp, _, _ := readResponse(t, rawRequest(t, g.HTTP, head, ""))
-		assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
-	}
-
 	// gRPC: the same bounds.
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
 	_, err := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, &llmgatewayv1.ChatRequest{
@@ -270,6 +260,124 @@ func TestClientStringsAreBounded(t *testing.T) {
 		assert.Less(t, line.Len(), 16<<10, "log line %.200s", line.String())
 		line.Free()
 	}
+}
+
+// TestOversizedHeadsAreJSON: a request line or headers over 64 KiB, which net/http
+// refuses before any handler runs, are answered in JSON in the shape of the surface the
+// path is under, naming what was too long: 414 for the request line (a 256 KiB query
+// parameter), 431 for the headers; so is a malformed head (400). On a connection that
+// served a request before, too. A head of many megabytes is answered after net/http's
+// bound, not read to its end.
+func TestOversizedHeadsAreJSON(t *testing.T) {
+	cfg := defaultConfig(t)
+	cfg.Sim.Enabled = true
+	g := start(t, cfg)
+	long := strings.Repeat("c", 256<<10)
+	type nirmataError struct {
+		Error, Code string
+		RequestID   string `json:"request_id"`
+	}
+	type openaiError struct {
+		Error struct{ Message, Type, Code string }
+	}
+	for _, tt := range []struct {
+		name, head string
+		status     int
+		says, code string
+	}{
+		{"query parameter", "POST /llm-apps/chat?stream=true&client_type=" + long + " HTTP/1.1\r\nHost: x\r\n", 414,
+			`request URI too long: the request line and headers are over 64 KiB (the limit was reached in query parameter "client_type")`, "resource_exhausted"},
+		{"query parameter on /v1", "POST /v1/chat/completions?client_type=" + long + " HTTP/1.1\r\nHost: x\r\n", 414,
+			`request URI too long: the request line and headers are over 64 KiB (the limit was reached in query parameter "client_type")`, "uri_too_long"},
+		{"path", "GET /" + long + " HTTP/1.1\r\nHost: x\r\n", 414,
+			"request URI too long: the request line and headers are over 64 KiB (the limit was reached in the path)", "resource_exhausted"},
+		{"header", "GET /llm-apps/capabilities HTTP/1.1\r\nHost: x\r\nX-Big: " + long + "\r\n", 431,
+			`request headers too large: the request line and headers are over 64 KiB (the limit was reached in header "X-Big")`, "resource_exhausted"},
+		{"header on /v1", "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testKey + "\r\nX-Big: " + long + "\r\n", 431,
+			`request headers too large: the request line and headers are over 64 KiB (the limit was reached in header "X-Big")`, "headers_too_large"},
+		{"many headers", "GET /llm-apps/capabilities HTTP/1.1\r\nHost: x\r\n" + strings.Repeat("X-Many: "+strings.Repeat("m", 1000)+"\r\n", 80), 431,
+			`(the limit was reached in header "X-Many")`, "resource_exhausted"},
+		{"malformed header", "GET /v1/models HTTP/1.1\r\nHost: x\r\nNo colon here\r\n", 400,
+			"malformed request: ", "invalid_value"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body, closed := readResponse(t, rawRequest(t, g.HTTP, tt.head, ""))
+			require.Equal(t, tt.status, resp.StatusCode, body)
+			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+			assert.True(t, closed, "net/http closes the connection after such an answer")
+			id := resp.Header.Get("X-Request-Id")
+			assert.Len(t, id, 16)
+			if strings.Contains(tt.head, " /v1/") {
+				var e openaiError
+				require.NoError(t, json.Unmarshal([]byte(body), &e), body)
+				assert.Contains(t, e.Error.Message, tt.says)
+				assert.Equal(t, tt.code, e.Error.Code)
+				assert.Equal(t, "invalid_request_error", e.Error.Type)
+				return
+			}
+			var e nirmataError
+			require.NoError(t, json.Unmarshal([]byte(body), &e), body)
+			assert.Contains(t, e.Error, tt.says)
+			assert.Equal(t, tt.code, e.Code)
+			assert.Equal(t, id, e.RequestID)
+		})
+	}
+
+	t.Run("after a request on the same connection", func(t *testing.T) {
+		conn := rawRequest(t, g.HTTP, "GET /llm-apps/capabilities HTTP/1.1\r\nHost: x\r\n", "")
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		_, err = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		_, err = io.WriteString(conn, "GET /v1/models?after="+long+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+		resp, err = http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusRequestURITooLong, resp.StatusCode)
+		var e openaiError
+		require.NoError(t, json.Unmarshal(body, &e), string(body))
+		assert.Contains(t, e.Error.Message, `query parameter "after"`)
+	})
+
+	t.Run("many megabytes", func(t *testing.T) {
+		conn, err := net.Dial("tcp", g.HTTP)
+		require.NoError(t, err)
+		defer conn.Close()
+		const total = 256 << 20
+		wrote := make(chan int64, 1)
+		go func() {
+			chunk := []byte(strings.Repeat("h", 64<<10))
+			n, _ := io.WriteString(conn, "GET /llm-apps/capabilities HTTP/1.1\r\nHost: x\r\nX-Huge: ")
+			written := int64(n)
+			for written < total {
+				n, err := conn.Write(chunk)
+				written += int64(n)
+				if err != nil {
+					break
+				}
+			}
+			wrote <- written
+		}()
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(20*time.Second)))
+		resp, body, _ := readResponse(t, conn)
+		assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+		assert.Contains(t, body, `header \"X-Huge\"`)
+		assert.Less(t, <-wrote, int64(total), "the gateway stopped reading: the rest was refused")
+	})
+
+	assert.InDelta(t, 8, metricValue(t, g, "gateway_rejected_total", map[string]string{"reason": "too_large"}), 0)
+	assert.InDelta(t, 5, metricValue(t, g, "gateway_requests_total", map[string]string{"code": "resource_exhausted", "route": "other", "transport": "rest"}), 0)
+	logged := 0
+	for _, e := range g.logs.FilterMessage("http").All() {
+		if fmt.Sprint(e.ContextMap()["status"]) == "414" {
+			logged++
+		}
+	}
+	assert.Equal(t, 4, logged, "each has its access line")
 }
 
 // TestBogusModelsDoNotPoisonLabels: a hundred and more requests naming models that do not

@@ -281,6 +281,8 @@ var reasonOf = map[core.Kind]string{
 	core.KindCredentials:     "UPSTREAM_CREDENTIALS_REFUSED",
 	core.KindCanceled:        "CANCELED",
 	core.KindWrongMethod:     "METHOD_NOT_ALLOWED",
+	core.KindURITooLong:      "URI_TOO_LONG",
+	core.KindHeadersTooLarge: "HEADERS_TOO_LARGE",
 }
 
 // errorEvent is the last event of a stream that failed after it started: the same

@@ -116,7 +116,7 @@ func TestStatusDetails(t *testing.T) {
 	require.NotNil(t, retry)
 	assert.Equal(t, 2*time.Second, retry.GetRetryDelay().AsDuration())
 
-	for k := range core.KindWrongMethod + 1 {
+	for k := range core.KindHeadersTooLarge + 1 {
 		assert.NotEmpty(t, reasonOf[k], "kind %d has a reason", k)
 	}
 	plain := statusOf("req-2", core.Failure{Kind: core.KindInvalid, Message: "bad"})

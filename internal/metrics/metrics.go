@@ -182,7 +182,7 @@ func New() *Metrics {
 		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_rejected_total",
-			Help: `Requests turned away before reaching Bedrock, by reason: "unauthenticated" (no valid key), "overloaded" (max_concurrent calls in flight, or too many keyless gRPC messages at once), "draining" (shutting down), "too_large" (a body over max_body_bytes).`,
+			Help: `Requests turned away before reaching Bedrock, by reason: "unauthenticated" (no valid key), "overloaded" (max_concurrent calls in flight, or too many keyless gRPC messages at once), "draining" (shutting down), "too_large" (a body over max_body_bytes, or a request line and headers over 64 KiB).`,
 		}, []string{"reason"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_rate_limited_total",

@@ -202,6 +202,8 @@ var errorTypes = [...]struct{ typ, code string }{
 	core.KindCredentials:     {"server_error", "upstream_error"},
 	core.KindCanceled:        {"invalid_request_error", "canceled"},
 	core.KindWrongMethod:     {"invalid_request_error", "method_not_allowed"},
+	core.KindURITooLong:      {"invalid_request_error", "uri_too_long"},
+	core.KindHeadersTooLarge: {"invalid_request_error", "headers_too_large"},
 }
 
 // errorOf is a failure in OpenAI's error shape.
@@ -232,7 +234,7 @@ func WriteError(w http.ResponseWriter, _ string, f core.Failure) {
 		h.Set("Retry-After", strconv.Itoa(int(f.RetryAfter.Seconds())))
 	}
 	switch f.Kind {
-	case core.KindTooLarge, core.KindCredentials, core.KindInternal:
+	case core.KindTooLarge, core.KindURITooLong, core.KindHeadersTooLarge, core.KindCredentials, core.KindInternal:
 		h.Set("X-Should-Retry", "false")
 	default:
 		if f.RetryAfter > noRetryAbove {

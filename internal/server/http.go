@@ -1,7 +1,8 @@
 // Package server is the gateway's HTTP server: one net/http ServeMux that serves every
 // REST route once (the Nirmata surface, OpenAI's, health, metrics), with one middleware that gives
 // each call its id, checks its key, bounds its body's arrival, turns a panic into a 500,
-// and hands the call to the core's access log and metrics.
+// and hands the call to the core's access log and metrics; and its listener (Listener),
+// which answers in the same shapes what net/http refuses before any handler runs.
 //
 // grpc-gateway is not used: it maps REST onto gRPC methods with the proto's JSON mapping,
 // and none of the gateway's REST surfaces has that shape (the Nirmata and OpenAI bodies
@@ -89,7 +90,7 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 		// the clean one, which turns a POST into a GET. The gateway serves no such path; it
 		// answers in the shape of the surface the clean path is under.
 		if p := r.URL.Path; !canonical(p) {
-			if c := path.Clean(p); c == "/v1" || strings.HasPrefix(c, "/v1/") {
+			if surfaceOf(p).transport == metrics.TransportOpenAI {
 				openaiOther.ServeHTTP(w, r)
 				return
 			}
@@ -117,6 +118,15 @@ func (s *httpServer) operations(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", s.svc.Metrics().Handler())
+}
+
+// surfaceOf is the surface a path is under, by its clean form: OpenAI's for /v1 and below,
+// the Nirmata one for the rest.
+func surfaceOf(p string) surface {
+	if c := path.Clean(p); c == "/v1" || strings.HasPrefix(c, "/v1/") {
+		return openaiSurface
+	}
+	return nirmataSurface
 }
 
 // canonical says path is its own path.Clean (a trailing slash aside).
