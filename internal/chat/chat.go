@@ -32,6 +32,10 @@ type Request struct {
 	// KeyID is the calling key's identity (empty without keys); the transport sets it.
 	// What the gateway keeps for a caller, such as its reasoning blocks, is kept under it.
 	KeyID string
+	// UserAgent is the client's User-Agent header (gRPC: user-agent metadata); the
+	// transport sets it. With KeyID it names the client whose habits the gateway
+	// remembers (docs/PROTOCOL.md 13.4).
+	UserAgent string
 
 	Messages   []Message
 	Tools      []Tool

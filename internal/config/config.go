@@ -61,6 +61,10 @@ type Config struct {
 	BodyReadTimeout    time.Duration
 	// ParallelToolCalls is the default of a request that does not set parallel_tool_calls.
 	ParallelToolCalls bool
+	// ParallelMemoryTTL is how long a client seen answering only the first of several
+	// tool calls starts its conversations with parallel tool calls off (docs/PROTOCOL.md
+	// 13.4); 0 remembers nothing.
+	ParallelMemoryTTL time.Duration
 	// ReasoningCache bounds the reasoning cache (docs/PROTOCOL.md 11.4).
 	ReasoningCache ReasoningCache
 	// PromptCaching says whether the gateway adds prompt-cache points of its own.
@@ -289,6 +293,7 @@ func table(c *Config) []setting {
 		{key: "body_read_timeout", def: "30s", help: "from a request's headers to the end of its body; beyond it, 408 and the connection is closed", v: bind(&c.BodyReadTimeout, atLeast(time.Millisecond))},
 		{key: "reasoning_cache", def: "max_entries=10000,ttl=1h,max_bytes=67108864", help: "the reasoning blocks kept for clients that drop them: how many answers, for how long, in how many bytes; max_entries=0 keeps none", v: bind(&c.ReasoningCache, reasoningCache)},
 		{key: "parallel_tool_calls", def: "true", help: "the default of a request that does not set parallel_tool_calls; false: one tool call per answer", v: bind(&c.ParallelToolCalls, nil)},
+		{key: "parallel_memory_ttl", def: "24h", help: "how long a client (a key with its User-Agent) seen answering only the first of several tool calls starts its conversations with parallel tool calls off, unless a request, key or alias sets parallel_tool_calls; 0 remembers nothing", v: bind(&c.ParallelMemoryTTL, atLeast(time.Duration(0)))},
 		{key: "prompt_caching", def: "auto", help: "auto: prompt-cache points after the tools, the system prompt and the history, on models with prompt caching; off: only the clients' cache_control hints", v: bind(&c.PromptCaching, nil)},
 		{key: "tool_validation", def: "report", help: "the default of a request that does not set tool_validation: off, report (calls come back with their schema violations) or repair (the model corrects invalid calls)", v: bind(&c.ToolValidation, nil)},
 		{key: "max_repair_attempts", def: "2", help: "model calls that tool_validation repair may add to one answer, at most 10; 0: invalid calls come back with their violations", v: bind(&c.MaxRepairAttempts, between(0, maxRepairAttempts))},

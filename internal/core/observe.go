@@ -100,6 +100,10 @@ func (s *Service) Observe(c *Call) {
 			zap.String("model", clip.String(c.Result.Model, clip.LogMax)), zap.String("response_format", "json_object"))
 	}
 	r := c.Result.Repairs
+	if r.ParallelRemembered {
+		m.ParallelDisabled(c.Result.Model, c.Result.ClientType)
+		r.ParallelRemembered = false // the client's known habit, not a repair of its request
+	}
 	if cache := r.Cache; cache != (translate.CacheStats{}) {
 		s.logCache(c.RequestID, c.Result.Model, cache)
 		r.Cache = translate.CacheStats{} // prompt-cache points are not repairs

@@ -70,6 +70,10 @@ type Options struct {
 	// NoParallelToolCalls makes parallel_tool_calls false the default of a request that
 	// does not set it (the zero value keeps parallel calls on).
 	NoParallelToolCalls bool
+	// ParallelMemoryTTL is how long a client seen answering only the first of several
+	// tool calls starts its conversations with parallel tool calls off (docs/PROTOCOL.md
+	// 13.4); 0 remembers nothing.
+	ParallelMemoryTTL time.Duration
 	// ReasoningCache bounds the reasoning cache (docs/PROTOCOL.md 11.4); MaxEntries 0
 	// keeps nothing.
 	ReasoningCache ReasoningCacheOptions
@@ -128,6 +132,8 @@ type Service struct {
 	models []ModelEntry
 	// reasoning keeps Claude's reasoning blocks for clients that drop them.
 	reasoning *reasoningCache
+	// parallel remembers the clients that answer only the first of several tool calls.
+	parallel *parallelMemory
 	// schemas keeps the compiled schemas of the tools whose calls were checked.
 	schemas *toolcheck.Cache
 	// warnings are those about calls not checked, each rate-limited on its own.
@@ -188,6 +194,7 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 		}
 	}
 	s.reasoning = newReasoningCache(opts.ReasoningCache, opts.Shared)
+	s.parallel = newParallelMemory(opts.ParallelMemoryTTL, s.now, opts.Shared, log, opts.Metrics)
 	s.schemas = toolcheck.NewCache(0, 0, opts.SchemaLimits)
 	s.warnings = newUncheckedWarnings(s.now)
 	if _, isAlias := s.aliases[opts.DefaultModel]; !isAlias && opts.DefaultModel != "" {
@@ -356,12 +363,16 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 		return nil, err
 	}
 	opts.DefaultMaxTokens = int32(s.opts.DefaultMaxTokens)
+	opts.FirstResultOnly = s.parallel.knows(ctx, req)
 	res.Model = s.resolveModel(name) // the first target's, for the log line of a refusal
 	p := &prepared{req: req, opts: opts, validation: v, budget: toolcheck.NewBudget(s.opts.SchemaLimits),
 		keyID: req.KeyID, key: s.keys[req.KeyID], route: s.routeOf(ctx, req, name)}
 	res.Model = p.route.target().ModelID
 	if err := s.translate(ctx, p, res); err != nil {
 		return nil, err
+	}
+	if res.Repairs.ParallelDisabled {
+		s.parallel.learn(ctx, req)
 	}
 	if p.quota, err = s.reserve(ctx, p); err != nil {
 		return nil, err

@@ -167,6 +167,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		Metrics:         m,
 
 		NoParallelToolCalls: !cfg.ParallelToolCalls,
+		ParallelMemoryTTL:   cfg.ParallelMemoryTTL,
 		ReasoningCache: core.ReasoningCacheOptions{MaxEntries: cfg.ReasoningCache.MaxEntries,
 			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL},
 		Shared:            values,

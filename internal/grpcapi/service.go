@@ -52,6 +52,16 @@ func (c *chatService) begin(ctx context.Context, method, route string) (context.
 	return ctx, call, func() { stop(); cancel(nil) }
 }
 
+// userAgent is the call's user-agent metadata, as grpc-go passes it on: the client's
+// own, then grpc-go's; "" without one.
+func userAgent(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if ua := md.Get("user-agent"); len(ua) > 0 {
+		return ua[0]
+	}
+	return ""
+}
+
 // setCallHeaders sends what the core did with the call as response header metadata, as
 // REST sends it in headers: the request fields accepted without effect
 // (docs/PROTOCOL.md 10.1), a spent tool budget (13.5), the thinking outcome (11.4) and
@@ -99,7 +109,7 @@ func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (o
 	if err != nil {
 		return nil, c.fail(ctx, call, err)
 	}
-	req.ID, req.KeyID = call.RequestID, call.KeyID
+	req.ID, req.KeyID, req.UserAgent = call.RequestID, call.KeyID, userAgent(ctx)
 	resp, res, err := c.svc.Chat(ctx, req)
 	call.Result = res
 	if err != nil {
@@ -130,7 +140,7 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 	if err != nil {
 		return c.fail(ctx, call, err)
 	}
-	req.ID, req.KeyID = call.RequestID, call.KeyID
+	req.ID, req.KeyID, req.UserAgent = call.RequestID, call.KeyID, userAgent(ctx)
 	st, res, err := c.svc.Stream(ctx, req)
 	call.Result = res
 	if err != nil {

@@ -71,6 +71,7 @@ type Metrics struct {
 	cacheRead       *prometheus.CounterVec
 	droppedCalls    *prometheus.CounterVec
 	parallelOff     *prometheus.CounterVec
+	parallelLearned prometheus.Counter
 	thinkingOff     *prometheus.CounterVec
 	thinkingBack    *prometheus.CounterVec
 	formatInvalid   *prometheus.CounterVec
@@ -134,8 +135,12 @@ func New() *Metrics {
 		}, []string{"model", "reason"}),
 		parallelOff: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_parallel_calls_disabled_total",
-			Help: "Requests whose parallel tool calls the gateway turned off because the client's history answered only some of several calls (the deployed gollm client answers only the first) and the request did not set parallel_tool_calls.",
+			Help: "Requests whose parallel tool calls the gateway turned off because the client's history answered only some of several calls (the deployed gollm client answers only the first), or an earlier request of the same key and User-Agent did, and the request did not set parallel_tool_calls.",
 		}, []string{"model", "client_type"}),
+		parallelLearned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gateway_parallel_calls_learned_total",
+			Help: "Clients (a key with its User-Agent) this process learned answer only the first of several tool calls; their conversations start with parallel tool calls off for parallel_memory_ttl.",
+		}),
 		thinkingOff: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_thinking_disabled_total",
 			Help: `Requests asking for extended thinking that the gateway sent without it, by reason: "missing-signature" (a tool turn without its signed reasoning blocks, not in the reasoning cache), "forced-tool-choice" or "prefill" (Claude refuses thinking with either), "failover" (answered by another foundation model than the one the conversation's reasoning is bound to).`,
@@ -201,7 +206,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
-		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.failovers, m.inflight,
+		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.parallelLearned, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.failovers, m.inflight,
 		m.rejected, m.rateLimited, m.storeErrors, m.storeUp,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
@@ -339,6 +344,14 @@ func (m *Metrics) ParallelDisabled(model, clientType string) {
 		return
 	}
 	m.parallelOff.WithLabelValues(m.models.value(model), m.clientTypes.value(clientType)).Inc()
+}
+
+// ParallelLearned counts a client learned to answer only the first of several tool calls.
+func (m *Metrics) ParallelLearned() {
+	if m == nil {
+		return
+	}
+	m.parallelLearned.Inc()
 }
 
 // Thinking records what happened to a request's extended thinking: outcome is a

@@ -450,6 +450,7 @@ func TestHandler(t *testing.T) {
 		"gateway_upstream_retries_total":         dto.MetricType_COUNTER,
 		"gateway_inflight_requests":              dto.MetricType_GAUGE,
 		"gateway_rejected_total":                 dto.MetricType_COUNTER,
+		"gateway_parallel_calls_learned_total":   dto.MetricType_COUNTER,
 		"gateway_rate_limited_total":             dto.MetricType_COUNTER,
 		"gateway_store_errors_total":             dto.MetricType_COUNTER,
 		"gateway_store_up":                       dto.MetricType_GAUGE,

@@ -56,7 +56,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 			return err
 		}
 	}
-	req.ID, req.KeyID = call.RequestID, call.KeyID
+	req.ID, req.KeyID, req.UserAgent = call.RequestID, call.KeyID, r.UserAgent()
 	if stream || chunked {
 		call.Route = metrics.RouteChatStream
 		st, res, err := h.svc.Stream(r.Context(), req)

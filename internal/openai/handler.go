@@ -49,7 +49,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 	if err != nil {
 		return err
 	}
-	c.req.ID, c.req.KeyID = call.RequestID, call.KeyID
+	c.req.ID, c.req.KeyID, c.req.UserAgent = call.RequestID, call.KeyID, r.UserAgent()
 	hd := head{ID: "chatcmpl-" + call.RequestID, Created: time.Now().Unix(), Model: c.req.Model}
 	if hd.Model == "" {
 		hd.Model = h.svc.DefaultModel()

@@ -87,6 +87,11 @@ type Stats struct {
 	// client has shown it answers only some of them (PartialResults) and did not set
 	// parallel_tool_calls itself.
 	ParallelDisabled bool
+	// ParallelRemembered: parallel tool calls were turned off for this request because an
+	// earlier request of its client showed it answers only some of them (Options.
+	// FirstResultOnly); the request's history did not, and it did not set
+	// parallel_tool_calls. Not a repair: the client's known habit.
+	ParallelRemembered bool
 }
 
 // FirstCallOnly reports whether the answer keeps only its first tool call.

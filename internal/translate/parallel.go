@@ -10,16 +10,20 @@ import (
 
 // oneCall decides whether the answer may hold only one tool call (docs/PROTOCOL.md 13.4):
 // the client's parallel_tool_calls when it set it, else off when its history shows it
-// answers only some of several calls, so the model sees every result it asked for.
-func oneCall(req *chat.Request, stats *Stats) bool {
-	if p := req.ParallelToolCalls; p != nil {
-		return !*p
-	}
-	if stats.PartialResults > 0 {
+// answers only some of several calls, so the model sees every result it asked for, or
+// when an earlier request of the client showed it (firstResultOnly).
+func oneCall(req *chat.Request, firstResultOnly bool, stats *Stats) bool {
+	switch {
+	case req.ParallelToolCalls != nil:
+		return !*req.ParallelToolCalls
+	case stats.PartialResults > 0:
 		stats.ParallelDisabled = true
-		return true
+	case firstResultOnly:
+		stats.ParallelRemembered = true
+	default:
+		return false
 	}
-	return false
+	return true
 }
 
 // anthropicToolChoice is Anthropic's tool_choice, which Claude on Bedrock takes through

@@ -57,6 +57,37 @@ func TestParallelToolCalls(t *testing.T) {
 	}
 }
 
+// TestFirstResultOnly: a client known to answer only the first of several calls gets one
+// call an answer unless its request decides, itself or through its history, which then
+// says why.
+func TestFirstResultOnly(t *testing.T) {
+	t.Parallel()
+	claude := capabilities.Lookup("us.anthropic.claude-sonnet-4-20250514-v1:0")
+	user := []chat.Message{{Role: chat.RoleUser, Content: "go"}}
+	partial := []chat.Message{{Role: chat.RoleUser, Content: "go"},
+		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "c1", Name: "b"}, {ID: "c2", Name: "b"}}},
+		{Role: chat.RoleTool, ToolCallID: "c1", Content: "ok"}}
+	tools := []chat.Tool{{Name: "a"}, {Name: "b"}}
+	for _, tt := range []struct {
+		name                          string
+		req                           chat.Request
+		oneCall, remembered, disabled bool
+	}{
+		{"known client", chat.Request{Messages: user, Tools: tools}, true, true, false},
+		{"its request asks for parallel calls", chat.Request{Messages: user, Tools: tools, ParallelToolCalls: ptr(true)}, false, false, false},
+		{"its history shows it", chat.Request{Messages: partial, Tools: tools}, true, false, true},
+	} {
+		out, names, err := RequestWith(&tt.req, claude, Options{FirstResultOnly: true})
+		require.NoError(t, err, tt.name)
+		assert.Equal(t, tt.oneCall, names.FirstCallOnly(), tt.name)
+		assert.Equal(t, tt.remembered, names.Stats.ParallelRemembered, tt.name)
+		assert.Equal(t, tt.disabled, names.Stats.ParallelDisabled, tt.name)
+		if tt.oneCall {
+			assert.Contains(t, string(out.AdditionalModelRequestFields), `"disable_parallel_tool_use":true`, tt.name)
+		}
+	}
+}
+
 // TestFirstCallOnly: an answer that may hold one call keeps its first and counts the rest.
 func TestFirstCallOnly(t *testing.T) {
 	t.Parallel()

@@ -73,6 +73,10 @@ type Options struct {
 	// blocks are bound to that one (docs/BEDROCK.md G9), so none is sent and thinking is
 	// off, the outcome chat.ThinkingFailover.
 	OtherModel bool
+	// FirstResultOnly: the client is known to answer only the first of several tool
+	// calls (docs/PROTOCOL.md 13.4), so the answer keeps one call unless the request sets
+	// parallel_tool_calls or its history already decides.
+	FirstResultOnly bool
 }
 
 // RequestWith is Request under the gateway's settings.
@@ -123,7 +127,7 @@ func RequestWith(req *chat.Request, model capabilities.Model, opts Options) (*be
 	}
 	var note string
 	out.ToolConfig, note = format.offer(out.ToolConfig, req, model, th.on)
-	names.names.OneCall = oneCall(req, stats)
+	names.names.OneCall = oneCall(req, opts.FirstResultOnly, stats)
 	if exhausted {
 		names.names.BudgetExhausted = true
 		out.System = append(out.System, bedrock.SystemBlock{Text: budgetNote})
