@@ -218,30 +218,54 @@ func (h *headScan) scan(p []byte) {
 		h.began = time.Now()
 	}
 	copy(h.start[min(h.n, len(h.start)):], p)
-	for _, b := range p {
-		h.n++
-		switch {
-		case b == '\n':
-			if h.lineEnded && h.blank {
-				h.done = true
-				return
+	if !h.lineEnded {
+		line, rest, ended := bytes.Cut(p, []byte("\n"))
+		h.n += len(line)
+		for len(line) > 0 { // the field starts after the query's "?", then after each "&"
+			sep := byte('&')
+			if !h.inQuery {
+				sep = '?'
 			}
-			h.lineEnded, h.blank, h.fieldN = true, true, 0
-			continue
-		case !h.lineEnded && !h.inQuery && b == '?', !h.lineEnded && h.inQuery && b == '&':
-			h.inQuery, h.fieldN = true, 0
-			continue
-		case b != '\r':
+			i := bytes.IndexByte(line, sep)
+			if i < 0 {
+				h.note(line)
+				break
+			}
+			line, h.inQuery, h.fieldN = line[i+1:], true, 0
+		}
+		if !ended {
+			p = nil
+		} else {
+			h.n++
+			p, h.lineEnded, h.blank, h.fieldN = rest, true, true, 0
+		}
+	}
+	for len(p) > 0 && !h.done { // header lines, found a line at a time
+		line, rest, ended := bytes.Cut(p, []byte("\n"))
+		h.n += len(line)
+		h.note(line)
+		if len(bytes.TrimRight(line, "\r")) > 0 {
 			h.blank = false
 		}
-		if h.fieldN < len(h.field) {
-			h.field[h.fieldN] = b
-			h.fieldN++
+		if !ended {
+			break
 		}
+		h.n++
+		p = rest
+		if h.blank {
+			h.done = true // the blank line that ends the head
+			return
+		}
+		h.blank, h.fieldN = true, 0
 	}
 	if h.n > scanLimit {
 		h.done = true
 	}
+}
+
+// note adds b to the start of the field the head is in.
+func (h *headScan) note(b []byte) {
+	h.fieldN += copy(h.field[h.fieldN:], b)
 }
 
 // target is the method and path of the head's request line, as far as they were read;

@@ -112,3 +112,17 @@ func TestHeadConn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "text/plain; charset=utf-8", resp.Header.Get("Content-Type"))
 }
+
+// BenchmarkHeadScan is what watching a request's head costs: the head openai-go sends.
+func BenchmarkHeadScan(b *testing.B) {
+	head := []byte("POST /v1/chat/completions HTTP/1.1\r\nHost: localhost:8080\r\nUser-Agent: OpenAI/Go 1.12.0\r\n" +
+		"Content-Length: 1234\r\nAccept: application/json\r\nAuthorization: Bearer test-key-0123456789\r\n" +
+		"Content-Type: application/json\r\nX-Stainless-Arch: x64\r\nX-Stainless-Lang: go\r\nX-Stainless-Os: Linux\r\n" +
+		"X-Stainless-Package-Version: 1.12.0\r\nX-Stainless-Retry-Count: 0\r\nX-Stainless-Runtime: go\r\n" +
+		"X-Stainless-Runtime-Version: go1.26\r\nAccept-Encoding: gzip\r\n\r\n{\"messages\":[]}")
+	b.SetBytes(int64(len(head)))
+	for b.Loop() {
+		var h headScan
+		h.scan(head)
+	}
+}
