@@ -7,7 +7,7 @@ import (
 
 // Defaults are the defaults a key and an alias both set (docs/PROTOCOL.md 14.1) for a
 // request that does not set the field itself: the request's own value wins, then its
-// key's (KeyPolicy), then its alias's, then the gateway's. Nil and empty leave the next
+// key's (Options.KeyDefaults), then its alias's, then the gateway's. Nil and empty leave the next
 // one's.
 type Defaults struct {
 	ParallelToolCalls *bool
@@ -48,8 +48,8 @@ type AliasDefaults struct {
 // are checked.
 func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Options, validation, error) {
 	d := s.opts.AliasDefaults[name]
-	if k := s.keys[req.KeyID]; k != nil {
-		d.Defaults = k.Defaults.over(d.Defaults)
+	if k, ok := s.opts.KeyDefaults[req.KeyID]; ok {
+		d.Defaults = k.over(d.Defaults)
 	}
 	if req.ParallelToolCalls == nil {
 		switch {

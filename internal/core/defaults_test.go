@@ -26,9 +26,9 @@ func TestApplyDefaults(t *testing.T) {
 			"agent":  {PromptCaching: &no, Defaults: Defaults{ParallelToolCalls: &yes, MaxToolRounds: new(int32(5)), ReasoningEffort: "low", ToolValidation: "repair"}},
 			"cached": {PromptCaching: &yes},
 		},
-		Keys: map[string]KeyPolicy{
-			"ci":   {Defaults: Defaults{ParallelToolCalls: &no, MaxToolRounds: new(int32(2)), ReasoningEffort: "high", ToolValidation: "off"}, RequestsPerMinute: 5},
-			"half": {Defaults: Defaults{ToolValidation: "report"}},
+		KeyDefaults: map[string]Defaults{
+			"ci":   {ParallelToolCalls: &no, MaxToolRounds: new(int32(2)), ReasoningEffort: "high", ToolValidation: "off"},
+			"half": {ToolValidation: "report"},
 		},
 	}, zap.NewNop())
 	tests := []struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -176,7 +177,7 @@ func Classify(ctx context.Context, err error) Failure {
 func classify(err error) Failure {
 	var route *RouteError
 	var refused *translate.RequestError
-	var limited *LimitError
+	var limited *quota.LimitError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return Failure{Kind: KindTimeout, Message: "the upstream model did not answer in time"}

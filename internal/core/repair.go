@@ -52,7 +52,7 @@ func (s *Service) checkAnswer(ctx context.Context, requestID string, p *prepared
 	usage := first.Usage
 	repaired := false
 	for attempt := 1; attempt <= s.opts.MaxRepairAttempts; attempt++ {
-		if !p.quota.repairAllowed(ctx) {
+		if !p.quota.RepairAllowed(ctx) {
 			s.log.Info("tool-call repair stopped: the key's token limit has no room for another model call",
 				zap.String("request_id", requestID), zap.String("key_id", p.keyID))
 			break

@@ -25,6 +25,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
@@ -92,18 +93,16 @@ type Options struct {
 	// Region is the AWS region of the gateway's own Bedrock upstream, for the spans'
 	// cloud.region of targets without a region of their own.
 	Region string
-	// Keys holds the policy of the configured keys that have limits or defaults, by the
+	// KeyDefaults holds the defaults of the configured keys that have some, by the
 	// identity the keyring gives their calls (chat.Request.KeyID; docs/PROTOCOL.md 14.1).
-	Keys map[string]KeyPolicy
-	// Counters counts the keys' use against their limits; nil counts in this process.
-	Counters store.Counters
-	// StoreTimeout is the time one request may wait for Shared and Counters, all its
-	// calls together (redis_timeout: store.WithBudget); 0 sets no such bound.
+	KeyDefaults map[string]Defaults
+	// Quota admits requests against their keys' limits; nil admits every request.
+	Quota *quota.Keeper
+	// StoreTimeout is the time one request may wait for the shared store (Shared and the
+	// quota's counters), all its calls together (redis_timeout: store.WithBudget); 0 sets
+	// no such bound.
 	StoreTimeout time.Duration
-	// CacheReadWeight is what a prompt-cache read token counts against a key's token
-	// limits (docs/PROTOCOL.md 14.2).
-	CacheReadWeight float64
-	// Now is the clock of the limits' windows; nil is time.Now.
+	// Now is the clock of the warnings' rate limits; nil is time.Now.
 	Now func() time.Time
 }
 
@@ -133,8 +132,6 @@ type Service struct {
 	warnings uncheckedWarnings
 	started  time.Time
 	now      func() time.Time
-	// keys are Options.Keys, each policy in one place, so a request holds a pointer.
-	keys map[string]*KeyPolicy
 }
 
 // New returns a Service calling upstream, the Bedrock client of the gateway's own
@@ -172,19 +169,6 @@ func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
 	s.started = time.Now()
 	if s.now = opts.Now; s.now == nil {
 		s.now = time.Now
-	}
-	if s.opts.Counters == nil {
-		s.opts.Counters = store.NewMemory(s.now)
-	}
-	for _, id := range slices.Sorted(maps.Keys(opts.Keys)) {
-		k := opts.Keys[id]
-		if s.keys == nil {
-			s.keys = make(map[string]*KeyPolicy, len(opts.Keys))
-		}
-		s.keys[id] = &k
-		for _, l := range k.limits() {
-			opts.Metrics.KeyLimit(id, l.name) // a series from the start
-		}
 	}
 	s.reasoning = newReasoningCache(opts.ReasoningCache, opts.Shared)
 	s.schemas = toolcheck.NewCache(0, 0, opts.SchemaLimits)
@@ -315,13 +299,11 @@ type prepared struct {
 	model    capabilities.Model
 	converse *bedrock.ConverseRequest
 	names    *translate.Names
-	// keyID is the calling key's identity, which the reasoning cache is partitioned by,
-	// and key its policy (nil for a key without one).
+	// keyID is the calling key's identity, which the reasoning cache is partitioned by.
 	keyID string
-	key   *KeyPolicy
 	// quota is the request's standing against its key's limits; nil without limits. Every
 	// path that ends a prepared request settles it.
-	quota *quota
+	quota *quota.Admission
 	// check checks the answer's tool calls; nil when nothing is checked.
 	check *checker
 	// validated is what the check of the answer did.
@@ -357,12 +339,12 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 	opts.DefaultMaxTokens = int32(s.opts.DefaultMaxTokens)
 	res.Model = s.resolveModel(name) // the first target's, for the log line of a refusal
 	p := &prepared{req: req, opts: opts, validation: v, budget: toolcheck.NewBudget(s.opts.SchemaLimits),
-		keyID: req.KeyID, key: s.keys[req.KeyID], route: s.routeOf(ctx, req, name)}
+		keyID: req.KeyID, route: s.routeOf(ctx, req, name)}
 	res.Model = p.route.target().ModelID
 	if err := s.translate(ctx, p, res); err != nil {
 		return nil, err
 	}
-	if p.quota, err = s.reserve(ctx, p); err != nil {
+	if p.quota, err = s.admitKey(ctx, p); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -398,6 +380,19 @@ func (s *Service) translate(ctx context.Context, p *prepared, res *Result) error
 	res.Validating = p.check != nil
 	p.model, p.converse, p.names = model, converse, names
 	return nil
+}
+
+// admitKey admits p's request against its key's limits (quota), with its estimates: its
+// input, and the maxTokens of its translation for the first target.
+func (s *Service) admitKey(ctx context.Context, p *prepared) (*quota.Admission, error) {
+	if !s.opts.Quota.Limited(p.keyID) {
+		return nil, nil
+	}
+	var maxTokens *int32
+	if c := p.converse.InferenceConfig; c != nil {
+		maxTokens = c.MaxTokens
+	}
+	return s.opts.Quota.Admit(ctx, p.keyID, quota.InputEstimate(p.req), quota.OutputEstimate(maxTokens, int(p.model.MaxOutput)))
 }
 
 // remember stores an answer's reasoning blocks under its tool calls when the client will
@@ -546,7 +541,7 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	if err != nil {
 		return nil, res, err
 	}
-	defer p.quota.settle(ctx)
+	defer p.quota.Settle(ctx)
 	resp, err := s.converse(ctx, req.ID, p, &res)
 	if err != nil {
 		return nil, res, err
@@ -631,7 +626,7 @@ func (s *Service) call(ctx context.Context, requestID string, p *prepared, req *
 		resp, turn, err = s.converseUnary(ctx, requestID, p, req)
 	}
 	if err != nil && ctx.Err() != nil {
-		p.quota.cutShort(0) // the client left, or a deadline passed, while Bedrock worked on it
+		p.quota.CutShort(0) // the client left, or a deadline passed, while Bedrock worked on it
 	}
 	span.endAnswer(resp, err)
 	return resp, turn, err
@@ -643,7 +638,7 @@ func (s *Service) converseUnary(ctx context.Context, requestID string, p *prepar
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
 		return nil, bedrock.Message{}, blame(p.names, err)
 	}
-	p.quota.count(translate.Usage(answer.Usage)) // used, whether its answer is usable or not
+	p.quota.Count(translate.Usage(answer.Usage)) // used, whether its answer is usable or not
 	s.logUnknownStop(requestID, answer.StopReason)
 	resp, err := translate.Response(answer, p.names)
 	if err != nil {
@@ -673,9 +668,9 @@ func (s *Service) converseStreamed(ctx context.Context, requestID string, p *pre
 	for err == nil {
 		out, err = m.Step(src, out)
 	}
-	p.quota.count(m.Usage()) // Bedrock's final event carries it: zeros without
+	p.quota.Count(m.Usage()) // Bedrock's final event carries it: zeros without
 	if err != io.EOF {
-		p.quota.cutShort(0) // it reached Bedrock
+		p.quota.CutShort(0) // it reached Bedrock
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
 		return nil, bedrock.Message{}, err
 	}

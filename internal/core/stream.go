@@ -70,7 +70,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	returned := false
 	defer func() {
 		if !returned { // an error, or a panic, before the Stream owns the request's quota
-			p.quota.settle(ctx)
+			p.quota.Settle(ctx)
 		}
 	}()
 	release, err := s.admit()
@@ -101,7 +101,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	})
 	if err != nil {
 		if callCtx.Err() != nil {
-			p.quota.cutShort(0)
+			p.quota.CutShort(0)
 		}
 		return nil, res, err
 	}
@@ -124,7 +124,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	events := st.src
 	closed := s.opts.Metrics.StreamOpened(req.ClientType)
 	st.ctx, st.machine = callCtx, stream.NewMachine(p.names)
-	st.metered = p.quota != nil && p.key.countsTokens()
+	st.metered = p.quota.Metered()
 	if p.check != nil {
 		st.hold = newCallHolder(p.check)
 		if p.check.canRepair {
@@ -215,7 +215,7 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 	if err != nil { // the Bedrock call has ended; a repair's calls have spans of their own, and count their own usage
 		st.span.endStream(st.machine, err)
 		st.span = nil
-		st.prepared.quota.count(st.machine.Usage()) // zeros unless Bedrock's final event came
+		st.prepared.quota.Count(st.machine.Usage()) // zeros unless Bedrock's final event came
 		st.counted = err == io.EOF
 	}
 	if st.hold != nil {
@@ -289,9 +289,9 @@ func (st *Stream) Close() error {
 	if st.prepared != nil {
 		if !st.counted { // ended before Bedrock's usage: counted by estimate
 			st.counted = true
-			st.prepared.quota.cutShort(st.written)
+			st.prepared.quota.CutShort(st.written)
 		}
-		st.prepared.quota.settle(st.parent)
+		st.prepared.quota.Settle(st.parent)
 	}
 	if st.done != nil {
 		st.done()

@@ -28,6 +28,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/grpcapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/server"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
@@ -144,7 +145,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	if err != nil {
 		return err
 	}
-	policies, err := keyPolicies(cfg.Keys)
+	limits, keyDefaults, err := keyPolicies(cfg.Keys)
 	if err != nil {
 		return err
 	}
@@ -174,8 +175,9 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		NoParallelToolCalls: !cfg.ParallelToolCalls,
 		ReasoningCache: core.ReasoningCacheOptions{MaxEntries: cfg.ReasoningCache.MaxEntries,
 			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL},
-		Shared:            values,
-		Counters:          counters,
+		Shared: values,
+		Quota: quota.New(quota.Options{Keys: limits, Counters: counters, CacheReadWeight: cfg.CacheReadWeight,
+			Now: o.now, Metrics: m}),
 		StoreTimeout:      cfg.RedisTimeout,
 		NoPromptCaching:   cfg.PromptCaching == config.CachingOff,
 		AliasDefaults:     aliasDefaults(cfg.AliasDefaults),
@@ -184,8 +186,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		SchemaLimits:      cfg.SchemaLimits,
 		Tracing:           tracing,
 		Region:            awsCfg.Region,
-		Keys:              policies,
-		CacheReadWeight:   cfg.CacheReadWeight,
+		KeyDefaults:       keyDefaults,
 		Now:               o.now,
 		DefaultMaxTokens:  cfg.DefaultMaxTokens,
 	}, log)
@@ -394,28 +395,37 @@ func coreDefaults(d config.Defaults) core.Defaults {
 	return c
 }
 
-// keyPolicies are the limits and defaults of the configured keys as the core takes them,
-// by the identity their calls go by; nil when no key has any.
-func keyPolicies(keys []config.Key) (map[string]core.KeyPolicy, error) {
-	var out map[string]core.KeyPolicy
+// keyPolicies are the limits and the defaults of the configured keys, by the identity
+// their calls go by; nil maps when no key has any. A key with neither is in neither map:
+// no lookup finds it, no store call is made.
+func keyPolicies(keys []config.Key) (map[string]quota.Limits, map[string]core.Defaults, error) {
+	var limits map[string]quota.Limits
+	var defaults map[string]core.Defaults
 	for _, k := range keys {
-		p := core.KeyPolicy{
-			RequestsPerMinute: k.RequestsPerMinute, TokensPerMinute: k.TokensPerMinute, TokensPerDay: k.TokensPerDay,
-			Defaults: coreDefaults(k.Defaults),
+		l := quota.Limits{RequestsPerMinute: k.RequestsPerMinute, TokensPerMinute: k.TokensPerMinute, TokensPerDay: k.TokensPerDay}
+		d := coreDefaults(k.Defaults)
+		if l == (quota.Limits{}) && d == (core.Defaults{}) {
+			continue
 		}
-		if p == (core.KeyPolicy{}) {
-			continue // a key with neither: no lookup finds it, no store call is made
-		}
-		d, err := auth.Digest(k.Key)
+		digest, err := auth.Digest(k.Key)
 		if err != nil {
-			return nil, err // the configuration checked it
+			return nil, nil, err // the configuration checked it
 		}
-		if out == nil {
-			out = map[string]core.KeyPolicy{}
+		id := auth.ID(k.Name, digest)
+		if l != (quota.Limits{}) {
+			if limits == nil {
+				limits = map[string]quota.Limits{}
+			}
+			limits[id] = l
 		}
-		out[auth.ID(k.Name, d)] = p
+		if d != (core.Defaults{}) {
+			if defaults == nil {
+				defaults = map[string]core.Defaults{}
+			}
+			defaults[id] = d
+		}
 	}
-	return out, nil
+	return limits, defaults, nil
 }
 
 // logStarted says where the gateway listens, which of its addresses reach beyond this host,
