@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -18,7 +19,7 @@ func TestApplyDefaults(t *testing.T) {
 	yes, no := true, false
 	s := New(nil, Options{
 		DefaultModel:        "agent",
-		Aliases:             map[string][]Target{"agent": {{ModelID: "us.anthropic.claude-sonnet-4-5-20250929-v1:0"}}, "cached": {{ModelID: "us.amazon.nova-pro-v1:0"}}},
+		Aliases:             map[string][]route.Target{"agent": {{ModelID: "us.anthropic.claude-sonnet-4-5-20250929-v1:0"}}, "cached": {{ModelID: "us.amazon.nova-pro-v1:0"}}},
 		NoParallelToolCalls: true,
 		NoPromptCaching:     true,
 		ToolValidation:      "off",

@@ -182,3 +182,6 @@ func TestSchemaRefusalNamesTheSchema(t *testing.T) {
 	throttled := &bedrock.APIError{Code: bedrock.CodeThrottling, Message: refused}
 	assert.Same(t, error(throttled), blame(names, throttled))
 }
+
+// model is the model the tests call: Claude, which takes every feature they use.
+const model = "anthropic.claude-sonnet-4-20250514-v1:0"

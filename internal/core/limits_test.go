@@ -24,6 +24,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/redistest"
+	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/store"
 )
 
@@ -358,7 +359,7 @@ func TestStoreBudgetPerRequest(t *testing.T) {
 	guard := store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, PingEvery: -1})
 	t.Cleanup(func() { _ = guard.Close() })
 	s := New(client, Options{
-		Aliases:  map[string][]Target{"agent": {{ModelID: first}, {ModelID: second}}},
+		Aliases:  map[string][]route.Target{"agent": {{ModelID: first}, {ModelID: second}}},
 		MaxTools: 8, MaxMessages: 8, MaxMessageBytes: 1 << 20, UpstreamTimeout: time.Minute, MaxConcurrent: 4,
 		Metrics: m, Shared: guard, StoreTimeout: 50 * time.Millisecond,
 		Quota: quota.New(quota.Options{Keys: map[string]quota.Limits{"ci": {TokensPerMinute: 1 << 30}}, Counters: guard, Metrics: m}),

@@ -17,6 +17,8 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/reasoning"
+	"github.com/nirmata/llm-gateway/internal/route"
 )
 
 // scripted is an upstream that answers Converse calls from a script, in order, and keeps
@@ -73,7 +75,7 @@ const (
 	policySchema  = `{"type":"object","properties":{"filename":{"type":"string"},"replicas":{"type":"integer"}},"required":["filename"]}`
 )
 
-func repairService(t *testing.T, u Upstream, mode string, attempts int) (*Service, *metrics.Metrics, *observer.ObservedLogs) {
+func repairService(t *testing.T, u route.Upstream, mode string, attempts int) (*Service, *metrics.Metrics, *observer.ObservedLogs) {
 	t.Helper()
 	core, logs := observer.New(zap.InfoLevel)
 	m := metrics.New()
@@ -81,7 +83,7 @@ func repairService(t *testing.T, u Upstream, mode string, attempts int) (*Servic
 		DefaultModel: modelNoStrict, MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
 		UpstreamTimeout: time.Minute, MaxConcurrent: 4, Metrics: m, NoPromptCaching: true,
 		ToolValidation: mode, MaxRepairAttempts: attempts,
-		ReasoningCache: ReasoningCacheOptions{MaxEntries: 10, MaxBytes: 1 << 20, TTL: time.Hour},
+		ReasoningCache: reasoning.Options{MaxEntries: 10, MaxBytes: 1 << 20, TTL: time.Hour},
 	}, zap.New(core)), m, logs
 }
 
@@ -191,9 +193,13 @@ func TestRepairReasoningCache(t *testing.T) {
 	resp, _, err := s.Chat(t.Context(), req)
 	require.NoError(t, err)
 	require.Len(t, resp.ToolCalls, 1)
-	blocks, ok := s.reasoning.lookup("", modelNoStrict, []string{"tooluse_2_a"})
-	require.True(t, ok)
-	assert.Equal(t, []chat.ReasoningBlock{{Text: "First thought.", Signature: "sig-1"}}, blocks)
+	next, ok := s.reasoning.Restore(t.Context(), &chat.Request{Messages: []chat.Message{
+		{Role: chat.RoleUser, Content: "q"},
+		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "tooluse_2_a", Name: "get", Arguments: "{}"}}},
+		{Role: chat.RoleTool, ToolCallID: "tooluse_2_a", Content: "21"},
+	}}, modelNoStrict)
+	require.True(t, ok, "the repaired call's turn gets the first answer's reasoning back")
+	assert.Equal(t, []chat.ReasoningBlock{{Text: "First thought.", Signature: "sig-1"}}, next.Messages[1].Reasoning)
 }
 
 // TestRepairRunsOut: still invalid after max_repair_attempts, the last invalid calls go

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -26,6 +25,8 @@ import (
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/quota"
+	"github.com/nirmata/llm-gateway/internal/reasoning"
+	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
@@ -33,29 +34,22 @@ import (
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
-// Upstream is the part of Bedrock the core calls, in one region. *bedrock.Client
-// implements it.
-type Upstream interface {
-	Converse(ctx context.Context, modelID string, req *bedrock.ConverseRequest) (*bedrock.ConverseResponse, error)
-	ConverseStream(ctx context.Context, modelID string, req *bedrock.ConverseRequest) (*bedrock.EventStream, error)
-}
-
 // Options configures a Service.
 type Options struct {
 	DefaultModel string
 	// Aliases maps model names clients send to their targets, in the order calls try
 	// them, failing over from one to the next (docs/PROTOCOL.md 14.4); an alias of one
 	// model id has one target.
-	Aliases map[string][]Target
+	Aliases map[string][]route.Target
 	// Regions are the upstreams of the regions targets name, by region name. A target
 	// without a region goes to the upstream New is given; so does one whose region is
 	// missing here, which New logs as an error.
-	Regions map[string]Upstream
+	Regions map[string]route.Upstream
 	// DefaultMaxTokens is the maxTokens of a request that sets none, capped at the
 	// model's maximum output where it is known (docs/PROTOCOL.md 14.5); 0 sends none.
 	DefaultMaxTokens int
 	// Affinity bounds the memory of which target answered each conversation.
-	Affinity AffinityOptions
+	Affinity route.AffinityOptions
 	// Shared, when set, shares the reasoning cache (11.4) and affinity between replicas
 	// (docs/PROTOCOL.md 14.3); nil keeps them in this process.
 	Shared store.Values
@@ -72,7 +66,7 @@ type Options struct {
 	NoParallelToolCalls bool
 	// ReasoningCache bounds the reasoning cache (docs/PROTOCOL.md 11.4); MaxEntries 0
 	// keeps nothing.
-	ReasoningCache ReasoningCacheOptions
+	ReasoningCache reasoning.Options
 	// NoPromptCaching turns the automatic prompt-cache points off (prompt_caching: off;
 	// the zero value is auto).
 	NoPromptCaching bool
@@ -108,24 +102,19 @@ type Options struct {
 
 // Service answers chat calls. It is safe for concurrent use.
 type Service struct {
-	upstream Upstream
-	opts     Options
-	log      *zap.Logger
-	access   *zap.Logger // see Observe
+	opts   Options
+	log    *zap.Logger
+	access *zap.Logger // see Observe
 	// slots holds one token per Bedrock call in flight: the concurrency cap, and what a
 	// drain waits on.
 	slots    chan struct{}
 	draining atomic.Bool
-	// aliases are the configured aliases by name, their targets ready for calls.
-	aliases map[string]*alias
-	// affinity remembers the target that answered each conversation of an alias.
-	affinity *affinity
-	// aliasTargets are the configured aliases' model ids, sorted, without repeats.
-	aliasTargets []string
+	// router finds where each request goes: its model, or its alias's targets.
+	router *route.Router
 	// models is what the gateway lists as its models; see Models.
 	models []ModelEntry
 	// reasoning keeps Claude's reasoning blocks for clients that drop them.
-	reasoning *reasoningCache
+	reasoning *reasoning.Cache
 	// schemas keeps the compiled schemas of the tools whose calls were checked.
 	schemas *toolcheck.Cache
 	// warnings are those about calls not checked, each rate-limited on its own.
@@ -136,48 +125,28 @@ type Service struct {
 
 // New returns a Service calling upstream, the Bedrock client of the gateway's own
 // region, and opts.Regions for targets in others.
-func New(upstream Upstream, opts Options, log *zap.Logger) *Service {
-	s := &Service{upstream: upstream, opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrent),
+func New(upstream route.Upstream, opts Options, log *zap.Logger) *Service {
+	s := &Service{opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrent),
 		// Access lines go without the caller: it would name the same line every time, and
 		// finding it walks the stack on every request.
 		access: log.WithOptions(zap.WithCaller(false))}
-	s.aliases = make(map[string]*alias, len(opts.Aliases))
-	for _, name := range slices.Sorted(maps.Keys(opts.Aliases)) {
-		a := &alias{name: name}
-		for _, t := range opts.Aliases[name] {
-			up := upstream
-			if t.Region != "" {
-				if r, ok := opts.Regions[t.Region]; ok {
-					up = r
-				} else {
-					log.Error("no upstream for a target's region: its calls go to the gateway's own region",
-						zap.String("alias", name), zap.String("region", t.Region))
-				}
-			}
-			a.targets = append(a.targets, newTarget(t, up))
-			s.aliasTargets = append(s.aliasTargets, t.ModelID)
-		}
-		if len(a.targets) == 0 {
-			continue
-		}
-		s.aliases[name] = a
-		s.models = append(s.models, ModelEntry{Name: name, ID: a.targets[0].ModelID})
+	s.router = route.New(route.Options{Upstream: upstream, Aliases: opts.Aliases, Regions: opts.Regions,
+		Affinity: opts.Affinity, Shared: opts.Shared}, log)
+	for _, name := range s.router.Aliases() {
+		s.models = append(s.models, ModelEntry{Name: name, ID: s.router.Resolve(name)})
 	}
-	slices.Sort(s.aliasTargets)
-	s.aliasTargets = slices.Compact(s.aliasTargets)
-	s.affinity = newAffinity(opts.Affinity, opts.Shared)
 	s.started = time.Now()
 	if s.now = opts.Now; s.now == nil {
 		s.now = time.Now
 	}
-	s.reasoning = newReasoningCache(opts.ReasoningCache, opts.Shared)
+	s.reasoning = reasoning.New(opts.ReasoningCache, opts.Shared)
 	s.schemas = toolcheck.NewCache(0, 0, opts.SchemaLimits)
 	s.warnings = newUncheckedWarnings(s.now)
-	if _, isAlias := s.aliases[opts.DefaultModel]; !isAlias && opts.DefaultModel != "" {
+	if !s.router.IsAlias(opts.DefaultModel) && opts.DefaultModel != "" {
 		s.models = append(s.models, ModelEntry{Name: opts.DefaultModel, ID: opts.DefaultModel})
 	}
 	// The default and the alias targets get their metric series from the start.
-	opts.Metrics.ConfiguredModels(append([]string{s.resolveModel("")}, s.aliasTargets...)...)
+	opts.Metrics.ConfiguredModels(append([]string{s.resolveModel("")}, s.router.Targets()...)...)
 	return s
 }
 
@@ -293,7 +262,7 @@ type prepared struct {
 	// budget is what compiling the schemas of the calls that come back may cost.
 	budget *toolcheck.Budget
 	// route is where the request may go, and which target it is at.
-	route route
+	route route.Route
 
 	// What the translation for the current target made.
 	model    capabilities.Model
@@ -311,7 +280,7 @@ type prepared struct {
 }
 
 // up is the upstream of the current target.
-func (p *prepared) up() Upstream { return p.route.target().up }
+func (p *prepared) up() route.Upstream { return p.route.Upstream() }
 
 // prepare checks what only the gateway knows (provider, limits, model), finds where the
 // request may go, translates it for the first target, and admits it against its key's
@@ -339,8 +308,8 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 	opts.DefaultMaxTokens = int32(s.opts.DefaultMaxTokens)
 	res.Model = s.resolveModel(name) // the first target's, for the log line of a refusal
 	p := &prepared{req: req, opts: opts, validation: v, budget: toolcheck.NewBudget(s.opts.SchemaLimits),
-		keyID: req.KeyID, route: s.routeOf(ctx, req, name)}
-	res.Model = p.route.target().ModelID
+		keyID: req.KeyID, route: s.router.Route(ctx, req, name)}
+	res.Model = p.route.ModelID()
 	if err := s.translate(ctx, p, res); err != nil {
 		return nil, err
 	}
@@ -354,12 +323,12 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 // holds for that model, and records in res what the translation did. On an error p and
 // res keep what they had.
 func (s *Service) translate(ctx context.Context, p *prepared, res *Result) error {
-	model := capabilities.Lookup(p.route.target().ModelID)
+	model := capabilities.Lookup(p.route.ModelID())
 	opts := p.opts
-	opts.OtherModel = p.route.otherModel()
+	opts.OtherModel = p.route.OtherModel()
 	req, restored := p.req, false
 	if !opts.OtherModel && translate.AsksThinking(req, opts.ReasoningEffort) {
-		req, restored = s.restoreReasoning(ctx, req, model.ID)
+		req, restored = s.reasoning.Restore(ctx, req, model.ID)
 	}
 	converse, names, err := translate.RequestWith(req, model, opts)
 	if err != nil {
@@ -399,7 +368,7 @@ func (s *Service) admitKey(ctx context.Context, p *prepared) (*quota.Admission, 
 // need them back: Claude with thinking on (docs/PROTOCOL.md 11.4).
 func (s *Service) remember(ctx context.Context, p *prepared, ids []string, blocks []chat.ReasoningBlock) {
 	if p.names.ThinkingOn {
-		s.reasoning.store(ctx, p.keyID, p.model.ID, ids, blocks)
+		s.reasoning.Store(ctx, p.keyID, p.model.ID, ids, blocks)
 	}
 }
 
@@ -525,10 +494,7 @@ func (s *Service) modelName(name string) string {
 // resolveModel applies the default and the configured aliases: an alias's first target.
 func (s *Service) resolveModel(name string) string {
 	name = s.modelName(name)
-	if a, ok := s.aliases[name]; ok {
-		return a.targets[0].ModelID
-	}
-	return name
+	return s.router.Resolve(name)
 }
 
 // Chat answers one request with one complete answer. The Result is filled as far as the
@@ -578,7 +544,7 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared, r
 	if err != nil {
 		return nil, err
 	}
-	s.answered(ctx, &p.route)
+	s.router.Answered(ctx, &p.route)
 	return s.settle(ctx, requestID, p, resp, turn)
 }
 
@@ -796,7 +762,7 @@ func (s *Service) Capabilities(model string) (*Capabilities, error) {
 		out.ToolChoice = append(out.ToolChoice, "none")
 	}
 	seen := map[string]bool{}
-	for _, id := range append([]string{s.opts.DefaultModel, m.ID}, s.aliasTargets...) {
+	for _, id := range append([]string{s.opts.DefaultModel, m.ID}, s.router.Targets()...) {
 		if seen[id] {
 			continue
 		}

@@ -110,7 +110,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 		st.text = &strings.Builder{}
 	}
 	if unary != nil {
-		s.answered(ctx, &p.route)
+		s.router.Answered(ctx, &p.route)
 		resp, err := s.settle(ctx, req.ID, p, unary, turn)
 		if err != nil {
 			return nil, res, err
@@ -155,7 +155,7 @@ func (s *Service) open(ctx context.Context, requestID string, p *prepared) (*bed
 		s.upstreamFailed(ctx, requestID, p.model.ID, err)
 		return nil, nil, blame(p.names, err)
 	}
-	if p.route.more() {
+	if p.route.More() {
 		if err := events.Start(); err != nil && err != io.EOF {
 			_ = events.Close()
 			span.endStream(nil, err)
@@ -232,7 +232,7 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 		st.svc.upstreamFailed(st.ctx, st.requestID, st.result.Model, err)
 	}
 	if err == io.EOF {
-		st.svc.answered(st.ctx, &st.prepared.route)
+		st.svc.router.Answered(st.ctx, &st.prepared.route)
 		st.svc.logUnknownStop(st.requestID, st.machine.StopReason())
 		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = st.machine.Usage(), st.machine.ToolCalls(), st.machine.Dropped()
 		ids := st.machine.ToolCallIDs(nil)

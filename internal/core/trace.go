@@ -116,7 +116,7 @@ func (s *Service) traceUpstream(ctx context.Context, p *prepared, req *bedrock.C
 	attrs := make([]attribute.KeyValue, 0, 7)
 	attrs = append(attrs, semconv.GenAIOperationNameChat, semconv.GenAIProviderNameAWSBedrock, attrGenAISystem.String("aws.bedrock"),
 		semconv.GenAIRequestModel(model))
-	if region := p.route.target().Region; region != "" {
+	if region := p.route.Region(); region != "" {
 		attrs = append(attrs, semconv.CloudRegion(region))
 	} else if s.opts.Region != "" {
 		attrs = append(attrs, semconv.CloudRegion(s.opts.Region))

@@ -19,6 +19,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
 )
 
@@ -43,7 +44,7 @@ func TestNoTracingAllocatesNothing(t *testing.T) {
 }
 
 // tracedService is a repair-mode core whose spans are recorded in memory.
-func tracedService(t *testing.T, u Upstream) (*Service, *tracetest.SpanRecorder) {
+func tracedService(t *testing.T, u route.Upstream) (*Service, *tracetest.SpanRecorder) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))

@@ -29,6 +29,8 @@ import (
 	"github.com/nirmata/llm-gateway/internal/grpcapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/quota"
+	"github.com/nirmata/llm-gateway/internal/reasoning"
+	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/server"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
@@ -173,7 +175,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		Metrics:         m,
 
 		NoParallelToolCalls: !cfg.ParallelToolCalls,
-		ReasoningCache: core.ReasoningCacheOptions{MaxEntries: cfg.ReasoningCache.MaxEntries,
+		ReasoningCache: reasoning.Options{MaxEntries: cfg.ReasoningCache.MaxEntries,
 			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL},
 		Shared: values,
 		Quota: quota.New(quota.Options{Keys: limits, Counters: counters, CacheReadWeight: cfg.CacheReadWeight,
@@ -319,7 +321,7 @@ func sharedStore(url string, timeout, pingEvery time.Duration, m *metrics.Metric
 // configuration with only its region changed: the credentials are resolved once and
 // shared, as is the transport. Under --sim every region's client goes to the one
 // simulator, and signs for its own region, which the simulator reads (section 9).
-func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *metrics.Metrics, log *zap.Logger) (*bedrock.Client, map[string]core.Upstream, error) {
+func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *metrics.Metrics, log *zap.Logger) (*bedrock.Client, map[string]route.Upstream, error) {
 	opts := bedrock.ClientOptions{
 		Transport: bedrock.NewTransport(),
 		SigV4Only: cfg.Sim.Enabled,
@@ -330,7 +332,7 @@ func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *met
 		return nil, nil, err
 	}
 	log.Info("bedrock upstream", zap.String("endpoint", own.Endpoint()), zap.String("region", awsCfg.Region))
-	regions := map[string]core.Upstream{}
+	regions := map[string]route.Upstream{}
 	for _, name := range slices.Sorted(maps.Keys(cfg.ModelAliases)) {
 		for _, t := range cfg.ModelAliases[name] {
 			if _, done := regions[t.Region]; t.Region == "" || done {
@@ -360,11 +362,11 @@ func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *met
 }
 
 // aliasTargets are the configured aliases' targets as the core takes them.
-func aliasTargets(in map[string][]config.Target) map[string][]core.Target {
-	out := make(map[string][]core.Target, len(in))
+func aliasTargets(in map[string][]config.Target) map[string][]route.Target {
+	out := make(map[string][]route.Target, len(in))
 	for name, targets := range in {
 		for _, t := range targets {
-			out[name] = append(out[name], core.Target{ModelID: t.ModelID, Region: t.Region})
+			out[name] = append(out[name], route.Target{ModelID: t.ModelID, Region: t.Region})
 		}
 	}
 	return out

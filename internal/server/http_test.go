@@ -18,6 +18,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/coretest"
+	"github.com/nirmata/llm-gateway/internal/route"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -171,7 +172,7 @@ func TestOpenAINoRoute(t *testing.T) {
 func TestOpenAIPanic(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		upstream core.Upstream
+		upstream route.Upstream
 		body     string
 	}{
 		{coretest.Panicking{}, hello},
