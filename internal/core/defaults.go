@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -46,7 +47,7 @@ type AliasDefaults struct {
 // the alias it names (name, the model as the client gave it or the default model), then
 // the gateway's, and returns the translation's options and how the request's tool calls
 // are checked.
-func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Options, validation, error) {
+func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Options, toolguard.Mode, error) {
 	d := s.opts.AliasDefaults[name]
 	if k, ok := s.opts.KeyDefaults[req.KeyID]; ok {
 		d.Defaults = k.over(d.Defaults)
@@ -66,6 +67,6 @@ func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Optio
 	if d.PromptCaching != nil {
 		auto = *d.PromptCaching
 	}
-	v, err := s.validationOf(req, d)
+	v, err := s.guard.Mode(req, d.ToolValidation)
 	return translate.Options{NoAutoCache: !auto, ReasoningEffort: d.ReasoningEffort}, v, err
 }

@@ -146,9 +146,18 @@ func TestApplyDefaults(t *testing.T) {
 			assert.NoError(t, err)
 			assert.Equal(t, tt.want, req)
 			assert.Equal(t, tt.wantOpts, opts)
-			assert.Equal(t, tt.wantMode, v.mode)
-			// Off is the operator's here whenever it is off: no request above asks for it.
-			assert.Equal(t, tt.wantMode == "off", v.operatorOff, "operatorOff")
+			assert.Equal(t, tt.wantMode, v.String())
+			// Off is the operator's here whenever it is off (no request above asks for it),
+			// so a request asking for repair does not turn checking back on.
+			asking := tt.req
+			asking.ToolValidation = chat.ValidationRepair
+			_, v, err = s.applyDefaults(&asking, s.modelName(asking.Model))
+			assert.NoError(t, err)
+			if tt.wantMode == "off" {
+				assert.Equal(t, "off", v.String(), "the operator's off is a ceiling")
+			} else {
+				assert.Equal(t, "repair", v.String(), "the request's own mode wins")
+			}
 		})
 	}
 	req := chat.Request{ToolValidation: "strict"}
@@ -159,9 +168,7 @@ func TestApplyDefaults(t *testing.T) {
 		assert.Equal(t, `invalid request: tool_validation "strict" is not one of "off", "report", "repair"`, err.Error())
 	}
 	_, v, _ := New(nil, Options{}, zap.NewNop()).applyDefaults(&chat.Request{}, "m")
-	assert.Equal(t, validation{mode: "report"}, v, "the zero Options: report")
-	_, v, _ = New(nil, Options{}, zap.NewNop()).applyDefaults(&chat.Request{ToolValidation: "off"}, "m")
-	assert.Equal(t, validation{mode: "off"}, v, "a request's own off is its own: strict tools are still repaired")
+	assert.Equal(t, "report", v.String(), "the zero Options: report")
 }
 
 // TestIgnoredIsBounded: what a request lists as ignored is at most MaxIgnored names, in

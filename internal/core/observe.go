@@ -86,7 +86,7 @@ func (s *Service) Observe(c *Call) {
 	if n := c.Result.ToolCalls - outcomes.Total(); n > 0 {
 		outcomes.Unchecked += n // calls no check saw
 	}
-	outcomes.record(m, c.Result.Model, c.Result.ClientType)
+	outcomes.Record(m, c.Result.Model, c.Result.ClientType)
 	m.RepairAttempts(c.Result.Model, c.Result.RepairAttempts)
 	reason := metrics.DropParallel
 	if c.Result.BudgetExhausted {

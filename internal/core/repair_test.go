@@ -19,6 +19,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/reasoning"
 	"github.com/nirmata/llm-gateway/internal/route"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 )
 
 // scripted is an upstream that answers Converse calls from a script, in order, and keeps
@@ -115,9 +116,9 @@ func TestReportMode(t *testing.T) {
 	assert.Equal(t, []string{`/: missing required property "filename"`, `/replicas: expected integer, got string`}, resp.ToolCalls[0].ValidationErrors)
 	assert.Nil(t, resp.ToolCalls[1].ValidationErrors)
 	assert.Equal(t, []string{`/: there is no tool named "delete_policy" in tools`}, resp.ToolCalls[2].ValidationErrors)
-	assert.Equal(t, ValidationInvalid, resp.ToolValidation)
-	assert.Equal(t, ValidationInvalid, res.ToolValidation)
-	assert.Equal(t, ToolOutcomes{Valid: 1, Invalid: 2}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Invalid, resp.ToolValidation)
+	assert.Equal(t, toolguard.Invalid, res.ToolValidation)
+	assert.Equal(t, toolguard.Outcomes{Valid: 1, Invalid: 2}, res.ToolOutcomes)
 	assert.Zero(t, res.RepairAttempts)
 }
 
@@ -143,8 +144,8 @@ func TestRepairMode(t *testing.T) {
 	assert.Nil(t, resp.ToolCalls[0].ValidationErrors)
 	assert.Equal(t, chat.FinishToolCalls, resp.Finish)
 	assert.Equal(t, chat.Usage{PromptTokens: 200, CompletionTokens: 20, TotalTokens: 220}, resp.Usage)
-	assert.Equal(t, ValidationRepaired, resp.ToolValidation)
-	assert.Equal(t, ToolOutcomes{Repaired: 2}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Repaired, resp.ToolValidation)
+	assert.Equal(t, toolguard.Outcomes{Repaired: 2}, res.ToolOutcomes)
 	assert.Equal(t, 1, res.RepairAttempts)
 
 	// Attempt 2: the original request, the model's turn verbatim, an error result per call.
@@ -222,8 +223,8 @@ func TestRepairRunsOut(t *testing.T) {
 	assert.Equal(t, "tooluse_3_a", resp.ToolCalls[0].ID)
 	assert.Equal(t, []string{`/: missing required property "filename"`}, resp.ToolCalls[0].ValidationErrors)
 	assert.Equal(t, chat.FinishToolCalls, resp.Finish)
-	assert.Equal(t, ValidationInvalid, resp.ToolValidation)
-	assert.Equal(t, ToolOutcomes{Unrepaired: 1}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Invalid, resp.ToolValidation)
+	assert.Equal(t, toolguard.Outcomes{Unrepaired: 1}, res.ToolOutcomes)
 	assert.Equal(t, 2, res.RepairAttempts)
 	assert.EqualValues(t, 330, resp.Usage.TotalTokens)
 }
@@ -247,7 +248,7 @@ func TestRepairEndsEarly(t *testing.T) {
 		assert.NotEmpty(t, resp.ToolCalls[0].ValidationErrors, name)
 		assert.Equal(t, chat.FinishToolCalls, resp.Finish, name)
 		assert.Equal(t, "Saving.", resp.Text, name)
-		assert.Equal(t, ValidationInvalid, res.ToolValidation, name)
+		assert.Equal(t, toolguard.Invalid, res.ToolValidation, name)
 		assert.Equal(t, 1, res.RepairAttempts, name)
 	}
 }
@@ -266,7 +267,7 @@ func TestStrictToolRepairedWithoutNativeStrict(t *testing.T) {
 	require.Len(t, u.reqs, 2)
 	assert.False(t, u.reqs[0].ToolConfig.Tools[0].ToolSpec.Strict, "not sent to a model without it")
 	assert.Equal(t, validCall[1], resp.ToolCalls[0].Arguments)
-	assert.Equal(t, ValidationRepaired, res.ToolValidation)
+	assert.Equal(t, toolguard.Repaired, res.ToolValidation)
 	assert.False(t, res.StrictUnenforced)
 
 	// On a model with native strict tool use, strict goes to Bedrock and nothing is checked
@@ -280,7 +281,7 @@ func TestStrictToolRepairedWithoutNativeStrict(t *testing.T) {
 	require.Len(t, u.reqs, 1)
 	assert.True(t, u.reqs[0].ToolConfig.Tools[0].ToolSpec.Strict)
 	assert.Nil(t, resp.ToolCalls[0].ValidationErrors)
-	assert.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Outcomes{Unchecked: 1}, res.ToolOutcomes)
 	assert.False(t, res.Validating)
 }
 
@@ -300,7 +301,7 @@ func TestOperatorOffLeavesStrictUnenforced(t *testing.T) {
 		require.Len(t, u.reqs, 1, "%q: no repair", asked)
 		assert.Equal(t, invalidCall[1], resp.ToolCalls[0].Arguments, asked)
 		assert.Nil(t, resp.ToolCalls[0].ValidationErrors, asked)
-		assert.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes, asked)
+		assert.Equal(t, toolguard.Outcomes{Unchecked: 1}, res.ToolOutcomes, asked)
 		assert.True(t, res.StrictUnenforced, asked)
 		assert.False(t, res.Validating, "%q: a stream streams the call as it comes", asked)
 	}
@@ -329,7 +330,7 @@ func TestOffMode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, resp.ToolCalls[0].ValidationErrors)
 	assert.Empty(t, res.ToolValidation)
-	assert.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Outcomes{Unchecked: 1}, res.ToolOutcomes)
 
 	req.ToolValidation = "bogus"
 	_, _, err = s.Chat(t.Context(), req)
@@ -410,7 +411,7 @@ func TestRepairKeepsNames(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, resp.ToolCalls, 1)
 	assert.Equal(t, "fs.save_policy", resp.ToolCalls[0].Name)
-	assert.Equal(t, ValidationRepaired, resp.ToolValidation)
+	assert.Equal(t, toolguard.Repaired, resp.ToolValidation)
 	result := u.reqs[1].Messages[2].Content[0].ToolResult
 	assert.Equal(t, `Invalid arguments for fs_save_policy: /: missing required property "filename". Call fs_save_policy again with corrected arguments.`, *result.Content[0].Text)
 }
@@ -434,7 +435,7 @@ func TestRepairAfterDrops(t *testing.T) {
 	assert.Contains(t, *results[0].ToolResult.Content[0].Text, "Invalid arguments for save_policy")
 	assert.Equal(t, "tooluse_1_b", results[1].ToolResult.ToolUseID)
 	assert.Equal(t, "Not run: other calls in this turn had invalid arguments. Repeat this call if it is still needed.", *results[1].ToolResult.Content[0].Text)
-	assert.Equal(t, ValidationRepaired, res.ToolValidation)
+	assert.Equal(t, toolguard.Repaired, res.ToolValidation)
 	require.Len(t, resp.ToolCalls, 1)
 
 	// The dropped call is invalid, the kept one valid: nothing to repair.
@@ -444,5 +445,5 @@ func TestRepairAfterDrops(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, u.reqs, 1)
 	assert.Equal(t, 1, resp.DroppedToolCalls)
-	assert.Equal(t, ToolOutcomes{Valid: 1}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Outcomes{Valid: 1}, res.ToolOutcomes)
 }

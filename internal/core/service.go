@@ -31,6 +31,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -115,12 +116,10 @@ type Service struct {
 	models []ModelEntry
 	// reasoning keeps Claude's reasoning blocks for clients that drop them.
 	reasoning *reasoning.Cache
-	// schemas keeps the compiled schemas of the tools whose calls were checked.
-	schemas *toolcheck.Cache
-	// warnings are those about calls not checked, each rate-limited on its own.
-	warnings uncheckedWarnings
-	started  time.Time
-	now      func() time.Time
+	// guard checks the answers' tool calls, and repairs them.
+	guard   *toolguard.Guard
+	started time.Time
+	now     func() time.Time
 }
 
 // New returns a Service calling upstream, the Bedrock client of the gateway's own
@@ -140,8 +139,8 @@ func New(upstream route.Upstream, opts Options, log *zap.Logger) *Service {
 		s.now = time.Now
 	}
 	s.reasoning = reasoning.New(opts.ReasoningCache, opts.Shared)
-	s.schemas = toolcheck.NewCache(0, 0, opts.SchemaLimits)
-	s.warnings = newUncheckedWarnings(s.now)
+	s.guard = toolguard.New(toolguard.Options{Mode: opts.ToolValidation, MaxRepairAttempts: opts.MaxRepairAttempts,
+		SchemaLimits: opts.SchemaLimits, Now: s.now}, log)
 	if !s.router.IsAlias(opts.DefaultModel) && opts.DefaultModel != "" {
 		s.models = append(s.models, ModelEntry{Name: opts.DefaultModel, ID: opts.DefaultModel})
 	}
@@ -191,7 +190,7 @@ type Result struct {
 	// ValidationRepaired or "". Set once the answer is complete.
 	ToolValidation string
 	// ToolOutcomes counts the answer's tool calls by the outcome of their check.
-	ToolOutcomes ToolOutcomes
+	ToolOutcomes toolguard.Outcomes
 	// RepairAttempts is how many model calls the repair of the answer's tool calls made.
 	RepairAttempts int
 	// StrictUnenforced: the model was offered strict tools it does not hold to their
@@ -255,10 +254,10 @@ const (
 // safe for concurrent use.
 type prepared struct {
 	// req is the request with the alias's and the gateway's defaults applied; opts and
-	// validation are what they say for its translation and its tool calls' check.
-	req        *chat.Request
-	opts       translate.Options
-	validation validation
+	// mode are what they say for its translation and its tool calls' check.
+	req  *chat.Request
+	opts translate.Options
+	mode toolguard.Mode
 	// budget is what compiling the schemas of the calls that come back may cost.
 	budget *toolcheck.Budget
 	// route is where the request may go, and which target it is at.
@@ -273,10 +272,9 @@ type prepared struct {
 	// quota is the request's standing against its key's limits; nil without limits. Every
 	// path that ends a prepared request settles it.
 	quota *quota.Admission
-	// check checks the answer's tool calls; nil when nothing is checked.
-	check *checker
-	// validated is what the check of the answer did.
-	validated validated
+	// check checks the answer's tool calls, and says what it did; nil when nothing is
+	// checked.
+	check *toolguard.Check
 }
 
 // up is the upstream of the current target.
@@ -307,7 +305,7 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 	}
 	opts.DefaultMaxTokens = int32(s.opts.DefaultMaxTokens)
 	res.Model = s.resolveModel(name) // the first target's, for the log line of a refusal
-	p := &prepared{req: req, opts: opts, validation: v, budget: toolcheck.NewBudget(s.opts.SchemaLimits),
+	p := &prepared{req: req, opts: opts, mode: v, budget: s.guard.Budget(),
 		keyID: req.KeyID, route: s.router.Route(ctx, req, name)}
 	res.Model = p.route.ModelID()
 	if err := s.translate(ctx, p, res); err != nil {
@@ -345,7 +343,7 @@ func (s *Service) translate(ctx context.Context, p *prepared, res *Result) error
 	}
 	// No call comes back from a model offered no tools, nor from one whose tool budget is
 	// spent (its calls are dropped).
-	p.check, res.StrictUnenforced = s.newChecker(req, model, p.validation, converse.ToolConfig != nil && !names.BudgetExhausted, names, p.budget)
+	p.check, res.StrictUnenforced = s.guard.Check(req, model, p.mode, converse.ToolConfig != nil && !names.BudgetExhausted, names, p.budget)
 	res.Validating = p.check != nil
 	p.model, p.converse, p.names = model, converse, names
 	return nil
@@ -393,28 +391,7 @@ func (s *Service) checkLimits(req *chat.Request) error {
 			return refuse("messages[%d]: %d bytes, at most %d are allowed", i, n, s.opts.MaxMessageBytes)
 		}
 	}
-	return s.checkSchemas(req)
-}
-
-// checkSchemas measures the JSON Schemas of a request (its tools' parameters, its
-// response_format schema) before anything compiles or rewrites them: a schema beyond
-// schema_limits is refused, naming its field. Every surface passes here, so no schema
-// reaches the translator or the schema library unmeasured (docs/PROTOCOL.md 13.2). The
-// schema cache remembers those it admitted, so a client's tools are measured once.
-func (s *Service) checkSchemas(req *chat.Request) error {
-	for i := range req.Tools {
-		if p := req.Tools[i].Parameters; len(p) > 0 {
-			if err := s.schemas.Admit(p); err != nil {
-				return refuse("%s.parameters: %v", translate.ToolPath(i, &req.Tools[i]), err)
-			}
-		}
-	}
-	if rf := req.ResponseFormat; rf != nil && rf.Type == chat.FormatJSONSchema && len(rf.Schema) > 0 {
-		if err := s.schemas.Admit(rf.Schema); err != nil {
-			return refuse("response_format.json_schema.schema: %v", err)
-		}
-	}
-	return nil
+	return s.guard.Admit(req)
 }
 
 // refuse is an invalid request naming the field its message starts with.
@@ -514,7 +491,7 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	}
 	res.Usage, res.ToolCalls, res.DroppedToolCalls = resp.Usage, len(resp.ToolCalls), resp.DroppedToolCalls
 	res.FormatInvalid = p.names.JSONObject && !translate.OneJSONObject(resp.Text)
-	p.validated.result(&res)
+	p.checked(&res)
 	resp.ToolValidation = res.ToolValidation
 	resp.Model = p.model.ID
 	resp.LatencyMs = time.Since(start).Milliseconds()
@@ -551,7 +528,7 @@ func (s *Service) converse(ctx context.Context, requestID string, p *prepared, r
 // settle checks (and repairs) the tool calls of resp, the answer to p whose assistant
 // message was turn, and keeps its reasoning blocks for the client's next turn.
 func (s *Service) settle(ctx context.Context, requestID string, p *prepared, resp *chat.Response, turn bedrock.Message) (*chat.Response, error) {
-	resp, err := s.checkAnswer(ctx, requestID, p, resp, turn)
+	resp, err := p.check.Review(ctx, resp, turn, p.converse, repairs{s, requestID, p})
 	if err != nil {
 		return nil, err
 	}
@@ -565,13 +542,30 @@ func (s *Service) settle(ctx context.Context, requestID string, p *prepared, res
 	return resp, nil
 }
 
-// attempt makes one Converse call of req, a repair attempt's request, on p's current
-// target, bounded by upstream_timeout, and returns its answer and the assistant message
-// Bedrock returned, which a repair sends back.
-func (s *Service) attempt(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
+// repairs makes the repair attempts of p's tool guard: model calls on p's current target,
+// each admitted against the key's limits and bounded by upstream_timeout.
+type repairs struct {
+	s         *Service
+	requestID string
+	p         *prepared
+}
+
+func (r repairs) Allowed(ctx context.Context) bool { return r.p.quota.RepairAllowed(ctx) }
+
+func (r repairs) Call(ctx context.Context, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.s.opts.UpstreamTimeout)
 	defer cancel()
-	return s.call(ctx, requestID, p, req)
+	return r.s.call(ctx, r.requestID, r.p, req)
+}
+
+// checked puts what the check of p's answer did into res, whose ToolCalls are set: with
+// no check, every call is unchecked.
+func (p *prepared) checked(res *Result) {
+	if c := p.check; c != nil {
+		res.ToolValidation, res.ToolOutcomes, res.RepairAttempts = c.Outcome, c.Outcomes, c.Attempts
+	} else {
+		res.ToolOutcomes = toolguard.Outcomes{Unchecked: res.ToolCalls}
+	}
 }
 
 // call makes one Converse call of req, p.converse or a repair attempt's request, on p's
@@ -625,7 +619,7 @@ func (s *Service) converseStreamed(ctx context.Context, requestID string, p *pre
 	defer events.Close()
 	var src stream.Events = events
 	var rec *stream.Recorder
-	if p.check != nil && p.check.canRepair {
+	if p.check.CanRepair() {
 		rec = stream.NewRecorder(events)
 		src = rec
 	}

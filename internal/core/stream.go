@@ -10,6 +10,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/stream"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -28,7 +29,7 @@ type Stream struct {
 	parent context.Context
 	// hold holds the tool calls while they are checked (docs/PROTOCOL.md 13.2); nil when
 	// none is. rec records the answer's turn for a repair; nil when none may be needed.
-	hold    *callHolder
+	hold    *toolguard.Holder
 	rec     *stream.Recorder
 	scratch []chat.Event
 	// final is the answer a held stream ended with, once checked (and repaired).
@@ -117,7 +118,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 		}
 		st.replay, st.done = stream.Synthesize(resp), func() {}
 		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = resp.Usage, len(resp.ToolCalls), resp.DroppedToolCalls
-		p.validated.result(&st.result)
+		p.checked(&st.result)
 		st.counted, returned = true, true
 		return st, res, nil
 	}
@@ -125,11 +126,9 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	closed := s.opts.Metrics.StreamOpened(req.ClientType)
 	st.ctx, st.machine = callCtx, stream.NewMachine(p.names)
 	st.metered = p.quota.Metered()
-	if p.check != nil {
-		st.hold = newCallHolder(p.check)
-		if p.check.canRepair {
-			st.rec = stream.NewRecorder(events)
-		}
+	st.hold = p.check.Hold()
+	if p.check.CanRepair() {
+		st.rec = stream.NewRecorder(events)
 	}
 	st.done = func() {
 		_ = events.Close()
@@ -220,8 +219,8 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 	}
 	if st.hold != nil {
 		st.scratch = step
-		out = st.hold.pass(step, out)
-		if err == io.EOF && st.hold.untilDone {
+		out = st.hold.Pass(step, out)
+		if err == io.EOF && st.hold.UntilDone() {
 			out, err = st.finishHeld(out)
 		}
 	} else {
@@ -237,15 +236,12 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = st.machine.Usage(), st.machine.ToolCalls(), st.machine.Dropped()
 		ids := st.machine.ToolCallIDs(nil)
 		if h := st.hold; h != nil {
-			if !h.untilDone {
-				st.prepared.validated.outcome, st.prepared.validated.outcomes = h.outcome, h.outcomes
-			}
-			st.result.ToolCalls, ids = len(h.sent), h.ids()
+			st.result.ToolCalls, ids = h.Sent(), h.IDs()
 		}
 		if f := st.final; f != nil {
 			st.result.Usage, st.result.DroppedToolCalls = f.Usage, f.DroppedToolCalls
 		}
-		st.prepared.validated.result(&st.result)
+		st.prepared.checked(&st.result)
 		if blocks := st.machine.Reasoning(); len(blocks) > 0 && len(ids) > 0 {
 			st.svc.remember(st.ctx, st.prepared, ids, blocks)
 		}
@@ -257,17 +253,17 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 // where their mode says so, with further model calls (not streamed: only their calls
 // reach the client), then go out, and done after them with the usage of every attempt.
 func (st *Stream) finishHeld(out []chat.Event) ([]chat.Event, error) {
-	first := st.hold.held(st.machine.AnswerID())
+	first := st.hold.Held(st.machine.AnswerID())
 	if first == nil {
 		return out, nil // the machine produced no done: its error says why
 	}
 	first.StopReason, first.DroppedToolCalls = st.machine.StopReason(), st.machine.Dropped()
-	resp, err := st.svc.checkAnswer(st.parent, st.requestID, st.prepared, first, st.rec.Turn())
+	resp, err := st.prepared.check.Review(st.parent, first, st.rec.Turn(), st.prepared.converse, repairs{st.svc, st.requestID, st.prepared})
 	if err != nil {
 		return out, err
 	}
 	st.final = resp
-	return st.hold.finish(out, resp), io.EOF
+	return st.hold.Finish(out, resp), io.EOF
 }
 
 func (st *Stream) firstEvent(out []chat.Event) {

@@ -124,7 +124,8 @@ func (s *Service) traceUpstream(ctx context.Context, p *prepared, req *bedrock.C
 	if ic := req.InferenceConfig; ic != nil && ic.MaxTokens != nil {
 		attrs = append(attrs, semconv.GenAIRequestMaxTokens(int(*ic.MaxTokens)))
 	}
-	if n := p.validated.attempts; n > 0 {
+	if c := p.check; c != nil && c.Attempts > 0 {
+		n := c.Attempts
 		attrs = append(attrs, attrRepairAttempt.Int(n))
 	}
 	ctx, span := s.opts.Tracing.Tracer().Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))

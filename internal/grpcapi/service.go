@@ -20,6 +20,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 )
 
 // chatService implements llmgatewayv1.ChatServiceServer on the chat core.
@@ -67,7 +68,7 @@ func setCallHeaders(ctx context.Context, res core.Result) {
 		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-thinking", res.Thinking))
 	}
 	if res.StrictUnenforced {
-		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-strict", core.StrictUnenforced))
+		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-strict", toolguard.StrictUnenforced))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 	"google.golang.org/grpc/codes"
 )
 
@@ -186,6 +187,6 @@ func setKnown(h http.Header, res core.Result) {
 		h.Set(HeaderThinking, res.Thinking)
 	}
 	if res.StrictUnenforced {
-		h.Set(HeaderStrict, core.StrictUnenforced)
+		h.Set(HeaderStrict, toolguard.StrictUnenforced)
 	}
 }
