@@ -12,6 +12,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -175,7 +176,7 @@ func Classify(ctx context.Context, err error) Failure {
 
 func classify(err error) Failure {
 	var route *RouteError
-	var refused *translate.RequestError
+	var refused *fault.RequestError
 	var limited *LimitError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -195,14 +196,14 @@ func classify(err error) Failure {
 	case errors.Is(err, ErrBodyTimeout):
 		return Failure{Kind: KindBodyTimeout, Message: err.Error()}
 	case errors.As(err, &refused):
-		return Failure{Kind: KindInvalid, Message: err.Error(), Param: refused.Param, Reason: refused.Code}
-	case errors.Is(err, translate.ErrInvalidRequest), errors.Is(err, translate.ErrUnsupported), errors.As(err, new(*invalidBody)):
-		return Failure{Kind: KindInvalid, Message: err.Error(), Reason: translate.CodeInvalidValue}
+		return Failure{Kind: KindInvalid, Message: err.Error(), Param: refused.Param, Reason: refused.Reason}
+	case errors.Is(err, fault.ErrInvalidRequest), errors.Is(err, fault.ErrUnsupported), errors.As(err, new(*invalidBody)):
+		return Failure{Kind: KindInvalid, Message: err.Error(), Reason: fault.ReasonInvalidValue}
 	case errors.As(err, &route) && route.WrongMethod:
 		return Failure{Kind: KindWrongMethod, Message: route.Message}
 	case route != nil:
 		return Failure{Kind: KindNotFound, Message: route.Message}
-	case errors.Is(err, translate.ErrUpstream):
+	case errors.Is(err, fault.ErrUpstream):
 		return Failure{Kind: KindUpstream, Message: err.Error()}
 	case errors.Is(err, bedrock.ErrCredentials):
 		return Failure{Kind: KindCredentials, Message: errCredentialsRefused.Error(), Logged: true}
@@ -226,7 +227,7 @@ func classifyBedrock(code, message string) Failure {
 	f := Failure{Message: message}
 	switch code {
 	case bedrock.CodeValidation:
-		f.Kind, f.Reason = KindInvalid, translate.CodeInvalidValue
+		f.Kind, f.Reason = KindInvalid, fault.ReasonInvalidValue
 		lower := strings.ToLower(message)
 		for _, t := range contextLengthTexts {
 			if strings.Contains(lower, t) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/clip"
-	"github.com/nirmata/llm-gateway/internal/translate"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // TestClassify walks the error table of docs/PROTOCOL.md section 5.
@@ -30,8 +30,8 @@ func TestClassify(t *testing.T) {
 		message    string
 	}{
 		{"malformed JSON", InvalidBody(errors.New("invalid request body: body is not valid JSON")), 400, codes.InvalidArgument, false, "body is not valid JSON"},
-		{"invalid request", fmt.Errorf("%w: messages[3].role", translate.ErrInvalidRequest), 400, codes.InvalidArgument, false, "messages[3].role"},
-		{"unsupported", fmt.Errorf("%w: model x has no tool use", translate.ErrUnsupported), 400, codes.InvalidArgument, false, "no tool use"},
+		{"invalid request", fmt.Errorf("%w: messages[3].role", fault.ErrInvalidRequest), 400, codes.InvalidArgument, false, "messages[3].role"},
+		{"unsupported", fmt.Errorf("%w: model x has no tool use", fault.ErrUnsupported), 400, codes.InvalidArgument, false, "no tool use"},
 		{"missing key", ErrUnauthenticated, 401, codes.Unauthenticated, false, "API key"},
 		{"body too large", ErrBodyTooLarge, 413, codes.ResourceExhausted, false, "too large"},
 		{"Bedrock validation", apiErr(bedrock.CodeValidation), 400, codes.InvalidArgument, false, "upstream says ValidationException"},
@@ -51,7 +51,7 @@ func TestClassify(t *testing.T) {
 		{"internal server", apiErr(bedrock.CodeInternalServer), 502, codes.Unavailable, false, "upstream says"},
 		{"model error", apiErr(bedrock.CodeModelError), 502, codes.Unavailable, false, "upstream says"},
 		{"model stream error", apiErr(bedrock.CodeModelStreamError), 502, codes.Unavailable, false, "upstream says"},
-		{"200 without output", fmt.Errorf("%w: no output", translate.ErrUpstream), 502, codes.Unavailable, false, "no output"},
+		{"200 without output", fmt.Errorf("%w: no output", fault.ErrUpstream), 502, codes.Unavailable, false, "no output"},
 		{"unreachable upstream", fmt.Errorf("%w: dial tcp: connection refused", bedrock.ErrTransport), 502, codes.Unavailable, false, "upstream model service failed"},
 		{"bug", errors.New("nil pointer somewhere secret"), 500, codes.Internal, false, "internal error"},
 		{"overloaded", ErrOverloaded, 503, codes.Unavailable, true, "concurrent"},

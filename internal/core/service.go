@@ -24,6 +24,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/stream"
@@ -344,7 +345,7 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 	}
 	res.RequestModel = req.Model
 	if p := req.Provider; p != "" && !strings.EqualFold(p, "bedrock") {
-		return nil, translate.Refuse(translate.ErrInvalidRequest, translate.CodeUnsupportedValue, "provider %s is not supported; this gateway serves \"bedrock\"", clip.Quote(p))
+		return nil, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonUnsupportedValue, "provider %s is not supported; this gateway serves \"bedrock\"", clip.Quote(p))
 	}
 	if err := s.checkLimits(req); err != nil {
 		return nil, err
@@ -455,7 +456,7 @@ func (s *Service) checkSchemas(req *chat.Request) error {
 
 // refuse is an invalid request naming the field its message starts with.
 func refuse(format string, args ...any) error {
-	return translate.Refuse(translate.ErrInvalidRequest, translate.CodeInvalidValue, format, args...)
+	return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, format, args...)
 }
 
 // messageBytes is the size of what one message carries.
@@ -513,7 +514,7 @@ func upstreamCode(err error) string {
 		return metrics.UpstreamTransport
 	case errors.Is(err, stream.ErrTruncated):
 		return "truncated"
-	case errors.Is(err, translate.ErrUpstream):
+	case errors.Is(err, fault.ErrUpstream):
 		return "invalid_answer"
 	}
 	return ""

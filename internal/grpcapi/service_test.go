@@ -24,7 +24,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/coretest"
-	"github.com/nirmata/llm-gateway/internal/translate"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -233,8 +233,10 @@ func TestFromProtoToolChoiceModes(t *testing.T) {
 	}
 	// A mode from a newer client must not quietly become auto.
 	_, err := fromProto(&llmgatewayv1.ChatRequest{ToolChoice: &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Mode{Mode: 7}}})
-	require.ErrorIs(t, err, translate.ErrInvalidRequest)
+	var refused *fault.RequestError
+	require.ErrorAs(t, err, &refused)
 	assert.EqualError(t, err, "invalid request: tool_choice.mode 7 is not a ToolChoiceMode")
+	assert.Equal(t, "tool_choice.mode", refused.Param)
 }
 
 // TestValidationProto: a call's violations on ToolCall and on the arguments delta, the

@@ -1,7 +1,6 @@
 package nirmata
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,9 +11,9 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/metrics"
-	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // Options configures the Nirmata REST surface.
@@ -109,7 +108,8 @@ func applyQuery(req *chat.Request, q url.Values, stream bool) (bool, bool, error
 		}
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return false, false, fmt.Errorf("%w: query parameter %s=%s: want true or false", translate.ErrInvalidRequest, f.name, clip.Quote(v))
+			return false, false, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue,
+				"query parameter %s=%s: want true or false", f.name, clip.Quote(v)).At(f.name)
 		}
 		*f.dst = *f.dst || b
 	}
