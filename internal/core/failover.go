@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/aws/smithy-go"
 	"go.uber.org/zap"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
@@ -160,14 +159,9 @@ func (s *Service) nextTarget(ctx context.Context, requestID string, p *prepared,
 // failoverCode is the Bedrock error code of an error failover moves on after: the target
 // is busy or failing, not the request wrong (docs/PROTOCOL.md 14.4); "" for any other.
 func failoverCode(err error) string {
-	var apiErr smithy.APIError
-	if !errors.As(err, &apiErr) {
-		return ""
-	}
-	switch code := apiErr.ErrorCode(); code {
-	case bedrock.CodeThrottling, bedrock.CodeServiceQuotaExceeded, bedrock.CodeServiceUnavailable,
-		bedrock.CodeModelNotReady, bedrock.CodeInternalServer:
-		return code
+	var apiErr *bedrock.APIError
+	if errors.As(err, &apiErr) && apiErr.Failover() {
+		return apiErr.Code
 	}
 	return ""
 }

@@ -47,7 +47,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 	req, stream, err := DecodeRequest(body)
 	bufpool.Put(bp, body) // the request copies what it keeps of the body
 	if err != nil {
-		return core.InvalidBody(err)
+		return err
 	}
 	chunked := false
 	if r.URL.RawQuery != "" {
@@ -167,13 +167,13 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 }
 
 // WriteError answers a failed call with the JSON error body of docs/PROTOCOL.md 5.
-func WriteError(w http.ResponseWriter, requestID string, f core.Failure) {
+func WriteError(w http.ResponseWriter, requestID string, f fault.Failure) {
 	if f.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter.Seconds())))
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(f.Kind.HTTPStatus())
-	_, _ = w.Write(AppendError(nil, f.Message, f.Kind.CodeName(), requestID, f.Limit))
+	w.WriteHeader(httpx.Status(f.Kind))
+	_, _ = w.Write(AppendError(nil, f.Message, f.Kind.Code(), requestID, f.Limit))
 }
 
 // capabilities is the answer of GET /llm-apps/capabilities (docs/PROTOCOL.md 4): every
