@@ -1,6 +1,6 @@
 // Package httpx holds what the gateway's REST surfaces share below their wires: reading a
-// request body under the body deadline, answering without reading one, and writing a
-// stream whose client may stop reading.
+// request body under the body deadline, answering without reading one, writing a stream
+// whose client may stop reading, and the HTTP status of each kind of failure.
 package httpx
 
 import (
