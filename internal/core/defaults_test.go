@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -162,7 +163,7 @@ func TestApplyDefaults(t *testing.T) {
 	}
 	req := chat.Request{ToolValidation: "strict"}
 	_, _, err := s.applyDefaults(&req, "agent")
-	var re *translate.RequestError
+	var re *fault.RequestError
 	if assert.ErrorAs(t, err, &re) {
 		assert.Equal(t, "tool_validation", re.Param)
 		assert.Equal(t, `invalid request: tool_validation "strict" is not one of "off", "report", "repair"`, err.Error())

@@ -18,6 +18,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -166,13 +167,13 @@ func TestSchemaRefusalNamesTheSchema(t *testing.T) {
 				UpstreamTimeout: time.Minute, MaxConcurrent: 2}, zap.NewNop())
 			req := &chat.Request{Messages: []chat.Message{{Role: chat.RoleUser, Content: "go"}}, ResponseFormat: tt.format}
 			_, _, err := s.Chat(t.Context(), req)
-			f := Classify(t.Context(), err)
-			assert.Equal(t, KindInvalid, f.Kind)
+			f := fault.Classify(t.Context(), err)
+			assert.Equal(t, fault.KindInvalid, f.Kind)
 			assert.Equal(t, tt.message, f.Message, "Bedrock's text")
 			assert.Equal(t, tt.param, f.Param)
 
 			_, _, err = s.Stream(t.Context(), req)
-			assert.Equal(t, tt.param, Classify(t.Context(), err).Param, "streamed")
+			assert.Equal(t, tt.param, fault.Classify(t.Context(), err).Param, "streamed")
 		})
 	}
 	// Only a ValidationException is blamed on a field.

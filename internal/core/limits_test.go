@@ -21,6 +21,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clocktest"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/redistest"
@@ -164,8 +165,8 @@ func TestKeyLimits(t *testing.T) {
 	require.ErrorAs(t, err, &limited)
 	assert.Equal(t, quota.LimitError{Key: "ci", Limit: quota.TokensPerMinute, Value: 1000, RetryAfter: 23 * time.Second}, *limited)
 	assert.Equal(t, `key "ci" is over its tokens_per_minute limit (1000); retry in 23 s`, err.Error())
-	f := Classify(t.Context(), err)
-	assert.Equal(t, Failure{Kind: KindRateLimited, Message: err.Error(), RetryAfter: 23 * time.Second, Limit: quota.TokensPerMinute}, f)
+	f := fault.Classify(t.Context(), err)
+	assert.Equal(t, fault.Failure{Kind: fault.KindRateLimited, Message: err.Error(), RetryAfter: 23 * time.Second, Limit: quota.TokensPerMinute}, f)
 	assert.Len(t, counters.took(), 3, "one call, refused")
 	assert.Equal(t, []int64{1206, 1206, 3}, used(), "a refused request adds nothing")
 

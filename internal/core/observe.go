@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -53,12 +54,12 @@ func NewRequestID() string {
 // Fail classifies err, the failure of call, records its outcome in call.Code and logs the
 // detail of a failure whose detail the client does not get. The transport answers the
 // Failure in its own shape.
-func (s *Service) Fail(ctx context.Context, call *Call, err error) Failure {
-	f := Classify(ctx, err)
+func (s *Service) Fail(ctx context.Context, call *Call, err error) fault.Failure {
+	f := fault.Classify(ctx, err)
 	if f.Logged {
 		s.log.Error("request failed", zap.String("request_id", call.RequestID), zap.Error(err))
 	}
-	call.Code = f.Kind.CodeName()
+	call.Code = f.Kind.Code()
 	return f
 }
 
@@ -66,10 +67,10 @@ func (s *Service) Fail(ctx context.Context, call *Call, err error) Failure {
 // stack go to the log ("panic serving " + what), the call's outcome is internal, and the
 // client gets the returned Failure, which says nothing of it. Call it from the deferred
 // function that recovered.
-func (s *Service) Panicked(call *Call, what string, p any) Failure {
+func (s *Service) Panicked(call *Call, what string, p any) fault.Failure {
 	s.log.Error("panic serving "+what, zap.String("request_id", call.RequestID), zap.Any("panic", p), zap.StackSkip("stack", 2))
-	call.Code = KindInternal.CodeName()
-	return Failure{Kind: KindInternal, Message: "internal error"}
+	call.Code = fault.KindInternal.Code()
+	return fault.Failure{Kind: fault.KindInternal, Message: "internal error"}
 }
 
 // Observe writes the call's access-log line, records it in the metrics and ends its span.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clocktest"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
 	"github.com/nirmata/llm-gateway/internal/toolguard"
-	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // propsSchema is an object schema of n string properties: n+1 subschemas.
@@ -57,10 +57,10 @@ func TestSchemasAreMeasuredFirst(t *testing.T) {
 			req := tt.req
 			req.Messages = []chat.Message{{Role: chat.RoleUser, Content: "hi"}}
 			_, _, err := s.Chat(t.Context(), &req)
-			var re *translate.RequestError
+			var re *fault.RequestError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, tt.param, re.Param)
-			assert.Equal(t, translate.CodeInvalidValue, re.Code)
+			assert.Equal(t, fault.ReasonInvalidValue, re.Reason)
 			assert.Equal(t, "invalid request: "+tt.says, err.Error())
 			assert.Empty(t, u.reqs, "Bedrock got nothing")
 		})

@@ -2,10 +2,11 @@
 // translates it, calls Bedrock, and returns the answer, or a stream of events, with a
 // Result that says what the call did. Transports (the Nirmata REST API, gRPC, OpenAI's
 // API) are thin adapters around it: they decode their wire into a chat.Request, call the
-// Service, and encode what it returns; errors they answer by the one classification in
-// Classify, whose Kinds carry the one status table of docs/PROTOCOL.md 5. Nothing here
-// knows a transport's wire, and nothing a call needs travels in its context (the core puts
-// only the request's budget for the shared store there itself, for the store to read).
+// Service, and encode what it returns; errors they answer by the one classification,
+// fault.Classify, each mapping its Kinds to its own statuses (docs/PROTOCOL.md 5).
+// Nothing here knows a transport's wire, and nothing a call needs travels in its context
+// (the core puts only the request's budget for the shared store there itself, for the
+// store to read).
 package core
 
 import (
@@ -23,6 +24,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/reasoning"
@@ -58,7 +60,7 @@ type Options struct {
 	MaxTools, MaxMessages, MaxMessageBytes int
 	// UpstreamTimeout bounds one Bedrock call, a whole stream included.
 	UpstreamTimeout time.Duration
-	// MaxConcurrent bounds the Bedrock calls in flight; beyond it, ErrOverloaded.
+	// MaxConcurrent bounds the Bedrock calls in flight; beyond it, fault.ErrOverloaded.
 	MaxConcurrent int
 	// Metrics records what happens; nil records nothing.
 	Metrics *metrics.Metrics
@@ -206,18 +208,18 @@ type Result struct {
 func (s *Service) admit() (release func(), err error) {
 	if s.draining.Load() {
 		s.opts.Metrics.Rejected(metrics.RejectDraining)
-		return nil, ErrDraining
+		return nil, fault.ErrDraining
 	}
 	select {
 	case s.slots <- struct{}{}:
 	default:
 		s.opts.Metrics.Rejected(metrics.RejectOverloaded)
-		return nil, ErrOverloaded
+		return nil, fault.ErrOverloaded
 	}
 	if s.draining.Load() {
 		<-s.slots
 		s.opts.Metrics.Rejected(metrics.RejectDraining)
-		return nil, ErrDraining
+		return nil, fault.ErrDraining
 	}
 	done := s.opts.Metrics.Inflight()
 	return func() { done(); <-s.slots }, nil
@@ -293,7 +295,7 @@ func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (
 	}
 	res.RequestModel = req.Model
 	if p := req.Provider; p != "" && !strings.EqualFold(p, "bedrock") {
-		return nil, translate.Refuse(translate.ErrInvalidRequest, translate.CodeUnsupportedValue, "provider %s is not supported; this gateway serves \"bedrock\"", clip.Quote(p))
+		return nil, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonUnsupportedValue, "provider %s is not supported; this gateway serves \"bedrock\"", clip.Quote(p))
 	}
 	if err := s.checkLimits(req); err != nil {
 		return nil, err
@@ -396,7 +398,7 @@ func (s *Service) checkLimits(req *chat.Request) error {
 
 // refuse is an invalid request naming the field its message starts with.
 func refuse(format string, args ...any) error {
-	return translate.Refuse(translate.ErrInvalidRequest, translate.CodeInvalidValue, format, args...)
+	return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, format, args...)
 }
 
 // messageBytes is the size of what one message carries.
@@ -454,7 +456,7 @@ func upstreamCode(err error) string {
 		return metrics.UpstreamTransport
 	case errors.Is(err, stream.ErrTruncated):
 		return "truncated"
-	case errors.Is(err, translate.ErrUpstream):
+	case errors.Is(err, fault.ErrUpstream):
 		return "invalid_answer"
 	}
 	return ""
@@ -661,7 +663,7 @@ func (s *Service) Model(name string) (ModelEntry, error) {
 			return m, nil
 		}
 	}
-	return ModelEntry{}, ErrModelNotFound
+	return ModelEntry{}, fault.ErrModelNotFound
 }
 
 // Started is when the Service was made: the "created" time of the models it lists.

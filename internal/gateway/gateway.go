@@ -26,6 +26,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/buildinfo"
 	"github.com/nirmata/llm-gateway/internal/config"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/grpcapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/quota"
@@ -65,7 +66,7 @@ func drain(svc *core.Service, health interface{ Shutdown() }, timeout time.Durat
 	if !svc.Drain(ctx) {
 		log.Warn("drain timeout: cancelling the calls still in flight")
 	}
-	cancelCalls(core.ErrDraining)
+	cancelCalls(fault.ErrDraining)
 }
 
 // Run serves until ctx ends, then drains and shuts down: see drain. started, if non-nil,

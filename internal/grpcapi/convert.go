@@ -9,8 +9,8 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/nirmata"
-	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // fromProto maps a ChatRequest into the chat model. Values are checked by the translator,
@@ -60,7 +60,7 @@ func fromProto(in *llmgatewayv1.ChatRequest) (*chat.Request, error) {
 				if req.Tools[i].Wrapped {
 					path += ".function"
 				}
-				return nil, fmt.Errorf("%w: %s.parameters %v", translate.ErrInvalidRequest, path, err)
+				return nil, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, "%s.parameters %v", path, err)
 			}
 		}
 	}
@@ -139,7 +139,7 @@ func responseFormat(f *llmgatewayv1.ResponseFormat) (*chat.ResponseFormat, error
 	if s := f.GetJsonSchema(); s != nil {
 		var err error
 		if out.Schema, err = schema(s.GetSchemaJson(), s.GetSchema()); err != nil {
-			return nil, translate.Refuse(translate.ErrInvalidRequest, translate.CodeInvalidValue, "response_format.json_schema.schema %v", err)
+			return nil, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, "response_format.json_schema.schema %v", err)
 		}
 		out.Name, out.Description, out.Strict = s.GetName(), s.GetDescription(), s.GetStrict()
 	}
@@ -185,7 +185,7 @@ func toolChoice(c *llmgatewayv1.ToolChoice) (chat.ToolChoice, error) {
 		case llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
 			return chat.ToolChoice{Mode: chat.ChoiceRequired}, nil
 		default:
-			return chat.ToolChoice{}, fmt.Errorf("%w: tool_choice.mode %d is not a ToolChoiceMode", translate.ErrInvalidRequest, v.Mode)
+			return chat.ToolChoice{}, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, "tool_choice.mode %d is not a ToolChoiceMode", v.Mode)
 		}
 	}
 	return chat.ToolChoice{}, nil

@@ -13,6 +13,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 )
 
@@ -66,7 +67,7 @@ func (g *keyGate) tap(ctx context.Context, info *tap.Info) (context.Context, err
 	}
 	if !openMethod(info.FullMethodName) {
 		g.svc.Metrics().Rejected(metrics.RejectUnauthenticated)
-		return nil, g.refuse(ctx, info, core.Failure{Kind: core.KindUnauthenticated, Message: core.ErrUnauthenticated.Error()})
+		return nil, g.refuse(ctx, info, fault.Failure{Kind: fault.KindUnauthenticated, Message: fault.ErrUnauthenticated.Error()})
 	}
 	select {
 	case g.slots <- struct{}{}:
@@ -77,17 +78,17 @@ func (g *keyGate) tap(ctx context.Context, info *tap.Info) (context.Context, err
 		return context.WithValue(ctx, keylessKey{}, k), nil
 	default:
 		g.svc.Metrics().Rejected(metrics.RejectOverloaded)
-		return nil, g.refuse(ctx, info, core.Failure{Kind: core.KindRateLimited, RetryAfter: time.Second,
+		return nil, g.refuse(ctx, info, fault.Failure{Kind: fault.KindRateLimited, RetryAfter: time.Second,
 			Message: "too many calls without an API key are sending at once; retry shortly, or send your key"})
 	}
 }
 
 // refuse logs and counts a call the gate turns away, gives it its server span when tracing
 // is on (docs/PROTOCOL.md 14.6), and returns its status.
-func (g *keyGate) refuse(ctx context.Context, info *tap.Info, f core.Failure) error {
+func (g *keyGate) refuse(ctx context.Context, info *tap.Info, f fault.Failure) error {
 	method := info.FullMethodName
 	call := &core.Call{Start: time.Now(), Transport: metrics.TransportGRPC, Route: routeOf(method), Method: method,
-		RequestID: core.NewRequestID(), Code: f.Kind.CodeName()}
+		RequestID: core.NewRequestID(), Code: f.Kind.Code()}
 	if g.svc.Tracing() {
 		g.svc.StartSpan(ctx, call, "", metadataCarrier(info.Header))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/toolguard"
 )
@@ -164,9 +166,9 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 				waited = time.Since(time.Unix(0, since))
 			}
 			if waited >= c.writeTimeout {
-				call.Code = core.CodeName(codes.DeadlineExceeded)
+				call.Code = fault.KindTimeout.Code()
 				// The relay is stuck in Send: returning ends the call, which unblocks it.
-				return statusOf(call.RequestID, core.Failure{Kind: core.KindTimeout,
+				return statusOf(call.RequestID, fault.Failure{Kind: fault.KindTimeout,
 					Message: fmt.Sprintf("the client took no stream message for %v", waited.Round(time.Second))}).Err()
 			}
 			timer.Reset(c.writeTimeout - waited)
@@ -213,7 +215,7 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 		for i := range events {
 			if ev := eventProto(&events[i], reasoning); ev != nil {
 				if serr := send(ev); serr != nil {
-					call.Code = core.CodeName(status.Code(serr))
+					call.Code = codeName(status.Code(serr))
 					return relayed{err: serr} // the client is gone; its context cancels the upstream call
 				}
 			}
@@ -247,10 +249,10 @@ const errorDomain = "llm-gateway.nirmata.io"
 // statusOf is the status a failure is answered with: its code and message, an ErrorInfo
 // with the failure's kind as reason, the request id and the limit a key is over, and a
 // RetryInfo when a retry may succeed.
-func statusOf(requestID string, f core.Failure) *status.Status {
-	s := status.New(f.Kind.Code(), f.Message)
+func statusOf(requestID string, f fault.Failure) *status.Status {
+	s := status.New(statuses[f.Kind].code, f.Message)
 	info := &errdetails.ErrorInfo{
-		Reason:   reasonOf[f.Kind],
+		Reason:   statuses[f.Kind].reason,
 		Domain:   errorDomain,
 		Metadata: map[string]string{"request_id": requestID},
 	}
@@ -267,21 +269,43 @@ func statusOf(requestID string, f core.Failure) *status.Status {
 	return s
 }
 
-// reasonOf is ErrorInfo.reason for each kind: UPPER_SNAKE_CASE, as google.rpc asks.
-var reasonOf = map[core.Kind]string{
-	core.KindInternal:        "INTERNAL",
-	core.KindInvalid:         "INVALID_REQUEST",
-	core.KindUnauthenticated: "UNAUTHENTICATED",
-	core.KindNotFound:        "MODEL_NOT_FOUND",
-	core.KindTooLarge:        "REQUEST_TOO_LARGE",
-	core.KindBodyTimeout:     "BODY_TIMEOUT",
-	core.KindRateLimited:     "RATE_LIMITED",
-	core.KindTimeout:         "TIMEOUT",
-	core.KindUnavailable:     "UNAVAILABLE",
-	core.KindUpstream:        "UPSTREAM_FAILED",
-	core.KindCredentials:     "UPSTREAM_CREDENTIALS_REFUSED",
-	core.KindCanceled:        "CANCELED",
-	core.KindWrongMethod:     "METHOD_NOT_ALLOWED",
+// statuses is the one table of gRPC's answers (docs/PROTOCOL.md 5): each kind's status
+// code, whose name is the kind's code (fault.Kind.Code), and its ErrorInfo.reason, in
+// UPPER_SNAKE_CASE as google.rpc asks.
+var statuses = [fault.Kinds]struct {
+	code   codes.Code
+	reason string
+}{
+	fault.KindInternal:        {codes.Internal, "INTERNAL"},
+	fault.KindInvalid:         {codes.InvalidArgument, "INVALID_REQUEST"},
+	fault.KindUnauthenticated: {codes.Unauthenticated, "UNAUTHENTICATED"},
+	fault.KindNotFound:        {codes.NotFound, "MODEL_NOT_FOUND"},
+	fault.KindTooLarge:        {codes.ResourceExhausted, "REQUEST_TOO_LARGE"},
+	fault.KindBodyTimeout:     {codes.DeadlineExceeded, "BODY_TIMEOUT"},
+	fault.KindRateLimited:     {codes.ResourceExhausted, "RATE_LIMITED"},
+	fault.KindTimeout:         {codes.DeadlineExceeded, "TIMEOUT"},
+	fault.KindUnavailable:     {codes.Unavailable, "UNAVAILABLE"},
+	fault.KindUpstream:        {codes.Unavailable, "UPSTREAM_FAILED"},
+	fault.KindCredentials:     {codes.Internal, "UPSTREAM_CREDENTIALS_REFUSED"},
+	fault.KindCanceled:        {codes.Canceled, "CANCELED"},
+	fault.KindWrongMethod:     {codes.Unimplemented, "METHOD_NOT_ALLOWED"},
+}
+
+// codeName is the snake-case name of a gRPC code ("resource_exhausted", "ok"), as the
+// access log and the metrics carry a call's outcome.
+func codeName(c codes.Code) string {
+	s := c.String() // "ResourceExhausted", "OK"
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 && s[i-1] >= 'a' && s[i-1] <= 'z' { // a word starts: "OK" is one word
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // errorEvent is the last event of a stream that failed after it started: the same

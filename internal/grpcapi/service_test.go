@@ -24,7 +24,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/coretest"
-	"github.com/nirmata/llm-gateway/internal/translate"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -101,7 +101,7 @@ func TestStreamPanicIsInternal(t *testing.T) {
 
 func TestStatusDetails(t *testing.T) {
 	t.Parallel()
-	s := statusOf("req-1", core.Failure{Kind: core.KindRateLimited, Message: "slow down", RetryAfter: 2 * time.Second})
+	s := statusOf("req-1", fault.Failure{Kind: fault.KindRateLimited, Message: "slow down", RetryAfter: 2 * time.Second})
 	assert.Equal(t, codes.ResourceExhausted, s.Code())
 	info := errorInfo(t, s)
 	assert.Equal(t, "RATE_LIMITED", info.GetReason())
@@ -116,11 +116,37 @@ func TestStatusDetails(t *testing.T) {
 	require.NotNil(t, retry)
 	assert.Equal(t, 2*time.Second, retry.GetRetryDelay().AsDuration())
 
-	for k := range core.KindWrongMethod + 1 {
-		assert.NotEmpty(t, reasonOf[k], "kind %d has a reason", k)
-	}
-	plain := statusOf("req-2", core.Failure{Kind: core.KindInvalid, Message: "bad"})
+	plain := statusOf("req-2", fault.Failure{Kind: fault.KindInvalid, Message: "bad"})
 	assert.Len(t, plain.Details(), 1, "no RetryInfo when a retry will not help")
+}
+
+// TestStatuses: every kind has its gRPC code and reason, and the code's name is the kind's
+// code, which the REST bodies, the access log and the metrics carry.
+func TestStatuses(t *testing.T) {
+	t.Parallel()
+	for k := range fault.Kind(fault.Kinds) {
+		assert.NotEmpty(t, statuses[k].reason, "kind %d has a reason", k)
+		assert.Equal(t, k.Code(), codeName(statuses[k].code), "kind %d", k)
+	}
+	assert.Equal(t, codes.Unimplemented, statusOf("", fault.Failure{Kind: fault.KindWrongMethod}).Code())
+	assert.Equal(t, codes.Internal, statusOf("", fault.Failure{Kind: fault.KindCredentials}).Code())
+}
+
+func TestCodeName(t *testing.T) {
+	t.Parallel()
+	for c, want := range map[codes.Code]string{
+		codes.ResourceExhausted:  "resource_exhausted",
+		codes.InvalidArgument:    "invalid_argument",
+		codes.Unavailable:        "unavailable",
+		codes.DeadlineExceeded:   "deadline_exceeded",
+		codes.NotFound:           "not_found",
+		codes.Internal:           "internal",
+		codes.Unauthenticated:    "unauthenticated",
+		codes.OK:                 "ok", // the gRPC access log's code of a call that succeeded
+		codes.FailedPrecondition: "failed_precondition",
+	} {
+		assert.Equal(t, want, codeName(c))
+	}
 }
 
 func TestFromProto(t *testing.T) {
@@ -233,8 +259,10 @@ func TestFromProtoToolChoiceModes(t *testing.T) {
 	}
 	// A mode from a newer client must not quietly become auto.
 	_, err := fromProto(&llmgatewayv1.ChatRequest{ToolChoice: &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Mode{Mode: 7}}})
-	require.ErrorIs(t, err, translate.ErrInvalidRequest)
+	var refused *fault.RequestError
+	require.ErrorAs(t, err, &refused)
 	assert.EqualError(t, err, "invalid request: tool_choice.mode 7 is not a ToolChoiceMode")
+	assert.Equal(t, "tool_choice.mode", refused.Param)
 }
 
 // TestValidationProto: a call's violations on ToolCall and on the arguments delta, the

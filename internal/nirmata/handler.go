@@ -1,7 +1,6 @@
 package nirmata
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,9 +11,9 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/metrics"
-	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // Options configures the Nirmata REST surface.
@@ -48,7 +47,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 	req, stream, err := DecodeRequest(body)
 	bufpool.Put(bp, body) // the request copies what it keeps of the body
 	if err != nil {
-		return core.InvalidBody(err)
+		return err
 	}
 	chunked := false
 	if r.URL.RawQuery != "" {
@@ -109,7 +108,8 @@ func applyQuery(req *chat.Request, q url.Values, stream bool) (bool, bool, error
 		}
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return false, false, fmt.Errorf("%w: query parameter %s=%s: want true or false", translate.ErrInvalidRequest, f.name, clip.Quote(v))
+			return false, false, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue,
+				"query parameter %s=%s: want true or false", f.name, clip.Quote(v)).At(f.name)
 		}
 		*f.dst = *f.dst || b
 	}
@@ -167,13 +167,13 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 }
 
 // WriteError answers a failed call with the JSON error body of docs/PROTOCOL.md 5.
-func WriteError(w http.ResponseWriter, requestID string, f core.Failure) {
+func WriteError(w http.ResponseWriter, requestID string, f fault.Failure) {
 	if f.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter.Seconds())))
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(f.Kind.HTTPStatus())
-	_, _ = w.Write(AppendError(nil, f.Message, f.Kind.CodeName(), requestID, f.Limit))
+	w.WriteHeader(httpx.Status(f.Kind))
+	_, _ = w.Write(AppendError(nil, f.Message, f.Kind.Code(), requestID, f.Limit))
 }
 
 // capabilities is the answer of GET /llm-apps/capabilities (docs/PROTOCOL.md 4): every

@@ -11,6 +11,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 )
@@ -188,24 +189,24 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 // errorTypes are each Kind's OpenAI error type and default code (docs/PROTOCOL.md 10.5).
-var errorTypes = [...]struct{ typ, code string }{
-	core.KindInternal:        {"server_error", "internal_error"},
-	core.KindInvalid:         {"invalid_request_error", "invalid_value"},
-	core.KindUnauthenticated: {"authentication_error", "invalid_api_key"},
-	core.KindNotFound:        {"invalid_request_error", ""},
-	core.KindTooLarge:        {"invalid_request_error", "request_too_large"},
-	core.KindBodyTimeout:     {"invalid_request_error", "request_timeout"},
-	core.KindRateLimited:     {"rate_limit_error", "rate_limit_exceeded"},
-	core.KindTimeout:         {"timeout", "timeout"},
-	core.KindUnavailable:     {"server_error", "service_unavailable"},
-	core.KindUpstream:        {"server_error", "upstream_error"},
-	core.KindCredentials:     {"server_error", "upstream_error"},
-	core.KindCanceled:        {"invalid_request_error", "canceled"},
-	core.KindWrongMethod:     {"invalid_request_error", "method_not_allowed"},
+var errorTypes = [fault.Kinds]struct{ typ, code string }{
+	fault.KindInternal:        {"server_error", "internal_error"},
+	fault.KindInvalid:         {"invalid_request_error", "invalid_value"},
+	fault.KindUnauthenticated: {"authentication_error", "invalid_api_key"},
+	fault.KindNotFound:        {"invalid_request_error", ""},
+	fault.KindTooLarge:        {"invalid_request_error", "request_too_large"},
+	fault.KindBodyTimeout:     {"invalid_request_error", "request_timeout"},
+	fault.KindRateLimited:     {"rate_limit_error", "rate_limit_exceeded"},
+	fault.KindTimeout:         {"timeout", "timeout"},
+	fault.KindUnavailable:     {"server_error", "service_unavailable"},
+	fault.KindUpstream:        {"server_error", "upstream_error"},
+	fault.KindCredentials:     {"server_error", "upstream_error"},
+	fault.KindCanceled:        {"invalid_request_error", "canceled"},
+	fault.KindWrongMethod:     {"invalid_request_error", "method_not_allowed"},
 }
 
 // errorOf is a failure in OpenAI's error shape.
-func errorOf(f core.Failure) *errorBody {
+func errorOf(f fault.Failure) *errorBody {
 	t := errorTypes[f.Kind]
 	d := errorDetail{Message: f.Message, Type: t.typ}
 	code := t.code
@@ -226,13 +227,13 @@ const noRetryAbove = 60 * time.Second
 
 // WriteError answers a failed call with OpenAI's error body, Retry-After when a retry may
 // succeed, and x-should-retry: false when the SDKs' automatic retry cannot help.
-func WriteError(w http.ResponseWriter, _ string, f core.Failure) {
+func WriteError(w http.ResponseWriter, _ string, f fault.Failure) {
 	h := w.Header()
 	if f.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int(f.RetryAfter.Seconds())))
 	}
 	switch f.Kind {
-	case core.KindTooLarge, core.KindCredentials, core.KindInternal:
+	case fault.KindTooLarge, fault.KindCredentials, fault.KindInternal:
 		h.Set("X-Should-Retry", "false")
 	default:
 		if f.RetryAfter > noRetryAbove {
@@ -240,6 +241,6 @@ func WriteError(w http.ResponseWriter, _ string, f core.Failure) {
 		}
 	}
 	h.Set("Content-Type", "application/json")
-	w.WriteHeader(f.Kind.HTTPStatus())
+	w.WriteHeader(httpx.Status(f.Kind))
 	_, _ = w.Write(appendJSON(nil, errorOf(f)))
 }

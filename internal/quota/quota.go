@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/store"
 )
@@ -74,6 +75,11 @@ type LimitError struct {
 
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("key %q is over its %s limit (%d); retry in %d s", e.Key, e.Limit, e.Value, int64(e.RetryAfter/time.Second))
+}
+
+// Failure implements [fault.Classified]: the key is rate limited until its window ends.
+func (e *LimitError) Failure() fault.Failure {
+	return fault.Failure{Kind: fault.KindRateLimited, Message: e.Error(), RetryAfter: e.RetryAfter, Limit: e.Limit}
 }
 
 // window is a fixed window of a limit: the UTC minute or the UTC day.

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/aws/smithy-go"
 	"go.uber.org/zap"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
@@ -236,14 +235,9 @@ func (r *Route) OtherModel() bool { return r.target().family != r.at(0).family }
 // FailoverCode is the Bedrock error code of an error failover moves on after: the target
 // is busy or failing, not the request wrong (docs/PROTOCOL.md 14.4); "" for any other.
 func FailoverCode(err error) string {
-	var apiErr smithy.APIError
-	if !errors.As(err, &apiErr) {
-		return ""
-	}
-	switch code := apiErr.ErrorCode(); code {
-	case bedrock.CodeThrottling, bedrock.CodeServiceQuotaExceeded, bedrock.CodeServiceUnavailable,
-		bedrock.CodeModelNotReady, bedrock.CodeInternalServer:
-		return code
+	var apiErr *bedrock.APIError
+	if errors.As(err, &apiErr) && apiErr.Failover() {
+		return apiErr.Code
 	}
 	return ""
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/nirmata"
@@ -48,7 +49,7 @@ type Options struct {
 type serveFunc func(w http.ResponseWriter, r *http.Request, call *core.Call) error
 
 // errorWriter answers a failure in a surface's own error shape.
-type errorWriter func(w http.ResponseWriter, requestID string, f core.Failure)
+type errorWriter func(w http.ResponseWriter, requestID string, f fault.Failure)
 
 // surface is a REST surface: its metrics transport label and its error shape.
 type surface struct {
@@ -168,7 +169,7 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 			if !ok {
 				s.svc.Metrics().Rejected(metrics.RejectUnauthenticated)
 				httpx.SkipBody(rec)
-				s.fail(rec, r, call, core.ErrUnauthenticated, writeError)
+				s.fail(rec, r, call, fault.ErrUnauthenticated, writeError)
 				return
 			}
 			call.KeyID = keyID
@@ -196,10 +197,10 @@ func (s *httpServer) noRoute(mux *http.ServeMux) serveFunc {
 			probe := &http.Request{Method: m, URL: r.URL, Host: r.Host}
 			if _, pattern := mux.Handler(probe); m != r.Method && pattern != "" && !catchAll[pattern] && canonical(r.URL.Path) {
 				w.Header().Set("Allow", m)
-				return &core.RouteError{Message: "method " + clip.String(r.Method, clip.QuoteMax) + " is not allowed on " + p, WrongMethod: true}
+				return &fault.RouteError{Message: "method " + clip.String(r.Method, clip.QuoteMax) + " is not allowed on " + p, WrongMethod: true}
 			}
 		}
-		return &core.RouteError{Message: "no route for " + clip.String(r.Method, clip.QuoteMax) + " " + p}
+		return &fault.RouteError{Message: "no route for " + clip.String(r.Method, clip.QuoteMax) + " " + p}
 	}
 }
 

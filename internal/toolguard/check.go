@@ -16,6 +16,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/ratelog"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
@@ -94,7 +95,7 @@ func (g *Guard) Budget() *toolcheck.Budget { return toolcheck.NewBudget(g.opts.S
 
 // refuse is an invalid request naming the field its message starts with.
 func refuse(format string, args ...any) error {
-	return translate.Refuse(translate.ErrInvalidRequest, translate.CodeInvalidValue, format, args...)
+	return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, format, args...)
 }
 
 // Outcomes counts an answer's tool calls by the outcome of their check, the outcome
