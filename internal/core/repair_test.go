@@ -131,7 +131,7 @@ func TestRepairMode(t *testing.T) {
 		answer("1", "The user wants a policy.", "Saving the policy.", invalidCall, listCall),
 		answer("2", "Fixing it.", "Retrying.", validCall, listCall),
 	}}
-	s, m, logs := repairService(t, u, "repair", 2)
+	s, _, logs := repairService(t, u, "repair", 2)
 	resp, res, err := s.Chat(t.Context(), policyRequest(false))
 	require.NoError(t, err)
 	require.Len(t, u.reqs, 2)
@@ -175,9 +175,8 @@ func TestRepairMode(t *testing.T) {
 		}
 	}
 
-	s.Observe(&Call{Start: time.Now(), Code: "ok", Result: res})
-	assert.InDelta(t, 2, counter(t, m, "gateway_tool_calls_total", map[string]string{"outcome": "repaired"}), 0)
-	assert.InDelta(t, 1, counter(t, m, "gateway_tool_repair_attempts_total", nil), 0)
+	assert.Equal(t, toolguard.Outcomes{Repaired: 2}, res.ToolOutcomes, "what the call's observation counts")
+	assert.Equal(t, 1, res.RepairAttempts)
 }
 
 // TestRepairReasoningCache: the reasoning cache keeps the first answer's blocks under the

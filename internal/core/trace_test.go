@@ -27,7 +27,7 @@ import (
 // allocation, and the transports are told to start none.
 func TestNoTracingAllocatesNothing(t *testing.T) {
 	s, _, _ := repairService(t, &scripted{}, "", 0)
-	require.False(t, s.Tracing())
+	require.False(t, s.opts.Tracing.On())
 	p := &prepared{}
 	req := &bedrock.ConverseRequest{}
 	resp := &chat.Response{ToolCalls: []chat.ToolCall{{Name: "save_policy"}}}

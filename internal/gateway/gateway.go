@@ -29,6 +29,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/grpcapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/observe"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/reasoning"
 	"github.com/nirmata/llm-gateway/internal/route"
@@ -197,8 +198,9 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.
 	base, cancelCalls := context.WithCancelCause(context.Background())
 	defer cancelCalls(nil)
+	obs := observe.New(log, m, tracing)
 	grpcServer, health := grpcapi.NewServer(svc, grpcapi.Options{
-		Keys: keys, MaxMsgBytes: cfg.MaxBodyBytes, Base: base, StreamWriteTimeout: cfg.StreamWriteTimeout,
+		Keys: keys, MaxMsgBytes: cfg.MaxBodyBytes, Base: base, StreamWriteTimeout: cfg.StreamWriteTimeout, Observer: obs,
 	})
 	upstreamName := "bedrock"
 	if cfg.Sim.Enabled {
@@ -211,6 +213,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		Store:              storeStatus,
 		StreamWriteTimeout: cfg.StreamWriteTimeout,
 		BodyReadTimeout:    cfg.BodyReadTimeout,
+		Observer:           obs,
 	}
 	handler := server.NewHTTPHandler(svc, httpOpts)
 	httpServer := &http.Server{

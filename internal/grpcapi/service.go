@@ -22,6 +22,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/observe"
 	"github.com/nirmata/llm-gateway/internal/toolguard"
 )
 
@@ -29,23 +30,54 @@ import (
 type chatService struct {
 	llmgatewayv1.UnimplementedChatServiceServer
 	svc *core.Service
+	obs *observe.Observer
 	// base, when cancelled, cancels every call, with its cause (the end of a drain).
 	base context.Context
 	// writeTimeout bounds one Send to a client that stopped reading (see ChatStream).
 	writeTimeout time.Duration
 }
 
-// begin starts a call: its id (sent back as x-request-id metadata), its record, its
-// server span when tracing is on (docs/PROTOCOL.md 14.6), and a context the drain can
-// cancel. end, deferred, finishes it.
-func (c *chatService) begin(ctx context.Context, method, route string) (context.Context, *core.Call, func()) {
-	call := &core.Call{Start: time.Now(), Transport: metrics.TransportGRPC, Route: route, Method: method,
-		RequestID: core.NewRequestID(), Code: "ok"}
-	call.KeyID, _ = ctx.Value(keyIDKey{}).(string)
-	if c.svc.Tracing() {
-		md, _ := metadata.FromIncomingContext(ctx)
-		ctx = c.svc.StartSpan(ctx, call, "", metadataCarrier(md))
+// observe is the interceptor of ChatService's unary calls, and stream the one of its
+// streams: each call is begun (its id, sent back as x-request-id metadata, its record in
+// the handler's context, its server span when tracing is on: docs/PROTOCOL.md 14.6), gets
+// a context the drain can cancel, and is ended once the handler returns: a panic becomes
+// Internal (its detail logged), and the call is logged and counted. Other services'
+// calls (health, reflection) pass unobserved.
+func (c *chatService) observe(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (_ any, err error) {
+	if !strings.HasPrefix(info.FullMethod, chatMethods) {
+		return handler(ctx, req)
 	}
+	ctx, call, release := c.begin(ctx, info.FullMethod)
+	defer release()
+	defer c.end(call, &err)
+	return handler(ctx, req)
+}
+
+// stream is observe for streams.
+func (c *chatService) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	if !strings.HasPrefix(info.FullMethod, chatMethods) {
+		return handler(srv, ss)
+	}
+	ctx, call, release := c.begin(ss.Context(), info.FullMethod)
+	defer release()
+	defer c.end(call, &err)
+	return handler(srv, &observedStream{ServerStream: ss, ctx: ctx})
+}
+
+// observedStream is a stream whose context holds its call.
+type observedStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+// Context implements [grpc.ServerStream].
+func (s *observedStream) Context() context.Context { return s.ctx }
+
+func (c *chatService) begin(ctx context.Context, method string) (context.Context, *observe.Call, func()) {
+	call := c.obs.Begin(metrics.TransportGRPC, routeOf(method), method, "")
+	call.KeyID, _ = ctx.Value(keyIDKey{}).(string)
+	md, _ := metadata.FromIncomingContext(ctx)
+	ctx = observe.WithCall(call.Trace(ctx, "", metadataCarrier(md)), call)
 	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", call.RequestID))
 	if c.base == nil {
 		return ctx, call, func() {}
@@ -79,34 +111,32 @@ func setCallHeaders(ctx context.Context, res core.Result) {
 // end.
 const toolValidationKey = "x-gateway-tool-validation"
 
-// end finishes a call begun by begin: a panic becomes Internal (its detail logged), and
-// the call is logged and counted. Defer it directly, so it can recover.
-func (c *chatService) end(call *core.Call, err *error) {
+// end ends a call begun by begin: a panic becomes Internal (its detail logged), and the
+// call is logged and counted. Defer it directly, so it can recover.
+func (c *chatService) end(call *observe.Call, err *error) {
 	if p := recover(); p != nil {
-		*err = statusOf(call.RequestID, c.svc.Panicked(call, "request", p)).Err()
+		*err = statusOf(call.RequestID, call.Recovered("request", p)).Err()
 	}
-	c.svc.Observe(call)
+	call.End()
 }
 
 // fail classifies err and returns the status a client gets.
-func (c *chatService) fail(ctx context.Context, call *core.Call, err error) error {
-	return statusOf(call.RequestID, c.svc.Fail(ctx, call, err)).Err()
+func fail(ctx context.Context, call *observe.Call, err error) error {
+	return statusOf(call.RequestID, call.Fail(ctx, err)).Err()
 }
 
 // Chat implements [llmgatewayv1.ChatServiceServer].
 func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (out *llmgatewayv1.ChatResponse, err error) {
-	ctx, call, release := c.begin(ctx, llmgatewayv1.ChatService_Chat_FullMethodName, metrics.RouteChat)
-	defer release()
-	defer c.end(call, &err)
+	call := observe.CallOf(ctx)
 	req, err := fromProto(in)
 	if err != nil {
-		return nil, c.fail(ctx, call, err)
+		return nil, fail(ctx, call, err)
 	}
 	req.ID, req.KeyID = call.RequestID, call.KeyID
 	resp, res, err := c.svc.Chat(ctx, req)
 	call.Result = res
 	if err != nil {
-		return nil, c.fail(ctx, call, err)
+		return nil, fail(ctx, call, err)
 	}
 	setCallHeaders(ctx, res)
 	if res.ToolValidation != "" {
@@ -126,18 +156,17 @@ func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (o
 // upstream call and frees the stream's max_concurrent slot, as stream_write_timeout does
 // for REST.
 func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent]) (err error) {
-	ctx, call, release := c.begin(ss.Context(), llmgatewayv1.ChatService_ChatStream_FullMethodName, metrics.RouteChatStream)
-	defer release()
-	defer c.end(call, &err)
+	ctx := ss.Context()
+	call := observe.CallOf(ctx)
 	req, err := fromProto(in)
 	if err != nil {
-		return c.fail(ctx, call, err)
+		return fail(ctx, call, err)
 	}
 	req.ID, req.KeyID = call.RequestID, call.KeyID
 	st, res, err := c.svc.Stream(ctx, req)
 	call.Result = res
 	if err != nil {
-		return c.fail(ctx, call, err)
+		return fail(ctx, call, err)
 	}
 	setCallHeaders(ctx, res)
 	var sendingSince atomic.Int64 // UnixNano when the Send under way began; 0 between Sends
@@ -199,14 +228,15 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 		defer sendingSince.Store(0)
 		return ss.Send(ev)
 	}
-	call := &core.Call{RequestID: requestID, Code: "ok"}
+	code := "ok"
 	defer func() {
 		if p := recover(); p != nil {
-			s := statusOf(requestID, c.svc.Panicked(call, "stream", p))
-			r.err = s.Err()
+			f := c.obs.Panicked(requestID, "stream", p)
+			s := statusOf(requestID, f)
+			r.err, code = s.Err(), f.Kind.Code()
 			_ = send(errorEvent(s))
 		}
-		r.code, r.result = call.Code, st.Result()
+		r.code, r.result = code, st.Result()
 	}()
 	var events []chat.Event
 	var err error
@@ -215,7 +245,7 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 		for i := range events {
 			if ev := eventProto(&events[i], reasoning); ev != nil {
 				if serr := send(ev); serr != nil {
-					call.Code = codeName(status.Code(serr))
+					code = codeName(status.Code(serr))
 					return relayed{err: serr} // the client is gone; its context cancels the upstream call
 				}
 			}
@@ -224,7 +254,9 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 			return relayed{}
 		}
 		if err != nil {
-			s := statusOf(requestID, c.svc.Fail(ctx, call, err))
+			f := c.obs.Failed(ctx, requestID, err)
+			code = f.Kind.Code()
+			s := statusOf(requestID, f)
 			_ = send(errorEvent(s))
 			return relayed{err: s.Err()}
 		}
@@ -233,12 +265,10 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 
 // GetCapabilities implements [llmgatewayv1.ChatServiceServer].
 func (c *chatService) GetCapabilities(ctx context.Context, in *llmgatewayv1.GetCapabilitiesRequest) (out *llmgatewayv1.Capabilities, err error) {
-	ctx, call, release := c.begin(ctx, llmgatewayv1.ChatService_GetCapabilities_FullMethodName, metrics.RouteCapabilities)
-	defer release()
-	defer c.end(call, &err)
+	call := observe.CallOf(ctx)
 	caps, err := c.svc.Capabilities(in.GetModel())
 	if err != nil {
-		return nil, c.fail(ctx, call, err)
+		return nil, fail(ctx, call, err)
 	}
 	return capabilitiesProto(caps), nil
 }

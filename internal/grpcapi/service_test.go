@@ -25,6 +25,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/coretest"
 	"github.com/nirmata/llm-gateway/internal/fault"
+	"github.com/nirmata/llm-gateway/internal/observe"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -32,7 +33,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // client serves svc over gRPC on a loopback port for the test's duration.
 func client(t *testing.T, svc *core.Service) llmgatewayv1.ChatServiceClient {
 	t.Helper()
-	s, _ := NewServer(svc, Options{Keys: &auth.Keyring{}, MaxMsgBytes: 1 << 20, StreamWriteTimeout: time.Minute})
+	return loggedClient(t, svc, zap.NewNop())
+}
+
+// loggedClient is client with the calls observed in log.
+func loggedClient(t *testing.T, svc *core.Service, log *zap.Logger) llmgatewayv1.ChatServiceClient {
+	t.Helper()
+	s, _ := NewServer(svc, Options{Keys: &auth.Keyring{}, MaxMsgBytes: 1 << 20, StreamWriteTimeout: time.Minute, Observer: observe.New(log, svc.Metrics(), nil)})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go s.Serve(lis) //nolint:errcheck // Stop ends it
@@ -61,7 +68,7 @@ func TestPanicIsInternal(t *testing.T) {
 	t.Parallel()
 	obs, logs := observer.New(zap.InfoLevel)
 	log := zap.New(obs)
-	_, err := client(t, coretest.Service(coretest.Panicking{}, log)).Chat(t.Context(), hi)
+	_, err := loggedClient(t, coretest.Service(coretest.Panicking{}, log), log).Chat(t.Context(), hi)
 	s := status.Convert(err)
 	assert.Equal(t, codes.Internal, s.Code())
 	assert.Equal(t, "internal error", s.Message())
@@ -77,7 +84,7 @@ func TestStreamPanicIsInternal(t *testing.T) {
 	t.Parallel()
 	obs, logs := observer.New(zap.InfoLevel)
 	log := zap.New(obs)
-	c := client(t, coretest.Service(coretest.PanicsMidStream{}, log))
+	c := loggedClient(t, coretest.Service(coretest.PanicsMidStream{}, log), log)
 	for range 2 { // the second call proves the process survived the first
 		st, err := c.ChatStream(t.Context(), hi)
 		require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/observe"
 )
 
 // Options configures the Nirmata REST surface.
@@ -39,7 +40,7 @@ func NewHandler(svc *core.Service, opts Options) *Handler {
 
 // Chat serves POST /llm-apps/chat: the unary answer, or with stream=true the JSONL delta
 // stream, with chunked=true the Nirmata chunked events.
-func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) error {
+func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
 	bp, body, err := httpx.ReadPooledBody(w, r, h.opts.MaxBodyBytes, h.svc.Metrics())
 	if err != nil {
 		return err
@@ -120,7 +121,7 @@ func applyQuery(req *chat.Request, q url.Values, stream bool) (bool, bool, error
 // Nirmata chunked events (3.3): each upstream event's lines are written and flushed as it
 // arrives. The client going away cancels the request context, which cancels the upstream
 // call. A failure after the 200 is the stream's last line.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream, chunked, reasoning bool, call *core.Call) {
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream, chunked, reasoning bool, call *observe.Call) {
 	encode, encodeError := AppendLine, AppendErrorLine
 	if reasoning {
 		encode = AppendReasoningLine
@@ -137,7 +138,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			f := h.svc.Panicked(call, "stream", p)
+			f := call.Recovered("stream", p)
 			_ = out.Write(encodeError(nil, call.Code, f.Message))
 		}
 	}()
@@ -153,7 +154,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 			buf = encode(buf, &events[i])
 		}
 		if err != nil && err != io.EOF {
-			f := h.svc.Fail(r.Context(), call, err)
+			f := call.Fail(r.Context(), err)
 			buf = encodeError(buf, call.Code, f.Message)
 		}
 		if werr := out.Write(buf); werr != nil {
@@ -219,7 +220,7 @@ func flagsOf(f core.Flags) flags {
 var StreamingFormats = []string{"jsonl", "chunked"}
 
 // Capabilities serves GET /llm-apps/capabilities and GET /capabilities, ?model= optional.
-func (h *Handler) Capabilities(w http.ResponseWriter, r *http.Request, call *core.Call) error {
+func (h *Handler) Capabilities(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
 	c, err := h.svc.Capabilities(r.URL.Query().Get("model"))
 	if err != nil {
 		return err

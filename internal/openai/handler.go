@@ -14,6 +14,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/observe"
 )
 
 // Options configures the OpenAI surface.
@@ -40,7 +41,7 @@ func NewHandler(svc *core.Service, opts Options) *Handler {
 
 // Chat serves POST /v1/chat/completions: the unary answer, or with "stream": true the SSE
 // stream.
-func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) error {
+func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
 	bp, body, err := httpx.ReadPooledBody(w, r, h.opts.MaxBodyBytes, h.svc.Metrics())
 	if err != nil {
 		return err
@@ -89,7 +90,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 // call's would be. After it, a failure is one error event and the stream ends without
 // [DONE], so the client knows the answer is incomplete. The client going away cancels the
 // request context, which cancels the upstream call.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream, ch *chunker, call *core.Call) error {
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream, ch *chunker, call *observe.Call) error {
 	var (
 		events []chat.Event
 		err    error
@@ -109,7 +110,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			f := h.svc.Panicked(call, "stream", p)
+			f := call.Recovered("stream", p)
 			_ = out.Write(appendErrorEvent(nil, errorOf(f)))
 		}
 	}()
@@ -120,7 +121,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream
 			buf = ch.appendEvent(buf, &events[i])
 		}
 		if err != nil && err != io.EOF {
-			buf = appendErrorEvent(buf, errorOf(h.svc.Fail(r.Context(), call, err)))
+			buf = appendErrorEvent(buf, errorOf(call.Fail(r.Context(), err)))
 		}
 		if werr := out.Write(buf); werr != nil {
 			call.Code = httpx.WriteFailed(werr)
@@ -151,7 +152,7 @@ func (h *Handler) modelObject(m core.ModelEntry) modelObject {
 }
 
 // Models serves GET /v1/models: the configured aliases, then the default model.
-func (h *Handler) Models(w http.ResponseWriter, _ *http.Request, _ *core.Call) error {
+func (h *Handler) Models(w http.ResponseWriter, _ *http.Request, _ *observe.Call) error {
 	models := h.svc.Models()
 	out := modelList{Object: "list", Data: make([]modelObject, len(models))}
 	for i, m := range models {
@@ -162,7 +163,7 @@ func (h *Handler) Models(w http.ResponseWriter, _ *http.Request, _ *core.Call) e
 }
 
 // Model serves GET /v1/models/{id}; the id may hold ":" and "/".
-func (h *Handler) Model(w http.ResponseWriter, r *http.Request, _ *core.Call) error {
+func (h *Handler) Model(w http.ResponseWriter, r *http.Request, _ *observe.Call) error {
 	m, err := h.svc.Model(r.PathValue("id"))
 	if err != nil {
 		return err
