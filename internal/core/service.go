@@ -105,8 +105,8 @@ type Options struct {
 
 // Service answers chat calls. It is safe for concurrent use.
 type Service struct {
-	opts   Options
-	log    *zap.Logger
+	opts Options
+	log  *zap.Logger
 	// slots holds one token per Bedrock call in flight: the concurrency cap, and what a
 	// drain waits on.
 	slots    chan struct{}
