@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -182,7 +183,16 @@ func TestIgnoredIsBounded(t *testing.T) {
 		req.Stop = append(req.Stop, " ") // blank: Claude refuses them, so each is dropped and listed
 	}
 	var res Result
-	_, err := s.prepare(t.Context(), req, &res)
+	_, err := s.prepared(t.Context(), req, &res)
 	assert.NoError(t, err)
 	assert.Len(t, res.Ignored, MaxIgnored)
+}
+
+// prepared runs the first part of a turn's admission (prepare): what begins a turn up to
+// its key's admission, without a concurrency slot or a deadline. res gets its Result.
+func (s *Service) prepared(ctx context.Context, req *chat.Request, res *Result) (*turn, error) {
+	t := &turn{id: req.ID, ctx: ctx, req: req}
+	err := s.prepare(t)
+	*res = t.res
+	return t, err
 }

@@ -82,12 +82,12 @@ func TestFailoverRestoresAcrossProfilesOfOneModel(t *testing.T) {
 			{Role: chat.RoleTool, ToolCallID: "call_1", Content: "21"},
 		}}
 	var res Result
-	p, err := s.prepare(t.Context(), req, &res)
+	p, err := s.prepared(t.Context(), req, &res)
 	require.NoError(t, err)
 	assert.Equal(t, chat.ThinkingRestored, res.Thinking, "first target")
-	require.True(t, s.nextTarget(t.Context(), "r", p, &res))
-	assert.Equal(t, eu, res.Model)
-	assert.Equal(t, chat.ThinkingRestored, res.Thinking, "second target: same foundation model")
+	require.True(t, s.nextTarget(p))
+	assert.Equal(t, eu, p.res.Model)
+	assert.Equal(t, chat.ThinkingRestored, p.res.Thinking, "second target: same foundation model")
 }
 
 // affinityTTL is how long a conversation keeps going to the target that answered it

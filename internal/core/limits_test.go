@@ -116,9 +116,9 @@ func TestKeyLimits(t *testing.T) {
 	minute, day := itoa(now.Truncate(time.Minute).Unix()), itoa(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix())
 	tpm, tpd, rpm := "lim:{ci}:tpm:"+minute, "lim:{ci}:tpd:"+day, "lim:{ci}:rpm:"+minute
 	// 400 bytes of text, a 44-byte tool: 111 tokens in; max_tokens 100 out.
-	prepare := func(keyID string) (*prepared, error) {
+	prepare := func(keyID string) (*turn, error) {
 		var res Result
-		return s.prepare(t.Context(), &chat.Request{KeyID: keyID, MaxTokens: new(int32(100)),
+		return s.prepared(t.Context(), &chat.Request{KeyID: keyID, MaxTokens: new(int32(100)),
 			Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("word ", 80)}},
 			Tools:    []chat.Tool{{Name: "get_weather", Parameters: []byte(`{"type":"object","properties":{}}`)}}}, &res)
 	}
@@ -201,7 +201,7 @@ func TestRepairReserves(t *testing.T) {
 	counters := store.NewMemory(clock)
 	s := keyService(map[string]quota.Limits{"ci": {TokensPerMinute: 1000}}, counters, clock, 0)
 	var res Result
-	p, err := s.prepare(t.Context(), &chat.Request{KeyID: "ci", MaxTokens: new(int32(100)),
+	p, err := s.prepared(t.Context(), &chat.Request{KeyID: "ci", MaxTokens: new(int32(100)),
 		Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("x", 400)}}}, &res)
 	require.NoError(t, err)
 	key := counterKey("tpm", now)
@@ -235,13 +235,13 @@ func TestReservationBoundsABurst(t *testing.T) {
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
-		admitted []*prepared
+		admitted []*turn
 		refused  int
 	)
 	for range burst {
 		wg.Go(func() {
 			var res Result
-			p, err := s.prepare(t.Context(), &chat.Request{KeyID: "ci",
+			p, err := s.prepared(t.Context(), &chat.Request{KeyID: "ci",
 				Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("x", 4000)}}}, &res)
 			mu.Lock()
 			defer mu.Unlock()
@@ -297,7 +297,7 @@ func TestSettleCutShort(t *testing.T) {
 		return v[0]
 	}
 	var res Result
-	p, err := s.prepare(t.Context(), req(), &res)
+	p, err := s.prepared(t.Context(), req(), &res)
 	require.NoError(t, err)
 	in := p.quota.Input()
 	// 800 bytes of messages, 100 tools of about 4,006 bytes, one image.
@@ -307,7 +307,7 @@ func TestSettleCutShort(t *testing.T) {
 	p.quota.Settle(t.Context())
 	assert.Equal(t, in+100, day())
 
-	p, err = s.prepare(t.Context(), req(), &res)
+	p, err = s.prepared(t.Context(), req(), &res)
 	require.NoError(t, err)
 	p.quota.Settle(t.Context()) // refused upstream before any answer
 	assert.Equal(t, in+100, day(), "nothing used, nothing counted")
@@ -322,7 +322,7 @@ func TestSettleAcrossWindows(t *testing.T) {
 	counters := store.NewMemory(clock.Now)
 	s := keyService(map[string]quota.Limits{"ci": {TokensPerMinute: 1 << 30, TokensPerDay: 1 << 40}}, counters, clock.Now, 0)
 	var res Result
-	p, err := s.prepare(t.Context(), &chat.Request{KeyID: "ci", MaxTokens: new(int32(100)),
+	p, err := s.prepared(t.Context(), &chat.Request{KeyID: "ci", MaxTokens: new(int32(100)),
 		Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("x", 400)}}}, &res)
 	require.NoError(t, err)
 	m0 := counterKey("tpm", clock.Now())

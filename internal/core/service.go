@@ -1,36 +1,35 @@
-// Package core is the gateway's chat core. It admits a call, resolves its model,
-// translates it, calls Bedrock, and returns the answer, or a stream of events, with a
-// Result that says what the call did. Transports (the Nirmata REST API, gRPC, OpenAI's
-// API) are thin adapters around it: they decode their wire into a chat.Request, call the
-// Service, and encode what it returns; errors they answer by the one classification,
-// fault.Classify, each mapping its Kinds to its own statuses (docs/PROTOCOL.md 5).
-// Nothing here knows a transport's wire, and nothing a call needs travels in its context
-// (the core puts only the request's budget for the shared store there itself, for the
-// store to read).
+// Package core is the gateway's turn engine. Every call, unary or streamed, is one turn:
+// admitted, routed, translated, called and settled in the same steps (turn.go), and
+// answered whole (Chat) or event by event (Stream) with a Result that says what it did.
+// The policies a turn applies are packages of their own, which the engine consumes:
+// quota (the keys' limits), route (targets, failover, affinity), reasoning (the
+// reasoning cache), toolguard (the tool calls' check, hold and repair), and the
+// translator, which places the prompt-cache points (translate).
+//
+// Surfaces (the Nirmata REST API, OpenAI's API, gRPC) are thin adapters around it: they
+// decode their wire into a chat.Request, call the Service, and encode what it returns;
+// errors they answer by the one classification, fault.Classify, each mapping its Kinds to
+// its own statuses (docs/PROTOCOL.md 5), and their calls are observed in one place
+// (internal/observe). Nothing here knows a transport, and nothing a call needs travels in
+// its context (the core puts only the request's budget for the shared store there itself,
+// for the store to read). docs/SURFACES.md says what a surface consists of.
 package core
 
 import (
 	"context"
-	"errors"
-	"io"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
-	"github.com/nirmata/llm-gateway/internal/chat"
-	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/reasoning"
 	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/store"
-	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
 	"github.com/nirmata/llm-gateway/internal/toolguard"
@@ -192,224 +191,6 @@ func (s *Service) Drain(ctx context.Context) bool {
 // Draining reports whether Drain was called.
 func (s *Service) Draining() bool { return s.draining.Load() }
 
-// Bounds on the free strings of a request that reach logs, labels or Bedrock.
-const (
-	// maxModelIDBytes is the longest modelId Converse accepts.
-	maxModelIDBytes = 2048
-	// maxClientTypeBytes bounds the caller label.
-	maxClientTypeBytes = 256
-)
-
-// prepared is a request translated for its current target and ready for Bedrock. Not
-// safe for concurrent use.
-type prepared struct {
-	// req is the request with the alias's and the gateway's defaults applied; opts and
-	// mode are what they say for its translation and its tool calls' check.
-	req  *chat.Request
-	opts translate.Options
-	mode toolguard.Mode
-	// budget is what compiling the schemas of the calls that come back may cost.
-	budget *toolcheck.Budget
-	// route is where the request may go, and which target it is at.
-	route route.Route
-
-	// What the translation for the current target made.
-	model    capabilities.Model
-	converse *bedrock.ConverseRequest
-	names    *translate.Names
-	// keyID is the calling key's identity, which the reasoning cache is partitioned by.
-	keyID string
-	// quota is the request's standing against its key's limits; nil without limits. Every
-	// path that ends a prepared request settles it.
-	quota *quota.Admission
-	// check checks the answer's tool calls, and says what it did; nil when nothing is
-	// checked.
-	check *toolguard.Check
-}
-
-// up is the upstream of the current target.
-func (p *prepared) up() route.Upstream { return p.route.Upstream() }
-
-// prepare checks what only the gateway knows (provider, limits, model), finds where the
-// request may go, translates it for the first target, and admits it against its key's
-// limits, reserving its estimated tokens (quota). It fills res as it learns.
-func (s *Service) prepare(ctx context.Context, req *chat.Request, res *Result) (*prepared, error) {
-	if n := len(req.ClientType); n > maxClientTypeBytes {
-		return nil, refuse("client_type: %d bytes, at most %d are allowed", n, maxClientTypeBytes)
-	}
-	res.ClientType = req.ClientType
-	if err := checkModelID(req.Model); err != nil {
-		return nil, err
-	}
-	res.RequestModel = req.Model
-	if p := req.Provider; p != "" && !strings.EqualFold(p, "bedrock") {
-		return nil, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonUnsupportedValue, "provider %s is not supported; this gateway serves \"bedrock\"", clip.Quote(p))
-	}
-	if err := s.checkLimits(req); err != nil {
-		return nil, err
-	}
-	name := s.modelName(req.Model)
-	opts, v, err := s.applyDefaults(req, name)
-	if err != nil {
-		return nil, err
-	}
-	opts.DefaultMaxTokens = int32(s.opts.DefaultMaxTokens)
-	res.Model = s.resolveModel(name) // the first target's, for the log line of a refusal
-	p := &prepared{req: req, opts: opts, mode: v, budget: s.guard.Budget(),
-		keyID: req.KeyID, route: s.router.Route(ctx, req, name)}
-	res.Model = p.route.ModelID()
-	if err := s.translate(ctx, p, res); err != nil {
-		return nil, err
-	}
-	if p.quota, err = s.admitKey(ctx, p); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// translate translates p's request for its current target, with the reasoning the cache
-// holds for that model, and records in res what the translation did. On an error p and
-// res keep what they had.
-func (s *Service) translate(ctx context.Context, p *prepared, res *Result) error {
-	model := capabilities.Lookup(p.route.ModelID())
-	opts := p.opts
-	opts.OtherModel = p.route.OtherModel()
-	req, restored := p.req, false
-	if !opts.OtherModel && translate.AsksThinking(req, opts.ReasoningEffort) {
-		req, restored = s.reasoning.Restore(ctx, req, model.ID)
-	}
-	converse, names, err := translate.RequestWith(req, model, opts)
-	if err != nil {
-		return err
-	}
-	res.Model = model.ID
-	res.Repairs = names.Stats
-	res.Ignored = append(slices.Clip(req.Ignored), names.Ignored...)
-	res.Ignored = res.Ignored[:min(len(res.Ignored), MaxIgnored)] // a client controls how many
-	res.BudgetExhausted = names.BudgetExhausted
-	res.Thinking = names.Thinking
-	if restored && names.ThinkingOn {
-		res.Thinking = chat.ThinkingRestored
-	}
-	// No call comes back from a model offered no tools, nor from one whose tool budget is
-	// spent (its calls are dropped).
-	p.check, res.StrictUnenforced = s.guard.Check(req, model, p.mode, converse.ToolConfig != nil && !names.BudgetExhausted, names, p.budget)
-	res.Validating = p.check != nil
-	p.model, p.converse, p.names = model, converse, names
-	return nil
-}
-
-// admitKey admits p's request against its key's limits (quota), with its estimates: its
-// input, and the maxTokens of its translation for the first target.
-func (s *Service) admitKey(ctx context.Context, p *prepared) (*quota.Admission, error) {
-	if !s.opts.Quota.Limited(p.keyID) {
-		return nil, nil
-	}
-	var maxTokens *int32
-	if c := p.converse.InferenceConfig; c != nil {
-		maxTokens = c.MaxTokens
-	}
-	return s.opts.Quota.Admit(ctx, p.keyID, quota.InputEstimate(p.req), quota.OutputEstimate(maxTokens, int(p.model.MaxOutput)))
-}
-
-// remember stores an answer's reasoning blocks under its tool calls when the client will
-// need them back: Claude with thinking on (docs/PROTOCOL.md 11.4).
-func (s *Service) remember(ctx context.Context, p *prepared, ids []string, blocks []chat.ReasoningBlock) {
-	if p.names.ThinkingOn {
-		s.reasoning.Store(ctx, p.keyID, p.model.ID, ids, blocks)
-	}
-}
-
-// checkModelID refuses a model id longer than Bedrock accepts before it reaches a log, a
-// label or Bedrock.
-func checkModelID(model string) error {
-	if n := len(model); n > maxModelIDBytes {
-		return refuse("model: %d bytes, at most %d are allowed (Bedrock's limit for a model id)", n, maxModelIDBytes)
-	}
-	return nil
-}
-
-func (s *Service) checkLimits(req *chat.Request) error {
-	if n := len(req.Tools); n > s.opts.MaxTools {
-		return refuse("tools: %d tools given, at most %d are allowed", n, s.opts.MaxTools)
-	}
-	if n := len(req.Messages); n > s.opts.MaxMessages {
-		return refuse("messages: %d messages given, at most %d are allowed", n, s.opts.MaxMessages)
-	}
-	for i := range req.Messages {
-		if n := messageBytes(&req.Messages[i]); n > s.opts.MaxMessageBytes {
-			return refuse("messages[%d]: %d bytes, at most %d are allowed", i, n, s.opts.MaxMessageBytes)
-		}
-	}
-	return s.guard.Admit(req)
-}
-
-// refuse is an invalid request naming the field its message starts with.
-func refuse(format string, args ...any) error {
-	return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, format, args...)
-}
-
-// messageBytes is the size of what one message carries.
-func messageBytes(m *chat.Message) int {
-	n := len(m.Content) + len(m.ToolCallID)
-	for _, p := range m.Parts {
-		n += len(p.Text)
-		if p.Image != nil {
-			n += len(p.Image.URL)
-		}
-		if p.File != nil {
-			n += len(p.File.Data) + len(p.File.Filename) + len(p.File.FileID)
-		}
-	}
-	for _, c := range m.ToolCalls {
-		n += len(c.ID) + len(c.Name) + len(c.Arguments)
-	}
-	return n
-}
-
-// logUnknownStop notes a stop reason the table does not know (answered as "stop").
-func (s *Service) logUnknownStop(requestID, stopReason string) {
-	if !translate.KnownStopReason(stopReason) {
-		s.log.Warn("unknown Bedrock stop reason, answered as stop",
-			zap.String("request_id", requestID), zap.String("stop_reason", clip.String(stopReason, clip.QuoteMax)))
-	}
-}
-
-// upstreamFailed logs and counts a failed Bedrock call by Bedrock's error code. Bedrock's
-// request id is what AWS support asks for.
-func (s *Service) upstreamFailed(ctx context.Context, requestID, model string, err error) {
-	if ctx.Err() != nil {
-		return // the client left, the deadline passed or the drain ended it: not Bedrock's doing
-	}
-	code := upstreamCode(err)
-	if code == "" {
-		return
-	}
-	s.opts.Metrics.UpstreamError(model, code)
-	var apiErr *bedrock.APIError
-	if errors.As(err, &apiErr) {
-		s.log.Warn("bedrock error", zap.String("request_id", requestID), zap.String("model", clip.String(model, clip.LogMax)),
-			zap.String("error_code", apiErr.Code), zap.String("bedrock_request_id", apiErr.RequestID))
-	} // a transport error's detail is in the answer's log line
-}
-
-// upstreamCode names a failed Bedrock call for the metrics and spans: Bedrock's error code,
-// transport, truncated (the stream ended early) or invalid_answer; "" for other errors.
-func upstreamCode(err error) string {
-	var apiErr *bedrock.APIError
-	switch {
-	case errors.As(err, &apiErr):
-		return apiErr.Code
-	case errors.Is(err, bedrock.ErrTransport):
-		return metrics.UpstreamTransport
-	case errors.Is(err, stream.ErrTruncated):
-		return "truncated"
-	case errors.Is(err, fault.ErrUpstream):
-		return "invalid_answer"
-	}
-	return ""
-}
-
 // modelName is the model a request names: its own, else the default.
 func (s *Service) modelName(name string) string {
 	if name == "" {
@@ -422,174 +203,6 @@ func (s *Service) modelName(name string) string {
 func (s *Service) resolveModel(name string) string {
 	name = s.modelName(name)
 	return s.router.Resolve(name)
-}
-
-// Chat answers one request with one complete answer. The Result is filled as far as the
-// call got, errors included.
-func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, Result, error) {
-	start := time.Now()
-	ctx = store.WithBudget(ctx, s.opts.StoreTimeout)
-	var res Result
-	p, err := s.prepare(ctx, req, &res)
-	if err != nil {
-		return nil, res, err
-	}
-	defer p.quota.Settle(ctx)
-	resp, err := s.converse(ctx, req.ID, p, &res)
-	if err != nil {
-		return nil, res, err
-	}
-	res.Usage, res.ToolCalls, res.DroppedToolCalls = resp.Usage, len(resp.ToolCalls), resp.DroppedToolCalls
-	res.FormatInvalid = p.names.JSONObject && !translate.OneJSONObject(resp.Text)
-	p.checked(&res)
-	resp.ToolValidation = res.ToolValidation
-	resp.Model = p.model.ID
-	resp.LatencyMs = time.Since(start).Milliseconds()
-	resp.RequestID = req.ID
-	resp.Ignored = res.Ignored
-	resp.Thinking = res.Thinking
-	return resp, res, nil
-}
-
-// converse makes one admitted Converse call, failing over between the request's targets,
-// translates its answer and checks its tool calls, repairing them where their mode says
-// so (repair.go).
-func (s *Service) converse(ctx context.Context, requestID string, p *prepared, res *Result) (*chat.Response, error) {
-	release, err := s.admit()
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	callCtx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
-	defer cancel()
-	var resp *chat.Response
-	var turn bedrock.Message
-	err = s.tryTargets(callCtx, requestID, p, res, func(ctx context.Context) (err error) {
-		resp, turn, err = s.call(ctx, requestID, p, p.converse)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.router.Answered(ctx, &p.route)
-	return s.settle(ctx, requestID, p, resp, turn)
-}
-
-// settle checks (and repairs) the tool calls of resp, the answer to p whose assistant
-// message was turn, and keeps its reasoning blocks for the client's next turn.
-func (s *Service) settle(ctx context.Context, requestID string, p *prepared, resp *chat.Response, turn bedrock.Message) (*chat.Response, error) {
-	resp, err := p.check.Review(ctx, resp, turn, p.converse, repairs{s, requestID, p})
-	if err != nil {
-		return nil, err
-	}
-	if len(resp.Reasoning) > 0 && len(resp.ToolCalls) > 0 {
-		ids := make([]string, len(resp.ToolCalls))
-		for i, tc := range resp.ToolCalls {
-			ids[i] = tc.ID
-		}
-		s.remember(ctx, p, ids, resp.Reasoning)
-	}
-	return resp, nil
-}
-
-// repairs makes the repair attempts of p's tool guard: model calls on p's current target,
-// each admitted against the key's limits and bounded by upstream_timeout.
-type repairs struct {
-	s         *Service
-	requestID string
-	p         *prepared
-}
-
-func (r repairs) Allowed(ctx context.Context) bool { return r.p.quota.RepairAllowed(ctx) }
-
-func (r repairs) Call(ctx context.Context, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.s.opts.UpstreamTimeout)
-	defer cancel()
-	return r.s.call(ctx, r.requestID, r.p, req)
-}
-
-// checked puts what the check of p's answer did into res, whose ToolCalls are set: with
-// no check, every call is unchecked.
-func (p *prepared) checked(res *Result) {
-	if c := p.check; c != nil {
-		res.ToolValidation, res.ToolOutcomes, res.RepairAttempts = c.Outcome, c.Outcomes, c.Attempts
-	} else {
-		res.ToolOutcomes = toolguard.Outcomes{Unchecked: res.ToolCalls}
-	}
-}
-
-// call makes one Converse call of req, p.converse or a repair attempt's request, on p's
-// current target: through Converse, or through ConverseStream for requests Converse does
-// not serve. Nothing of it reaches the client before it returns. It has a span of its
-// own, and counts its tokens against the key's limits: its usage, or, when it was cut
-// short after it reached Bedrock (the client left, a timeout), the request's estimate.
-func (s *Service) call(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
-	ctx, span := s.traceUpstream(ctx, p, req)
-	var (
-		resp *chat.Response
-		turn bedrock.Message
-		err  error
-	)
-	if p.names.StreamOnly {
-		resp, turn, err = s.converseStreamed(ctx, requestID, p, req)
-	} else {
-		resp, turn, err = s.converseUnary(ctx, requestID, p, req)
-	}
-	if err != nil && ctx.Err() != nil {
-		p.quota.CutShort(0) // the client left, or a deadline passed, while Bedrock worked on it
-	}
-	span.endAnswer(resp, err)
-	return resp, turn, err
-}
-
-func (s *Service) converseUnary(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
-	answer, err := p.up().Converse(ctx, p.model.ID, req)
-	if err != nil {
-		s.upstreamFailed(ctx, requestID, p.model.ID, err)
-		return nil, bedrock.Message{}, blame(p.names, err)
-	}
-	p.quota.Count(translate.Usage(answer.Usage)) // used, whether its answer is usable or not
-	s.logUnknownStop(requestID, answer.StopReason)
-	resp, err := translate.Response(answer, p.names)
-	if err != nil {
-		return nil, bedrock.Message{}, err
-	}
-	return resp, *answer.Output.Message, nil
-}
-
-// converseStreamed answers a unary request through ConverseStream, for requests Converse
-// does not serve (thinking with maxTokens above 21,333: docs/BEDROCK.md G12). The
-// assistant message is recorded only when a repair may need it.
-func (s *Service) converseStreamed(ctx context.Context, requestID string, p *prepared, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error) {
-	events, err := p.up().ConverseStream(ctx, p.model.ID, req)
-	if err != nil {
-		s.upstreamFailed(ctx, requestID, p.model.ID, err)
-		return nil, bedrock.Message{}, blame(p.names, err)
-	}
-	defer events.Close()
-	var src stream.Events = events
-	var rec *stream.Recorder
-	if p.check.CanRepair() {
-		rec = stream.NewRecorder(events)
-		src = rec
-	}
-	m := stream.NewMachine(p.names)
-	var out []chat.Event
-	for err == nil {
-		out, err = m.Step(src, out)
-	}
-	p.quota.Count(m.Usage()) // Bedrock's final event carries it: zeros without
-	if err != io.EOF {
-		p.quota.CutShort(0) // it reached Bedrock
-		s.upstreamFailed(ctx, requestID, p.model.ID, err)
-		return nil, bedrock.Message{}, err
-	}
-	s.logUnknownStop(requestID, m.StopReason())
-	var turn bedrock.Message
-	if rec != nil {
-		turn = rec.Turn()
-	}
-	return stream.Collect(out, m), turn, nil
 }
 
 // ModelEntry is a model the gateway offers by name.

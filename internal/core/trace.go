@@ -36,19 +36,19 @@ const maxSpanToolCalls = 128
 // methods then do nothing.
 type upstreamSpan struct{ span trace.Span }
 
-// traceUpstream starts the client span of one Bedrock call of p, sending req: the
-// request's first call, or a repair attempt (p.validated.attempts is its number). It
+// traceUpstream starts the client span of one Bedrock call of t, sending req: the
+// request's first call, or a repair attempt (the check's Attempts is its number). It
 // returns ctx with the span, for the call to run under. End it with endAnswer or
 // endStream.
-func (s *Service) traceUpstream(ctx context.Context, p *prepared, req *bedrock.ConverseRequest) (context.Context, *upstreamSpan) {
+func (s *Service) traceUpstream(ctx context.Context, t *turn, req *bedrock.ConverseRequest) (context.Context, *upstreamSpan) {
 	if !s.opts.Tracing.On() {
 		return ctx, nil
 	}
-	model := clip.String(p.model.ID, clip.LogMax)
+	model := clip.String(t.model.ID, clip.LogMax)
 	attrs := make([]attribute.KeyValue, 0, 7)
 	attrs = append(attrs, semconv.GenAIOperationNameChat, semconv.GenAIProviderNameAWSBedrock, attrGenAISystem.String("aws.bedrock"),
 		semconv.GenAIRequestModel(model))
-	if region := p.route.Region(); region != "" {
+	if region := t.route.Region(); region != "" {
 		attrs = append(attrs, semconv.CloudRegion(region))
 	} else if s.opts.Region != "" {
 		attrs = append(attrs, semconv.CloudRegion(s.opts.Region))
@@ -56,7 +56,7 @@ func (s *Service) traceUpstream(ctx context.Context, p *prepared, req *bedrock.C
 	if ic := req.InferenceConfig; ic != nil && ic.MaxTokens != nil {
 		attrs = append(attrs, semconv.GenAIRequestMaxTokens(int(*ic.MaxTokens)))
 	}
-	if c := p.check; c != nil && c.Attempts > 0 {
+	if c := t.check; c != nil && c.Attempts > 0 {
 		n := c.Attempts
 		attrs = append(attrs, attrRepairAttempt.Int(n))
 	}

@@ -28,7 +28,7 @@ import (
 func TestNoTracingAllocatesNothing(t *testing.T) {
 	s, _, _ := repairService(t, &scripted{}, "", 0)
 	require.False(t, s.opts.Tracing.On())
-	p := &prepared{}
+	p := &turn{}
 	req := &bedrock.ConverseRequest{}
 	resp := &chat.Response{ToolCalls: []chat.ToolCall{{Name: "save_policy"}}}
 	ctx := t.Context()
