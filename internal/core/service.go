@@ -233,44 +233,57 @@ func (s *Service) Started() time.Time { return s.started }
 // DefaultModel is the model name of a request that names none.
 func (s *Service) DefaultModel() string { return s.opts.DefaultModel }
 
-// Capabilities is what the gateway and one model support (docs/PROTOCOL.md 4).
+// Capabilities is what the gateway and one model support (docs/PROTOCOL.md 4): the one
+// view of them every surface renders. Its JSON is the Nirmata REST surface's document;
+// gRPC maps it field by field.
 type Capabilities struct {
 	// Model is the model the top-level flags describe.
-	Model          string
-	ToolsSupported bool
+	Model          string `json:"-"`
+	ToolsSupported bool   `json:"tools_supported"`
 	// ToolTypes are the tool types the model takes: ["function"], or [] without tools.
-	ToolTypes      []string
-	StreamingTools bool
+	ToolTypes      []string `json:"tool_types"`
+	StreamingTools bool     `json:"streaming_tools"`
+	MaxTools       int      `json:"max_tools"`
+	// StreamingFormats are the REST stream formats a probe may ask for.
+	StreamingFormats []string `json:"streaming_formats"`
 	// ToolChoice lists the client tool_choice values the model takes: auto, required,
 	// function, none.
-	ToolChoice   []string
-	MaxTools     int
-	DefaultModel string
+	ToolChoice   []string `json:"tool_choice"`
+	DefaultModel string   `json:"default_model"`
 	// Surfaces are the APIs the gateway serves.
-	Surfaces []string
-	Models   []ModelCapabilities
-	// ModelFlags are Model's flags when a model was asked about; nil without one.
-	ModelFlags *Flags
+	Surfaces []string            `json:"surfaces"`
+	Models   []ModelCapabilities `json:"models"`
+	// Flags are Model's flags when a model was asked about; nil without one.
+	*Flags `json:",inline"`
 }
 
 // Surfaces are the APIs every gateway serves: the Nirmata REST API, OpenAI's Chat
 // Completions API, and gRPC.
 var Surfaces = []string{"nirmata", "openai", "grpc"}
 
+// StreamingFormats are the stream formats of the Nirmata REST surface (docs/PROTOCOL.md
+// 3.2, 3.3), which every surface's capabilities list.
+var StreamingFormats = []string{"jsonl", "chunked"}
+
 // ModelCapabilities describes one listed model.
 type ModelCapabilities struct {
-	ID             string
-	Tools          bool
-	StreamingTools bool
+	ID             string `json:"id"`
+	Tools          bool   `json:"tools"`
+	StreamingTools bool   `json:"streaming_tools"`
 	// ToolChoice lists Bedrock's toolChoice kinds: auto, any, tool.
-	ToolChoice []string
-	Flags
+	ToolChoice []string `json:"tool_choice"`
+	Flags      `json:",inline"`
 }
 
 // Flags are what a model supports beyond tools (docs/PROTOCOL.md 4, from docs/BEDROCK.md
 // F.2): unverified counts as false, except Images and Documents, which Bedrock decides.
 type Flags struct {
-	Reasoning, PromptCaching, StrictTools, StructuredOutput, Images, Documents bool
+	Reasoning        bool `json:"reasoning"`
+	PromptCaching    bool `json:"prompt_caching"`
+	StrictTools      bool `json:"strict_tools"`
+	StructuredOutput bool `json:"structured_output"`
+	Images           bool `json:"images"`
+	Documents        bool `json:"documents"`
 }
 
 func flagsOf(m capabilities.Model) Flags {
@@ -304,10 +317,12 @@ func (s *Service) Capabilities(model string) (*Capabilities, error) {
 		MaxTools:       s.opts.MaxTools,
 		DefaultModel:   s.opts.DefaultModel,
 		Surfaces:       Surfaces,
+
+		StreamingFormats: StreamingFormats,
 	}
 	if model != "" {
 		f := flagsOf(m)
-		out.ModelFlags = &f
+		out.Flags = &f
 	}
 	if m.Tools {
 		out.ToolTypes = append(out.ToolTypes, "function")

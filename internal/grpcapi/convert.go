@@ -10,7 +10,6 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/fault"
-	"github.com/nirmata/llm-gateway/internal/nirmata"
 )
 
 // fromProto maps a ChatRequest into the chat model. Values are checked by the translator,
@@ -267,7 +266,7 @@ func capabilitiesProto(c *core.Capabilities) *llmgatewayv1.Capabilities {
 		ToolTypes:        c.ToolTypes,
 		StreamingTools:   c.StreamingTools,
 		MaxTools:         int32(c.MaxTools),
-		StreamingFormats: nirmata.StreamingFormats, // the same answer as REST's: what a probe may ask for there
+		StreamingFormats: c.StreamingFormats,
 		ToolChoice:       c.ToolChoice,
 		DefaultModel:     c.DefaultModel,
 		Surfaces:         c.Surfaces,
@@ -277,7 +276,7 @@ func capabilitiesProto(c *core.Capabilities) *llmgatewayv1.Capabilities {
 			Reasoning: m.Reasoning, PromptCaching: m.PromptCaching, StrictTools: m.StrictTools,
 			StructuredOutput: m.StructuredOutput, Images: m.Images, Documents: m.Documents})
 	}
-	if f := c.ModelFlags; f != nil {
+	if f := c.Flags; f != nil {
 		out.Reasoning, out.PromptCaching, out.StrictTools = &f.Reasoning, &f.PromptCaching, &f.StrictTools
 		out.StructuredOutput, out.Images, out.Documents = &f.StructuredOutput, &f.Images, &f.Documents
 	}

@@ -177,73 +177,13 @@ func WriteError(w http.ResponseWriter, requestID string, f fault.Failure) {
 	_, _ = w.Write(AppendError(nil, f.Message, f.Kind.Code(), requestID, f.Limit))
 }
 
-// capabilities is the answer of GET /llm-apps/capabilities (docs/PROTOCOL.md 4): every
-// key present, lists [] rather than null when empty.
-type capabilities struct {
-	ToolsSupported   bool                `json:"tools_supported"`
-	ToolTypes        []string            `json:"tool_types"`
-	StreamingTools   bool                `json:"streaming_tools"`
-	MaxTools         int                 `json:"max_tools"`
-	StreamingFormats []string            `json:"streaming_formats"`
-	ToolChoice       []string            `json:"tool_choice"`
-	DefaultModel     string              `json:"default_model"`
-	Surfaces         []string            `json:"surfaces"`
-	Models           []modelCapabilities `json:"models"`
-	// The asked model's flags, with ?model= only.
-	*flags `json:",inline"`
-}
-
-type modelCapabilities struct {
-	ID             string   `json:"id"`
-	Tools          bool     `json:"tools"`
-	StreamingTools bool     `json:"streaming_tools"`
-	ToolChoice     []string `json:"tool_choice"`
-	flags          `json:",inline"`
-}
-
-// flags are a model's flags after tool_choice (docs/PROTOCOL.md 4).
-type flags struct {
-	Reasoning        bool `json:"reasoning"`
-	PromptCaching    bool `json:"prompt_caching"`
-	StrictTools      bool `json:"strict_tools"`
-	StructuredOutput bool `json:"structured_output"`
-	Images           bool `json:"images"`
-	Documents        bool `json:"documents"`
-}
-
-func flagsOf(f core.Flags) flags {
-	return flags{Reasoning: f.Reasoning, PromptCaching: f.PromptCaching, StrictTools: f.StrictTools,
-		StructuredOutput: f.StructuredOutput, Images: f.Images, Documents: f.Documents}
-}
-
-// StreamingFormats are the stream formats this surface serves.
-var StreamingFormats = []string{"jsonl", "chunked"}
-
 // Capabilities serves GET /llm-apps/capabilities and GET /capabilities, ?model= optional.
 func (h *Handler) Capabilities(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
 	c, err := h.svc.Capabilities(r.URL.Query().Get("model"))
 	if err != nil {
 		return err
 	}
-	out := capabilities{
-		ToolsSupported:   c.ToolsSupported,
-		ToolTypes:        c.ToolTypes,
-		StreamingTools:   c.StreamingTools,
-		MaxTools:         c.MaxTools,
-		StreamingFormats: StreamingFormats,
-		ToolChoice:       c.ToolChoice,
-		DefaultModel:     c.DefaultModel,
-		Surfaces:         c.Surfaces,
-		Models:           make([]modelCapabilities, len(c.Models)),
-	}
-	for i, m := range c.Models { // nil lists encode as []
-		out.Models[i] = modelCapabilities{ID: m.ID, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice, flags: flagsOf(m.Flags)}
-	}
-	if c.ModelFlags != nil {
-		f := flagsOf(*c.ModelFlags)
-		out.flags = &f
-	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(appendJSON(nil, &out))
+	_, _ = w.Write(appendJSON(nil, c))
 	return nil
 }
