@@ -1,7 +1,6 @@
 package nirmata
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -65,11 +64,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Cal
 			return err
 		}
 		defer st.Close()
-		httpx.SetStreamHeaders(w.Header(), res)
-		h.stream(w, r, st, chunked, req.StreamReasoning, call)
-		call.Result = st.Result()
-		httpx.SetStreamTrailers(w.Header(), call.Result)
-		return nil
+		return httpx.Relay(w, r, st, frames(call.RequestID, chunked, req.StreamReasoning), h.opts.StreamWriteTimeout, call)
 	}
 	resp, res, err := h.svc.Chat(r.Context(), req)
 	call.Result = res
@@ -117,54 +112,21 @@ func applyQuery(req *chat.Request, q url.Values, stream bool) (bool, bool, error
 	return stream, chunked, nil
 }
 
-// stream answers with the JSONL delta stream (docs/PROTOCOL.md 3.2) or, with chunked, the
-// Nirmata chunked events (3.3): each upstream event's lines are written and flushed as it
-// arrives. The client going away cancels the request context, which cancels the upstream
-// call. A failure after the 200 is the stream's last line.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream, chunked, reasoning bool, call *observe.Call) {
-	encode, encodeError := AppendLine, AppendErrorLine
+// frames are the JSONL delta stream (docs/PROTOCOL.md 3.2), its reasoning lines with
+// reasoning, or with chunked the Nirmata chunked events (3.3). A failure after the 200 is
+// the stream's last line.
+func frames(requestID string, chunked, reasoning bool) httpx.Frames {
+	f := httpx.Frames{ContentType: "application/x-ndjson", Event: AppendLine,
+		Error: func(dst []byte, f fault.Failure) []byte { return AppendErrorLine(dst, f.Kind.Code(), f.Message) }}
 	if reasoning {
-		encode = AppendReasoningLine
+		f.Event = AppendReasoningLine
 	}
 	if chunked {
-		c := NewChunker(call.RequestID)
-		encode, encodeError = c.Append, c.AppendError
+		c := NewChunker(requestID)
+		f.Event = c.Append
+		f.Error = func(dst []byte, f fault.Failure) []byte { return c.AppendError(dst, f.Kind.Code(), f.Message) }
 	}
-	out := httpx.StartStream(w, "application/x-ndjson", h.opts.StreamWriteTimeout)
-	defer out.End()
-	defer func() {
-		// A bug after the first byte still ends the stream the way the contract says.
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			f := call.Recovered("stream", p)
-			_ = out.Write(encodeError(nil, call.Code, f.Message))
-		}
-	}()
-	var (
-		events []chat.Event
-		buf    []byte
-		err    error
-	)
-	for {
-		events, err = st.Next(events[:0])
-		buf = buf[:0]
-		for i := range events {
-			buf = encode(buf, &events[i])
-		}
-		if err != nil && err != io.EOF {
-			f := call.Fail(r.Context(), err)
-			buf = encodeError(buf, call.Code, f.Message)
-		}
-		if werr := out.Write(buf); werr != nil {
-			call.Code = httpx.WriteFailed(werr)
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
+	return f
 }
 
 // WriteError answers a failed call with the JSON error body of docs/PROTOCOL.md 5.

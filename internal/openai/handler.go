@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
-	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
@@ -64,10 +62,13 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Cal
 			return err
 		}
 		defer st.Close()
-		err = h.stream(w, r, st, newChunker(hd, c.includeUsage), call)
-		call.Result = st.Result()
-		httpx.SetStreamTrailers(w.Header(), call.Result)
-		return err
+		// Server-sent events (docs/PROTOCOL.md 10.3). A failure before the first event is
+		// answered with its status; after it, with one error event, and the stream ends
+		// without [DONE], so the client knows the answer is incomplete.
+		ch := newChunker(hd, c.includeUsage)
+		return httpx.Relay(w, r, st, httpx.Frames{ContentType: "text/event-stream", Event: ch.appendEvent,
+			Error: func(dst []byte, f fault.Failure) []byte { return appendErrorEvent(dst, errorOf(f)) }, WaitFirst: true},
+			h.opts.StreamWriteTimeout, call)
 	}
 	resp, res, err := h.svc.Chat(r.Context(), c.req)
 	call.Result = res
@@ -83,55 +84,6 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Cal
 	_, _ = w.Write(b)
 	bufpool.Put(bp, b)
 	return nil
-}
-
-// stream answers with server-sent events (docs/PROTOCOL.md 10.3). Nothing is written
-// before the first event: a failure before it is answered with its status, as a unary
-// call's would be. After it, a failure is one error event and the stream ends without
-// [DONE], so the client knows the answer is incomplete. The client going away cancels the
-// request context, which cancels the upstream call.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream, ch *chunker, call *observe.Call) error {
-	var (
-		events []chat.Event
-		err    error
-	)
-	for len(events) == 0 && err == nil {
-		events, err = st.Next(events[:0])
-	}
-	if len(events) == 0 && err != io.EOF {
-		return err
-	}
-	httpx.SetStreamHeaders(w.Header(), st.Result())
-	out := httpx.StartStream(w, "text/event-stream", h.opts.StreamWriteTimeout)
-	defer out.End()
-	defer func() {
-		// A bug after the first byte still ends the stream the way the contract says.
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			f := call.Recovered("stream", p)
-			_ = out.Write(appendErrorEvent(nil, errorOf(f)))
-		}
-	}()
-	var buf []byte
-	for {
-		buf = buf[:0]
-		for i := range events {
-			buf = ch.appendEvent(buf, &events[i])
-		}
-		if err != nil && err != io.EOF {
-			buf = appendErrorEvent(buf, errorOf(call.Fail(r.Context(), err)))
-		}
-		if werr := out.Write(buf); werr != nil {
-			call.Code = httpx.WriteFailed(werr)
-			return nil
-		}
-		if err != nil {
-			return nil
-		}
-		events, err = st.Next(events[:0])
-	}
 }
 
 // modelObject is one model of GET /v1/models (docs/PROTOCOL.md 10.4).
