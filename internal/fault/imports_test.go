@@ -40,11 +40,11 @@ func importsOf(t *testing.T, dir string) map[string][]string {
 
 const module = "github.com/nirmata/llm-gateway/"
 
-// TestLayering holds the layering issue 23 asks for: the core and this package know no
-// transport (net/http, gRPC) and this package no upstream; the core no longer reads
-// Bedrock's exception codes through the SDK's error type (internal/bedrock does, once);
-// and no surface imports the translator, which it needed only to refuse a request
-// before this package owned refusals.
+// TestLayering holds the layering docs/SURFACES.md describes: the core, the policies it
+// consumes and this package know no transport (net/http, gRPC) nor any surface, and this
+// package no upstream; the core no longer reads Bedrock's exception codes through the
+// SDK's error type (internal/bedrock does, once); and no surface imports the translator,
+// which it needed only to refuse a request before this package owned refusals.
 func TestLayering(t *testing.T) {
 	t.Parallel()
 	forbidden := func(pkg string, bad func(path string) bool) {
@@ -55,7 +55,20 @@ func TestLayering(t *testing.T) {
 	transport := func(path string) bool {
 		return path == "net/http" || strings.HasPrefix(path, "net/http/") || strings.HasPrefix(path, "google.golang.org/grpc")
 	}
-	forbidden("core", func(path string) bool { return transport(path) || strings.HasPrefix(path, "github.com/aws/smithy-go") })
+	surfaces := []string{"nirmata", "openai", "grpcapi", "httpx", "server", "observe"}
+	surface := func(path string) bool {
+		for _, s := range surfaces {
+			if path == module+"internal/"+s {
+				return true
+			}
+		}
+		return false
+	}
+	for _, engine := range []string{"core", "quota", "route", "reasoning", "toolguard"} {
+		forbidden(engine, func(path string) bool {
+			return transport(path) || surface(path) || strings.HasPrefix(path, "github.com/aws/smithy-go")
+		})
+	}
 	forbidden("fault", func(path string) bool {
 		return transport(path) || strings.HasPrefix(path, module) && path != module+"internal/clip"
 	})
