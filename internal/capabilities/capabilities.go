@@ -110,6 +110,16 @@ var families = []family{
 // regionPrefixes are the cross-region inference-profile prefixes.
 var regionPrefixes = []string{"us.", "eu.", "apac.", "global.", "us-gov.", "jp.", "au.", "ca."}
 
+// Foundation is the foundation model a model id calls, which reasoning blocks are bound to
+// (docs/BEDROCK.md G9): FamilyOf, or the id itself when it names none (an application
+// inference profile is its own).
+func Foundation(modelID string) string {
+	if f := FamilyOf(modelID); f != "" {
+		return f
+	}
+	return modelID
+}
+
 // FamilyOf strips an ARN and a cross-region prefix from a model id, leaving the
 // foundation-model id. Application inference profiles and provisioned models are opaque:
 // it returns "" for them.

@@ -34,14 +34,8 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
-	"github.com/nirmata/llm-gateway/internal/translate"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
-
-// ErrInvalidJSON is the sentinel of Decode's errors about the body, each a
-// *translate.RequestError whose message names the field by its path ("messages[2].role:
-// want a string, got number") or says why the body is not JSON ("body is not valid JSON:
-// unexpected end of input at byte 57").
-var ErrInvalidJSON = errors.New("invalid request body")
 
 // Lenient is how client JSON is read: invalid UTF-8 and unpaired surrogates become U+FFFD
 // (every string the gateway passes on is valid UTF-8), and a key that appears twice keeps
@@ -50,7 +44,10 @@ var Lenient = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDu
 
 // Decode reads a request body into v, a pointer to a surface's body struct. It checks JSON
 // syntax and the type of every known member; values are the caller's and the
-// translator's to check.
+// translator's to check. Its errors are refusals (fault.Refuse): of the body
+// (fault.ErrInvalidBody), naming the member by its path ("messages[2].role: want a string,
+// got number") or saying why the body is not JSON ("body is not valid JSON: unexpected end
+// of input at byte 57"), or of a value refused as it was read (tool_choice).
 func Decode(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return bodyErr("", "body is empty")
@@ -71,7 +68,7 @@ func Decode(body []byte, v any) error {
 			return bodyError(serr)
 		}
 	}
-	var refused *translate.RequestError
+	var refused *fault.RequestError
 	if errors.As(err, &refused) {
 		return refused // a value refused as it was read (tool_choice)
 	}
@@ -102,12 +99,13 @@ func (a *appender) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// bodyErr is ErrInvalidJSON about the member at path ("" for the body as a whole).
+// bodyErr refuses the body (fault.ErrInvalidBody) for the member at path ("" for the body
+// as a whole).
 func bodyErr(path, msg string) error {
 	if path != "" {
 		msg = path + ": " + msg
 	}
-	return &translate.RequestError{Err: ErrInvalidJSON, Param: path, Code: translate.CodeInvalidValue, Msg: msg}
+	return fault.Refuse(fault.ErrInvalidBody, fault.ReasonInvalidValue, "%s", msg).At(path)
 }
 
 type Message struct {
@@ -340,7 +338,7 @@ func bodyError(err error) error {
 	var se *json.SemanticError
 	switch {
 	case errors.As(err, &sy):
-		return bodyErr("", "body "+translate.JSONErrorText(sy))
+		return bodyErr("", "body "+fault.JSONErrorText(sy))
 	case errors.As(err, &se):
 		path := memberPath(se.JSONPointer)
 		var fe *fieldError
@@ -496,7 +494,7 @@ func (p *Parameters) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		// Compact checks again, without the body's leniency: a schema reaches Bedrock as
 		// JSON the marshaller accepts, so a member named twice is refused here.
 		if err := v.Compact(jsontext.AllowDuplicateNames(false)); err != nil {
-			return &fieldError{strings.TrimPrefix(translate.JSONErrorText(err), "is ")}
+			return &fieldError{strings.TrimPrefix(fault.JSONErrorText(err), "is ")}
 		}
 		*p = Parameters(v)
 		return nil
@@ -628,7 +626,7 @@ func (c *ToolChoice) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		case typeIsString && typ == "allowed_tools":
 			return c.allowed(o.AllowedTools)
 		case typeIsString && typ == "custom":
-			return translate.Refuse(translate.ErrInvalidRequest, translate.CodeUnsupportedValue,
+			return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonUnsupportedValue,
 				`tool_choice.type "custom" is not supported; the only tool type is "function"`)
 		case typeIsString && typ == chat.ChoiceFunction, o.Type == nil && o.Function != nil:
 			name, ok := "", false
@@ -688,7 +686,7 @@ func (c *ToolChoice) allowed(a *allowedTools) error {
 		case t == nil:
 			return nullElement(fmt.Sprintf("tool_choice.allowed_tools.tools[%d]", i))
 		case t.Type != "" && t.Type != "function":
-			return translate.Refuse(translate.ErrInvalidRequest, translate.CodeUnsupportedValue,
+			return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonUnsupportedValue,
 				`tool_choice.allowed_tools.tools[%d].type %s is not supported; the only tool type is "function"`, i, clip.Quote(t.Type))
 		case t.Function != nil:
 			names[i] = t.Function.Name
@@ -729,7 +727,7 @@ func choiceMode(s string) (string, bool) {
 // invalidChoice is a tool_choice the gateway cannot honour: an invalid request (400),
 // worded as the translator words its own.
 func invalidChoice(format string, args ...any) error {
-	return translate.Refuse(translate.ErrInvalidRequest, translate.CodeInvalidValue, format, args...)
+	return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, format, args...)
 }
 
 // nullElement is a null element of a list.

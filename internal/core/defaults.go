@@ -2,12 +2,13 @@ package core
 
 import (
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // Defaults are the defaults a key and an alias both set (docs/PROTOCOL.md 14.1) for a
 // request that does not set the field itself: the request's own value wins, then its
-// key's (KeyPolicy), then its alias's, then the gateway's. Nil and empty leave the next
+// key's (Options.KeyDefaults), then its alias's, then the gateway's. Nil and empty leave the next
 // one's.
 type Defaults struct {
 	ParallelToolCalls *bool
@@ -46,10 +47,10 @@ type AliasDefaults struct {
 // the alias it names (name, the model as the client gave it or the default model), then
 // the gateway's, and returns the translation's options and how the request's tool calls
 // are checked.
-func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Options, validation, error) {
+func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Options, toolguard.Mode, error) {
 	d := s.opts.AliasDefaults[name]
-	if k := s.keys[req.KeyID]; k != nil {
-		d.Defaults = k.Defaults.over(d.Defaults)
+	if k, ok := s.opts.KeyDefaults[req.KeyID]; ok {
+		d.Defaults = k.over(d.Defaults)
 	}
 	if req.ParallelToolCalls == nil {
 		switch {
@@ -66,6 +67,6 @@ func (s *Service) applyDefaults(req *chat.Request, name string) (translate.Optio
 	if d.PromptCaching != nil {
 		auto = *d.PromptCaching
 	}
-	v, err := s.validationOf(req, d)
+	v, err := s.guard.Mode(req, d.ToolValidation)
 	return translate.Options{NoAutoCache: !auto, ReasoningEffort: d.ReasoningEffort}, v, err
 }

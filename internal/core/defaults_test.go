@@ -1,12 +1,15 @@
 package core
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"go.uber.org/zap"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
+	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -18,7 +21,7 @@ func TestApplyDefaults(t *testing.T) {
 	yes, no := true, false
 	s := New(nil, Options{
 		DefaultModel:        "agent",
-		Aliases:             map[string][]Target{"agent": {{ModelID: "us.anthropic.claude-sonnet-4-5-20250929-v1:0"}}, "cached": {{ModelID: "us.amazon.nova-pro-v1:0"}}},
+		Aliases:             map[string][]route.Target{"agent": {{ModelID: "us.anthropic.claude-sonnet-4-5-20250929-v1:0"}}, "cached": {{ModelID: "us.amazon.nova-pro-v1:0"}}},
 		NoParallelToolCalls: true,
 		NoPromptCaching:     true,
 		ToolValidation:      "off",
@@ -26,9 +29,9 @@ func TestApplyDefaults(t *testing.T) {
 			"agent":  {PromptCaching: &no, Defaults: Defaults{ParallelToolCalls: &yes, MaxToolRounds: new(int32(5)), ReasoningEffort: "low", ToolValidation: "repair"}},
 			"cached": {PromptCaching: &yes},
 		},
-		Keys: map[string]KeyPolicy{
-			"ci":   {Defaults: Defaults{ParallelToolCalls: &no, MaxToolRounds: new(int32(2)), ReasoningEffort: "high", ToolValidation: "off"}, RequestsPerMinute: 5},
-			"half": {Defaults: Defaults{ToolValidation: "report"}},
+		KeyDefaults: map[string]Defaults{
+			"ci":   {ParallelToolCalls: &no, MaxToolRounds: new(int32(2)), ReasoningEffort: "high", ToolValidation: "off"},
+			"half": {ToolValidation: "report"},
 		},
 	}, zap.NewNop())
 	tests := []struct {
@@ -145,22 +148,29 @@ func TestApplyDefaults(t *testing.T) {
 			assert.NoError(t, err)
 			assert.Equal(t, tt.want, req)
 			assert.Equal(t, tt.wantOpts, opts)
-			assert.Equal(t, tt.wantMode, v.mode)
-			// Off is the operator's here whenever it is off: no request above asks for it.
-			assert.Equal(t, tt.wantMode == "off", v.operatorOff, "operatorOff")
+			assert.Equal(t, tt.wantMode, v.String())
+			// Off is the operator's here whenever it is off (no request above asks for it),
+			// so a request asking for repair does not turn checking back on.
+			asking := tt.req
+			asking.ToolValidation = chat.ValidationRepair
+			_, v, err = s.applyDefaults(&asking, s.modelName(asking.Model))
+			assert.NoError(t, err)
+			if tt.wantMode == "off" {
+				assert.Equal(t, "off", v.String(), "the operator's off is a ceiling")
+			} else {
+				assert.Equal(t, "repair", v.String(), "the request's own mode wins")
+			}
 		})
 	}
 	req := chat.Request{ToolValidation: "strict"}
 	_, _, err := s.applyDefaults(&req, "agent")
-	var re *translate.RequestError
+	var re *fault.RequestError
 	if assert.ErrorAs(t, err, &re) {
 		assert.Equal(t, "tool_validation", re.Param)
 		assert.Equal(t, `invalid request: tool_validation "strict" is not one of "off", "report", "repair"`, err.Error())
 	}
 	_, v, _ := New(nil, Options{}, zap.NewNop()).applyDefaults(&chat.Request{}, "m")
-	assert.Equal(t, validation{mode: "report"}, v, "the zero Options: report")
-	_, v, _ = New(nil, Options{}, zap.NewNop()).applyDefaults(&chat.Request{ToolValidation: "off"}, "m")
-	assert.Equal(t, validation{mode: "off"}, v, "a request's own off is its own: strict tools are still repaired")
+	assert.Equal(t, "report", v.String(), "the zero Options: report")
 }
 
 // TestIgnoredIsBounded: what a request lists as ignored is at most MaxIgnored names, in
@@ -173,7 +183,16 @@ func TestIgnoredIsBounded(t *testing.T) {
 		req.Stop = append(req.Stop, " ") // blank: Claude refuses them, so each is dropped and listed
 	}
 	var res Result
-	_, err := s.prepare(t.Context(), req, &res)
+	_, err := s.prepared(t.Context(), req, &res)
 	assert.NoError(t, err)
 	assert.Len(t, res.Ignored, MaxIgnored)
+}
+
+// prepared runs the first part of a turn's admission (prepare): what begins a turn up to
+// its key's admission, without a concurrency slot or a deadline. res gets its Result.
+func (s *Service) prepared(ctx context.Context, req *chat.Request, res *Result) (*turn, error) {
+	t := &turn{id: req.ID, ctx: ctx, req: req}
+	err := s.prepare(t)
+	*res = t.res
+	return t, err
 }

@@ -21,8 +21,11 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clocktest"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/redistest"
+	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/store"
 )
 
@@ -73,32 +76,24 @@ func (c *recordingCounters) took() []string {
 	return out
 }
 
-// TestWindows: counters are named by key identity, limit and the window's start; what is
-// left of a window is a Retry-After in whole seconds, rounded up, at least 1.
-func TestWindows(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 3, 1, 10, 20, 37, 200_000_000, time.UTC) // 10:20:37.2 UTC
-	key, left := rpmWindow.at("ci", now)
-	assert.Equal(t, "lim:{ci}:rpm:"+itoa(time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC).Unix()), key)
-	assert.Equal(t, 22800*time.Millisecond, left)
-	assert.Equal(t, 23*time.Second, waitFor(left))
-	key, left = tpdWindow.at("ci", now.In(time.FixedZone("UTC+5", 5*3600))) // the zone does not move the day
-	assert.Equal(t, "lim:{ci}:tpd:"+itoa(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix()), key)
-	assert.Equal(t, time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC).Sub(now), left)
-	_, left = tpmWindow.at("ci", time.Date(2026, 3, 1, 10, 20, 59, 999_000_000, time.UTC))
-	assert.Equal(t, time.Second, waitFor(left), "a millisecond left is a second")
-	_, left = tpmWindow.at("ci", time.Date(2026, 3, 1, 10, 21, 0, 0, time.UTC))
-	assert.Equal(t, time.Minute, waitFor(left), "at the edge, a whole new window")
-}
-
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// counterKey is the counter of key "ci"'s window tag ("tpm", "tpd") holding now: the
+// quota package's naming, written out (docs/PROTOCOL.md 14.2).
+func counterKey(tag string, now time.Time) string {
+	size := time.Minute
+	if tag == "tpd" {
+		size = 24 * time.Hour
+	}
+	return "lim:{ci}:" + tag + ":" + itoa(now.Truncate(size).Unix())
+}
 
 // keyService is a core without an upstream whose keys have the given policies, counting
 // in counters on clock.
-func keyService(keys map[string]KeyPolicy, counters store.Counters, clock func() time.Time, defaultMaxTokens int) *Service {
+func keyService(keys map[string]quota.Limits, counters store.Counters, clock func() time.Time, defaultMaxTokens int) *Service {
 	return New(nil, Options{
 		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 200, MaxMessages: 10, MaxMessageBytes: 2 << 20,
-		Keys: keys, Counters: counters, Now: clock, CacheReadWeight: 0.1, DefaultMaxTokens: defaultMaxTokens,
+		Quota: quota.New(quota.Options{Keys: keys, Counters: counters, Now: clock, CacheReadWeight: 0.1}), DefaultMaxTokens: defaultMaxTokens,
 	}, zap.NewNop())
 }
 
@@ -114,18 +109,16 @@ func TestKeyLimits(t *testing.T) {
 	counters := &recordingCounters{Counters: store.NewMemory(clock)}
 	s := New(nil, Options{
 		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0", MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
-		Keys: map[string]KeyPolicy{
-			"ci":       {RequestsPerMinute: 3, TokensPerMinute: 1000, TokensPerDay: 100000},
-			"defaults": {Defaults: Defaults{ToolValidation: "repair"}},
-		},
-		Counters: counters, Now: clock, CacheReadWeight: 0.1,
+		Quota: quota.New(quota.Options{Keys: map[string]quota.Limits{"ci": {RequestsPerMinute: 3, TokensPerMinute: 1000, TokensPerDay: 100000}},
+			Counters: counters, Now: clock, CacheReadWeight: 0.1}),
+		KeyDefaults: map[string]Defaults{"defaults": {ToolValidation: "repair"}},
 	}, zap.NewNop())
 	minute, day := itoa(now.Truncate(time.Minute).Unix()), itoa(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Unix())
 	tpm, tpd, rpm := "lim:{ci}:tpm:"+minute, "lim:{ci}:tpd:"+day, "lim:{ci}:rpm:"+minute
 	// 400 bytes of text, a 44-byte tool: 111 tokens in; max_tokens 100 out.
-	prepare := func(keyID string) (*prepared, error) {
+	prepare := func(keyID string) (*turn, error) {
 		var res Result
-		return s.prepare(t.Context(), &chat.Request{KeyID: keyID, MaxTokens: new(int32(100)),
+		return s.prepared(t.Context(), &chat.Request{KeyID: keyID, MaxTokens: new(int32(100)),
 			Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("word ", 80)}},
 			Tools:    []chat.Tool{{Name: "get_weather", Parameters: []byte(`{"type":"object","properties":{}}`)}}}, &res)
 	}
@@ -150,17 +143,17 @@ func TestKeyLimits(t *testing.T) {
 		counters.took(), "one call: the reservation in both token windows and the request, each under its limit")
 
 	// 60 input, 20 output, 10 cache writes, 50 cache reads weighted 0.1: 95 replace 211.
-	p.quota.count(chat.Usage{PromptTokens: 120, CompletionTokens: 20, CacheReadTokens: 50, CacheWriteTokens: 10})
-	p.quota.settle(t.Context())
+	p.quota.Count(chat.Usage{PromptTokens: 120, CompletionTokens: 20, CacheReadTokens: 50, CacheWriteTokens: 10})
+	p.quota.Settle(t.Context())
 	assert.Equal(t, []string{"add " + tpd + " -116", "add " + tpm + " -116"}, counters.took(), "one call to settle")
-	p.quota.settle(t.Context())
+	p.quota.Settle(t.Context())
 	assert.Empty(t, counters.took(), "settled once")
 	assert.Equal(t, []int64{95, 95, 1}, used())
 
 	p, err = prepare("ci") // 95 < 1000: admitted, and 95+211 reserved
 	require.NoError(t, err)
-	p.quota.count(chat.Usage{PromptTokens: 900}) // more than reserved
-	p.quota.settle(t.Context())
+	p.quota.Count(chat.Usage{PromptTokens: 900}) // more than reserved
+	p.quota.Settle(t.Context())
 	assert.Equal(t, []int64{995, 995, 2}, used())
 
 	_, err = prepare("ci") // 995 < 1000: admitted though its reservation passes the limit
@@ -168,21 +161,21 @@ func TestKeyLimits(t *testing.T) {
 	assert.Equal(t, []int64{1206, 1206, 3}, used(), "the burst's overshoot: one reservation")
 
 	_, err = prepare("ci") // the minute's tokens are at the limit: refused, the day's still fine
-	var limited *LimitError
+	var limited *quota.LimitError
 	require.ErrorAs(t, err, &limited)
-	assert.Equal(t, LimitError{Key: "ci", Limit: LimitTokensPerMinute, Value: 1000, RetryAfter: 23 * time.Second}, *limited)
+	assert.Equal(t, quota.LimitError{Key: "ci", Limit: quota.TokensPerMinute, Value: 1000, RetryAfter: 23 * time.Second}, *limited)
 	assert.Equal(t, `key "ci" is over its tokens_per_minute limit (1000); retry in 23 s`, err.Error())
-	f := Classify(t.Context(), err)
-	assert.Equal(t, Failure{Kind: KindRateLimited, Message: err.Error(), RetryAfter: 23 * time.Second, Limit: LimitTokensPerMinute}, f)
+	f := fault.Classify(t.Context(), err)
+	assert.Equal(t, fault.Failure{Kind: fault.KindRateLimited, Message: err.Error(), RetryAfter: 23 * time.Second, Limit: quota.TokensPerMinute}, f)
 	assert.Len(t, counters.took(), 3, "one call, refused")
 	assert.Equal(t, []int64{1206, 1206, 3}, used(), "a refused request adds nothing")
 
 	// A key at its requests_per_minute limit, with tokens to spare.
-	s.opts.Keys = nil
-	s.keys["ci"].TokensPerMinute = 1 << 40
+	s.opts.Quota = quota.New(quota.Options{Keys: map[string]quota.Limits{"ci": {RequestsPerMinute: 3, TokensPerMinute: 1 << 40, TokensPerDay: 100000}},
+		Counters: counters, Now: clock, CacheReadWeight: 0.1})
 	_, err = prepare("ci")
 	require.ErrorAs(t, err, &limited)
-	assert.Equal(t, LimitError{Key: "ci", Limit: LimitRequestsPerMinute, Value: 3, RetryAfter: 23 * time.Second}, *limited)
+	assert.Equal(t, quota.LimitError{Key: "ci", Limit: quota.RequestsPerMinute, Value: 3, RetryAfter: 23 * time.Second}, *limited)
 	assert.Equal(t, []int64{1206, 1206, 3}, used())
 
 	counters.mu.Lock()
@@ -190,11 +183,11 @@ func TestKeyLimits(t *testing.T) {
 	counters.mu.Unlock()
 	p, err = prepare("ci")
 	require.NoError(t, err, "a store that fails lets the request through")
-	p.quota.count(chat.Usage{PromptTokens: 5})
+	p.quota.Count(chat.Usage{PromptTokens: 5})
 	counters.mu.Lock()
 	counters.failing = false
 	counters.mu.Unlock()
-	p.quota.settle(t.Context())
+	p.quota.Settle(t.Context())
 	assert.Equal(t, []int64{1211, 1211, 3}, used(), "back by the request's end: what it used is counted, nothing reserved taken back")
 }
 
@@ -206,12 +199,12 @@ func TestRepairReserves(t *testing.T) {
 	now := time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	counters := store.NewMemory(clock)
-	s := keyService(map[string]KeyPolicy{"ci": {TokensPerMinute: 1000}}, counters, clock, 0)
+	s := keyService(map[string]quota.Limits{"ci": {TokensPerMinute: 1000}}, counters, clock, 0)
 	var res Result
-	p, err := s.prepare(t.Context(), &chat.Request{KeyID: "ci", MaxTokens: new(int32(100)),
+	p, err := s.prepared(t.Context(), &chat.Request{KeyID: "ci", MaxTokens: new(int32(100)),
 		Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("x", 400)}}}, &res)
 	require.NoError(t, err)
-	key, _ := tpmWindow.at("ci", now)
+	key := counterKey("tpm", now)
 	minute := func() int64 {
 		v, err := counters.Counts(t.Context(), key)
 		require.NoError(t, err)
@@ -219,13 +212,13 @@ func TestRepairReserves(t *testing.T) {
 	}
 	require.Equal(t, int64(200), minute(), "admitted: 100 in, 100 out")
 	for want := int64(500); want <= 1100; want += 300 {
-		require.True(t, p.quota.repairAllowed(t.Context()), "under 1000")
+		require.True(t, p.quota.RepairAllowed(t.Context()), "under 1000")
 		assert.Equal(t, want, minute(), "each attempt: 100 in, 100 of the turn, 100 out")
 	}
-	assert.False(t, p.quota.repairAllowed(t.Context()), "at 1100, no room for another attempt")
+	assert.False(t, p.quota.RepairAllowed(t.Context()), "at 1100, no room for another attempt")
 	assert.Equal(t, int64(1100), minute())
-	p.quota.count(chat.Usage{PromptTokens: 150, CompletionTokens: 50})
-	p.quota.settle(t.Context())
+	p.quota.Count(chat.Usage{PromptTokens: 150, CompletionTokens: 50})
+	p.quota.Settle(t.Context())
 	assert.Equal(t, int64(200), minute(), "settled to what its calls used")
 }
 
@@ -237,23 +230,23 @@ func TestReservationBoundsABurst(t *testing.T) {
 	now := time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	counters := store.NewMemory(clock)
-	s := keyService(map[string]KeyPolicy{"ci": {TokensPerMinute: 2000}}, counters, clock, 96)
+	s := keyService(map[string]quota.Limits{"ci": {TokensPerMinute: 2000}}, counters, clock, 96)
 	const burst = 100
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
-		admitted []*prepared
+		admitted []*turn
 		refused  int
 	)
 	for range burst {
 		wg.Go(func() {
 			var res Result
-			p, err := s.prepare(t.Context(), &chat.Request{KeyID: "ci",
+			p, err := s.prepared(t.Context(), &chat.Request{KeyID: "ci",
 				Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("x", 4000)}}}, &res)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				var limited *LimitError
+				var limited *quota.LimitError
 				assert.ErrorAs(t, err, &limited)
 				refused++
 				return
@@ -265,13 +258,13 @@ func TestReservationBoundsABurst(t *testing.T) {
 	const reservation = 1000 + 96
 	assert.Len(t, admitted, 2, "0 and 1096 are under 2000; 2192 is not")
 	assert.Equal(t, burst-2, refused)
-	key, _ := tpmWindow.at("ci", now)
+	key := counterKey("tpm", now)
 	v, err := counters.Counts(t.Context(), key)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2*reservation), v[0], "at most one reservation over the limit")
 	for _, p := range admitted {
-		p.quota.count(chat.Usage{PromptTokens: 1000, CompletionTokens: 10})
-		p.quota.settle(t.Context())
+		p.quota.Count(chat.Usage{PromptTokens: 1000, CompletionTokens: 10})
+		p.quota.Settle(t.Context())
 	}
 	v, _ = counters.Counts(t.Context(), key)
 	assert.Equal(t, []int64{2 * 1010}, v, "settled to what they used")
@@ -285,7 +278,7 @@ func TestSettleCutShort(t *testing.T) {
 	now := time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	counters := store.NewMemory(clock)
-	s := keyService(map[string]KeyPolicy{"ci": {TokensPerDay: 1 << 40}}, counters, clock, 4096)
+	s := keyService(map[string]quota.Limits{"ci": {TokensPerDay: 1 << 40}}, counters, clock, 4096)
 	tools := make([]chat.Tool, 100)
 	for i := range tools {
 		tools[i] = chat.Tool{Name: "tool_" + itoa(int64(i)), Description: strings.Repeat("d", 4000)}
@@ -297,26 +290,26 @@ func TestSettleCutShort(t *testing.T) {
 			{Role: chat.RoleUser, Parts: []chat.Part{{Image: &chat.ImageURL{URL: "data:image/png;base64,iVBORw0KGgo" + strings.Repeat("A", 1<<20+1)}}}},
 		}}
 	}
-	key, _ := tpdWindow.at("ci", now)
+	key := counterKey("tpd", now)
 	day := func() int64 {
 		v, err := counters.Counts(t.Context(), key)
 		require.NoError(t, err)
 		return v[0]
 	}
 	var res Result
-	p, err := s.prepare(t.Context(), req(), &res)
+	p, err := s.prepared(t.Context(), req(), &res)
 	require.NoError(t, err)
-	in := p.quota.input
+	in := p.quota.Input()
 	// 800 bytes of messages, 100 tools of about 4,006 bytes, one image.
-	assert.Equal(t, int64((800+100*4000+10*6+90*7)/4+imageTokens), in)
+	assert.Equal(t, int64((800+100*4000+10*6+90*7)/4+1600), in, "an image is 1,600 tokens")
 	assert.Equal(t, in+4096, day(), "reserved: input and maxTokens")
-	p.quota.cutShort(400) // a stream left after 400 bytes
-	p.quota.settle(t.Context())
+	p.quota.CutShort(400) // a stream left after 400 bytes
+	p.quota.Settle(t.Context())
 	assert.Equal(t, in+100, day())
 
-	p, err = s.prepare(t.Context(), req(), &res)
+	p, err = s.prepared(t.Context(), req(), &res)
 	require.NoError(t, err)
-	p.quota.settle(t.Context()) // refused upstream before any answer
+	p.quota.Settle(t.Context()) // refused upstream before any answer
 	assert.Equal(t, in+100, day(), "nothing used, nothing counted")
 }
 
@@ -327,17 +320,17 @@ func TestSettleAcrossWindows(t *testing.T) {
 	t.Parallel()
 	clock := clocktest.New(time.Date(2026, 3, 1, 10, 20, 50, 0, time.UTC))
 	counters := store.NewMemory(clock.Now)
-	s := keyService(map[string]KeyPolicy{"ci": {TokensPerMinute: 1 << 30, TokensPerDay: 1 << 40}}, counters, clock.Now, 0)
+	s := keyService(map[string]quota.Limits{"ci": {TokensPerMinute: 1 << 30, TokensPerDay: 1 << 40}}, counters, clock.Now, 0)
 	var res Result
-	p, err := s.prepare(t.Context(), &chat.Request{KeyID: "ci", MaxTokens: new(int32(100)),
+	p, err := s.prepared(t.Context(), &chat.Request{KeyID: "ci", MaxTokens: new(int32(100)),
 		Messages: []chat.Message{{Role: chat.RoleUser, Content: strings.Repeat("x", 400)}}}, &res)
 	require.NoError(t, err)
-	m0, _ := tpmWindow.at("ci", clock.Now())
-	day, _ := tpdWindow.at("ci", clock.Now())
+	m0 := counterKey("tpm", clock.Now())
+	day := counterKey("tpd", clock.Now())
 	clock.Advance(20 * time.Second)
-	m1, _ := tpmWindow.at("ci", clock.Now())
-	p.quota.count(chat.Usage{PromptTokens: 150, CompletionTokens: 150}) // 300 for 200 reserved
-	p.quota.settle(t.Context())
+	m1 := counterKey("tpm", clock.Now())
+	p.quota.Count(chat.Usage{PromptTokens: 150, CompletionTokens: 150}) // 300 for 200 reserved
+	p.quota.Settle(t.Context())
 	v, err := counters.Counts(t.Context(), m0, m1, day)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 100, 300}, v, "m0 expired with its reservation; m1 gets the excess; the day what was used")
@@ -367,10 +360,10 @@ func TestStoreBudgetPerRequest(t *testing.T) {
 	guard := store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, PingEvery: -1})
 	t.Cleanup(func() { _ = guard.Close() })
 	s := New(client, Options{
-		Aliases:  map[string][]Target{"agent": {{ModelID: first}, {ModelID: second}}},
+		Aliases:  map[string][]route.Target{"agent": {{ModelID: first}, {ModelID: second}}},
 		MaxTools: 8, MaxMessages: 8, MaxMessageBytes: 1 << 20, UpstreamTimeout: time.Minute, MaxConcurrent: 4,
-		Metrics: m, Shared: guard, Counters: guard, StoreTimeout: 50 * time.Millisecond,
-		Keys: map[string]KeyPolicy{"ci": {TokensPerMinute: 1 << 30}},
+		Metrics: m, Shared: guard, StoreTimeout: 50 * time.Millisecond,
+		Quota: quota.New(quota.Options{Keys: map[string]quota.Limits{"ci": {TokensPerMinute: 1 << 30}}, Counters: guard, Metrics: m}),
 	}, zap.NewNop())
 	req := func() *chat.Request {
 		return &chat.Request{KeyID: "ci", Model: "agent", Messages: []chat.Message{{Role: chat.RoleUser, Content: "Hello."}}}
@@ -409,12 +402,11 @@ func TestUnusableAnswersCount(t *testing.T) {
 	s := New(&scripted{answers: []any{bad}}, Options{
 		DefaultModel: modelNoStrict, MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
 		UpstreamTimeout: time.Minute, MaxConcurrent: 4,
-		Keys: map[string]KeyPolicy{"ci": {TokensPerDay: 1 << 40}}, Counters: counters, Now: clock,
+		Quota: quota.New(quota.Options{Keys: map[string]quota.Limits{"ci": {TokensPerDay: 1 << 40}}, Counters: counters, Now: clock}),
 	}, zap.NewNop())
 	_, _, err := s.Chat(t.Context(), &chat.Request{KeyID: "ci", Messages: []chat.Message{{Role: chat.RoleUser, Content: "hi"}}})
 	require.Error(t, err)
-	key, _ := tpdWindow.at("ci", now)
-	v, err := counters.Counts(t.Context(), key)
+	v, err := counters.Counts(t.Context(), counterKey("tpd", now))
 	require.NoError(t, err)
 	assert.Equal(t, []int64{110}, v, "the answer's 100 in and 10 out")
 }

@@ -17,6 +17,9 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/reasoning"
+	"github.com/nirmata/llm-gateway/internal/route"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 )
 
 // scripted is an upstream that answers Converse calls from a script, in order, and keeps
@@ -73,7 +76,7 @@ const (
 	policySchema  = `{"type":"object","properties":{"filename":{"type":"string"},"replicas":{"type":"integer"}},"required":["filename"]}`
 )
 
-func repairService(t *testing.T, u Upstream, mode string, attempts int) (*Service, *metrics.Metrics, *observer.ObservedLogs) {
+func repairService(t *testing.T, u route.Upstream, mode string, attempts int) (*Service, *metrics.Metrics, *observer.ObservedLogs) {
 	t.Helper()
 	core, logs := observer.New(zap.InfoLevel)
 	m := metrics.New()
@@ -81,7 +84,7 @@ func repairService(t *testing.T, u Upstream, mode string, attempts int) (*Servic
 		DefaultModel: modelNoStrict, MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
 		UpstreamTimeout: time.Minute, MaxConcurrent: 4, Metrics: m, NoPromptCaching: true,
 		ToolValidation: mode, MaxRepairAttempts: attempts,
-		ReasoningCache: ReasoningCacheOptions{MaxEntries: 10, MaxBytes: 1 << 20, TTL: time.Hour},
+		ReasoningCache: reasoning.Options{MaxEntries: 10, MaxBytes: 1 << 20, TTL: time.Hour},
 	}, zap.New(core)), m, logs
 }
 
@@ -113,9 +116,9 @@ func TestReportMode(t *testing.T) {
 	assert.Equal(t, []string{`/: missing required property "filename"`, `/replicas: expected integer, got string`}, resp.ToolCalls[0].ValidationErrors)
 	assert.Nil(t, resp.ToolCalls[1].ValidationErrors)
 	assert.Equal(t, []string{`/: there is no tool named "delete_policy" in tools`}, resp.ToolCalls[2].ValidationErrors)
-	assert.Equal(t, ValidationInvalid, resp.ToolValidation)
-	assert.Equal(t, ValidationInvalid, res.ToolValidation)
-	assert.Equal(t, ToolOutcomes{Valid: 1, Invalid: 2}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Invalid, resp.ToolValidation)
+	assert.Equal(t, toolguard.Invalid, res.ToolValidation)
+	assert.Equal(t, toolguard.Outcomes{Valid: 1, Invalid: 2}, res.ToolOutcomes)
 	assert.Zero(t, res.RepairAttempts)
 }
 
@@ -128,7 +131,7 @@ func TestRepairMode(t *testing.T) {
 		answer("1", "The user wants a policy.", "Saving the policy.", invalidCall, listCall),
 		answer("2", "Fixing it.", "Retrying.", validCall, listCall),
 	}}
-	s, m, logs := repairService(t, u, "repair", 2)
+	s, _, logs := repairService(t, u, "repair", 2)
 	resp, res, err := s.Chat(t.Context(), policyRequest(false))
 	require.NoError(t, err)
 	require.Len(t, u.reqs, 2)
@@ -141,8 +144,8 @@ func TestRepairMode(t *testing.T) {
 	assert.Nil(t, resp.ToolCalls[0].ValidationErrors)
 	assert.Equal(t, chat.FinishToolCalls, resp.Finish)
 	assert.Equal(t, chat.Usage{PromptTokens: 200, CompletionTokens: 20, TotalTokens: 220}, resp.Usage)
-	assert.Equal(t, ValidationRepaired, resp.ToolValidation)
-	assert.Equal(t, ToolOutcomes{Repaired: 2}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Repaired, resp.ToolValidation)
+	assert.Equal(t, toolguard.Outcomes{Repaired: 2}, res.ToolOutcomes)
 	assert.Equal(t, 1, res.RepairAttempts)
 
 	// Attempt 2: the original request, the model's turn verbatim, an error result per call.
@@ -172,9 +175,8 @@ func TestRepairMode(t *testing.T) {
 		}
 	}
 
-	s.Observe(&Call{Start: time.Now(), Code: "ok", Result: res})
-	assert.InDelta(t, 2, counter(t, m, "gateway_tool_calls_total", map[string]string{"outcome": "repaired"}), 0)
-	assert.InDelta(t, 1, counter(t, m, "gateway_tool_repair_attempts_total", nil), 0)
+	assert.Equal(t, toolguard.Outcomes{Repaired: 2}, res.ToolOutcomes, "what the call's observation counts")
+	assert.Equal(t, 1, res.RepairAttempts)
 }
 
 // TestRepairReasoningCache: the reasoning cache keeps the first answer's blocks under the
@@ -191,9 +193,13 @@ func TestRepairReasoningCache(t *testing.T) {
 	resp, _, err := s.Chat(t.Context(), req)
 	require.NoError(t, err)
 	require.Len(t, resp.ToolCalls, 1)
-	blocks, ok := s.reasoning.lookup("", modelNoStrict, []string{"tooluse_2_a"})
-	require.True(t, ok)
-	assert.Equal(t, []chat.ReasoningBlock{{Text: "First thought.", Signature: "sig-1"}}, blocks)
+	next, ok := s.reasoning.Restore(t.Context(), &chat.Request{Messages: []chat.Message{
+		{Role: chat.RoleUser, Content: "q"},
+		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "tooluse_2_a", Name: "get", Arguments: "{}"}}},
+		{Role: chat.RoleTool, ToolCallID: "tooluse_2_a", Content: "21"},
+	}}, modelNoStrict)
+	require.True(t, ok, "the repaired call's turn gets the first answer's reasoning back")
+	assert.Equal(t, []chat.ReasoningBlock{{Text: "First thought.", Signature: "sig-1"}}, next.Messages[1].Reasoning)
 }
 
 // TestRepairRunsOut: still invalid after max_repair_attempts, the last invalid calls go
@@ -216,8 +222,8 @@ func TestRepairRunsOut(t *testing.T) {
 	assert.Equal(t, "tooluse_3_a", resp.ToolCalls[0].ID)
 	assert.Equal(t, []string{`/: missing required property "filename"`}, resp.ToolCalls[0].ValidationErrors)
 	assert.Equal(t, chat.FinishToolCalls, resp.Finish)
-	assert.Equal(t, ValidationInvalid, resp.ToolValidation)
-	assert.Equal(t, ToolOutcomes{Unrepaired: 1}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Invalid, resp.ToolValidation)
+	assert.Equal(t, toolguard.Outcomes{Unrepaired: 1}, res.ToolOutcomes)
 	assert.Equal(t, 2, res.RepairAttempts)
 	assert.EqualValues(t, 330, resp.Usage.TotalTokens)
 }
@@ -241,7 +247,7 @@ func TestRepairEndsEarly(t *testing.T) {
 		assert.NotEmpty(t, resp.ToolCalls[0].ValidationErrors, name)
 		assert.Equal(t, chat.FinishToolCalls, resp.Finish, name)
 		assert.Equal(t, "Saving.", resp.Text, name)
-		assert.Equal(t, ValidationInvalid, res.ToolValidation, name)
+		assert.Equal(t, toolguard.Invalid, res.ToolValidation, name)
 		assert.Equal(t, 1, res.RepairAttempts, name)
 	}
 }
@@ -260,7 +266,7 @@ func TestStrictToolRepairedWithoutNativeStrict(t *testing.T) {
 	require.Len(t, u.reqs, 2)
 	assert.False(t, u.reqs[0].ToolConfig.Tools[0].ToolSpec.Strict, "not sent to a model without it")
 	assert.Equal(t, validCall[1], resp.ToolCalls[0].Arguments)
-	assert.Equal(t, ValidationRepaired, res.ToolValidation)
+	assert.Equal(t, toolguard.Repaired, res.ToolValidation)
 	assert.False(t, res.StrictUnenforced)
 
 	// On a model with native strict tool use, strict goes to Bedrock and nothing is checked
@@ -274,7 +280,7 @@ func TestStrictToolRepairedWithoutNativeStrict(t *testing.T) {
 	require.Len(t, u.reqs, 1)
 	assert.True(t, u.reqs[0].ToolConfig.Tools[0].ToolSpec.Strict)
 	assert.Nil(t, resp.ToolCalls[0].ValidationErrors)
-	assert.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Outcomes{Unchecked: 1}, res.ToolOutcomes)
 	assert.False(t, res.Validating)
 }
 
@@ -294,7 +300,7 @@ func TestOperatorOffLeavesStrictUnenforced(t *testing.T) {
 		require.Len(t, u.reqs, 1, "%q: no repair", asked)
 		assert.Equal(t, invalidCall[1], resp.ToolCalls[0].Arguments, asked)
 		assert.Nil(t, resp.ToolCalls[0].ValidationErrors, asked)
-		assert.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes, asked)
+		assert.Equal(t, toolguard.Outcomes{Unchecked: 1}, res.ToolOutcomes, asked)
 		assert.True(t, res.StrictUnenforced, asked)
 		assert.False(t, res.Validating, "%q: a stream streams the call as it comes", asked)
 	}
@@ -323,7 +329,7 @@ func TestOffMode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, resp.ToolCalls[0].ValidationErrors)
 	assert.Empty(t, res.ToolValidation)
-	assert.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Outcomes{Unchecked: 1}, res.ToolOutcomes)
 
 	req.ToolValidation = "bogus"
 	_, _, err = s.Chat(t.Context(), req)
@@ -404,7 +410,7 @@ func TestRepairKeepsNames(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, resp.ToolCalls, 1)
 	assert.Equal(t, "fs.save_policy", resp.ToolCalls[0].Name)
-	assert.Equal(t, ValidationRepaired, resp.ToolValidation)
+	assert.Equal(t, toolguard.Repaired, resp.ToolValidation)
 	result := u.reqs[1].Messages[2].Content[0].ToolResult
 	assert.Equal(t, `Invalid arguments for fs_save_policy: /: missing required property "filename". Call fs_save_policy again with corrected arguments.`, *result.Content[0].Text)
 }
@@ -428,7 +434,7 @@ func TestRepairAfterDrops(t *testing.T) {
 	assert.Contains(t, *results[0].ToolResult.Content[0].Text, "Invalid arguments for save_policy")
 	assert.Equal(t, "tooluse_1_b", results[1].ToolResult.ToolUseID)
 	assert.Equal(t, "Not run: other calls in this turn had invalid arguments. Repeat this call if it is still needed.", *results[1].ToolResult.Content[0].Text)
-	assert.Equal(t, ValidationRepaired, res.ToolValidation)
+	assert.Equal(t, toolguard.Repaired, res.ToolValidation)
 	require.Len(t, resp.ToolCalls, 1)
 
 	// The dropped call is invalid, the kept one valid: nothing to repair.
@@ -438,5 +444,5 @@ func TestRepairAfterDrops(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, u.reqs, 1)
 	assert.Equal(t, 1, resp.DroppedToolCalls)
-	assert.Equal(t, ToolOutcomes{Valid: 1}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Outcomes{Valid: 1}, res.ToolOutcomes)
 }

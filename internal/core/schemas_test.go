@@ -13,8 +13,9 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clocktest"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
-	"github.com/nirmata/llm-gateway/internal/translate"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 )
 
 // propsSchema is an object schema of n string properties: n+1 subschemas.
@@ -56,10 +57,10 @@ func TestSchemasAreMeasuredFirst(t *testing.T) {
 			req := tt.req
 			req.Messages = []chat.Message{{Role: chat.RoleUser, Content: "hi"}}
 			_, _, err := s.Chat(t.Context(), &req)
-			var re *translate.RequestError
+			var re *fault.RequestError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, tt.param, re.Param)
-			assert.Equal(t, translate.CodeInvalidValue, re.Code)
+			assert.Equal(t, fault.ReasonInvalidValue, re.Reason)
 			assert.Equal(t, "invalid request: "+tt.says, err.Error())
 			assert.Empty(t, u.reqs, "Bedrock got nothing")
 		})
@@ -86,14 +87,14 @@ func TestCompileBudget(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, resp.ToolCalls[0].ValidationErrors, "a: its request's first compile, checked")
 	assert.Nil(t, resp.ToolCalls[1].ValidationErrors, "b: over the budget, unchecked")
-	assert.Equal(t, ToolOutcomes{Invalid: 1, Unchecked: 1}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Outcomes{Invalid: 1, Unchecked: 1}, res.ToolOutcomes)
 	warned := observed.FilterMessageSnippet("compile budget").All()
 	require.Len(t, warned, 1)
 	assert.Equal(t, "b", warned[0].ContextMap()["tool"])
 
 	_, res, err = s.Chat(t.Context(), request())
 	require.NoError(t, err)
-	assert.Equal(t, ToolOutcomes{Invalid: 2}, res.ToolOutcomes, "a from the cache, free; b compiled")
+	assert.Equal(t, toolguard.Outcomes{Invalid: 2}, res.ToolOutcomes, "a from the cache, free; b compiled")
 }
 
 // TestSchemaWarningsAreRateLimited: every distinct schema that does not compile is a
@@ -119,7 +120,7 @@ func TestSchemaWarningsAreRateLimited(t *testing.T) {
 			Tools: []chat.Tool{{Name: "t", Parameters: fmt.Appendf(nil, `{"type":"object","properties":{"p":{"type":"thing-%d"}}}`, i)}}}
 		_, res, err := s.Chat(t.Context(), req)
 		require.NoError(t, err)
-		require.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes)
+		require.Equal(t, toolguard.Outcomes{Unchecked: 1}, res.ToolOutcomes)
 	}
 	lines := observed.FilterMessageSnippet("cannot be compiled").All()
 	require.Len(t, lines, 2, "the first, then one 10 s later")
@@ -142,7 +143,7 @@ func TestCostlyCallIsUnchecked(t *testing.T) {
 	resp, res, err := s.Chat(t.Context(), req)
 	require.NoError(t, err)
 	assert.Equal(t, args, resp.ToolCalls[0].Arguments)
-	assert.Equal(t, ToolOutcomes{Unchecked: 1}, res.ToolOutcomes)
+	assert.Equal(t, toolguard.Outcomes{Unchecked: 1}, res.ToolOutcomes)
 	assert.Len(t, observed.FilterMessageSnippet("its check would cost too much").All(), 1)
 }
 
@@ -164,18 +165,18 @@ func TestUncheckedWarningsAreLimitedApart(t *testing.T) {
 	s := New(u, Options{DefaultModel: modelNoStrict, MaxTools: 10, MaxMessages: 10, MaxMessageBytes: 1 << 20,
 		UpstreamTimeout: time.Minute, MaxConcurrent: 4, NoPromptCaching: true, Now: clock.Now,
 		SchemaLimits: toolcheck.Limits{CompileBudget: 100}}, zap.New(logs))
-	chat1 := func(tools ...chat.Tool) ToolOutcomes {
+	chat1 := func(tools ...chat.Tool) toolguard.Outcomes {
 		req := &chat.Request{ID: "req", Messages: []chat.Message{{Role: chat.RoleUser, Content: "call"}}, Tools: tools}
 		_, res, err := s.Chat(t.Context(), req)
 		require.NoError(t, err)
 		return res.ToolOutcomes
 	}
 	for i := range 20 {
-		require.Equal(t, ToolOutcomes{Unchecked: 1}, chat1(chat.Tool{Name: "t", Parameters: fmt.Appendf(nil, `{"type":"object","properties":{"p":{"type":"thing-%d"}}}`, i)}))
+		require.Equal(t, toolguard.Outcomes{Unchecked: 1}, chat1(chat.Tool{Name: "t", Parameters: fmt.Appendf(nil, `{"type":"object","properties":{"p":{"type":"thing-%d"}}}`, i)}))
 	}
-	require.Equal(t, ToolOutcomes{Unchecked: 1}, chat1(chat.Tool{Name: "t",
+	require.Equal(t, toolguard.Outcomes{Unchecked: 1}, chat1(chat.Tool{Name: "t",
 		Parameters: []byte(`{"type":"object","allOf":[{"properties":{"x":{"$ref":"#"}}},{"properties":{"x":{"$ref":"#"}}}]}`)}))
-	require.Equal(t, ToolOutcomes{Valid: 1, Unchecked: 1}, chat1(chat.Tool{Name: "a", Parameters: propsSchema(300)}, chat.Tool{Name: "b", Parameters: propsSchema(301)}))
+	require.Equal(t, toolguard.Outcomes{Valid: 1, Unchecked: 1}, chat1(chat.Tool{Name: "a", Parameters: propsSchema(300)}, chat.Tool{Name: "b", Parameters: propsSchema(301)}))
 
 	assert.Len(t, observed.FilterMessageSnippet("cannot be compiled").All(), 1, "the first of 20")
 	assert.Len(t, observed.FilterMessageSnippet("would cost too much").All(), 1)

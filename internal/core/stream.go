@@ -8,27 +8,24 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
-	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/stream"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
-// Stream is one streamed answer: Bedrock's events turned into chat events. It is not safe
-// for concurrent use. Close it on every path: it holds the upstream connection and a slot
-// of the concurrency cap.
+// Stream is one streamed answer: a turn (turn.go) whose answer is consumed event by event,
+// Bedrock's events turned into chat events. It is not safe for concurrent use. Close it on
+// every path: it holds the turn, with its upstream connection and concurrency slot.
 type Stream struct {
-	svc       *Service
-	ctx       context.Context
-	requestID string
-	src       *bedrock.EventStream
-	machine   *stream.Machine
-	prepared  *prepared
-	// parent is the request's context, which repair attempts run under (ctx is bounded by
-	// this stream's upstream_timeout).
-	parent context.Context
+	svc *Service
+	t   *turn
+	src *bedrock.EventStream
+	// machine turns Bedrock's events into chat events (the response half of the
+	// translation: internal/stream).
+	machine *stream.Machine
 	// hold holds the tool calls while they are checked (docs/PROTOCOL.md 13.2); nil when
 	// none is. rec records the answer's turn for a repair; nil when none may be needed.
-	hold    *callHolder
+	hold    *toolguard.Holder
 	rec     *stream.Recorder
 	scratch []chat.Event
 	// checkHeld: the answer ended in the last Next, whose events went out before its held
@@ -42,10 +39,8 @@ type Stream struct {
 	// span is the Bedrock call's client span, ended with the stream; nil when none is
 	// made.
 	span *upstreamSpan
-	// done releases the upstream: the connection, the deadline and the slot.
-	done   func()
-	start  time.Time
-	result Result
+	// closed ends the stream's count in the metrics; nil for a replay.
+	closed func()
 	// sentFirst: the first event was produced (and its time recorded).
 	sentFirst bool
 	// text is the answer's text so far when it is to be checked as a json_object; nil
@@ -58,112 +53,84 @@ type Stream struct {
 	written          int
 }
 
-// Stream prepares req and opens Bedrock's answer, failing over between the request's
-// targets (docs/PROTOCOL.md 14.4). An error here comes before any byte reached the client,
-// so it is answered with a status (a throttled request is a 429, not a 200 with an error
-// line). The Result is filled as far as the call got.
+// Stream begins a turn for req and opens Bedrock's answer, failing over between the
+// request's targets (docs/PROTOCOL.md 14.4). An error here comes before any byte reached
+// the client, so it is answered with a status (a throttled request is a 429, not a 200
+// with an error line). The Result is filled as far as the call got.
 func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Result, error) {
-	start := time.Now()
-	ctx = store.WithBudget(ctx, s.opts.StoreTimeout) // the stream's last calls (settle, remember) share it
-	var res Result
-	p, err := s.prepare(ctx, req, &res)
+	t, err := s.begin(ctx, req)
 	if err != nil {
-		return nil, res, err
+		return nil, t.res, err
 	}
-	returned := false
+	owned := false
 	defer func() {
-		if !returned { // an error, or a panic, before the Stream owns the request's quota
-			p.quota.settle(ctx)
+		if !owned { // an error, or a panic, before the Stream owns the turn
+			t.end()
 		}
 	}()
-	release, err := s.admit()
-	if err != nil {
-		return nil, res, err
-	}
-	st := &Stream{svc: s, requestID: req.ID, start: start, parent: ctx}
-	callCtx, cancel := context.WithTimeout(ctx, s.opts.UpstreamTimeout)
-	opened := false
-	defer func() {
-		if !opened { // an error, a replayed answer, or a panic before the Stream owns the slot
-			cancel()
-			release()
-		}
-	}()
+	st := &Stream{svc: s, t: t}
 	var unary *chat.Response
-	var turn bedrock.Message
-	err = s.tryTargets(callCtx, req.ID, p, &res, func(ctx context.Context) (err error) {
-		if p.converse.ToolConfig != nil && !p.model.StreamingTools {
+	var msg bedrock.Message
+	err = s.tryTargets(t, func(ctx context.Context) (err error) {
+		if t.converse.ToolConfig != nil && !t.model.StreamingTools {
 			// docs/BEDROCK.md E: ConverseStream refuses tools on this model; answer
 			// unary, then replay the answer as a stream.
-			unary, turn, err = s.call(ctx, req.ID, p, p.converse)
+			unary, msg, err = s.call(ctx, t, t.converse)
 			return err
 		}
 		unary = nil
-		st.src, st.span, err = s.open(ctx, req.ID, p)
+		st.src, st.span, err = s.open(ctx, t)
 		return err
 	})
 	if err != nil {
-		if callCtx.Err() != nil {
-			p.quota.cutShort(0)
+		if t.callCtx.Err() != nil {
+			t.quota.CutShort(0)
 		}
-		return nil, res, err
+		return nil, t.res, err
 	}
-	st.result, st.prepared = res, p
-	if p.names.JSONObject {
+	if t.names.JSONObject {
 		st.text = &strings.Builder{}
 	}
 	if unary != nil {
-		s.answered(ctx, &p.route)
-		resp, err := s.settle(ctx, req.ID, p, unary, turn)
+		s.router.Answered(t.ctx, &t.route)
+		resp, err := s.settle(t, unary, msg)
 		if err != nil {
-			return nil, res, err
+			return nil, t.res, err
 		}
-		st.replay, st.done = stream.Synthesize(resp), func() {}
-		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = resp.Usage, len(resp.ToolCalls), resp.DroppedToolCalls
-		p.validated.result(&st.result)
-		st.counted, returned = true, true
-		return st, res, nil
+		st.replay, st.counted, owned = stream.Synthesize(resp), true, true
+		return st, t.res, nil
 	}
-	events := st.src
-	closed := s.opts.Metrics.StreamOpened(req.ClientType)
-	st.ctx, st.machine = callCtx, stream.NewMachine(p.names)
-	st.metered = p.quota != nil && p.key.countsTokens()
-	if p.check != nil {
-		st.hold = newCallHolder(p.check)
-		if p.check.canRepair {
-			st.rec = stream.NewRecorder(events)
-		}
+	st.closed = s.opts.Metrics.StreamOpened(req.ClientType)
+	st.machine = stream.NewMachine(t.names)
+	st.metered = t.quota.Metered()
+	st.hold = t.check.Hold()
+	if t.check.CanRepair() {
+		st.rec = stream.NewRecorder(st.src)
 	}
-	st.done = func() {
-		_ = events.Close()
-		cancel()
-		release()
-		closed()
-	}
-	opened, returned = true, true
-	return st, res, nil
+	owned = true
+	return st, t.res, nil
 }
 
-// open opens the ConverseStream of p on its current target, with its span. When another
+// open opens the ConverseStream of t on its current target, with its span. When another
 // target is left, it reads the stream up to its first content (bedrock.EventStream.Start):
 // a failure that comes before it has reached no client yet, so it is answered with a
 // status, and failover covers it where its code says so; the stream is closed then. An
 // end before any content is left to the stream machine, which names it truncated. Without
 // another target the stream is handed on as it is, unread.
-func (s *Service) open(ctx context.Context, requestID string, p *prepared) (*bedrock.EventStream, *upstreamSpan, error) {
-	ctx, span := s.traceUpstream(ctx, p, p.converse)
-	events, err := p.up().ConverseStream(ctx, p.model.ID, p.converse)
+func (s *Service) open(ctx context.Context, t *turn) (*bedrock.EventStream, *upstreamSpan, error) {
+	ctx, span := s.traceUpstream(ctx, t, t.converse)
+	events, err := t.up().ConverseStream(ctx, t.model.ID, t.converse)
 	if err != nil {
 		span.endStream(nil, err)
-		s.upstreamFailed(ctx, requestID, p.model.ID, err)
-		return nil, nil, blame(p.names, err)
+		s.upstreamFailed(ctx, t.id, t.model.ID, err)
+		return nil, nil, blame(t.names, err)
 	}
-	if p.route.more() {
+	if t.route.More() {
 		if err := events.Start(); err != nil && err != io.EOF {
 			_ = events.Close()
 			span.endStream(nil, err)
-			s.upstreamFailed(ctx, requestID, p.model.ID, err)
-			return nil, nil, blame(p.names, err)
+			s.upstreamFailed(ctx, t.id, t.model.ID, err)
+			return nil, nil, blame(t.names, err)
 		}
 	}
 	return events, span, nil
@@ -190,7 +157,7 @@ func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
 			}
 		}
 		if err == io.EOF {
-			st.result.FormatInvalid = !translate.OneJSONObject(st.text.String())
+			st.t.res.FormatInvalid = !translate.OneJSONObject(st.text.String())
 		}
 	}
 	return out, err
@@ -203,6 +170,7 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 		st.firstEvent(out)
 		return out, io.EOF
 	}
+	t := st.t
 	var err error
 	if st.checkHeld {
 		st.checkHeld = false
@@ -210,7 +178,7 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 	} else {
 		from := len(out)
 		out, err = st.read(out)
-		if err == io.EOF && st.hold != nil && st.hold.untilDone {
+		if err == io.EOF && st.hold != nil && st.hold.UntilDone() {
 			if len(out) > from {
 				// What came with the answer's end goes out first: checking the held calls
 				// may mean more model calls (a repair), which the text need not wait for.
@@ -223,26 +191,10 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 	}
 	st.firstEvent(out)
 	if err != nil && err != io.EOF {
-		st.svc.upstreamFailed(st.ctx, st.requestID, st.result.Model, err)
+		st.svc.upstreamFailed(t.callCtx, t.id, t.res.Model, err)
 	}
 	if err == io.EOF {
-		st.svc.answered(st.ctx, &st.prepared.route)
-		st.svc.logUnknownStop(st.requestID, st.machine.StopReason())
-		st.result.Usage, st.result.ToolCalls, st.result.DroppedToolCalls = st.machine.Usage(), st.machine.ToolCalls(), st.machine.Dropped()
-		ids := st.machine.ToolCallIDs(nil)
-		if h := st.hold; h != nil {
-			if !h.untilDone {
-				st.prepared.validated.outcome, st.prepared.validated.outcomes = h.outcome, h.outcomes
-			}
-			st.result.ToolCalls, ids = len(h.sent), h.ids()
-		}
-		if f := st.final; f != nil {
-			st.result.Usage, st.result.DroppedToolCalls = f.Usage, f.DroppedToolCalls
-		}
-		st.prepared.validated.result(&st.result)
-		if blocks := st.machine.Reasoning(); len(blocks) > 0 && len(ids) > 0 {
-			st.svc.remember(st.ctx, st.prepared, ids, blocks)
-		}
+		st.settle()
 	}
 	return out, err
 }
@@ -265,59 +217,82 @@ func (st *Stream) read(out []chat.Event) ([]chat.Event, error) {
 	if err != nil { // the Bedrock call has ended; a repair's calls have spans of their own, and count their own usage
 		st.span.endStream(st.machine, err)
 		st.span = nil
-		st.prepared.quota.count(st.machine.Usage()) // zeros unless Bedrock's final event came
+		st.t.quota.Count(st.machine.Usage()) // zeros unless Bedrock's final event came
 		st.counted = err == io.EOF
 	}
 	if st.hold == nil {
 		return step, err
 	}
 	st.scratch = step
-	return st.hold.pass(step, out), err
+	return st.hold.Pass(step, out), err
+}
+
+// settle is step 4 for a stream, at its end: the conversation's target remembered, what
+// the answer was recorded in the Result, its reasoning kept for the client's next turn.
+func (st *Stream) settle() {
+	t, s := st.t, st.svc
+	s.router.Answered(t.callCtx, &t.route)
+	s.logUnknownStop(t.id, st.machine.StopReason())
+	t.res.Usage, t.res.ToolCalls, t.res.DroppedToolCalls = st.machine.Usage(), st.machine.ToolCalls(), st.machine.Dropped()
+	ids := st.machine.ToolCallIDs(nil)
+	if h := st.hold; h != nil {
+		t.res.ToolCalls, ids = h.Sent(), h.IDs()
+	}
+	if f := st.final; f != nil {
+		t.res.Usage, t.res.DroppedToolCalls = f.Usage, f.DroppedToolCalls
+	}
+	t.checked()
+	if blocks := st.machine.Reasoning(); len(blocks) > 0 && len(ids) > 0 {
+		s.remember(t, ids, blocks)
+	}
 }
 
 // finishHeld ends a stream whose calls waited for its end: they are checked, and repaired
 // where their mode says so, with further model calls (not streamed: only their calls
 // reach the client), then go out, and done after them with the usage of every attempt.
 func (st *Stream) finishHeld(out []chat.Event) ([]chat.Event, error) {
-	first := st.hold.held(st.machine.AnswerID())
+	t := st.t
+	first := st.hold.Held(st.machine.AnswerID())
 	if first == nil {
 		return out, nil // the machine produced no done: its error says why
 	}
 	first.StopReason, first.DroppedToolCalls = st.machine.StopReason(), st.machine.Dropped()
-	resp, err := st.svc.checkAnswer(st.parent, st.requestID, st.prepared, first, st.rec.Turn())
+	resp, err := t.check.Review(t.ctx, first, st.rec.Turn(), t.converse, repairs{st.svc, t})
 	if err != nil {
 		return out, err
 	}
 	st.final = resp
-	return st.hold.finish(out, resp), io.EOF
+	return st.hold.Finish(out, resp), io.EOF
 }
 
 func (st *Stream) firstEvent(out []chat.Event) {
 	if !st.sentFirst && len(out) > 0 {
 		st.sentFirst = true
-		st.svc.opts.Metrics.FirstEvent(st.result.Model, st.result.ClientType, time.Since(st.start))
+		st.svc.opts.Metrics.FirstEvent(st.t.res.Model, st.t.res.ClientType, time.Since(st.t.start))
 	}
 }
 
 // Result is what the call did; usage and tool calls are set once the stream is complete.
-func (st *Stream) Result() Result { return st.result }
+func (st *Stream) Result() Result { return st.t.res }
 
-// Close releases the upstream. It is safe to call more than once.
+// Close ends the turn: the upstream connection, the slot and the deadline are given back,
+// and the key's usage settled. It is safe to call more than once.
 func (st *Stream) Close() error {
 	if st.span != nil { // closed before the stream ended: the client left, or its write failed
 		st.span.endStream(nil, context.Canceled)
 		st.span = nil
 	}
-	if st.prepared != nil {
-		if !st.counted { // ended before Bedrock's usage: counted by estimate
-			st.counted = true
-			st.prepared.quota.cutShort(st.written)
-		}
-		st.prepared.quota.settle(st.parent)
+	if !st.counted { // ended before Bedrock's usage: counted by estimate
+		st.counted = true
+		st.t.quota.CutShort(st.written)
 	}
-	if st.done != nil {
-		st.done()
-		st.done = nil
+	if st.src != nil {
+		_ = st.src.Close()
+	}
+	st.t.end()
+	if st.closed != nil {
+		st.closed()
+		st.closed = nil
 	}
 	return nil
 }

@@ -4,26 +4,22 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
-	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/stream"
 )
 
-// Spans (docs/PROTOCOL.md 14.6): a server span per call, which the transport starts with
-// StartSpan and Observe ends, and a client span `chat <model id>` per Bedrock call. They
-// carry counts, names and outcomes, never prompt text, tool arguments or results,
-// reasoning, or a key. With tracing off none of this runs: each entry point checks first,
-// and nothing allocates.
+// The client span `chat <model id>` of each Bedrock call (docs/PROTOCOL.md 14.6), a child
+// of the call's server span (internal/observe). It carries counts, names and outcomes,
+// never prompt text, tool arguments or results, reasoning, or a key. With tracing off
+// none of this runs, and nothing allocates.
 
 // Attributes of the gateway's own, and gen_ai.system, which semconv dropped for
 // gen_ai.provider.name but many backends still read.
@@ -31,92 +27,28 @@ const (
 	attrGenAISystem   = attribute.Key("gen_ai.system")
 	attrToolCalls     = attribute.Key("gateway.tool_calls")
 	attrRepairAttempt = attribute.Key("gateway.repair_attempt")
-	attrRequestID     = attribute.Key("gateway.request_id")
-	attrClientType    = attribute.Key("gateway.client_type")
-	attrRequestModel  = attribute.Key("gateway.request.model")
-	attrModel         = attribute.Key("gateway.model")
-	attrOutcome       = attribute.Key("gateway.outcome")
 )
 
 // maxSpanToolCalls bounds the names gateway.tool_calls lists.
 const maxSpanToolCalls = 128
 
-// Tracing reports whether the gateway makes spans; a transport calls StartSpan only then.
-func (s *Service) Tracing() bool { return s.opts.Tracing.On() }
-
-// StartSpan starts the server span of call, a child of the trace context carrier holds
-// (W3C traceparent from HTTP headers or gRPC metadata), and returns ctx with it; Observe
-// ends it. route is the HTTP route pattern ("POST /llm-apps/chat"), "" for gRPC. Call it
-// only when Tracing is on.
-func (s *Service) StartSpan(ctx context.Context, call *Call, route string, carrier propagation.TextMapCarrier) context.Context {
-	t := s.opts.Tracing
-	ctx = t.Extract(ctx, carrier)
-	name := route
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, attrRequestID.String(call.RequestID))
-	if call.Transport == metrics.TransportGRPC {
-		name = strings.TrimPrefix(call.Method, "/")
-		attrs = append(attrs, semconv.RPCSystemNameGRPC, semconv.RPCMethod(name))
-	} else {
-		_, path, _ := strings.Cut(route, " ")
-		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(call.Method), semconv.HTTPRoute(path))
-	}
-	ctx, call.span = t.Tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
-	return ctx
-}
-
-// serverFaults are the outcomes that are the gateway's or Bedrock's fault, which mark a
-// server span as failed; a client's mistake is its outcome only (semconv's rule for gRPC
-// and HTTP server spans).
-var serverFaults = map[string]bool{"unknown": true, "deadline_exceeded": true, "unimplemented": true,
-	"internal": true, "unavailable": true, "data_loss": true}
-
-// endSpan ends call's server span with the call's outcome.
-func endSpan(c *Call) {
-	span := c.span
-	attrs := make([]attribute.KeyValue, 0, 6)
-	attrs = append(attrs, attrOutcome.String(c.Code))
-	if c.Status != 0 {
-		attrs = append(attrs, semconv.HTTPResponseStatusCode(c.Status))
-	} else {
-		attrs = append(attrs, semconv.RPCResponseStatusCode(strings.ToUpper(c.Code)))
-	}
-	if c.Result.ClientType != "" {
-		attrs = append(attrs, attrClientType.String(clip.String(c.Result.ClientType, clip.LogMax)))
-	}
-	if c.Result.RequestModel != "" {
-		attrs = append(attrs, attrRequestModel.String(clip.String(c.Result.RequestModel, clip.LogMax)))
-	}
-	if c.Result.Model != "" {
-		attrs = append(attrs, attrModel.String(clip.String(c.Result.Model, clip.LogMax)))
-	}
-	if c.Code != "ok" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(c.Code))
-		if serverFaults[c.Code] {
-			span.SetStatus(otelcodes.Error, c.Code)
-		}
-	}
-	span.SetAttributes(attrs...)
-	span.End()
-}
-
 // upstreamSpan is the client span of one Bedrock call; nil when tracing is off, and its
 // methods then do nothing.
 type upstreamSpan struct{ span trace.Span }
 
-// traceUpstream starts the client span of one Bedrock call of p, sending req: the
-// request's first call, or a repair attempt (p.validated.attempts is its number). It
+// traceUpstream starts the client span of one Bedrock call of t, sending req: the
+// request's first call, or a repair attempt (the check's Attempts is its number). It
 // returns ctx with the span, for the call to run under. End it with endAnswer or
 // endStream.
-func (s *Service) traceUpstream(ctx context.Context, p *prepared, req *bedrock.ConverseRequest) (context.Context, *upstreamSpan) {
+func (s *Service) traceUpstream(ctx context.Context, t *turn, req *bedrock.ConverseRequest) (context.Context, *upstreamSpan) {
 	if !s.opts.Tracing.On() {
 		return ctx, nil
 	}
-	model := clip.String(p.model.ID, clip.LogMax)
+	model := clip.String(t.model.ID, clip.LogMax)
 	attrs := make([]attribute.KeyValue, 0, 7)
 	attrs = append(attrs, semconv.GenAIOperationNameChat, semconv.GenAIProviderNameAWSBedrock, attrGenAISystem.String("aws.bedrock"),
 		semconv.GenAIRequestModel(model))
-	if region := p.route.target().Region; region != "" {
+	if region := t.route.Region(); region != "" {
 		attrs = append(attrs, semconv.CloudRegion(region))
 	} else if s.opts.Region != "" {
 		attrs = append(attrs, semconv.CloudRegion(s.opts.Region))
@@ -124,7 +56,8 @@ func (s *Service) traceUpstream(ctx context.Context, p *prepared, req *bedrock.C
 	if ic := req.InferenceConfig; ic != nil && ic.MaxTokens != nil {
 		attrs = append(attrs, semconv.GenAIRequestMaxTokens(int(*ic.MaxTokens)))
 	}
-	if n := p.validated.attempts; n > 0 {
+	if c := t.check; c != nil && c.Attempts > 0 {
+		n := c.Attempts
 		attrs = append(attrs, attrRepairAttempt.Int(n))
 	}
 	ctx, span := s.opts.Tracing.Tracer().Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))

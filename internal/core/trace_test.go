@@ -19,6 +19,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
 )
 
@@ -26,8 +27,8 @@ import (
 // allocation, and the transports are told to start none.
 func TestNoTracingAllocatesNothing(t *testing.T) {
 	s, _, _ := repairService(t, &scripted{}, "", 0)
-	require.False(t, s.Tracing())
-	p := &prepared{}
+	require.False(t, s.opts.Tracing.On())
+	p := &turn{}
 	req := &bedrock.ConverseRequest{}
 	resp := &chat.Response{ToolCalls: []chat.ToolCall{{Name: "save_policy"}}}
 	ctx := t.Context()
@@ -43,7 +44,7 @@ func TestNoTracingAllocatesNothing(t *testing.T) {
 }
 
 // tracedService is a repair-mode core whose spans are recorded in memory.
-func tracedService(t *testing.T, u Upstream) (*Service, *tracetest.SpanRecorder) {
+func tracedService(t *testing.T, u route.Upstream) (*Service, *tracetest.SpanRecorder) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))

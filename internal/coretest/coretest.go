@@ -11,17 +11,18 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/route"
 )
 
 // Panicking is an upstream with a bug: every call panics.
 type Panicking struct{}
 
-// Converse implements [core.Upstream].
+// Converse implements [route.Upstream].
 func (Panicking) Converse(context.Context, string, *bedrock.ConverseRequest) (*bedrock.ConverseResponse, error) {
 	panic("secret detail of a bug")
 }
 
-// ConverseStream implements [core.Upstream].
+// ConverseStream implements [route.Upstream].
 func (Panicking) ConverseStream(context.Context, string, *bedrock.ConverseRequest) (*bedrock.EventStream, error) {
 	panic("secret detail of a bug")
 }
@@ -29,7 +30,7 @@ func (Panicking) ConverseStream(context.Context, string, *bedrock.ConverseReques
 // PanicsMidStream opens streams whose body panics when read: a bug after the first byte.
 type PanicsMidStream struct{ Panicking }
 
-// ConverseStream implements [core.Upstream].
+// ConverseStream implements [route.Upstream].
 func (PanicsMidStream) ConverseStream(context.Context, string, *bedrock.ConverseRequest) (*bedrock.EventStream, error) {
 	return bedrock.NewEventStream(panickingBody{}, nil), nil
 }
@@ -40,7 +41,7 @@ func (panickingBody) Read([]byte) (int, error) { panic("secret detail of a bug")
 func (panickingBody) Close() error             { return nil }
 
 // Service is a core on upstream with small limits and its own metrics.
-func Service(upstream core.Upstream, log *zap.Logger) *core.Service {
+func Service(upstream route.Upstream, log *zap.Logger) *core.Service {
 	return core.New(upstream, core.Options{
 		DefaultModel: "us.anthropic.claude-sonnet-4-20250514-v1:0",
 		MaxTools:     128, MaxMessages: 100, MaxMessageBytes: 1 << 20,

@@ -26,8 +26,13 @@ import (
 	"github.com/nirmata/llm-gateway/internal/buildinfo"
 	"github.com/nirmata/llm-gateway/internal/config"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/grpcapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/observe"
+	"github.com/nirmata/llm-gateway/internal/quota"
+	"github.com/nirmata/llm-gateway/internal/reasoning"
+	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/server"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
@@ -57,7 +62,7 @@ func drain(svc *core.Service, health interface{ Shutdown() }, timeout time.Durat
 	if !svc.Drain(ctx) {
 		log.Warn("drain timeout: cancelling the calls still in flight")
 	}
-	cancelCalls(core.ErrDraining)
+	cancelCalls(fault.ErrDraining)
 }
 
 // Run serves until ctx ends, then drains and shuts down: see drain. started, if non-nil,
@@ -139,7 +144,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	if err != nil {
 		return err
 	}
-	policies, err := keyPolicies(cfg.Keys)
+	limits, keyDefaults, err := keyPolicies(cfg.Keys)
 	if err != nil {
 		return err
 	}
@@ -168,10 +173,11 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 
 		NoParallelToolCalls: !cfg.ParallelToolCalls,
 		ParallelMemoryTTL:   cfg.ParallelMemoryTTL,
-		ReasoningCache: core.ReasoningCacheOptions{MaxEntries: cfg.ReasoningCache.MaxEntries,
+		ReasoningCache: reasoning.Options{MaxEntries: cfg.ReasoningCache.MaxEntries,
 			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL},
-		Shared:            values,
-		Counters:          counters,
+		Shared: values,
+		Quota: quota.New(quota.Options{Keys: limits, Counters: counters, CacheReadWeight: cfg.CacheReadWeight,
+			Now: o.now, Metrics: m}),
 		StoreTimeout:      cfg.RedisTimeout,
 		NoPromptCaching:   cfg.PromptCaching == config.CachingOff,
 		AliasDefaults:     aliasDefaults(cfg.AliasDefaults),
@@ -180,8 +186,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		SchemaLimits:      cfg.SchemaLimits,
 		Tracing:           tracing,
 		Region:            awsCfg.Region,
-		Keys:              policies,
-		CacheReadWeight:   cfg.CacheReadWeight,
+		KeyDefaults:       keyDefaults,
 		Now:               o.now,
 		DefaultMaxTokens:  cfg.DefaultMaxTokens,
 	}, log)
@@ -189,8 +194,9 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 	// cancelled with a cause: their clients get a 503 instead of a cut connection.
 	base, cancelCalls := context.WithCancelCause(context.Background())
 	defer cancelCalls(nil)
+	obs := observe.New(log, m, tracing)
 	grpcServer, health := grpcapi.NewServer(svc, grpcapi.Options{
-		Keys: keys, MaxMsgBytes: cfg.MaxBodyBytes, Base: base, StreamWriteTimeout: cfg.StreamWriteTimeout,
+		Keys: keys, MaxMsgBytes: cfg.MaxBodyBytes, Base: base, StreamWriteTimeout: cfg.StreamWriteTimeout, Observer: obs,
 	})
 	upstreamName := "bedrock"
 	if cfg.Sim.Enabled {
@@ -203,6 +209,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		Store:              storeStatus,
 		StreamWriteTimeout: cfg.StreamWriteTimeout,
 		BodyReadTimeout:    cfg.BodyReadTimeout,
+		Observer:           obs,
 	}
 	handler := server.NewHTTPHandler(svc, httpOpts)
 	httpServer := &http.Server{
@@ -256,7 +263,7 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		return nil
 	})
 	g.Go(func() error {
-		if err := httpServer.Serve(server.Listener(httpLis, svc)); !errors.Is(err, http.ErrServerClosed) {
+		if err := httpServer.Serve(server.Listener(httpLis, obs, m)); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
@@ -315,7 +322,7 @@ func sharedStore(url string, timeout, pingEvery time.Duration, m *metrics.Metric
 // configuration with only its region changed: the credentials are resolved once and
 // shared, as is the transport. Under --sim every region's client goes to the one
 // simulator, and signs for its own region, which the simulator reads (section 9).
-func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *metrics.Metrics, log *zap.Logger) (*bedrock.Client, map[string]core.Upstream, error) {
+func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *metrics.Metrics, log *zap.Logger) (*bedrock.Client, map[string]route.Upstream, error) {
 	opts := bedrock.ClientOptions{
 		Transport: bedrock.NewTransport(),
 		SigV4Only: cfg.Sim.Enabled,
@@ -326,7 +333,7 @@ func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *met
 		return nil, nil, err
 	}
 	log.Info("bedrock upstream", zap.String("endpoint", own.Endpoint()), zap.String("region", awsCfg.Region))
-	regions := map[string]core.Upstream{}
+	regions := map[string]route.Upstream{}
 	for _, name := range slices.Sorted(maps.Keys(cfg.ModelAliases)) {
 		for _, t := range cfg.ModelAliases[name] {
 			if _, done := regions[t.Region]; t.Region == "" || done {
@@ -356,11 +363,11 @@ func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *met
 }
 
 // aliasTargets are the configured aliases' targets as the core takes them.
-func aliasTargets(in map[string][]config.Target) map[string][]core.Target {
-	out := make(map[string][]core.Target, len(in))
+func aliasTargets(in map[string][]config.Target) map[string][]route.Target {
+	out := make(map[string][]route.Target, len(in))
 	for name, targets := range in {
 		for _, t := range targets {
-			out[name] = append(out[name], core.Target{ModelID: t.ModelID, Region: t.Region})
+			out[name] = append(out[name], route.Target{ModelID: t.ModelID, Region: t.Region})
 		}
 	}
 	return out
@@ -391,28 +398,37 @@ func coreDefaults(d config.Defaults) core.Defaults {
 	return c
 }
 
-// keyPolicies are the limits and defaults of the configured keys as the core takes them,
-// by the identity their calls go by; nil when no key has any.
-func keyPolicies(keys []config.Key) (map[string]core.KeyPolicy, error) {
-	var out map[string]core.KeyPolicy
+// keyPolicies are the limits and the defaults of the configured keys, by the identity
+// their calls go by; nil maps when no key has any. A key with neither is in neither map:
+// no lookup finds it, no store call is made.
+func keyPolicies(keys []config.Key) (map[string]quota.Limits, map[string]core.Defaults, error) {
+	var limits map[string]quota.Limits
+	var defaults map[string]core.Defaults
 	for _, k := range keys {
-		p := core.KeyPolicy{
-			RequestsPerMinute: k.RequestsPerMinute, TokensPerMinute: k.TokensPerMinute, TokensPerDay: k.TokensPerDay,
-			Defaults: coreDefaults(k.Defaults),
+		l := quota.Limits{RequestsPerMinute: k.RequestsPerMinute, TokensPerMinute: k.TokensPerMinute, TokensPerDay: k.TokensPerDay}
+		d := coreDefaults(k.Defaults)
+		if l == (quota.Limits{}) && d == (core.Defaults{}) {
+			continue
 		}
-		if p == (core.KeyPolicy{}) {
-			continue // a key with neither: no lookup finds it, no store call is made
-		}
-		d, err := auth.Digest(k.Key)
+		digest, err := auth.Digest(k.Key)
 		if err != nil {
-			return nil, err // the configuration checked it
+			return nil, nil, err // the configuration checked it
 		}
-		if out == nil {
-			out = map[string]core.KeyPolicy{}
+		id := auth.ID(k.Name, digest)
+		if l != (quota.Limits{}) {
+			if limits == nil {
+				limits = map[string]quota.Limits{}
+			}
+			limits[id] = l
 		}
-		out[auth.ID(k.Name, d)] = p
+		if d != (core.Defaults{}) {
+			if defaults == nil {
+				defaults = map[string]core.Defaults{}
+			}
+			defaults[id] = d
+		}
 	}
-	return out, nil
+	return limits, defaults, nil
 }
 
 // logStarted says where the gateway listens, which of its addresses reach beyond this host,

@@ -9,8 +9,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
-	"github.com/nirmata/llm-gateway/internal/nirmata"
-	"github.com/nirmata/llm-gateway/internal/translate"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // fromProto maps a ChatRequest into the chat model. Values are checked by the translator,
@@ -60,7 +59,7 @@ func fromProto(in *llmgatewayv1.ChatRequest) (*chat.Request, error) {
 				if req.Tools[i].Wrapped {
 					path += ".function"
 				}
-				return nil, fmt.Errorf("%w: %s.parameters %v", translate.ErrInvalidRequest, path, err)
+				return nil, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, "%s.parameters %v", path, err)
 			}
 		}
 	}
@@ -139,7 +138,7 @@ func responseFormat(f *llmgatewayv1.ResponseFormat) (*chat.ResponseFormat, error
 	if s := f.GetJsonSchema(); s != nil {
 		var err error
 		if out.Schema, err = schema(s.GetSchemaJson(), s.GetSchema()); err != nil {
-			return nil, translate.Refuse(translate.ErrInvalidRequest, translate.CodeInvalidValue, "response_format.json_schema.schema %v", err)
+			return nil, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, "response_format.json_schema.schema %v", err)
 		}
 		out.Name, out.Description, out.Strict = s.GetName(), s.GetDescription(), s.GetStrict()
 	}
@@ -185,7 +184,7 @@ func toolChoice(c *llmgatewayv1.ToolChoice) (chat.ToolChoice, error) {
 		case llmgatewayv1.ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED:
 			return chat.ToolChoice{Mode: chat.ChoiceRequired}, nil
 		default:
-			return chat.ToolChoice{}, fmt.Errorf("%w: tool_choice.mode %d is not a ToolChoiceMode", translate.ErrInvalidRequest, v.Mode)
+			return chat.ToolChoice{}, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, "tool_choice.mode %d is not a ToolChoiceMode", v.Mode)
 		}
 	}
 	return chat.ToolChoice{}, nil
@@ -267,7 +266,7 @@ func capabilitiesProto(c *core.Capabilities) *llmgatewayv1.Capabilities {
 		ToolTypes:        c.ToolTypes,
 		StreamingTools:   c.StreamingTools,
 		MaxTools:         int32(c.MaxTools),
-		StreamingFormats: nirmata.StreamingFormats, // the same answer as REST's: what a probe may ask for there
+		StreamingFormats: c.StreamingFormats,
 		ToolChoice:       c.ToolChoice,
 		DefaultModel:     c.DefaultModel,
 		Surfaces:         c.Surfaces,
@@ -277,7 +276,7 @@ func capabilitiesProto(c *core.Capabilities) *llmgatewayv1.Capabilities {
 			Reasoning: m.Reasoning, PromptCaching: m.PromptCaching, StrictTools: m.StrictTools,
 			StructuredOutput: m.StructuredOutput, Images: m.Images, Documents: m.Documents})
 	}
-	if f := c.ModelFlags; f != nil {
+	if f := c.Flags; f != nil {
 		out.Reasoning, out.PromptCaching, out.StrictTools = &f.Reasoning, &f.PromptCaching, &f.StrictTools
 		out.StructuredOutput, out.Images, out.Documents = &f.StructuredOutput, &f.Images, &f.Documents
 	}

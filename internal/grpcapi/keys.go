@@ -13,7 +13,9 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/observe"
 )
 
 // maxKeylessReceives bounds the messages being received at once by calls without a valid
@@ -31,12 +33,13 @@ const maxKeylessReceives = 2
 type keyGate struct {
 	keys *auth.Keyring
 	svc  *core.Service
+	obs  *observe.Observer
 	// slots holds one token per keyless message being received (maxKeylessReceives).
 	slots chan struct{}
 }
 
-func newKeyGate(keys *auth.Keyring, svc *core.Service) *keyGate {
-	return &keyGate{keys: keys, svc: svc, slots: make(chan struct{}, maxKeylessReceives)}
+func newKeyGate(keys *auth.Keyring, svc *core.Service, obs *observe.Observer) *keyGate {
+	return &keyGate{keys: keys, svc: svc, obs: obs, slots: make(chan struct{}, maxKeylessReceives)}
 }
 
 // keyIDKey holds the caller's key identity in a call's context; the tap sets it, once,
@@ -66,7 +69,7 @@ func (g *keyGate) tap(ctx context.Context, info *tap.Info) (context.Context, err
 	}
 	if !openMethod(info.FullMethodName) {
 		g.svc.Metrics().Rejected(metrics.RejectUnauthenticated)
-		return nil, g.refuse(ctx, info, core.Failure{Kind: core.KindUnauthenticated, Message: core.ErrUnauthenticated.Error()})
+		return nil, g.refuse(ctx, info, fault.Failure{Kind: fault.KindUnauthenticated, Message: fault.ErrUnauthenticated.Error()})
 	}
 	select {
 	case g.slots <- struct{}{}:
@@ -77,21 +80,19 @@ func (g *keyGate) tap(ctx context.Context, info *tap.Info) (context.Context, err
 		return context.WithValue(ctx, keylessKey{}, k), nil
 	default:
 		g.svc.Metrics().Rejected(metrics.RejectOverloaded)
-		return nil, g.refuse(ctx, info, core.Failure{Kind: core.KindRateLimited, RetryAfter: time.Second,
+		return nil, g.refuse(ctx, info, fault.Failure{Kind: fault.KindRateLimited, RetryAfter: time.Second,
 			Message: "too many calls without an API key are sending at once; retry shortly, or send your key"})
 	}
 }
 
 // refuse logs and counts a call the gate turns away, gives it its server span when tracing
 // is on (docs/PROTOCOL.md 14.6), and returns its status.
-func (g *keyGate) refuse(ctx context.Context, info *tap.Info, f core.Failure) error {
+func (g *keyGate) refuse(ctx context.Context, info *tap.Info, f fault.Failure) error {
 	method := info.FullMethodName
-	call := &core.Call{Start: time.Now(), Transport: metrics.TransportGRPC, Route: routeOf(method), Method: method,
-		RequestID: core.NewRequestID(), Code: f.Kind.CodeName()}
-	if g.svc.Tracing() {
-		g.svc.StartSpan(ctx, call, "", metadataCarrier(info.Header))
-	}
-	g.svc.Observe(call)
+	call := g.obs.Begin(metrics.TransportGRPC, routeOf(method), method, "")
+	call.Code = f.Kind.Code()
+	call.Trace(ctx, "", metadataCarrier(info.Header))
+	call.End()
 	return statusOf(call.RequestID, f).Err()
 }
 

@@ -2,7 +2,7 @@
 // ChatService on the chat core, with server reflection and grpc.health.v1. Keys are
 // checked in the transport, before a call's message is read (see keyGate); each
 // ChatService call maps its proto into the chat model, calls the core, maps the answer
-// back, and is logged and counted by the core's Observe. Errors are google.rpc.Status
+// back, and is observed (logged, counted, traced) by one interceptor (internal/observe). Errors are google.rpc.Status
 // values with ErrorInfo and, when a retry may help, RetryInfo.
 package grpcapi
 
@@ -19,6 +19,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/observe"
 )
 
 // Options configures the gRPC server.
@@ -31,6 +32,8 @@ type Options struct {
 	Base context.Context
 	// StreamWriteTimeout bounds one Send of ChatStream to a client that stopped reading.
 	StreamWriteTimeout time.Duration
+	// Observer observes every ChatService call.
+	Observer *observe.Observer
 }
 
 // Bounds on what a caller can make the gRPC server hold.
@@ -46,16 +49,17 @@ const (
 // NewServer returns a gRPC server with ChatService, server reflection and grpc.health.v1
 // registered, and the health server, which the drain turns not-serving.
 func NewServer(svc *core.Service, opts Options) (*grpc.Server, *health.Server) {
-	gate := newKeyGate(opts.Keys, svc)
+	gate := newKeyGate(opts.Keys, svc, opts.Observer)
+	chat := &chatService{svc: svc, obs: opts.Observer, base: opts.Base, writeTimeout: opts.StreamWriteTimeout}
 	s := grpc.NewServer(
 		grpc.MaxRecvMsgSize(opts.MaxMsgBytes),
 		grpc.MaxHeaderListSize(maxHeaderListBytes),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: maxConnectionIdle}),
 		grpc.InTapHandle(gate.tap),
-		grpc.ChainUnaryInterceptor(gate.unary),
-		grpc.ChainStreamInterceptor(gate.stream),
+		grpc.ChainUnaryInterceptor(gate.unary, chat.observe),
+		grpc.ChainStreamInterceptor(gate.stream, chat.stream),
 	)
-	llmgatewayv1.RegisterChatServiceServer(s, &chatService{svc: svc, base: opts.Base, writeTimeout: opts.StreamWriteTimeout})
+	llmgatewayv1.RegisterChatServiceServer(s, chat)
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(llmgatewayv1.ChatService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,30 +20,64 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/observe"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 )
 
 // chatService implements llmgatewayv1.ChatServiceServer on the chat core.
 type chatService struct {
 	llmgatewayv1.UnimplementedChatServiceServer
 	svc *core.Service
+	obs *observe.Observer
 	// base, when cancelled, cancels every call, with its cause (the end of a drain).
 	base context.Context
 	// writeTimeout bounds one Send to a client that stopped reading (see ChatStream).
 	writeTimeout time.Duration
 }
 
-// begin starts a call: its id (sent back as x-request-id metadata), its record, its
-// server span when tracing is on (docs/PROTOCOL.md 14.6), and a context the drain can
-// cancel. end, deferred, finishes it.
-func (c *chatService) begin(ctx context.Context, method, route string) (context.Context, *core.Call, func()) {
-	call := &core.Call{Start: time.Now(), Transport: metrics.TransportGRPC, Route: route, Method: method,
-		RequestID: core.NewRequestID(), Code: "ok"}
-	call.KeyID, _ = ctx.Value(keyIDKey{}).(string)
-	if c.svc.Tracing() {
-		md, _ := metadata.FromIncomingContext(ctx)
-		ctx = c.svc.StartSpan(ctx, call, "", metadataCarrier(md))
+// observe is the interceptor of ChatService's unary calls, and stream the one of its
+// streams: each call is begun (its id, sent back as x-request-id metadata, its record in
+// the handler's context, its server span when tracing is on: docs/PROTOCOL.md 14.6), gets
+// a context the drain can cancel, and is ended once the handler returns: a panic becomes
+// Internal (its detail logged), and the call is logged and counted. Other services'
+// calls (health, reflection) pass unobserved.
+func (c *chatService) observe(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (_ any, err error) {
+	if !strings.HasPrefix(info.FullMethod, chatMethods) {
+		return handler(ctx, req)
 	}
+	ctx, call, release := c.begin(ctx, info.FullMethod)
+	defer release()
+	defer c.end(call, &err)
+	return handler(ctx, req)
+}
+
+// stream is observe for streams.
+func (c *chatService) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	if !strings.HasPrefix(info.FullMethod, chatMethods) {
+		return handler(srv, ss)
+	}
+	ctx, call, release := c.begin(ss.Context(), info.FullMethod)
+	defer release()
+	defer c.end(call, &err)
+	return handler(srv, &observedStream{ServerStream: ss, ctx: ctx})
+}
+
+// observedStream is a stream whose context holds its call.
+type observedStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+// Context implements [grpc.ServerStream].
+func (s *observedStream) Context() context.Context { return s.ctx }
+
+func (c *chatService) begin(ctx context.Context, method string) (context.Context, *observe.Call, func()) {
+	call := c.obs.Begin(metrics.TransportGRPC, routeOf(method), method, "")
+	call.KeyID, _ = ctx.Value(keyIDKey{}).(string)
+	md, _ := metadata.FromIncomingContext(ctx)
+	ctx = observe.WithCall(call.Trace(ctx, "", metadataCarrier(md)), call)
 	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", call.RequestID))
 	if c.base == nil {
 		return ctx, call, func() {}
@@ -77,7 +112,7 @@ func setCallHeaders(ctx context.Context, res core.Result) {
 		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-thinking", res.Thinking))
 	}
 	if res.StrictUnenforced {
-		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-strict", core.StrictUnenforced))
+		_ = grpc.SetHeader(ctx, metadata.Pairs("x-gateway-strict", toolguard.StrictUnenforced))
 	}
 }
 
@@ -86,34 +121,32 @@ func setCallHeaders(ctx context.Context, res core.Result) {
 // end.
 const toolValidationKey = "x-gateway-tool-validation"
 
-// end finishes a call begun by begin: a panic becomes Internal (its detail logged), and
-// the call is logged and counted. Defer it directly, so it can recover.
-func (c *chatService) end(call *core.Call, err *error) {
+// end ends a call begun by begin: a panic becomes Internal (its detail logged), and the
+// call is logged and counted. Defer it directly, so it can recover.
+func (c *chatService) end(call *observe.Call, err *error) {
 	if p := recover(); p != nil {
-		*err = statusOf(call.RequestID, c.svc.Panicked(call, "request", p)).Err()
+		*err = statusOf(call.RequestID, call.Recovered("request", p)).Err()
 	}
-	c.svc.Observe(call)
+	call.End()
 }
 
 // fail classifies err and returns the status a client gets.
-func (c *chatService) fail(ctx context.Context, call *core.Call, err error) error {
-	return statusOf(call.RequestID, c.svc.Fail(ctx, call, err)).Err()
+func fail(ctx context.Context, call *observe.Call, err error) error {
+	return statusOf(call.RequestID, call.Fail(ctx, err)).Err()
 }
 
 // Chat implements [llmgatewayv1.ChatServiceServer].
 func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (out *llmgatewayv1.ChatResponse, err error) {
-	ctx, call, release := c.begin(ctx, llmgatewayv1.ChatService_Chat_FullMethodName, metrics.RouteChat)
-	defer release()
-	defer c.end(call, &err)
+	call := observe.CallOf(ctx)
 	req, err := fromProto(in)
 	if err != nil {
-		return nil, c.fail(ctx, call, err)
+		return nil, fail(ctx, call, err)
 	}
 	req.ID, req.KeyID, req.UserAgent = call.RequestID, call.KeyID, userAgent(ctx)
 	resp, res, err := c.svc.Chat(ctx, req)
 	call.Result = res
 	if err != nil {
-		return nil, c.fail(ctx, call, err)
+		return nil, fail(ctx, call, err)
 	}
 	setCallHeaders(ctx, res)
 	if res.ToolValidation != "" {
@@ -133,18 +166,17 @@ func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (o
 // upstream call and frees the stream's max_concurrent slot, as stream_write_timeout does
 // for REST.
 func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStreamingServer[llmgatewayv1.ChatStreamEvent]) (err error) {
-	ctx, call, release := c.begin(ss.Context(), llmgatewayv1.ChatService_ChatStream_FullMethodName, metrics.RouteChatStream)
-	defer release()
-	defer c.end(call, &err)
+	ctx := ss.Context()
+	call := observe.CallOf(ctx)
 	req, err := fromProto(in)
 	if err != nil {
-		return c.fail(ctx, call, err)
+		return fail(ctx, call, err)
 	}
 	req.ID, req.KeyID, req.UserAgent = call.RequestID, call.KeyID, userAgent(ctx)
 	st, res, err := c.svc.Stream(ctx, req)
 	call.Result = res
 	if err != nil {
-		return c.fail(ctx, call, err)
+		return fail(ctx, call, err)
 	}
 	setCallHeaders(ctx, res)
 	var sendingSince atomic.Int64 // UnixNano when the Send under way began; 0 between Sends
@@ -173,9 +205,9 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 				waited = time.Since(time.Unix(0, since))
 			}
 			if waited >= c.writeTimeout {
-				call.Code = core.CodeName(codes.DeadlineExceeded)
+				call.Code = fault.KindTimeout.Code()
 				// The relay is stuck in Send: returning ends the call, which unblocks it.
-				return statusOf(call.RequestID, core.Failure{Kind: core.KindTimeout,
+				return statusOf(call.RequestID, fault.Failure{Kind: fault.KindTimeout,
 					Message: fmt.Sprintf("the client took no stream message for %v", waited.Round(time.Second))}).Err()
 			}
 			timer.Reset(c.writeTimeout - waited)
@@ -206,14 +238,15 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 		defer sendingSince.Store(0)
 		return ss.Send(ev)
 	}
-	call := &core.Call{RequestID: requestID, Code: "ok"}
+	code := "ok"
 	defer func() {
 		if p := recover(); p != nil {
-			s := statusOf(requestID, c.svc.Panicked(call, "stream", p))
-			r.err = s.Err()
+			f := c.obs.Panicked(requestID, "stream", p)
+			s := statusOf(requestID, f)
+			r.err, code = s.Err(), f.Kind.Code()
 			_ = send(errorEvent(s))
 		}
-		r.code, r.result = call.Code, st.Result()
+		r.code, r.result = code, st.Result()
 	}()
 	var events []chat.Event
 	var err error
@@ -222,7 +255,7 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 		for i := range events {
 			if ev := eventProto(&events[i], reasoning); ev != nil {
 				if serr := send(ev); serr != nil {
-					call.Code = core.CodeName(status.Code(serr))
+					code = codeName(status.Code(serr))
 					return relayed{err: serr} // the client is gone; its context cancels the upstream call
 				}
 			}
@@ -231,7 +264,9 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 			return relayed{}
 		}
 		if err != nil {
-			s := statusOf(requestID, c.svc.Fail(ctx, call, err))
+			f := c.obs.Failed(ctx, requestID, err)
+			code = f.Kind.Code()
+			s := statusOf(requestID, f)
 			_ = send(errorEvent(s))
 			return relayed{err: s.Err()}
 		}
@@ -240,12 +275,10 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 
 // GetCapabilities implements [llmgatewayv1.ChatServiceServer].
 func (c *chatService) GetCapabilities(ctx context.Context, in *llmgatewayv1.GetCapabilitiesRequest) (out *llmgatewayv1.Capabilities, err error) {
-	ctx, call, release := c.begin(ctx, llmgatewayv1.ChatService_GetCapabilities_FullMethodName, metrics.RouteCapabilities)
-	defer release()
-	defer c.end(call, &err)
+	call := observe.CallOf(ctx)
 	caps, err := c.svc.Capabilities(in.GetModel())
 	if err != nil {
-		return nil, c.fail(ctx, call, err)
+		return nil, fail(ctx, call, err)
 	}
 	return capabilitiesProto(caps), nil
 }
@@ -256,10 +289,10 @@ const errorDomain = "llm-gateway.nirmata.io"
 // statusOf is the status a failure is answered with: its code and message, an ErrorInfo
 // with the failure's kind as reason, the request id and the limit a key is over, and a
 // RetryInfo when a retry may succeed.
-func statusOf(requestID string, f core.Failure) *status.Status {
-	s := status.New(f.Kind.Code(), f.Message)
+func statusOf(requestID string, f fault.Failure) *status.Status {
+	s := status.New(statuses[f.Kind].code, f.Message)
 	info := &errdetails.ErrorInfo{
-		Reason:   reasonOf[f.Kind],
+		Reason:   statuses[f.Kind].reason,
 		Domain:   errorDomain,
 		Metadata: map[string]string{"request_id": requestID},
 	}
@@ -276,23 +309,46 @@ func statusOf(requestID string, f core.Failure) *status.Status {
 	return s
 }
 
-// reasonOf is ErrorInfo.reason for each kind: UPPER_SNAKE_CASE, as google.rpc asks.
-var reasonOf = map[core.Kind]string{
-	core.KindInternal:        "INTERNAL",
-	core.KindInvalid:         "INVALID_REQUEST",
-	core.KindUnauthenticated: "UNAUTHENTICATED",
-	core.KindNotFound:        "MODEL_NOT_FOUND",
-	core.KindTooLarge:        "REQUEST_TOO_LARGE",
-	core.KindBodyTimeout:     "BODY_TIMEOUT",
-	core.KindRateLimited:     "RATE_LIMITED",
-	core.KindTimeout:         "TIMEOUT",
-	core.KindUnavailable:     "UNAVAILABLE",
-	core.KindUpstream:        "UPSTREAM_FAILED",
-	core.KindCredentials:     "UPSTREAM_CREDENTIALS_REFUSED",
-	core.KindCanceled:        "CANCELED",
-	core.KindWrongMethod:     "METHOD_NOT_ALLOWED",
-	core.KindURITooLong:      "URI_TOO_LONG",
-	core.KindHeadersTooLarge: "HEADERS_TOO_LARGE",
+// statuses is the one table of gRPC's answers (docs/PROTOCOL.md 5): each kind's status
+// code, whose name is the kind's code (fault.Kind.Code), and its ErrorInfo.reason, in
+// UPPER_SNAKE_CASE as google.rpc asks.
+var statuses = [fault.Kinds]struct {
+	code   codes.Code
+	reason string
+}{
+	fault.KindInternal:        {codes.Internal, "INTERNAL"},
+	fault.KindInvalid:         {codes.InvalidArgument, "INVALID_REQUEST"},
+	fault.KindUnauthenticated: {codes.Unauthenticated, "UNAUTHENTICATED"},
+	fault.KindNotFound:        {codes.NotFound, "MODEL_NOT_FOUND"},
+	fault.KindTooLarge:        {codes.ResourceExhausted, "REQUEST_TOO_LARGE"},
+	fault.KindBodyTimeout:     {codes.DeadlineExceeded, "BODY_TIMEOUT"},
+	fault.KindRateLimited:     {codes.ResourceExhausted, "RATE_LIMITED"},
+	fault.KindTimeout:         {codes.DeadlineExceeded, "TIMEOUT"},
+	fault.KindUnavailable:     {codes.Unavailable, "UNAVAILABLE"},
+	fault.KindUpstream:        {codes.Unavailable, "UPSTREAM_FAILED"},
+	fault.KindCredentials:     {codes.Internal, "UPSTREAM_CREDENTIALS_REFUSED"},
+	fault.KindCanceled:        {codes.Canceled, "CANCELED"},
+	fault.KindWrongMethod:     {codes.Unimplemented, "METHOD_NOT_ALLOWED"},
+	// REST only: net/http's refusals of a head (internal/server Listener).
+	fault.KindURITooLong:      {codes.ResourceExhausted, "URI_TOO_LONG"},
+	fault.KindHeadersTooLarge: {codes.ResourceExhausted, "HEADERS_TOO_LARGE"},
+}
+
+// codeName is the snake-case name of a gRPC code ("resource_exhausted", "ok"), as the
+// access log and the metrics carry a call's outcome.
+func codeName(c codes.Code) string {
+	s := c.String() // "ResourceExhausted", "OK"
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 && s[i-1] >= 'a' && s[i-1] <= 'z' { // a word starts: "OK" is one word
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // errorEvent is the last event of a stream that failed after it started: the same

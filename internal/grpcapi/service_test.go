@@ -24,7 +24,8 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/coretest"
-	"github.com/nirmata/llm-gateway/internal/translate"
+	"github.com/nirmata/llm-gateway/internal/fault"
+	"github.com/nirmata/llm-gateway/internal/observe"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -32,7 +33,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // client serves svc over gRPC on a loopback port for the test's duration.
 func client(t *testing.T, svc *core.Service) llmgatewayv1.ChatServiceClient {
 	t.Helper()
-	s, _ := NewServer(svc, Options{Keys: &auth.Keyring{}, MaxMsgBytes: 1 << 20, StreamWriteTimeout: time.Minute})
+	return loggedClient(t, svc, zap.NewNop())
+}
+
+// loggedClient is client with the calls observed in log.
+func loggedClient(t *testing.T, svc *core.Service, log *zap.Logger) llmgatewayv1.ChatServiceClient {
+	t.Helper()
+	s, _ := NewServer(svc, Options{Keys: &auth.Keyring{}, MaxMsgBytes: 1 << 20, StreamWriteTimeout: time.Minute, Observer: observe.New(log, svc.Metrics(), nil)})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go s.Serve(lis) //nolint:errcheck // Stop ends it
@@ -61,7 +68,7 @@ func TestPanicIsInternal(t *testing.T) {
 	t.Parallel()
 	obs, logs := observer.New(zap.InfoLevel)
 	log := zap.New(obs)
-	_, err := client(t, coretest.Service(coretest.Panicking{}, log)).Chat(t.Context(), hi)
+	_, err := loggedClient(t, coretest.Service(coretest.Panicking{}, log), log).Chat(t.Context(), hi)
 	s := status.Convert(err)
 	assert.Equal(t, codes.Internal, s.Code())
 	assert.Equal(t, "internal error", s.Message())
@@ -77,7 +84,7 @@ func TestStreamPanicIsInternal(t *testing.T) {
 	t.Parallel()
 	obs, logs := observer.New(zap.InfoLevel)
 	log := zap.New(obs)
-	c := client(t, coretest.Service(coretest.PanicsMidStream{}, log))
+	c := loggedClient(t, coretest.Service(coretest.PanicsMidStream{}, log), log)
 	for range 2 { // the second call proves the process survived the first
 		st, err := c.ChatStream(t.Context(), hi)
 		require.NoError(t, err)
@@ -101,7 +108,7 @@ func TestStreamPanicIsInternal(t *testing.T) {
 
 func TestStatusDetails(t *testing.T) {
 	t.Parallel()
-	s := statusOf("req-1", core.Failure{Kind: core.KindRateLimited, Message: "slow down", RetryAfter: 2 * time.Second})
+	s := statusOf("req-1", fault.Failure{Kind: fault.KindRateLimited, Message: "slow down", RetryAfter: 2 * time.Second})
 	assert.Equal(t, codes.ResourceExhausted, s.Code())
 	info := errorInfo(t, s)
 	assert.Equal(t, "RATE_LIMITED", info.GetReason())
@@ -116,11 +123,37 @@ func TestStatusDetails(t *testing.T) {
 	require.NotNil(t, retry)
 	assert.Equal(t, 2*time.Second, retry.GetRetryDelay().AsDuration())
 
-	for k := range core.KindHeadersTooLarge + 1 {
-		assert.NotEmpty(t, reasonOf[k], "kind %d has a reason", k)
-	}
-	plain := statusOf("req-2", core.Failure{Kind: core.KindInvalid, Message: "bad"})
+	plain := statusOf("req-2", fault.Failure{Kind: fault.KindInvalid, Message: "bad"})
 	assert.Len(t, plain.Details(), 1, "no RetryInfo when a retry will not help")
+}
+
+// TestStatuses: every kind has its gRPC code and reason, and the code's name is the kind's
+// code, which the REST bodies, the access log and the metrics carry.
+func TestStatuses(t *testing.T) {
+	t.Parallel()
+	for k := range fault.Kind(fault.Kinds) {
+		assert.NotEmpty(t, statuses[k].reason, "kind %d has a reason", k)
+		assert.Equal(t, k.Code(), codeName(statuses[k].code), "kind %d", k)
+	}
+	assert.Equal(t, codes.Unimplemented, statusOf("", fault.Failure{Kind: fault.KindWrongMethod}).Code())
+	assert.Equal(t, codes.Internal, statusOf("", fault.Failure{Kind: fault.KindCredentials}).Code())
+}
+
+func TestCodeName(t *testing.T) {
+	t.Parallel()
+	for c, want := range map[codes.Code]string{
+		codes.ResourceExhausted:  "resource_exhausted",
+		codes.InvalidArgument:    "invalid_argument",
+		codes.Unavailable:        "unavailable",
+		codes.DeadlineExceeded:   "deadline_exceeded",
+		codes.NotFound:           "not_found",
+		codes.Internal:           "internal",
+		codes.Unauthenticated:    "unauthenticated",
+		codes.OK:                 "ok", // the gRPC access log's code of a call that succeeded
+		codes.FailedPrecondition: "failed_precondition",
+	} {
+		assert.Equal(t, want, codeName(c))
+	}
 }
 
 func TestFromProto(t *testing.T) {
@@ -233,8 +266,10 @@ func TestFromProtoToolChoiceModes(t *testing.T) {
 	}
 	// A mode from a newer client must not quietly become auto.
 	_, err := fromProto(&llmgatewayv1.ChatRequest{ToolChoice: &llmgatewayv1.ToolChoice{Choice: &llmgatewayv1.ToolChoice_Mode{Mode: 7}}})
-	require.ErrorIs(t, err, translate.ErrInvalidRequest)
+	var refused *fault.RequestError
+	require.ErrorAs(t, err, &refused)
 	assert.EqualError(t, err, "invalid request: tool_choice.mode 7 is not a ToolChoiceMode")
+	assert.Equal(t, "tool_choice.mode", refused.Param)
 }
 
 // TestValidationProto: a call's violations on ToolCall and on the arguments delta, the

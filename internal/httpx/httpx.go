@@ -1,6 +1,6 @@
 // Package httpx holds what the gateway's REST surfaces share below their wires: reading a
-// request body under the body deadline, answering without reading one, and writing a
-// stream whose client may stop reading.
+// request body under the body deadline, answering without reading one, writing a stream
+// whose client may stop reading, and the HTTP status of each kind of failure.
 package httpx
 
 import (
@@ -12,8 +12,9 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
-	"google.golang.org/grpc/codes"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 )
 
 // ReadBody appends a request body of at most limit bytes to dst, sized from
@@ -21,10 +22,11 @@ import (
 // (body_read_timeout) and lifts it once the body is in: it is a connection deadline, and
 // one that passed during a long call would cancel the call's context (net/http reads on
 // in the background to notice a client that leaves). The server has no ReadTimeout for
-// the same reason. Errors are core.ErrBodyTooLarge, core.ErrBodyTimeout, or the read's.
+// the same reason. Errors are fault.ErrBodyTooLarge, fault.ErrBodyTimeout, or a refusal of
+// the body (fault.ErrInvalidBody).
 func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, dst []byte) ([]byte, error) {
 	if r.ContentLength > limit {
-		return nil, core.ErrBodyTooLarge
+		return nil, fault.ErrBodyTooLarge
 	}
 	// Sized from Content-Length, but not trusting it beyond 64 KiB before the bytes arrive.
 	buf := bytes.NewBuffer(dst)
@@ -35,11 +37,11 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, dst []byte) (
 		var netErr net.Error
 		switch {
 		case errors.As(err, &tooLarge):
-			return nil, core.ErrBodyTooLarge
+			return nil, fault.ErrBodyTooLarge
 		case errors.As(err, &netErr) && netErr.Timeout():
-			return nil, core.ErrBodyTimeout
+			return nil, fault.ErrBodyTimeout
 		}
-		return nil, core.InvalidBody(errors.New("invalid request body: reading the body failed: " + err.Error()))
+		return nil, fault.Refuse(fault.ErrInvalidBody, fault.ReasonInvalidValue, "reading the body failed: %v", err).At("")
 	}
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	return buf.Bytes(), nil
@@ -54,7 +56,7 @@ func ReadPooledBody(w http.ResponseWriter, r *http.Request, limit int64, m *metr
 	body, err = ReadBody(w, r, limit, *bp)
 	if err != nil {
 		bufpool.Put(bp, nil)
-		if errors.Is(err, core.ErrBodyTooLarge) {
+		if errors.Is(err, fault.ErrBodyTooLarge) {
 			m.Rejected(metrics.RejectTooLarge)
 		}
 		SkipBody(w) // what is left of the body is not read
@@ -111,13 +113,36 @@ func (s *StreamWriter) Write(b []byte) error {
 // ("deadline_exceeded").
 func WriteFailed(err error) string {
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		return core.CodeName(codes.DeadlineExceeded)
+		return fault.KindTimeout.Code()
 	}
-	return core.CodeName(codes.Canceled)
+	return fault.KindCanceled.Code()
 }
 
 // End lifts the write deadline: the connection may serve more requests.
 func (s *StreamWriter) End() { _ = s.rc.SetWriteDeadline(time.Time{}) }
+
+// statusOf is the one table of the REST surfaces' HTTP statuses (docs/PROTOCOL.md 5):
+// Nirmata REST and OpenAI's API answer each fault.Kind with the same status.
+var statusOf = [fault.Kinds]int{
+	fault.KindInternal:        http.StatusInternalServerError,
+	fault.KindInvalid:         http.StatusBadRequest,
+	fault.KindUnauthenticated: http.StatusUnauthorized,
+	fault.KindNotFound:        http.StatusNotFound,
+	fault.KindTooLarge:        http.StatusRequestEntityTooLarge,
+	fault.KindBodyTimeout:     http.StatusRequestTimeout,
+	fault.KindRateLimited:     http.StatusTooManyRequests,
+	fault.KindTimeout:         http.StatusGatewayTimeout,
+	fault.KindUnavailable:     http.StatusServiceUnavailable,
+	fault.KindUpstream:        http.StatusBadGateway,
+	fault.KindCredentials:     http.StatusBadGateway,
+	fault.KindCanceled:        499, // nginx's "client closed request"
+	fault.KindWrongMethod:     http.StatusMethodNotAllowed,
+	fault.KindURITooLong:      http.StatusRequestURITooLong,
+	fault.KindHeadersTooLarge: http.StatusRequestHeaderFieldsTooLarge,
+}
+
+// Status is the HTTP status a REST answer of kind k has.
+func Status(k fault.Kind) int { return statusOf[k] }
 
 // HeaderIgnored lists the request fields a REST call accepted without effect
 // (docs/PROTOCOL.md 10.1); gRPC sends the same as response header metadata.
@@ -186,6 +211,6 @@ func setKnown(h http.Header, res core.Result) {
 		h.Set(HeaderThinking, res.Thinking)
 	}
 	if res.StrictUnenforced {
-		h.Set(HeaderStrict, core.StrictUnenforced)
+		h.Set(HeaderStrict, toolguard.StrictUnenforced)
 	}
 }

@@ -1,8 +1,6 @@
 package nirmata
 
 import (
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,9 +10,10 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/metrics"
-	"github.com/nirmata/llm-gateway/internal/translate"
+	"github.com/nirmata/llm-gateway/internal/observe"
 )
 
 // Options configures the Nirmata REST surface.
@@ -40,7 +39,7 @@ func NewHandler(svc *core.Service, opts Options) *Handler {
 
 // Chat serves POST /llm-apps/chat: the unary answer, or with stream=true the JSONL delta
 // stream, with chunked=true the Nirmata chunked events.
-func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) error {
+func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
 	bp, body, err := httpx.ReadPooledBody(w, r, h.opts.MaxBodyBytes, h.svc.Metrics())
 	if err != nil {
 		return err
@@ -48,7 +47,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 	req, stream, err := DecodeRequest(body)
 	bufpool.Put(bp, body) // the request copies what it keeps of the body
 	if err != nil {
-		return core.InvalidBody(err)
+		return err
 	}
 	chunked := false
 	if r.URL.RawQuery != "" {
@@ -65,11 +64,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 			return err
 		}
 		defer st.Close()
-		httpx.SetStreamHeaders(w.Header(), res)
-		h.stream(w, r, st, chunked, req.StreamReasoning, call)
-		call.Result = st.Result()
-		httpx.SetStreamTrailers(w.Header(), call.Result)
-		return nil
+		return httpx.Relay(w, r, st, frames(call.RequestID, chunked, req.StreamReasoning), h.opts.StreamWriteTimeout, call)
 	}
 	resp, res, err := h.svc.Chat(r.Context(), req)
 	call.Result = res
@@ -109,140 +104,48 @@ func applyQuery(req *chat.Request, q url.Values, stream bool) (bool, bool, error
 		}
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return false, false, fmt.Errorf("%w: query parameter %s=%s: want true or false", translate.ErrInvalidRequest, f.name, clip.Quote(v))
+			return false, false, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue,
+				"query parameter %s=%s: want true or false", f.name, clip.Quote(v)).At(f.name)
 		}
 		*f.dst = *f.dst || b
 	}
 	return stream, chunked, nil
 }
 
-// stream answers with the JSONL delta stream (docs/PROTOCOL.md 3.2) or, with chunked, the
-// Nirmata chunked events (3.3): each upstream event's lines are written and flushed as it
-// arrives. The client going away cancels the request context, which cancels the upstream
-// call. A failure after the 200 is the stream's last line.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream, chunked, reasoning bool, call *core.Call) {
-	encode, encodeError := AppendLine, AppendErrorLine
+// frames are the JSONL delta stream (docs/PROTOCOL.md 3.2), its reasoning lines with
+// reasoning, or with chunked the Nirmata chunked events (3.3). A failure after the 200 is
+// the stream's last line.
+func frames(requestID string, chunked, reasoning bool) httpx.Frames {
+	f := httpx.Frames{ContentType: "application/x-ndjson", Event: AppendLine,
+		Error: func(dst []byte, f fault.Failure) []byte { return AppendErrorLine(dst, f.Kind.Code(), f.Message) }}
 	if reasoning {
-		encode = AppendReasoningLine
+		f.Event = AppendReasoningLine
 	}
 	if chunked {
-		c := NewChunker(call.RequestID)
-		encode, encodeError = c.Append, c.AppendError
+		c := NewChunker(requestID)
+		f.Event = c.Append
+		f.Error = func(dst []byte, f fault.Failure) []byte { return c.AppendError(dst, f.Kind.Code(), f.Message) }
 	}
-	out := httpx.StartStream(w, "application/x-ndjson", h.opts.StreamWriteTimeout)
-	defer out.End()
-	defer func() {
-		// A bug after the first byte still ends the stream the way the contract says.
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			f := h.svc.Panicked(call, "stream", p)
-			_ = out.Write(encodeError(nil, call.Code, f.Message))
-		}
-	}()
-	var (
-		events []chat.Event
-		buf    []byte
-		err    error
-	)
-	for {
-		events, err = st.Next(events[:0])
-		buf = buf[:0]
-		for i := range events {
-			buf = encode(buf, &events[i])
-		}
-		if err != nil && err != io.EOF {
-			f := h.svc.Fail(r.Context(), call, err)
-			buf = encodeError(buf, call.Code, f.Message)
-		}
-		if werr := out.Write(buf); werr != nil {
-			call.Code = httpx.WriteFailed(werr)
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
+	return f
 }
 
 // WriteError answers a failed call with the JSON error body of docs/PROTOCOL.md 5.
-func WriteError(w http.ResponseWriter, requestID string, f core.Failure) {
+func WriteError(w http.ResponseWriter, requestID string, f fault.Failure) {
 	if f.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter.Seconds())))
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(f.Kind.HTTPStatus())
-	_, _ = w.Write(AppendError(nil, f.Message, f.Kind.CodeName(), requestID, f.Limit))
+	w.WriteHeader(httpx.Status(f.Kind))
+	_, _ = w.Write(AppendError(nil, f.Message, f.Kind.Code(), requestID, f.Limit))
 }
-
-// capabilities is the answer of GET /llm-apps/capabilities (docs/PROTOCOL.md 4): every
-// key present, lists [] rather than null when empty.
-type capabilities struct {
-	ToolsSupported   bool                `json:"tools_supported"`
-	ToolTypes        []string            `json:"tool_types"`
-	StreamingTools   bool                `json:"streaming_tools"`
-	MaxTools         int                 `json:"max_tools"`
-	StreamingFormats []string            `json:"streaming_formats"`
-	ToolChoice       []string            `json:"tool_choice"`
-	DefaultModel     string              `json:"default_model"`
-	Surfaces         []string            `json:"surfaces"`
-	Models           []modelCapabilities `json:"models"`
-	// The asked model's flags, with ?model= only.
-	*flags `json:",inline"`
-}
-
-type modelCapabilities struct {
-	ID             string   `json:"id"`
-	Tools          bool     `json:"tools"`
-	StreamingTools bool     `json:"streaming_tools"`
-	ToolChoice     []string `json:"tool_choice"`
-	flags          `json:",inline"`
-}
-
-// flags are a model's flags after tool_choice (docs/PROTOCOL.md 4).
-type flags struct {
-	Reasoning        bool `json:"reasoning"`
-	PromptCaching    bool `json:"prompt_caching"`
-	StrictTools      bool `json:"strict_tools"`
-	StructuredOutput bool `json:"structured_output"`
-	Images           bool `json:"images"`
-	Documents        bool `json:"documents"`
-}
-
-func flagsOf(f core.Flags) flags {
-	return flags{Reasoning: f.Reasoning, PromptCaching: f.PromptCaching, StrictTools: f.StrictTools,
-		StructuredOutput: f.StructuredOutput, Images: f.Images, Documents: f.Documents}
-}
-
-// StreamingFormats are the stream formats this surface serves.
-var StreamingFormats = []string{"jsonl", "chunked"}
 
 // Capabilities serves GET /llm-apps/capabilities and GET /capabilities, ?model= optional.
-func (h *Handler) Capabilities(w http.ResponseWriter, r *http.Request, call *core.Call) error {
+func (h *Handler) Capabilities(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
 	c, err := h.svc.Capabilities(r.URL.Query().Get("model"))
 	if err != nil {
 		return err
 	}
-	out := capabilities{
-		ToolsSupported:   c.ToolsSupported,
-		ToolTypes:        c.ToolTypes,
-		StreamingTools:   c.StreamingTools,
-		MaxTools:         c.MaxTools,
-		StreamingFormats: StreamingFormats,
-		ToolChoice:       c.ToolChoice,
-		DefaultModel:     c.DefaultModel,
-		Surfaces:         c.Surfaces,
-		Models:           make([]modelCapabilities, len(c.Models)),
-	}
-	for i, m := range c.Models { // nil lists encode as []
-		out.Models[i] = modelCapabilities{ID: m.ID, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice, flags: flagsOf(m.Flags)}
-	}
-	if c.ModelFlags != nil {
-		f := flagsOf(*c.ModelFlags)
-		out.flags = &f
-	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(appendJSON(nil, &out))
+	_, _ = w.Write(appendJSON(nil, c))
 	return nil
 }

@@ -5,9 +5,6 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chatjson"
 )
 
-// ErrInvalidJSON is the sentinel of DecodeRequest's errors about the body.
-var ErrInvalidJSON = chatjson.ErrInvalidJSON
-
 // The body of POST /llm-apps/chat (docs/PROTOCOL.md 3), built from the shapes both REST
 // surfaces share (package chatjson). Unknown members are ignored at every depth.
 type request struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
-	"github.com/nirmata/llm-gateway/internal/translate"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -459,7 +460,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 			got, _, err := DecodeRequest([]byte(tt.body))
 			require.Error(t, err)
 			require.Nil(t, got)
-			require.ErrorIs(t, err, ErrInvalidJSON)
+			require.ErrorIs(t, err, fault.ErrInvalidBody)
 			require.Equal(t, "invalid request body: "+tt.want, err.Error())
 		})
 	}
@@ -478,7 +479,7 @@ func TestDecodeRequestToolChoiceErrors(t *testing.T) {
 		`{"tool_choice":{"type":"function","x":[1e999]}}`:           `tool_choice.function.name is required when tool_choice.type is "function"`,
 	} {
 		_, _, err := DecodeRequest([]byte(body))
-		require.ErrorIs(t, err, translate.ErrInvalidRequest, body)
+		require.ErrorIs(t, err, fault.ErrInvalidRequest, body)
 		require.Equal(t, "invalid request: "+want, err.Error(), body)
 	}
 }
@@ -537,11 +538,11 @@ func FuzzDecodeRequest(f *testing.F) {
 		req, _, err := DecodeRequest(body)
 		if err != nil {
 			require.Nil(t, req)
-			if errors.Is(err, translate.ErrInvalidRequest) {
+			if errors.Is(err, fault.ErrInvalidRequest) {
 				require.True(t, strings.HasPrefix(err.Error(), "invalid request: tool_choice"), "%v", err)
 				return
 			}
-			require.ErrorIs(t, err, ErrInvalidJSON)
+			require.ErrorIs(t, err, fault.ErrInvalidBody)
 			msg := err.Error()
 			if strings.Contains(msg, "not valid JSON") || strings.Contains(msg, "body is empty") {
 				require.False(t, lenientJSON(body), "called valid JSON malformed: %s", msg)
@@ -572,4 +573,22 @@ func lenientJSON(b []byte) bool {
 	}
 	_, err := dec.ReadToken()
 	return err == io.EOF
+}
+
+// TestQueryBooleans: a query switch that is not a boolean is refused naming the
+// parameter.
+func TestQueryBooleans(t *testing.T) {
+	t.Parallel()
+	req := &chat.Request{}
+	stream, chunked, err := applyQuery(req, url.Values{"stream": {"1"}, "chunked": {"false"}, "reasoning": {"true"}}, false)
+	require.NoError(t, err)
+	require.True(t, stream)
+	require.False(t, chunked)
+	require.True(t, req.StreamReasoning)
+
+	_, _, err = applyQuery(req, url.Values{"chunked": {"maybe"}}, false)
+	var refused *fault.RequestError
+	require.ErrorAs(t, err, &refused)
+	require.EqualError(t, err, `invalid request: query parameter chunked="maybe": want true or false`)
+	require.Equal(t, "chunked", refused.Param)
 }

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,10 +8,11 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
-	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/observe"
 )
 
 // Options configures the OpenAI surface.
@@ -39,7 +39,7 @@ func NewHandler(svc *core.Service, opts Options) *Handler {
 
 // Chat serves POST /v1/chat/completions: the unary answer, or with "stream": true the SSE
 // stream.
-func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) error {
+func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
 	bp, body, err := httpx.ReadPooledBody(w, r, h.opts.MaxBodyBytes, h.svc.Metrics())
 	if err != nil {
 		return err
@@ -62,10 +62,13 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 			return err
 		}
 		defer st.Close()
-		err = h.stream(w, r, st, newChunker(hd, c.includeUsage), call)
-		call.Result = st.Result()
-		httpx.SetStreamTrailers(w.Header(), call.Result)
-		return err
+		// Server-sent events (docs/PROTOCOL.md 10.3). A failure before the first event is
+		// answered with its status; after it, with one error event, and the stream ends
+		// without [DONE], so the client knows the answer is incomplete.
+		ch := newChunker(hd, c.includeUsage)
+		return httpx.Relay(w, r, st, httpx.Frames{ContentType: "text/event-stream", Event: ch.appendEvent,
+			Error: func(dst []byte, f fault.Failure) []byte { return appendErrorEvent(dst, errorOf(f)) }, WaitFirst: true},
+			h.opts.StreamWriteTimeout, call)
 	}
 	resp, res, err := h.svc.Chat(r.Context(), c.req)
 	call.Result = res
@@ -81,55 +84,6 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *core.Call) 
 	_, _ = w.Write(b)
 	bufpool.Put(bp, b)
 	return nil
-}
-
-// stream answers with server-sent events (docs/PROTOCOL.md 10.3). Nothing is written
-// before the first event: a failure before it is answered with its status, as a unary
-// call's would be. After it, a failure is one error event and the stream ends without
-// [DONE], so the client knows the answer is incomplete. The client going away cancels the
-// request context, which cancels the upstream call.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream, ch *chunker, call *core.Call) error {
-	var (
-		events []chat.Event
-		err    error
-	)
-	for len(events) == 0 && err == nil {
-		events, err = st.Next(events[:0])
-	}
-	if len(events) == 0 && err != io.EOF {
-		return err
-	}
-	httpx.SetStreamHeaders(w.Header(), st.Result())
-	out := httpx.StartStream(w, "text/event-stream", h.opts.StreamWriteTimeout)
-	defer out.End()
-	defer func() {
-		// A bug after the first byte still ends the stream the way the contract says.
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			f := h.svc.Panicked(call, "stream", p)
-			_ = out.Write(appendErrorEvent(nil, errorOf(f)))
-		}
-	}()
-	var buf []byte
-	for {
-		buf = buf[:0]
-		for i := range events {
-			buf = ch.appendEvent(buf, &events[i])
-		}
-		if err != nil && err != io.EOF {
-			buf = appendErrorEvent(buf, errorOf(h.svc.Fail(r.Context(), call, err)))
-		}
-		if werr := out.Write(buf); werr != nil {
-			call.Code = httpx.WriteFailed(werr)
-			return nil
-		}
-		if err != nil {
-			return nil
-		}
-		events, err = st.Next(events[:0])
-	}
 }
 
 // modelObject is one model of GET /v1/models (docs/PROTOCOL.md 10.4).
@@ -150,7 +104,7 @@ func (h *Handler) modelObject(m core.ModelEntry) modelObject {
 }
 
 // Models serves GET /v1/models: the configured aliases, then the default model.
-func (h *Handler) Models(w http.ResponseWriter, _ *http.Request, _ *core.Call) error {
+func (h *Handler) Models(w http.ResponseWriter, _ *http.Request, _ *observe.Call) error {
 	models := h.svc.Models()
 	out := modelList{Object: "list", Data: make([]modelObject, len(models))}
 	for i, m := range models {
@@ -161,7 +115,7 @@ func (h *Handler) Models(w http.ResponseWriter, _ *http.Request, _ *core.Call) e
 }
 
 // Model serves GET /v1/models/{id}; the id may hold ":" and "/".
-func (h *Handler) Model(w http.ResponseWriter, r *http.Request, _ *core.Call) error {
+func (h *Handler) Model(w http.ResponseWriter, r *http.Request, _ *observe.Call) error {
 	m, err := h.svc.Model(r.PathValue("id"))
 	if err != nil {
 		return err
@@ -188,26 +142,26 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 // errorTypes are each Kind's OpenAI error type and default code (docs/PROTOCOL.md 10.5).
-var errorTypes = [...]struct{ typ, code string }{
-	core.KindInternal:        {"server_error", "internal_error"},
-	core.KindInvalid:         {"invalid_request_error", "invalid_value"},
-	core.KindUnauthenticated: {"authentication_error", "invalid_api_key"},
-	core.KindNotFound:        {"invalid_request_error", ""},
-	core.KindTooLarge:        {"invalid_request_error", "request_too_large"},
-	core.KindBodyTimeout:     {"invalid_request_error", "request_timeout"},
-	core.KindRateLimited:     {"rate_limit_error", "rate_limit_exceeded"},
-	core.KindTimeout:         {"timeout", "timeout"},
-	core.KindUnavailable:     {"server_error", "service_unavailable"},
-	core.KindUpstream:        {"server_error", "upstream_error"},
-	core.KindCredentials:     {"server_error", "upstream_error"},
-	core.KindCanceled:        {"invalid_request_error", "canceled"},
-	core.KindWrongMethod:     {"invalid_request_error", "method_not_allowed"},
-	core.KindURITooLong:      {"invalid_request_error", "uri_too_long"},
-	core.KindHeadersTooLarge: {"invalid_request_error", "headers_too_large"},
+var errorTypes = [fault.Kinds]struct{ typ, code string }{
+	fault.KindInternal:        {"server_error", "internal_error"},
+	fault.KindInvalid:         {"invalid_request_error", "invalid_value"},
+	fault.KindUnauthenticated: {"authentication_error", "invalid_api_key"},
+	fault.KindNotFound:        {"invalid_request_error", ""},
+	fault.KindTooLarge:        {"invalid_request_error", "request_too_large"},
+	fault.KindBodyTimeout:     {"invalid_request_error", "request_timeout"},
+	fault.KindRateLimited:     {"rate_limit_error", "rate_limit_exceeded"},
+	fault.KindTimeout:         {"timeout", "timeout"},
+	fault.KindUnavailable:     {"server_error", "service_unavailable"},
+	fault.KindUpstream:        {"server_error", "upstream_error"},
+	fault.KindCredentials:     {"server_error", "upstream_error"},
+	fault.KindCanceled:        {"invalid_request_error", "canceled"},
+	fault.KindWrongMethod:     {"invalid_request_error", "method_not_allowed"},
+	fault.KindURITooLong:      {"invalid_request_error", "uri_too_long"},
+	fault.KindHeadersTooLarge: {"invalid_request_error", "headers_too_large"},
 }
 
 // errorOf is a failure in OpenAI's error shape.
-func errorOf(f core.Failure) *errorBody {
+func errorOf(f fault.Failure) *errorBody {
 	t := errorTypes[f.Kind]
 	d := errorDetail{Message: f.Message, Type: t.typ}
 	code := t.code
@@ -228,13 +182,13 @@ const noRetryAbove = 60 * time.Second
 
 // WriteError answers a failed call with OpenAI's error body, Retry-After when a retry may
 // succeed, and x-should-retry: false when the SDKs' automatic retry cannot help.
-func WriteError(w http.ResponseWriter, _ string, f core.Failure) {
+func WriteError(w http.ResponseWriter, _ string, f fault.Failure) {
 	h := w.Header()
 	if f.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int(f.RetryAfter.Seconds())))
 	}
 	switch f.Kind {
-	case core.KindTooLarge, core.KindURITooLong, core.KindHeadersTooLarge, core.KindCredentials, core.KindInternal:
+	case fault.KindTooLarge, fault.KindURITooLong, fault.KindHeadersTooLarge, fault.KindCredentials, fault.KindInternal:
 		h.Set("X-Should-Retry", "false")
 	default:
 		if f.RetryAfter > noRetryAbove {
@@ -242,6 +196,6 @@ func WriteError(w http.ResponseWriter, _ string, f core.Failure) {
 		}
 	}
 	h.Set("Content-Type", "application/json")
-	w.WriteHeader(f.Kind.HTTPStatus())
+	w.WriteHeader(httpx.Status(f.Kind))
 	_, _ = w.Write(appendJSON(nil, errorOf(f)))
 }

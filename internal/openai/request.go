@@ -9,8 +9,8 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/chatjson"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
-	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // The body of POST /v1/chat/completions (docs/PROTOCOL.md 10.1), built from the shapes
@@ -139,15 +139,15 @@ func (r *request) unsupported() error {
 	case r.N != nil && *r.N < 1:
 		return invalid("n must be at least 1, got %d", *r.N)
 	case r.N != nil && *r.N > 1:
-		return refuse(translate.CodeUnsupportedParameter, "n: %d choices asked for; Bedrock answers one, so n must be 1", *r.N)
+		return unsupportedParameter("n: %d choices asked for; Bedrock answers one, so n must be 1", *r.N)
 	case r.Logprobs != nil && *r.Logprobs:
-		return refuse(translate.CodeUnsupportedParameter, "logprobs: Bedrock does not return log probabilities")
+		return unsupportedParameter("logprobs: Bedrock does not return log probabilities")
 	case r.TopLogprobs != nil && *r.TopLogprobs > 0:
-		return refuse(translate.CodeUnsupportedParameter, "top_logprobs: Bedrock does not return log probabilities")
+		return unsupportedParameter("top_logprobs: Bedrock does not return log probabilities")
 	case len(r.Modalities) > 0 && !slices.Equal(r.Modalities, []string{"text"}):
-		return refuse(translate.CodeUnsupportedParameter, `modalities: only ["text"] is supported`)
+		return unsupportedParameter(`modalities: only ["text"] is supported`)
 	case len(r.Audio) > 0 && r.Audio.Kind() != 'n':
-		return refuse(translate.CodeUnsupportedParameter, "audio: audio output is not supported")
+		return unsupportedParameter("audio: audio output is not supported")
 	}
 	return nil
 }
@@ -193,10 +193,13 @@ func (r *request) ignored() []string {
 // maxIgnoredName bounds a listed member's name.
 const maxIgnoredName = 64
 
+// invalid refuses a bad value, with a message that starts with the field's path.
 func invalid(format string, args ...any) error {
-	return translate.Refuse(translate.ErrInvalidRequest, translate.CodeInvalidValue, format, args...)
+	return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, format, args...)
 }
 
-func refuse(code, format string, args ...any) error {
-	return translate.Refuse(translate.ErrInvalidRequest, code, format, args...)
+// unsupportedParameter refuses a parameter Bedrock cannot honour, with a message that
+// starts with the parameter's name.
+func unsupportedParameter(format string, args ...any) error {
+	return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonUnsupportedParameter, format, args...)
 }

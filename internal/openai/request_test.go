@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
-	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -114,31 +114,31 @@ func TestDecodeRequestRefusals(t *testing.T) {
 	tests := []struct {
 		body, param, code, msg string
 	}{
-		{`{` + hi + `,"n":2}`, "n", translate.CodeUnsupportedParameter, "n: 2 choices asked for"},
-		{`{` + hi + `,"n":0}`, "n", translate.CodeInvalidValue, "n must be at least 1"},
-		{`{` + hi + `,"logprobs":true}`, "logprobs", translate.CodeUnsupportedParameter, "log probabilities"},
-		{`{` + hi + `,"top_logprobs":3}`, "top_logprobs", translate.CodeUnsupportedParameter, "log probabilities"},
-		{`{` + hi + `,"modalities":["text","audio"]}`, "modalities", translate.CodeUnsupportedParameter, `only ["text"]`},
-		{`{` + hi + `,"audio":{"voice":"alloy","format":"mp3"}}`, "audio", translate.CodeUnsupportedParameter, "audio output"},
-		{`{` + hi + `,"service_tier":"gold"}`, "service_tier", translate.CodeInvalidValue, `service_tier "gold" is not one of`},
-		{`{` + hi + `,"max_completion_tokens":0}`, "max_completion_tokens", translate.CodeInvalidValue, "at least 1, got 0"},
-		{`{` + hi + `,"tool_choice":{"type":"custom","custom":{"name":"x"}}}`, "tool_choice.type", translate.CodeUnsupportedValue, `"custom" is not supported`},
-		{`{` + hi + `,"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"none","tools":[]}}}`, "tool_choice.allowed_tools.mode", translate.CodeInvalidValue, "is not one of"},
-		{`{` + hi + `,"temperature":"hot"}`, "temperature", translate.CodeInvalidValue, "want a number, got string"},
-		{`{"messages":[{"role":"user","content":5}]}`, "messages[0].content", translate.CodeInvalidValue, "want a string, null or an array of parts"},
-		{`[]`, "", translate.CodeInvalidValue, "body must be a JSON object, got array"},
+		{`{` + hi + `,"n":2}`, "n", fault.ReasonUnsupportedParameter, "n: 2 choices asked for"},
+		{`{` + hi + `,"n":0}`, "n", fault.ReasonInvalidValue, "n must be at least 1"},
+		{`{` + hi + `,"logprobs":true}`, "logprobs", fault.ReasonUnsupportedParameter, "log probabilities"},
+		{`{` + hi + `,"top_logprobs":3}`, "top_logprobs", fault.ReasonUnsupportedParameter, "log probabilities"},
+		{`{` + hi + `,"modalities":["text","audio"]}`, "modalities", fault.ReasonUnsupportedParameter, `only ["text"]`},
+		{`{` + hi + `,"audio":{"voice":"alloy","format":"mp3"}}`, "audio", fault.ReasonUnsupportedParameter, "audio output"},
+		{`{` + hi + `,"service_tier":"gold"}`, "service_tier", fault.ReasonInvalidValue, `service_tier "gold" is not one of`},
+		{`{` + hi + `,"max_completion_tokens":0}`, "max_completion_tokens", fault.ReasonInvalidValue, "at least 1, got 0"},
+		{`{` + hi + `,"tool_choice":{"type":"custom","custom":{"name":"x"}}}`, "tool_choice.type", fault.ReasonUnsupportedValue, `"custom" is not supported`},
+		{`{` + hi + `,"tool_choice":{"type":"allowed_tools","allowed_tools":{"mode":"none","tools":[]}}}`, "tool_choice.allowed_tools.mode", fault.ReasonInvalidValue, "is not one of"},
+		{`{` + hi + `,"temperature":"hot"}`, "temperature", fault.ReasonInvalidValue, "want a number, got string"},
+		{`{"messages":[{"role":"user","content":5}]}`, "messages[0].content", fault.ReasonInvalidValue, "want a string, null or an array of parts"},
+		{`[]`, "", fault.ReasonInvalidValue, "body must be a JSON object, got array"},
 		{`{` + hi + `,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":[]}}}`, "response_format.json_schema.schema",
-			translate.CodeInvalidValue, "want an object, got array"},
-		{`{` + hi + `,"response_format":{"type":["json_object"]}}`, "response_format.type", translate.CodeInvalidValue, "want a string, got array"},
+			fault.ReasonInvalidValue, "want an object, got array"},
+		{`{` + hi + `,"response_format":{"type":["json_object"]}}`, "response_format.type", fault.ReasonInvalidValue, "want a string, got array"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
 			t.Parallel()
 			_, err := decodeRequest([]byte(tt.body))
-			var re *translate.RequestError
+			var re *fault.RequestError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, tt.param, re.Param)
-			assert.Equal(t, tt.code, re.Code)
+			assert.Equal(t, tt.code, re.Reason)
 			assert.Contains(t, re.Msg, tt.msg)
 		})
 	}
@@ -176,7 +176,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		c, err := decodeRequest(body)
 		if err != nil {
-			var re *translate.RequestError
+			var re *fault.RequestError
 			require.ErrorAs(t, err, &re)
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 var testHead = head{ID: "chatcmpl-abc", Created: 1767225600, Model: "sonnet"}
@@ -156,4 +157,20 @@ func TestReasoningAnswers(t *testing.T) {
 		h + `{},"finish_reason":"stop"}]}` + "\n\n" +
 		"data: [DONE]\n\n"
 	assert.Equal(t, want, string(out))
+}
+
+// TestErrorBodies: every kind has an OpenAI error type, and a failure's reason and field
+// become the error's code and param (docs/PROTOCOL.md 10.5).
+func TestErrorBodies(t *testing.T) {
+	t.Parallel()
+	for k := range fault.Kind(fault.Kinds) {
+		assert.NotEmpty(t, errorTypes[k].typ, "kind %d has a type", k)
+	}
+	refused := fault.Classify(t.Context(), fault.Refuse(fault.ErrInvalidRequest, fault.ReasonUnsupportedValue,
+		"messages[0].content[1].image_url.url: remote images are not supported"))
+	assert.Equal(t, `{"error":{"message":"invalid request: messages[0].content[1].image_url.url: remote images are not supported",`+
+		`"type":"invalid_request_error","param":"messages[0].content[1].image_url.url","code":"unsupported_value"}}`,
+		string(appendJSON(nil, errorOf(refused))))
+	assert.Equal(t, `{"error":{"message":"slow down","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}}`,
+		string(appendJSON(nil, errorOf(fault.Failure{Kind: fault.KindRateLimited, Message: "slow down"}))))
 }

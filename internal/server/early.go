@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/nirmata/llm-gateway/internal/clip"
-	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/observe"
 )
 
 // MaxHeaderBytes bounds a REST request's line and headers together: the http.Server's
@@ -25,8 +26,8 @@ const MaxHeaderBytes = 64 << 10
 // any handler runs: a request line or headers over MaxHeaderBytes (414 when the limit is
 // reached in the request line, else 431, naming the query parameter, the path or the
 // header it was reached in) and a malformed head (400). The answer takes the shape of the
-// surface the request's path is under, with a request id, an access line and its
-// metrics (docs/PROTOCOL.md 5).
+// surface the request's path is under, with a request id, and observed by obs as the
+// routes' calls are, a 414 or 431 counted as rejected in m (docs/PROTOCOL.md 5).
 //
 // net/http keeps its own bound, so no head costs more memory than before: each
 // connection notes the first bytes of the head it is reading (its method and path) and
@@ -34,13 +35,14 @@ const MaxHeaderBytes = 64 << 10
 // connection writes the JSON one instead. A head starts with the first byte read after
 // the server last wrote; a client that pipelines its requests may see its early answer
 // in the Nirmata shape, without a name.
-func Listener(l net.Listener, svc *core.Service) net.Listener {
-	return &earlyListener{Listener: l, svc: svc}
+func Listener(l net.Listener, obs *observe.Observer, m *metrics.Metrics) net.Listener {
+	return &earlyListener{Listener: l, obs: obs, metrics: m}
 }
 
 type earlyListener struct {
 	net.Listener
-	svc *core.Service
+	obs     *observe.Observer
+	metrics *metrics.Metrics
 }
 
 func (l *earlyListener) Accept() (net.Conn, error) {
@@ -48,7 +50,7 @@ func (l *earlyListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &headConn{Conn: c, svc: l.svc}, nil
+	return &headConn{Conn: c, obs: l.obs, metrics: l.metrics}, nil
 }
 
 // headConn is a server connection that watches the request heads read from it. net/http
@@ -56,7 +58,8 @@ func (l *earlyListener) Accept() (net.Conn, error) {
 // goroutines, so the watch is locked.
 type headConn struct {
 	net.Conn
-	svc *core.Service
+	obs     *observe.Observer
+	metrics *metrics.Metrics
 
 	mu   sync.Mutex
 	head headScan
@@ -139,9 +142,9 @@ func earlyAnswer(p []byte) (status int, text string) {
 func (c *headConn) answer(head *headScan, status int, text string) []byte {
 	method, path := head.target()
 	sf := surfaceOf(path)
-	call := &core.Call{Start: head.began, Transport: sf.transport, Route: metrics.RouteOther,
-		Method: method, Path: path, RequestID: core.NewRequestID()}
-	err := &core.HeadError{Malformed: status == http.StatusBadRequest}
+	call := c.obs.Begin(sf.transport, metrics.RouteOther, method, path)
+	call.Start = head.began
+	err := &fault.HeadError{Malformed: status == http.StatusBadRequest}
 	if err.Malformed {
 		// net/http's text names what is wrong, in its own words, only for some causes
 		// ("400 Bad Request: missing required Host header").
@@ -152,13 +155,13 @@ func (c *headConn) answer(head *headScan, status int, text string) []byte {
 		err.Message = "malformed request: " + detail
 	} else {
 		err.InURI = !head.lineEnded
-		c.svc.Metrics().Rejected(metrics.RejectTooLarge)
+		c.metrics.Rejected(metrics.RejectTooLarge)
 		err.Message = tooLarge(head)
 	}
 	rec := &recorder{header: http.Header{}}
-	sf.writeError(rec, call.RequestID, c.svc.Fail(context.Background(), call, err))
+	sf.writeError(rec, call.RequestID, call.Fail(context.Background(), err))
 	call.Status = rec.status
-	c.svc.Observe(call)
+	call.End()
 	var b bytes.Buffer
 	b.WriteString("HTTP/1.1 " + strconv.Itoa(rec.status) + " " + http.StatusText(rec.status) + "\r\n")
 	rec.header.Set("X-Request-Id", call.RequestID)

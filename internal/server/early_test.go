@@ -13,7 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
-	"github.com/nirmata/llm-gateway/internal/coretest"
+	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/observe"
 )
 
 // TestHeadScan: what a connection notes of a head, however its bytes arrive, words where
@@ -61,10 +62,10 @@ func TestHeadScan(t *testing.T) {
 // starts a new one; other writes pass unchanged.
 func TestHeadConn(t *testing.T) {
 	t.Parallel()
-	svc := coretest.Service(coretest.Panicking{}, zap.NewNop())
+	m := metrics.New()
 	server, client := net.Pipe()
 	defer client.Close()
-	c := &headConn{Conn: server, svc: svc}
+	c := &headConn{Conn: server, obs: observe.New(zap.NewNop(), m, nil), metrics: m}
 	defer c.Close()
 	read := func(s string) {
 		go func() { _, _ = io.WriteString(client, s) }()

@@ -22,9 +22,11 @@ import (
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/nirmata"
+	"github.com/nirmata/llm-gateway/internal/observe"
 	"github.com/nirmata/llm-gateway/internal/openai"
 )
 
@@ -41,15 +43,17 @@ type Options struct {
 	StreamWriteTimeout time.Duration
 	// BodyReadTimeout bounds the time from a request's headers to the end of its body.
 	BodyReadTimeout time.Duration
+	// Observer observes every call the routes serve: its span, access line and metrics.
+	Observer *observe.Observer
 }
 
 // serveFunc serves one route; an error it returns is answered by the route's surface. It
 // sets call.Route when the route's metric name depends on the request (a stream), and
 // call.Result as the core reports it.
-type serveFunc func(w http.ResponseWriter, r *http.Request, call *core.Call) error
+type serveFunc func(w http.ResponseWriter, r *http.Request, call *observe.Call) error
 
 // errorWriter answers a failure in a surface's own error shape.
-type errorWriter func(w http.ResponseWriter, requestID string, f core.Failure)
+type errorWriter func(w http.ResponseWriter, requestID string, f fault.Failure)
 
 // surface is a REST surface: its metrics transport label and its error shape.
 type surface struct {
@@ -147,10 +151,7 @@ type httpServer struct {
 func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFunc) http.Handler {
 	writeError := sf.writeError
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		call := &core.Call{
-			Start: time.Now(), Transport: sf.transport, Route: route,
-			Method: r.Method, Path: r.URL.Path, RequestID: core.NewRequestID(), Code: "ok",
-		}
+		call := s.opts.Observer.Begin(sf.transport, route, r.Method, r.URL.Path)
 		w.Header().Set("X-Request-Id", call.RequestID)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		// The body must arrive within body_read_timeout, whoever reads it: a handler, or
@@ -162,23 +163,23 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				f := s.svc.Panicked(call, "request", p)
+				f := call.Recovered("request", p)
 				if !rec.wrote {
 					writeError(rec, call.RequestID, f)
 				}
 			}
 			call.Status = rec.status
-			s.svc.Observe(call)
+			call.End()
 		}()
-		if route != metrics.RouteOther && s.svc.Tracing() { // no spans for paths no route serves
-			r = r.WithContext(s.svc.StartSpan(r.Context(), call, r.Pattern, propagation.HeaderCarrier(r.Header)))
+		if route != metrics.RouteOther { // no spans for paths no route serves
+			r = r.WithContext(call.Trace(r.Context(), r.Pattern, propagation.HeaderCarrier(r.Header)))
 		}
 		if keys := s.opts.Keys; needKey && keys.Enabled() {
 			keyID, ok := keys.Check(r.Header.Values("Authorization"))
 			if !ok {
 				s.svc.Metrics().Rejected(metrics.RejectUnauthenticated)
 				httpx.SkipBody(rec)
-				s.fail(rec, r, call, core.ErrUnauthenticated, writeError)
+				s.fail(rec, r, call, fault.ErrUnauthenticated, writeError)
 				return
 			}
 			call.KeyID = keyID
@@ -190,8 +191,8 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 }
 
 // fail answers err in the route's error shape.
-func (s *httpServer) fail(w http.ResponseWriter, r *http.Request, call *core.Call, err error, writeError errorWriter) {
-	writeError(w, call.RequestID, s.svc.Fail(r.Context(), call, err))
+func (s *httpServer) fail(w http.ResponseWriter, r *http.Request, call *observe.Call, err error, writeError errorWriter) {
+	writeError(w, call.RequestID, call.Fail(r.Context(), err))
 }
 
 // catchAll are the patterns of paths no route serves.
@@ -199,17 +200,17 @@ var catchAll = map[string]bool{"/": true, "/v1/": true, "/v1": true}
 
 // noRoute answers a path no route serves: 405 when another method serves it, else 404.
 func (s *httpServer) noRoute(mux *http.ServeMux) serveFunc {
-	return func(w http.ResponseWriter, r *http.Request, call *core.Call) error {
+	return func(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
 		httpx.SkipBody(w)
 		p := clip.String(r.URL.Path, clip.QuoteMax)
 		for _, m := range []string{http.MethodGet, http.MethodPost} {
 			probe := &http.Request{Method: m, URL: r.URL, Host: r.Host}
 			if _, pattern := mux.Handler(probe); m != r.Method && pattern != "" && !catchAll[pattern] && canonical(r.URL.Path) {
 				w.Header().Set("Allow", m)
-				return &core.RouteError{Message: "method " + clip.String(r.Method, clip.QuoteMax) + " is not allowed on " + p, WrongMethod: true}
+				return &fault.RouteError{Message: "method " + clip.String(r.Method, clip.QuoteMax) + " is not allowed on " + p, WrongMethod: true}
 			}
 		}
-		return &core.RouteError{Message: "no route for " + clip.String(r.Method, clip.QuoteMax) + " " + p}
+		return &fault.RouteError{Message: "no route for " + clip.String(r.Method, clip.QuoteMax) + " " + p}
 	}
 }
 

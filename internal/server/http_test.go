@@ -18,6 +18,8 @@ import (
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/coretest"
+	"github.com/nirmata/llm-gateway/internal/observe"
+	"github.com/nirmata/llm-gateway/internal/route"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -26,7 +28,13 @@ const hello = `{"messages":[{"role":"user","content":"hi"}]}`
 
 func serve(t *testing.T, svc *core.Service) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(NewHTTPHandler(svc, Options{Keys: &auth.Keyring{}, MaxBodyBytes: 1 << 20,
+	return serveLogged(t, svc, zap.NewNop())
+}
+
+// serveLogged is serve with the calls observed in log.
+func serveLogged(t *testing.T, svc *core.Service, log *zap.Logger) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(NewHTTPHandler(svc, Options{Keys: &auth.Keyring{}, MaxBodyBytes: 1 << 20, Observer: observe.New(log, svc.Metrics(), nil),
 		StreamWriteTimeout: time.Minute, BodyReadTimeout: time.Minute}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -56,7 +64,7 @@ func TestPanicIsA500(t *testing.T) {
 	obs, logs := observer.New(zap.InfoLevel)
 	log := zap.New(obs)
 	svc := coretest.Service(coretest.Panicking{}, log)
-	srv := serve(t, svc)
+	srv := serveLogged(t, svc, log)
 	for _, query := range []string{"", "?stream=true"} {
 		resp, e := get(t, http.MethodPost, srv.URL+"/llm-apps/chat"+query, hello)
 		assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
@@ -82,7 +90,7 @@ func TestStreamPanicEndsTheStream(t *testing.T) {
 	t.Parallel()
 	obs, logs := observer.New(zap.InfoLevel)
 	log := zap.New(obs)
-	srv := serve(t, coretest.Service(coretest.PanicsMidStream{}, log))
+	srv := serveLogged(t, coretest.Service(coretest.PanicsMidStream{}, log), log)
 	resp, err := http.Post(srv.URL+"/llm-apps/chat?stream=true", "application/json", strings.NewReader(hello))
 	require.NoError(t, err)
 	b, err := io.ReadAll(resp.Body)
@@ -171,7 +179,7 @@ func TestOpenAINoRoute(t *testing.T) {
 func TestOpenAIPanic(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		upstream core.Upstream
+		upstream route.Upstream
 		body     string
 	}{
 		{coretest.Panicking{}, hello},

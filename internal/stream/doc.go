@@ -24,13 +24,13 @@
 // stream's content is the unary answer's text. Its calls take no ordinal, so the client's
 // calls keep dense ones.
 //
-// Errors (all wrap translate.ErrUpstream, which core.Classify answers as 502 / Unavailable):
+// Errors (all wrap fault.ErrUpstream, which fault.Classify answers as 502 / Unavailable):
 // a malformed_model_output or malformed_tool_use stop reason; a stream that ends without
 // messageStop (ErrTruncated); Bedrock breaking its own protocol (tool input for a block
 // that never started or already stopped, a block started twice, a tool call without an
 // id). Errors the upstream reader returns (in-stream exceptions, cut frames) pass through
 // Step unchanged. After an error the stream is over: the transport writes its error event
-// with the code core.Classify gives, and nothing more.
+// with the code fault.Classify gives, and nothing more.
 //
 // Tool arguments are not validated as JSON. Bedrock checks the model's tool input itself
 // and ends the stream with malformed_tool_use when it is not valid, which is an error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -116,7 +117,7 @@ func TestMachineAnswerToolErrors(t *testing.T) {
 		"started twice":        {evToolStart(0, "t1", answerName), evToolStart(0, "t2", "a")},
 	} {
 		_, err := run(t, stream.NewMachine(names), &sliceEvents{evs: evs})
-		require.ErrorIs(t, err, translate.ErrUpstream, name)
+		require.ErrorIs(t, err, fault.ErrUpstream, name)
 	}
 }
 
@@ -179,7 +180,7 @@ func evSignature(block int, sig string) bedrock.StreamEvent {
 }
 
 // FuzzMachineAnswerTool runs FuzzMachine's programs with tool_3 as the answer tool: no
-// panic, errors wrap translate.ErrUpstream, no tool-call event names the answer tool, the
+// panic, errors wrap fault.ErrUpstream, no tool-call event names the answer tool, the
 // client's calls keep dense indexes with their header first, and done is last.
 func FuzzMachineAnswerTool(f *testing.F) {
 	f.Add([]byte{opText, 0, 3, 'a', 'b', 'c', opToolStart, 3, opToolStart, 1, opToolInput, 3, 0x87, opToolInput, 1, 0x83,
@@ -188,7 +189,7 @@ func FuzzMachineAnswerTool(f *testing.F) {
 		names := &translate.Names{AnswerTool: "tool_3", OneCall: len(data)%3 == 1, BudgetExhausted: len(data)%3 == 2}
 		out, err := run(t, stream.NewMachine(names), &sliceEvents{evs: decodeProgram(data)})
 		if err != nil {
-			require.ErrorIs(t, err, translate.ErrUpstream)
+			require.ErrorIs(t, err, fault.ErrUpstream)
 		}
 		headers := 0
 		for i, e := range out {

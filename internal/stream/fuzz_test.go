@@ -12,9 +12,9 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/stream"
-	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // The fuzz input is a program of ops, each an op byte and its operands:
@@ -181,7 +181,7 @@ func encodeProgram(evs []bedrock.StreamEvent) []byte {
 }
 
 // FuzzMachine checks, for any sequence of events: no panic; errors wrap
-// translate.ErrUpstream; tool-call indices are dense with every index's header first;
+// fault.ErrUpstream; tool-call indices are dense with every index's header first;
 // fragments are non-empty; done comes at most once and last, and exactly when the stream
 // is complete; at done, each index's fragments concatenate to exactly what Bedrock sent
 // for its block ("{}" when nothing), so valid JSON in is valid JSON out; end markers come
@@ -199,7 +199,7 @@ func FuzzMachine(f *testing.F) {
 		evs := decodeProgram(data)
 		out, err := run(t, stream.NewMachine(nil), &sliceEvents{evs: evs})
 		if err != nil {
-			require.ErrorIs(t, err, translate.ErrUpstream)
+			require.ErrorIs(t, err, fault.ErrUpstream)
 		}
 		checkFuzzEvents(t, evs, out, err)
 

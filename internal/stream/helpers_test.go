@@ -15,9 +15,9 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/stream"
-	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // These tests are in package stream_test so that they can write what a client reads with
@@ -169,7 +169,7 @@ func clientError(t testing.TB, err error) *streamError {
 			code = "internal"
 		}
 		return &streamError{code, apiErr.Message}
-	case errors.Is(err, translate.ErrUpstream): // truncated, malformed_*, protocol breaks
+	case errors.Is(err, fault.ErrUpstream): // truncated, malformed_*, protocol breaks
 		return &streamError{"unavailable", err.Error()}
 	case errors.Is(err, bedrock.ErrTransport):
 		return &streamError{"unavailable", "the upstream model service failed"}

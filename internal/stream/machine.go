@@ -8,13 +8,14 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
 // ErrTruncated: the upstream stream ended without messageStop, so the answer may be
 // incomplete (docs/BEDROCK.md B: a stream cut before messageStop ends without an error). It
-// wraps translate.ErrUpstream: 502 / Unavailable.
-var ErrTruncated = fmt.Errorf("%w: the model's stream ended before it was complete; retry the request", translate.ErrUpstream)
+// wraps fault.ErrUpstream: 502 / Unavailable.
+var ErrTruncated = fmt.Errorf("%w: the model's stream ended before it was complete; retry the request", fault.ErrUpstream)
 
 // Events is the stream of decoded Bedrock events a Machine reads. Next returns io.EOF at a
 // clean end of the stream. *bedrock.EventStream implements it.
@@ -124,7 +125,7 @@ func (m *Machine) Step(src Events, out []chat.Event) ([]chat.Event, error) {
 
 // Feed consumes one Bedrock event and appends the client events it produces to out. It
 // goes by ev.Type, as bedrock.EventStream sets it; events after done are ignored. It
-// returns an error wrapping translate.ErrUpstream for a malformed_* stop reason or for
+// returns an error wrapping fault.ErrUpstream for a malformed_* stop reason or for
 // events that break Bedrock's protocol; after an error, every call returns the same error.
 func (m *Machine) Feed(ev bedrock.StreamEvent, out []chat.Event) ([]chat.Event, error) {
 	if m.err != nil {
@@ -237,11 +238,11 @@ func (m *Machine) delta(d *bedrock.ContentBlockDeltaEvent, out []chat.Event) ([]
 			if a := m.answerAt(d.ContentBlockIndex); a >= 0 {
 				return m.answerDelta(a, d.Delta.ToolUse.Input, out)
 			}
-			return out, m.fail(fmt.Errorf("%w: Bedrock sent tool input for content block %d, which never started", translate.ErrUpstream, d.ContentBlockIndex))
+			return out, m.fail(fmt.Errorf("%w: Bedrock sent tool input for content block %d, which never started", fault.ErrUpstream, d.ContentBlockIndex))
 		}
 		t := &m.tools[i]
 		if t.stopped {
-			return out, m.fail(fmt.Errorf("%w: Bedrock sent tool input for content block %d after it stopped", translate.ErrUpstream, d.ContentBlockIndex))
+			return out, m.fail(fmt.Errorf("%w: Bedrock sent tool input for content block %d after it stopped", fault.ErrUpstream, d.ContentBlockIndex))
 		}
 		if frag := d.Delta.ToolUse.Input; frag != "" && !t.dropped {
 			t.args = true
@@ -317,12 +318,12 @@ func (m *Machine) ToolNames(names []string) []string {
 
 func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat.Event) ([]chat.Event, error) {
 	if m.lookup(block) >= 0 || m.answerAt(block) >= 0 {
-		return out, m.fail(fmt.Errorf("%w: Bedrock started content block %d twice", translate.ErrUpstream, block))
+		return out, m.fail(fmt.Errorf("%w: Bedrock started content block %d twice", fault.ErrUpstream, block))
 	}
 	if tu.ToolUseID == "" {
 		// An empty id would make the header indistinguishable from a fragment, and the
 		// client could not answer the call.
-		return out, m.fail(fmt.Errorf("%w: Bedrock started a tool call without a toolUseId", translate.ErrUpstream))
+		return out, m.fail(fmt.Errorf("%w: Bedrock started a tool call without a toolUseId", fault.ErrUpstream))
 	}
 	if m.thinking.open {
 		out = m.stopReasoning(out)
@@ -386,7 +387,7 @@ func (m *Machine) finishStream(out []chat.Event) []chat.Event {
 func (m *Machine) answerDelta(a int, frag string, out []chat.Event) ([]chat.Event, error) {
 	b := &m.answers[a]
 	if b.stopped {
-		return out, m.fail(fmt.Errorf("%w: Bedrock sent tool input for content block %d after it stopped", translate.ErrUpstream, b.block))
+		return out, m.fail(fmt.Errorf("%w: Bedrock sent tool input for content block %d after it stopped", fault.ErrUpstream, b.block))
 	}
 	if frag != "" && b.first {
 		b.args = true

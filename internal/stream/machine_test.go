@@ -11,6 +11,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -120,7 +121,7 @@ func TestMachine(t *testing.T) {
 				require.Equal(t, chat.EventDone, got[len(got)-1].Kind, "the stream completes")
 			} else {
 				require.ErrorContains(t, err, tt.wantErr)
-				require.ErrorIs(t, err, translate.ErrUpstream)
+				require.ErrorIs(t, err, fault.ErrUpstream)
 				for _, ev := range got {
 					require.NotEqual(t, chat.EventDone, ev.Kind, "a failed stream never completes")
 				}
@@ -209,7 +210,7 @@ func TestMachineAccessors(t *testing.T) {
 
 func TestErrTruncated(t *testing.T) {
 	t.Parallel()
-	require.ErrorIs(t, stream.ErrTruncated, translate.ErrUpstream)
+	require.ErrorIs(t, stream.ErrTruncated, fault.ErrUpstream)
 }
 
 // TestMachineFirstCallOnly: when the answer keeps one call, the later calls' events never

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -205,9 +206,9 @@ func TestCacheHintErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, _, err := translateBody(t, tt.body, translate.Options{})
-			require.ErrorIs(t, err, translate.ErrInvalidRequest)
+			require.ErrorIs(t, err, fault.ErrInvalidRequest)
 			assert.EqualError(t, err, tt.want)
-			var re *translate.RequestError
+			var re *fault.RequestError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, tt.param, re.Param)
 		})

@@ -8,9 +8,8 @@
 // (system messages mid-way, parallel tool calls split over several assistant or tool
 // messages, unanswered calls (also at the very end of the history), orphan results, empty
 // content, tool names with dots, foreign tool-call ids, a leading assistant turn, images and
-// documents as data URLs) into a conversation Bedrock accepts, or refuses it with an error
-// wrapping [ErrInvalidRequest] or [ErrUnsupported] that names the field by its 0-based JSON
-// path. Tool arguments, JSON results and tool schemas travel as raw JSON: validated and
+// documents as data URLs) into a conversation Bedrock accepts, or refuses it
+// ([fault.Refuse]) naming the field by its 0-based JSON path. Tool arguments, JSON results and tool schemas travel as raw JSON: validated and
 // compacted, never decoded, so numbers keep every digit and objects their key order.
 // Marshal the result with [bedrock.MarshalRequest], which writes that raw JSON as it is
 // rather than re-encoding it.

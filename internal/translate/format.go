@@ -15,6 +15,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // Structured output (docs/PROTOCOL.md 13.3, docs/BEDROCK.md I). A json_schema goes to the
@@ -96,7 +97,7 @@ func planFormat(req *chat.Request, model capabilities.Model, n *namer) (format, 
 	case model.Tools:
 		f.tool = n.reserveAnswerTool()
 	default:
-		return format{}, Refuse(ErrUnsupported, CodeUnsupportedValue,
+		return format{}, fault.Refuse(fault.ErrUnsupported, fault.ReasonUnsupportedValue,
 			`response_format.type "json_schema" is not supported on model %s, which has neither structured output nor tool use; use "json_object" or another model`,
 			clip.String(model.ID, clip.LogMax))
 	}
@@ -115,7 +116,7 @@ func objectSchema(s []byte) ([]byte, error) {
 	}
 	b, err := compactJSON(bytes.Clone(s))
 	if err != nil {
-		return nil, invalidf("%s %s", schemaParam, JSONErrorText(err))
+		return nil, invalidf("%s %s", schemaParam, fault.JSONErrorText(err))
 	}
 	if b[0] != '{' {
 		return nil, invalidf("%s must be a JSON object, not %s", schemaParam, jsonKind(b[0]))
@@ -191,7 +192,7 @@ func (f *format) apply(out *bedrock.ConverseRequest, note string, names *Names) 
 	case f.native:
 		schema, err := sanitizeSchema(f.schema)
 		if err != nil {
-			return invalidf("%s %s", schemaParam, JSONErrorText(err))
+			return invalidf("%s %s", schemaParam, fault.JSONErrorText(err))
 		}
 		def := &bedrock.JSONSchemaDefinition{Schema: string(schema), Name: f.name}
 		if !isBlank(f.description) {

@@ -11,6 +11,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -229,36 +230,36 @@ func TestResponseFormatErrors(t *testing.T) {
 		err    error
 	}{
 		{"unknown type", claude4, chat.ResponseFormat{Type: "xml"}, "response_format.type",
-			`invalid request: response_format.type "xml" is not one of "text", "json_object", "json_schema"`, translate.ErrInvalidRequest},
+			`invalid request: response_format.type "xml" is not one of "text", "json_object", "json_schema"`, fault.ErrInvalidRequest},
 		{"no type", claude4, chat.ResponseFormat{}, "response_format.type",
-			`invalid request: response_format.type is missing; it is "text", "json_object" or "json_schema"`, translate.ErrInvalidRequest},
+			`invalid request: response_format.type is missing; it is "text", "json_object" or "json_schema"`, fault.ErrInvalidRequest},
 		{"no schema", sonnet45, chat.ResponseFormat{Type: chat.FormatJSONSchema, Name: "x"}, schemaParam,
-			`invalid request: response_format.json_schema.schema is missing; it is a JSON Schema whose root "type" is "object"`, translate.ErrInvalidRequest},
+			`invalid request: response_format.json_schema.schema is missing; it is a JSON Schema whose root "type" is "object"`, fault.ErrInvalidRequest},
 		{"an array root", claude4, chat.ResponseFormat{Type: chat.FormatJSONSchema, Schema: []byte(`{"type":"array","items":{}}`)}, schemaParam,
-			`invalid request: response_format.json_schema.schema must be a JSON Schema whose root "type" is "object", not "array"`, translate.ErrInvalidRequest},
+			`invalid request: response_format.json_schema.schema must be a JSON Schema whose root "type" is "object", not "array"`, fault.ErrInvalidRequest},
 		{"no root type", sonnet45, chat.ResponseFormat{Type: chat.FormatJSONSchema, Schema: []byte(`{"properties":{}}`)}, schemaParam,
-			`invalid request: response_format.json_schema.schema must be a JSON Schema whose root "type" is "object"; it has no "type"`, translate.ErrInvalidRequest},
+			`invalid request: response_format.json_schema.schema must be a JSON Schema whose root "type" is "object"; it has no "type"`, fault.ErrInvalidRequest},
 		{"a list of types", sonnet45, chat.ResponseFormat{Type: chat.FormatJSONSchema, Schema: []byte(`{"type":["object","null"]}`)}, schemaParam,
-			`invalid request: response_format.json_schema.schema must be a JSON Schema whose root "type" is "object"`, translate.ErrInvalidRequest},
+			`invalid request: response_format.json_schema.schema must be a JSON Schema whose root "type" is "object"`, fault.ErrInvalidRequest},
 		{"not an object (gRPC's schema_json)", sonnet45, chat.ResponseFormat{Type: chat.FormatJSONSchema, Schema: []byte(`true`)}, schemaParam,
-			`invalid request: response_format.json_schema.schema must be a JSON object, not a boolean`, translate.ErrInvalidRequest},
+			`invalid request: response_format.json_schema.schema must be a JSON object, not a boolean`, fault.ErrInvalidRequest},
 		{"not JSON (gRPC's schema_json)", sonnet45, chat.ResponseFormat{Type: chat.FormatJSONSchema, Schema: []byte(`{"type":`)}, schemaParam,
-			`invalid request: response_format.json_schema.schema is not valid JSON: unexpected end of input at byte 8`, translate.ErrInvalidRequest},
+			`invalid request: response_format.json_schema.schema is not valid JSON: unexpected end of input at byte 8`, fault.ErrInvalidRequest},
 		{"invalid UTF-8 (gRPC's schema_json)", sonnet45, chat.ResponseFormat{Type: chat.FormatJSONSchema, Schema: []byte("{\"type\":\"object\",\"description\":\"\xff\"}")}, schemaParam,
-			`invalid request: response_format.json_schema.schema is not valid UTF-8`, translate.ErrInvalidRequest},
+			`invalid request: response_format.json_schema.schema is not valid UTF-8`, fault.ErrInvalidRequest},
 		{"a name Bedrock and OpenAI refuse", claude4, chat.ResponseFormat{Type: chat.FormatJSONSchema, Name: "my schema", Schema: []byte(`{"type":"object"}`)},
 			"response_format.json_schema.name",
-			`invalid request: response_format.json_schema.name "my schema" must be 1 to 64 letters, digits, underscores and hyphens`, translate.ErrInvalidRequest},
+			`invalid request: response_format.json_schema.name "my schema" must be 1 to 64 letters, digits, underscores and hyphens`, fault.ErrInvalidRequest},
 		{"a model with neither structured output nor tools", titan, chat.ResponseFormat{Type: chat.FormatJSONSchema, Schema: []byte(`{"type":"object"}`)},
 			"response_format.type",
 			`unsupported: response_format.type "json_schema" is not supported on model amazon.titan-text-express-v1, which has neither structured output nor tool use; use "json_object" or another model`,
-			translate.ErrUnsupported},
+			fault.ErrUnsupported},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, _, err := translate.Request(&chat.Request{Messages: userTurn("go"), ResponseFormat: &tt.format}, capabilities.Lookup(tt.model))
-			var re *translate.RequestError
+			var re *fault.RequestError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, tt.param, re.Param)
 			assert.Equal(t, tt.msg, err.Error())
@@ -407,7 +408,7 @@ func FuzzSanitizeSchema(f *testing.F) {
 		model := capabilities.Lookup(sonnet45)
 		out, _, err := translate.Request(&chat.Request{Messages: userTurn("go"), ResponseFormat: jsonSchemaFormat(string(schema))}, model)
 		if err != nil {
-			var re *translate.RequestError
+			var re *fault.RequestError
 			require.ErrorAs(t, err, &re)
 			return
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -101,8 +102,8 @@ func TestRequestGolden(t *testing.T) {
 			if err != nil {
 				require.Nil(t, out)
 				require.Nil(t, names)
-				require.True(t, errors.Is(err, translate.ErrInvalidRequest) || errors.Is(err, translate.ErrUnsupported),
-					"error wraps neither ErrInvalidRequest nor ErrUnsupported: %v", err)
+				require.True(t, errors.Is(err, fault.ErrInvalidRequest) || errors.Is(err, fault.ErrUnsupported),
+					"error wraps neither fault.ErrInvalidRequest nor fault.ErrUnsupported: %v", err)
 				checkGolden(t, name+".error.golden.txt", []byte(err.Error()+"\n"), name+".converse.golden.json")
 				return
 			}
@@ -144,7 +145,7 @@ func TestResponseGolden(t *testing.T) {
 			resp, err := translate.Response(&upstream, names)
 			if err != nil {
 				require.Nil(t, resp)
-				require.ErrorIs(t, err, translate.ErrUpstream)
+				require.ErrorIs(t, err, fault.ErrUpstream)
 				checkGolden(t, name+".response.error.golden.txt", []byte(err.Error()+"\n"), name+".response.golden.json")
 				return
 			}

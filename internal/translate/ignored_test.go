@@ -8,6 +8,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // TestIgnored: what the translator accepts without effect is left out of the Converse
@@ -53,9 +54,9 @@ func TestFunctionRoleIsUnsupported(t *testing.T) {
 	t.Parallel()
 	req := &chat.Request{Messages: []chat.Message{{Role: "function", Name: "f", Content: "x"}}}
 	_, _, err := Request(req, capabilities.Lookup("us.anthropic.claude-sonnet-4-20250514-v1:0"))
-	var re *RequestError
+	var re *fault.RequestError
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, "messages[0].role", re.Param)
-	assert.Equal(t, CodeUnsupportedValue, re.Code)
+	assert.Equal(t, fault.ReasonUnsupportedValue, re.Reason)
 	assert.Contains(t, re.Msg, "deprecated")
 }

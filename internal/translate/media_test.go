@@ -15,6 +15,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // webp1x1 is a real 1×1 lossless WebP file.
@@ -119,9 +120,9 @@ func TestMediaLimits(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, ErrInvalidRequest)
+			require.ErrorIs(t, err, fault.ErrInvalidRequest)
 			assert.EqualError(t, err, tt.err)
-			var re *RequestError
+			var re *fault.RequestError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, strings.Fields(strings.TrimPrefix(tt.err, "invalid request: "))[0], re.Param+":")
 		})
@@ -149,10 +150,10 @@ func TestUnsupportedValue(t *testing.T) {
 	for _, tt := range tests {
 		req := &chat.Request{Messages: []chat.Message{{Role: chat.RoleUser, Parts: []chat.Part{tt.part}}}}
 		_, _, err := Request(req, capabilities.Lookup("us.anthropic.claude-sonnet-4-20250514-v1:0"))
-		require.ErrorIs(t, err, ErrInvalidRequest, "%+v", tt.part)
-		var re *RequestError
+		require.ErrorIs(t, err, fault.ErrInvalidRequest, "%+v", tt.part)
+		var re *fault.RequestError
 		require.ErrorAs(t, err, &re)
-		assert.Equal(t, tt.unsupported, re.Code == CodeUnsupportedValue, err.Error())
+		assert.Equal(t, tt.unsupported, re.Reason == fault.ReasonUnsupportedValue, err.Error())
 		assert.True(t, strings.HasPrefix(re.Param, "messages[0].content[0]"), re.Param)
 	}
 }

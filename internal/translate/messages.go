@@ -11,6 +11,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // Texts the translator writes where Bedrock needs a block the client did not send. None is
@@ -472,7 +473,7 @@ func toolInput(args string) ([]byte, error) {
 	}
 	b, err := compactJSON([]byte(args))
 	if err != nil {
-		return nil, errors.New(JSONErrorText(err))
+		return nil, errors.New(fault.JSONErrorText(err))
 	}
 	if b[0] != '{' {
 		return nil, fmt.Errorf("must be a JSON object, not %s", jsonKind(b[0]))

@@ -9,6 +9,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // TestParallelToolCalls: parallel_tool_calls false reaches Claude as Anthropic's
@@ -161,7 +162,7 @@ func TestToolBudgetSpent(t *testing.T) {
 	assert.False(t, names.BudgetExhausted)
 
 	_, _, err = Request(&chat.Request{Messages: history, MaxToolRounds: ptr(int32(-1))}, model)
-	var re *RequestError
+	var re *fault.RequestError
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, "max_tool_rounds", re.Param)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // Extended thinking (docs/PROTOCOL.md 11, docs/BEDROCK.md G).
@@ -88,7 +89,7 @@ func isEffort(s string) bool {
 func planThinking(req *chat.Request, model capabilities.Model, defaultEffort string, names *Names) (thinking, error) {
 	effort := req.ReasoningEffort
 	if effort != "" && !isEffort(effort) {
-		return thinking{}, Refuse(ErrInvalidRequest, CodeInvalidValue, "reasoning_effort %s is not one of none, minimal, low, medium, high, xhigh, max", clip.Quote(effort))
+		return thinking{}, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, "reasoning_effort %s is not one of none, minimal, low, medium, high, xhigh, max", clip.Quote(effort))
 	}
 	byDefault := effort == "" && req.Thinking == nil && defaultEffort != ""
 	if byDefault {
@@ -177,16 +178,16 @@ func checkThinking(t *chat.Thinking) error {
 	switch t.Type {
 	case chat.ThinkingEnabled:
 		if t.BudgetTokens == nil {
-			return Refuse(ErrInvalidRequest, CodeInvalidValue, "thinking.budget_tokens is required when thinking.type is \"enabled\"")
+			return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, "thinking.budget_tokens is required when thinking.type is \"enabled\"")
 		}
 		if n := *t.BudgetTokens; n < minBudget {
-			return Refuse(ErrInvalidRequest, CodeInvalidValue, "thinking.budget_tokens must be at least %d, got %d", minBudget, n)
+			return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, "thinking.budget_tokens must be at least %d, got %d", minBudget, n)
 		}
 	case chat.ThinkingAdaptive, chat.ThinkingDisabled:
 	case "":
-		return Refuse(ErrInvalidRequest, CodeInvalidValue, "thinking.type is missing; it is \"enabled\", \"adaptive\" or \"disabled\"")
+		return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, "thinking.type is missing; it is \"enabled\", \"adaptive\" or \"disabled\"")
 	default:
-		return Refuse(ErrInvalidRequest, CodeInvalidValue, "thinking.type %s is not one of enabled, adaptive, disabled", clip.Quote(t.Type))
+		return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, "thinking.type %s is not one of enabled, adaptive, disabled", clip.Quote(t.Type))
 	}
 	return nil
 }

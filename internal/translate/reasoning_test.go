@@ -11,6 +11,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // Model ids of each reasoning form (docs/BEDROCK.md F.2).
@@ -135,8 +136,8 @@ func TestReasoningRefusals(t *testing.T) {
 			req := tt.req
 			req.Messages = []chat.Message{{Role: chat.RoleUser, Content: "hi"}}
 			_, _, err := Request(&req, capabilities.Lookup(sonnet4))
-			require.ErrorIs(t, err, ErrInvalidRequest)
-			var re *RequestError
+			require.ErrorIs(t, err, fault.ErrInvalidRequest)
+			var re *fault.RequestError
 			require.True(t, errors.As(err, &re))
 			assert.Equal(t, tt.param, re.Param)
 			assert.Equal(t, tt.msg, re.Msg)

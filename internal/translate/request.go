@@ -8,8 +8,8 @@ import (
 
 // Request translates a chat request into a Converse request for the model (resolved by the
 // caller with capabilities.Lookup). It repairs every history shape docs/BEDROCK.md section C
-// lists and refuses, with an error wrapping ErrInvalidRequest or ErrUnsupported that names
-// the field, what it cannot repair. The returned Names maps Bedrock's tool names and
+// lists and refuses what it cannot repair with a *fault.RequestError that names the
+// field. The returned Names maps Bedrock's tool names and
 // tool-use ids back to the client's; hand it to Response and to the stream translator. Its
 // Stats say what was repaired.
 //
@@ -25,7 +25,7 @@ import (
 //     of its calls once; results are written in the order of the calls.
 //   - tool_choice "required" or a function choice with no tools is refused; "auto" and
 //     "none" with no tools are ignored.
-//   - A request with tools for a model without tool use is refused with ErrUnsupported,
+//   - A request with tools for a model without tool use is refused (fault.ErrUnsupported),
 //     unless tool_choice is "none" and the history holds no tool calls (then the tools are
 //     simply not sent).
 //   - A tool call needs an id and a function name; arguments that are only whitespace

@@ -14,6 +14,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
@@ -196,7 +197,7 @@ func TestRequestDoesNotPanic(t *testing.T) {
 			t.Parallel()
 			out, _, err := translate.Request(req, capabilities.Lookup(testModel))
 			if err != nil {
-				require.True(t, errors.Is(err, translate.ErrInvalidRequest) || errors.Is(err, translate.ErrUnsupported), err.Error())
+				require.True(t, errors.Is(err, fault.ErrInvalidRequest) || errors.Is(err, fault.ErrUnsupported), err.Error())
 				return
 			}
 			body, err := bedrock.MarshalRequest(out)
@@ -211,13 +212,13 @@ func nan() float64 {
 	return zero / zero
 }
 
-// TestUnsupportedModel: tools on a model without tool use are refused with ErrUnsupported,
-// not ErrInvalidRequest, and the message names the model.
+// TestUnsupportedModel: tools on a model without tool use are refused with fault.ErrUnsupported,
+// not fault.ErrInvalidRequest, and the message names the model.
 func TestUnsupportedModel(t *testing.T) {
 	t.Parallel()
 	_, _, err := translateFixture(t, "model_without_tools")
-	require.ErrorIs(t, err, translate.ErrUnsupported)
-	assert.NotErrorIs(t, err, translate.ErrInvalidRequest)
+	require.ErrorIs(t, err, fault.ErrUnsupported)
+	assert.NotErrorIs(t, err, fault.ErrInvalidRequest)
 	assert.Contains(t, err.Error(), "amazon.titan-text-express-v1")
 }
 
@@ -257,7 +258,7 @@ func FuzzRequest(f *testing.F) {
 			out, names, err = translate.Request(creq, capabilities.Lookup(modelID))
 		}
 		if err != nil {
-			if !errors.Is(err, translate.ErrInvalidRequest) && !errors.Is(err, translate.ErrUnsupported) {
+			if !errors.Is(err, fault.ErrInvalidRequest) && !errors.Is(err, fault.ErrUnsupported) {
 				t.Fatalf("error wraps no sentinel: %v", err)
 			}
 			return

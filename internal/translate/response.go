@@ -6,6 +6,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // Response translates a Converse answer (docs/BEDROCK.md D). It fills Text, Reasoning
@@ -13,7 +14,7 @@ import (
 // Usage and StopReason; the caller fills Model, LatencyMs and RequestID. Tool names and ids go back through names (nil: unchanged);
 // the synthetic answer tool's input is the text (see TextHold), never a tool call. A
 // 200 without output, a malformed_* stop reason, or a tool input that is not a JSON object
-// is an error wrapping ErrUpstream.
+// is an error wrapping fault.ErrUpstream.
 func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, error) {
 	if resp == nil || resp.Output == nil || resp.Output.Message == nil {
 		return nil, upstreamf("Bedrock answered 200 without output; retry the request")
@@ -79,7 +80,7 @@ func Arguments(input []byte) (string, error) {
 	}
 	b, err := compactJSON(bytes.Clone(trimmed))
 	if err != nil {
-		return "", upstreamf("Bedrock sent a tool call whose input %s", JSONErrorText(err))
+		return "", upstreamf("Bedrock sent a tool call whose input %s", fault.JSONErrorText(err))
 	}
 	if b[0] != '{' {
 		return "", upstreamf("Bedrock sent a tool call whose input is %s, not a JSON object", jsonKind(b[0]))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // TestResponseArgumentsExact: arguments are the input's own bytes, compacted, even where
@@ -71,7 +72,7 @@ func TestResponseUpstreamErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			resp, err := Response(upstream, nil)
-			require.ErrorIs(t, err, ErrUpstream)
+			require.ErrorIs(t, err, fault.ErrUpstream)
 			assert.Nil(t, resp)
 		})
 	}

@@ -17,7 +17,7 @@ var finishReasons = map[string]chat.FinishReason{
 }
 
 // FinishReason maps Bedrock's stopReason to finish_reason. malformed_model_output and
-// malformed_tool_use are errors wrapping ErrUpstream: the model produced something unusable
+// malformed_tool_use are errors wrapping fault.ErrUpstream: the model produced something unusable
 // and the client should retry. A reason Bedrock adds later maps to "stop"; the caller should
 // log it (see KnownStopReason).
 func FinishReason(stopReason string) (chat.FinishReason, error) {

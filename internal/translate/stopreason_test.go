@@ -8,6 +8,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // TestFinishReason is docs/BEDROCK.md D's table, one row per stop reason Bedrock reports.
@@ -35,7 +36,7 @@ func TestFinishReason(t *testing.T) {
 			t.Parallel()
 			got, err := FinishReason(tt.stop)
 			if tt.isErr {
-				require.ErrorIs(t, err, ErrUpstream)
+				require.ErrorIs(t, err, fault.ErrUpstream)
 				assert.Contains(t, err.Error(), tt.stop)
 			} else {
 				require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
 // emptyObjectSchema is the schema of a tool that declares no parameters (docs/PROTOCOL.md 3:
@@ -73,16 +74,16 @@ func jsonSchema(s []byte) ([]byte, error) {
 	if bytes.ContainsAny(b, " \t\r\n") { // else compact already (the REST surface compacts); checkRootType validates
 		var err error
 		if b, err = compactJSON(b); err != nil {
-			return nil, schemaError(JSONErrorText(err))
+			return nil, schemaError(fault.JSONErrorText(err))
 		}
 	}
 	if len(b) == 0 {
-		return nil, schemaError(JSONErrorText(io.ErrUnexpectedEOF))
+		return nil, schemaError(fault.JSONErrorText(io.ErrUnexpectedEOF))
 	}
 	if b[0] != '{' {
 		if !jsontext.Value(b).IsValid() {
 			_, err := compactJSON(b) // for its error
-			return nil, schemaError(JSONErrorText(err))
+			return nil, schemaError(fault.JSONErrorText(err))
 		}
 		return nil, schemaError("must be a JSON object, not " + jsonKind(b[0]))
 	}
@@ -92,7 +93,7 @@ func jsonSchema(s []byte) ([]byte, error) {
 	found, err := checkRootType(b)
 	if errors.Is(err, errNotJSON) {
 		_, err = compactJSON(b) // its words for what is wrong
-		return nil, schemaError(JSONErrorText(err))
+		return nil, schemaError(fault.JSONErrorText(err))
 	}
 	if err != nil {
 		return nil, err
@@ -202,8 +203,8 @@ func toolConfig(req *chat.Request, names *namer, model capabilities.Model, stats
 		return nil, nil
 	}
 	if !model.Tools {
-		return nil, &RequestError{Err: ErrUnsupported, Param: "tools", Code: CodeUnsupportedParameter,
-			Msg: "model " + clip.String(model.ID, clip.LogMax) + " does not support tool use; remove the tools and tool calls or choose a model that supports them"}
+		return nil, fault.Refuse(fault.ErrUnsupported, fault.ReasonUnsupportedParameter,
+			"model %s does not support tool use; remove the tools and tool calls or choose a model that supports them", clip.String(model.ID, clip.LogMax)).At("tools")
 	}
 	cfg := &bedrock.ToolConfig{Tools: make([]bedrock.Tool, 0, max(len(req.Tools), 1))}
 	for i := range req.Tools {

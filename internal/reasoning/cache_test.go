@@ -1,11 +1,8 @@
-package core
+package reasoning
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,15 +12,16 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/store"
+	"github.com/nirmata/llm-gateway/internal/store/storetest"
 )
 
 const model = "anthropic.claude-sonnet-4-20250514-v1:0"
 
 var blocks = []chat.ReasoningBlock{{Text: "think", Signature: "sig"}, {Redacted: true, Data: "ZGF0YQ=="}}
 
-func newCache(entries, bytes int) (*reasoningCache, *clocktest.Clock) {
+func newCache(entries, bytes int) (*Cache, *clocktest.Clock) {
 	c := clocktest.New(time.Unix(1e9, 0))
-	return newReasoningCache(ReasoningCacheOptions{MaxEntries: entries, MaxBytes: bytes, TTL: time.Hour, Now: c.Now}, nil), c
+	return New(Options{MaxEntries: entries, MaxBytes: bytes, TTL: time.Hour, Now: c.Now}, nil), c
 }
 
 // TestReasoningCacheLookup: a turn is found by all its ids, by the key that stored it, for
@@ -31,7 +29,7 @@ func newCache(entries, bytes int) (*reasoningCache, *clocktest.Clock) {
 func TestReasoningCacheLookup(t *testing.T) {
 	t.Parallel()
 	c, clk := newCache(10, 1<<20)
-	c.store(t.Context(), "k1", model, []string{"a", "b"}, blocks)
+	c.Store(t.Context(), "k1", model, []string{"a", "b"}, blocks)
 
 	got, ok := c.lookup("k1", model, []string{"b", "a"})
 	require.True(t, ok)
@@ -57,7 +55,7 @@ func TestReasoningCacheLookup(t *testing.T) {
 		"an unknown id first": {"k1", model, []string{"x", "a"}},
 	} {
 		if name == "ids of two turns" {
-			c.store(t.Context(), "k1", model, []string{"x"}, blocks)
+			c.Store(t.Context(), "k1", model, []string{"x"}, blocks)
 		}
 		_, ok := c.lookup(tt.key, tt.model, tt.ids)
 		assert.False(t, ok, name)
@@ -74,11 +72,11 @@ func TestReasoningCacheLookup(t *testing.T) {
 func TestReasoningCacheBounds(t *testing.T) {
 	t.Parallel()
 	c, _ := newCache(2, 1<<20)
-	c.store(t.Context(), "k", model, []string{"1"}, blocks)
-	c.store(t.Context(), "k", model, []string{"2"}, blocks)
+	c.Store(t.Context(), "k", model, []string{"1"}, blocks)
+	c.Store(t.Context(), "k", model, []string{"2"}, blocks)
 	_, ok := c.lookup("k", model, []string{"1"}) // 1 is now the most recent
 	require.True(t, ok)
-	c.store(t.Context(), "k", model, []string{"3"}, blocks)
+	c.Store(t.Context(), "k", model, []string{"3"}, blocks)
 	_, ok = c.lookup("k", model, []string{"2"})
 	assert.False(t, ok, "2 was the least recently used")
 	for _, id := range []string{"1", "3"} {
@@ -88,23 +86,23 @@ func TestReasoningCacheBounds(t *testing.T) {
 
 	big := []chat.ReasoningBlock{{Text: strings.Repeat("x", 3000), Signature: "s"}}
 	c, _ = newCache(100, 8000)
-	c.store(t.Context(), "k", model, []string{"1"}, big)
-	c.store(t.Context(), "k", model, []string{"2"}, big)
-	c.store(t.Context(), "k", model, []string{"3"}, big)
+	c.Store(t.Context(), "k", model, []string{"1"}, big)
+	c.Store(t.Context(), "k", model, []string{"2"}, big)
+	c.Store(t.Context(), "k", model, []string{"3"}, big)
 	assert.LessOrEqual(t, c.bytes, 8000)
 	_, ok = c.lookup("k", model, []string{"1"})
 	assert.False(t, ok, "the oldest went to make room")
 	_, ok = c.lookup("k", model, []string{"3"})
 	assert.True(t, ok)
 
-	c.store(t.Context(), "k", model, []string{"huge"}, []chat.ReasoningBlock{{Text: strings.Repeat("x", 9000)}})
+	c.Store(t.Context(), "k", model, []string{"huge"}, []chat.ReasoningBlock{{Text: strings.Repeat("x", 9000)}})
 	_, ok = c.lookup("k", model, []string{"huge"})
 	assert.False(t, ok)
 
 	// A reused id replaces the turn that had it.
 	c, _ = newCache(10, 1<<20)
-	c.store(t.Context(), "k", model, []string{"a", "b"}, blocks)
-	c.store(t.Context(), "k", model, []string{"b"}, blocks[:1])
+	c.Store(t.Context(), "k", model, []string{"a", "b"}, blocks)
+	c.Store(t.Context(), "k", model, []string{"b"}, blocks[:1])
 	_, ok = c.lookup("k", model, []string{"a", "b"})
 	assert.False(t, ok)
 	got, ok := c.lookup("k", model, []string{"b"})
@@ -118,9 +116,8 @@ func TestReasoningCacheBounds(t *testing.T) {
 // results answer, on a copy of the request, only when that turn has no signed block.
 func TestRestoreReasoning(t *testing.T) {
 	t.Parallel()
-	s := &Service{}
-	s.reasoning, _ = newCache(10, 1<<20)
-	s.reasoning.store(t.Context(), "k", model, []string{"c1", "c2"}, blocks)
+	s, _ := newCache(10, 1<<20)
+	s.Store(t.Context(), "k", model, []string{"c1", "c2"}, blocks)
 	history := []chat.Message{
 		{Role: chat.RoleUser, Content: "go"},
 		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "c1"}}},
@@ -130,24 +127,24 @@ func TestRestoreReasoning(t *testing.T) {
 		{Role: chat.RoleUser, Content: "and then?"}, // merged with the results
 	}
 	req := &chat.Request{KeyID: "k", Messages: history}
-	got, ok := s.restoreReasoning(t.Context(), req, model)
+	got, ok := s.Restore(t.Context(), req, model)
 	require.True(t, ok)
 	assert.Equal(t, blocks, got.Messages[1].Reasoning)
 	assert.Nil(t, req.Messages[1].Reasoning, "the client's request is not changed")
 
-	_, ok = s.restoreReasoning(t.Context(), &chat.Request{KeyID: "other", Messages: history}, model)
+	_, ok = s.Restore(t.Context(), &chat.Request{KeyID: "other", Messages: history}, model)
 	assert.False(t, ok)
-	_, ok = s.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: history[:3]}, model)
+	_, ok = s.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: history[:3]}, model)
 	assert.False(t, ok, "no tool results: nothing to restore")
 
 	withBlock := append([]chat.Message(nil), history...)
 	withBlock[1].Reasoning = []chat.ReasoningBlock{{Text: "own", Signature: "s"}}
-	_, ok = s.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: withBlock}, model)
+	_, ok = s.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: withBlock}, model)
 	assert.False(t, ok, "the client sent its own")
 
 	unsigned := append([]chat.Message(nil), history...)
 	unsigned[1].Reasoning = []chat.ReasoningBlock{{Text: "no signature"}}
-	got, ok = s.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: unsigned}, model)
+	got, ok = s.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: unsigned}, model)
 	assert.True(t, ok, "an unsigned block is as good as none")
 	assert.Equal(t, blocks, got.Messages[1].Reasoning)
 }
@@ -157,11 +154,10 @@ func TestRestoreReasoning(t *testing.T) {
 // outcome is the answered turn's.
 func TestRestoreEarlierTurns(t *testing.T) {
 	t.Parallel()
-	s := &Service{}
-	s.reasoning, _ = newCache(10, 1<<20)
+	s, _ := newCache(10, 1<<20)
 	first := []chat.ReasoningBlock{{Text: "first", Signature: "s1"}}
 	second := []chat.ReasoningBlock{{Text: "second", Signature: "s2"}}
-	s.reasoning.store(t.Context(), "k", model, []string{"c1"}, first)
+	s.Store(t.Context(), "k", model, []string{"c1"}, first)
 	history := []chat.Message{
 		{Role: chat.RoleUser, Content: "go"},
 		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "c1"}}},
@@ -169,69 +165,20 @@ func TestRestoreEarlierTurns(t *testing.T) {
 		{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{{ID: "c2"}}},
 		{Role: chat.RoleTool, ToolCallID: "c2", Content: "2"},
 	}
-	got, ok := s.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: history}, model)
+	got, ok := s.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: history}, model)
 	assert.False(t, ok, "the answered turn is not in the cache")
 	assert.Equal(t, first, got.Messages[1].Reasoning)
 
-	s.reasoning.store(t.Context(), "k", model, []string{"c2"}, second)
-	got, ok = s.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: history}, model)
+	s.Store(t.Context(), "k", model, []string{"c2"}, second)
+	got, ok = s.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: history}, model)
 	assert.True(t, ok)
 	assert.Equal(t, first, got.Messages[1].Reasoning)
 	assert.Equal(t, second, got.Messages[3].Reasoning)
 }
 
-// sharedValues is a store.Values in memory, standing in for Redis between the caches of
-// two replicas; it records the calls, and fails them all when broken.
-type sharedValues struct {
-	mu     sync.Mutex
-	values map[string][]byte
-	puts   []string   // keys written
-	gets   [][]string // keys of each GetMany
-	broken bool
-}
-
-var errStoreDown = errors.New("store down")
-
-func newSharedValues() *sharedValues { return &sharedValues{values: map[string][]byte{}} }
-
-func (v *sharedValues) Put(_ context.Context, key string, value []byte, _ time.Duration) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.broken {
-		return errStoreDown
-	}
-	v.puts = append(v.puts, key)
-	v.values[key] = value
-	return nil
-}
-
-func (v *sharedValues) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	got, err := v.GetMany(ctx, key)
-	if err != nil {
-		return nil, false, err
-	}
-	return got[0], got[0] != nil, nil
-}
-
-func (v *sharedValues) GetMany(_ context.Context, keys ...string) ([][]byte, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.gets = append(v.gets, keys)
-	if v.broken {
-		return nil, errStoreDown
-	}
-	out := make([][]byte, len(keys))
-	for i, k := range keys {
-		out[i] = v.values[k]
-	}
-	return out, nil
-}
-
-// replica is a Service whose reasoning cache shares through values, on clk.
-func replica(values store.Values, clk *clocktest.Clock, maxBytes int) *Service {
-	s := &Service{}
-	s.reasoning = newReasoningCache(ReasoningCacheOptions{MaxEntries: 10, MaxBytes: maxBytes, TTL: time.Hour, Now: clk.Now}, values)
-	return s
+// replica is the cache of one replica, sharing through values, on clk.
+func replica(values store.Values, clk *clocktest.Clock, maxBytes int) *Cache {
+	return New(Options{MaxEntries: 10, MaxBytes: maxBytes, TTL: time.Hour, Now: clk.Now}, values)
 }
 
 // toolTurns is a history whose assistant turns call ids, one turn each, the last one
@@ -256,20 +203,20 @@ func toolTurns(ids ...[]string) []chat.Message {
 // model that wrote it, with exactly its ids, while it lives.
 func TestSharedReasoningCache(t *testing.T) {
 	t.Parallel()
-	values := newSharedValues()
+	values := storetest.New()
 	clk := clocktest.New(time.Unix(1e9, 0))
 	one, two := replica(values, clk, 1<<20), replica(values, clk, 1<<20)
-	one.reasoning.store(t.Context(), "k", model, []string{"c2", "c1"}, blocks)
-	require.Equal(t, []string{"reasoning:1:k:c1"}, values.puts, "one value, under the least id")
+	one.Store(t.Context(), "k", model, []string{"c2", "c1"}, blocks)
+	require.Equal(t, []string{"reasoning:1:k:c1"}, values.Puts, "one value, under the least id")
 
 	history := toolTurns([]string{"c1", "c2"})
-	got, ok := two.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: history}, model)
+	got, ok := two.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: history}, model)
 	require.True(t, ok)
 	assert.Equal(t, blocks, got.Messages[1].Reasoning, "byte for byte")
-	require.Len(t, values.gets, 1)
-	_, ok = two.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: history}, model)
+	require.Len(t, values.Gets, 1)
+	_, ok = two.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: history}, model)
 	assert.True(t, ok)
-	assert.Len(t, values.gets, 1, "kept locally: no second read")
+	assert.Len(t, values.Gets, 1, "kept locally: no second read")
 
 	three := replica(values, clk, 1<<20)
 	for name, req := range map[string]*chat.Request{
@@ -278,15 +225,15 @@ func TestSharedReasoningCache(t *testing.T) {
 		"some of the ids": {KeyID: "k", Messages: toolTurns([]string{"c1"})},
 		"more ids":        {KeyID: "k", Messages: toolTurns([]string{"c1", "c2", "c3"})},
 	} {
-		_, ok := three.restoreReasoning(t.Context(), req, model)
+		_, ok := three.Restore(t.Context(), req, model)
 		assert.False(t, ok, name)
 	}
-	_, ok = three.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: history}, "anthropic.claude-opus-4-6-v1")
+	_, ok = three.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: history}, "anthropic.claude-opus-4-6-v1")
 	assert.False(t, ok, "another model")
-	assert.Contains(t, values.gets, []string{"reasoning:2:k2:c1"}, "another key asks under its own name")
+	assert.Contains(t, values.Gets, []string{"reasoning:2:k2:c1"}, "another key asks under its own name")
 
 	clk.Advance(time.Hour)
-	_, ok = replica(values, clk, 1<<20).restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: history}, model)
+	_, ok = replica(values, clk, 1<<20).Restore(t.Context(), &chat.Request{KeyID: "k", Messages: history}, model)
 	assert.False(t, ok, "expired, whatever the store still holds")
 }
 
@@ -294,29 +241,29 @@ func TestSharedReasoningCache(t *testing.T) {
 // has cost none; a value stored under a key's name by another key is not taken.
 func TestSharedReasoningOneRead(t *testing.T) {
 	t.Parallel()
-	values := newSharedValues()
+	values := storetest.New()
 	clk := clocktest.New(time.Unix(1e9, 0))
 	one, two := replica(values, clk, 1<<20), replica(values, clk, 1<<20)
 	first := []chat.ReasoningBlock{{Text: "first", Signature: "s1"}}
 	second := []chat.ReasoningBlock{{Redacted: true, Data: "c2Vjb25k"}}
-	one.reasoning.store(t.Context(), "k", model, []string{"a"}, first)
-	one.reasoning.store(t.Context(), "k", model, []string{"b"}, second)
-	two.reasoning.store(t.Context(), "k", model, []string{"c"}, blocks)
+	one.Store(t.Context(), "k", model, []string{"a"}, first)
+	one.Store(t.Context(), "k", model, []string{"b"}, second)
+	two.Store(t.Context(), "k", model, []string{"c"}, blocks)
 
-	got, ok := two.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"a"}, []string{"x"}, []string{"b"}, []string{"c"})}, model)
+	got, ok := two.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"a"}, []string{"x"}, []string{"b"}, []string{"c"})}, model)
 	require.True(t, ok)
 	assert.Equal(t, first, got.Messages[1].Reasoning)
 	assert.Nil(t, got.Messages[3].Reasoning, "x is nowhere")
 	assert.Equal(t, second, got.Messages[5].Reasoning)
 	assert.Equal(t, blocks, got.Messages[7].Reasoning)
-	assert.Equal(t, [][]string{{"reasoning:1:k:a", "reasoning:1:k:x", "reasoning:1:k:b"}}, values.gets)
+	assert.Equal(t, [][]string{{"reasoning:1:k:a", "reasoning:1:k:x", "reasoning:1:k:b"}}, values.Gets)
 
 	// An entry of key "k2" put where "k"'s would be is not "k"'s.
-	values.values["reasoning:1:k:forged"] = values.values["reasoning:1:k:a"]
-	forged := strings.Replace(string(values.values["reasoning:1:k:forged"]), `"key":"k"`, `"key":"k2"`, 1)
+	values.Data["reasoning:1:k:forged"] = values.Data["reasoning:1:k:a"]
+	forged := strings.Replace(string(values.Data["reasoning:1:k:forged"]), `"key":"k"`, `"key":"k2"`, 1)
 	forged = strings.Replace(forged, `"ids":["a"]`, `"ids":["forged"]`, 1)
-	values.values["reasoning:1:k:forged"] = []byte(forged)
-	_, ok = two.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"forged"})}, model)
+	values.Data["reasoning:1:k:forged"] = []byte(forged)
+	_, ok = two.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"forged"})}, model)
 	assert.False(t, ok)
 }
 
@@ -325,34 +272,34 @@ func TestSharedReasoningOneRead(t *testing.T) {
 // is not read into it.
 func TestSharedReasoningBounds(t *testing.T) {
 	t.Parallel()
-	values := newSharedValues()
+	values := storetest.New()
 	clk := clocktest.New(time.Unix(1e9, 0))
 	small := replica(values, clk, 4000)
-	small.reasoning.store(t.Context(), "k", model, []string{"big"}, []chat.ReasoningBlock{{Text: strings.Repeat("x", 5000), Signature: "s"}})
+	small.Store(t.Context(), "k", model, []string{"big"}, []chat.ReasoningBlock{{Text: strings.Repeat("x", 5000), Signature: "s"}})
 	long := strings.Repeat("i", maxSharedIDBytes+1)
-	small.reasoning.store(t.Context(), "k", model, []string{long}, blocks)
-	assert.Empty(t, values.puts)
-	_, ok := small.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{long})}, model)
+	small.Store(t.Context(), "k", model, []string{long}, blocks)
+	assert.Empty(t, values.Puts)
+	_, ok := small.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{long})}, model)
 	assert.True(t, ok, "kept locally all the same")
-	_, ok = replica(values, clk, 4000).restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{long})}, model)
+	_, ok = replica(values, clk, 4000).Restore(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{long})}, model)
 	assert.False(t, ok)
-	assert.Empty(t, values.gets, "an id that long is not looked for")
+	assert.Empty(t, values.Gets, "an id that long is not looked for")
 
 	large := replica(values, clk, 1<<20)
-	large.reasoning.store(t.Context(), "k", model, []string{"big"}, []chat.ReasoningBlock{{Text: strings.Repeat("x", 5000), Signature: "s"}})
-	require.Len(t, values.puts, 1)
-	_, ok = replica(values, clk, 4000).restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"big"})}, model)
+	large.Store(t.Context(), "k", model, []string{"big"}, []chat.ReasoningBlock{{Text: strings.Repeat("x", 5000), Signature: "s"}})
+	require.Len(t, values.Puts, 1)
+	_, ok = replica(values, clk, 4000).Restore(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"big"})}, model)
 	assert.False(t, ok, "larger than this replica's cache")
 
 	huge := replica(values, clk, 16<<20)
-	huge.reasoning.store(t.Context(), "k", model, []string{"huge"}, []chat.ReasoningBlock{{Text: strings.Repeat("x", store.MaxValueBytes), Signature: "s"}})
-	assert.Len(t, values.puts, 1, "a value the store could not read back is not shared")
-	_, ok = huge.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"huge"})}, model)
+	huge.Store(t.Context(), "k", model, []string{"huge"}, []chat.ReasoningBlock{{Text: strings.Repeat("x", store.MaxValueBytes), Signature: "s"}})
+	assert.Len(t, values.Puts, 1, "a value the store could not read back is not shared")
+	_, ok = huge.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"huge"})}, model)
 	assert.True(t, ok, "kept locally all the same")
 
-	off := newReasoningCache(ReasoningCacheOptions{MaxEntries: 0, MaxBytes: 1 << 20, TTL: time.Hour}, values)
-	off.store(t.Context(), "k", model, []string{"z"}, blocks)
-	assert.Len(t, values.puts, 1, "max_entries 0 keeps nothing, anywhere")
+	off := New(Options{MaxEntries: 0, MaxBytes: 1 << 20, TTL: time.Hour}, values)
+	off.Store(t.Context(), "k", model, []string{"z"}, blocks)
+	assert.Len(t, values.Puts, 1, "max_entries 0 keeps nothing, anywhere")
 }
 
 // TestSharedReasoningReadsTheLatestTurns: a history of more turns the replica lacks than
@@ -360,35 +307,35 @@ func TestSharedReasoningBounds(t *testing.T) {
 // them, and restores it.
 func TestSharedReasoningReadsTheLatestTurns(t *testing.T) {
 	t.Parallel()
-	values := newSharedValues()
+	values := storetest.New()
 	clk := clocktest.New(time.Unix(1e9, 0))
 	turns := make([][]string, store.MaxKeys+2)
 	for i := range turns {
 		turns[i] = []string{fmt.Sprintf("t%05d", i)}
 	}
 	last := turns[len(turns)-1]
-	replica(values, clk, 1<<20).reasoning.store(t.Context(), "k", model, last, blocks)
-	got, ok := replica(values, clk, 1<<20).restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns(turns...)}, model)
+	replica(values, clk, 1<<20).Store(t.Context(), "k", model, last, blocks)
+	got, ok := replica(values, clk, 1<<20).Restore(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns(turns...)}, model)
 	require.True(t, ok, "the answered turn restored")
 	assert.Equal(t, blocks, got.Messages[len(got.Messages)-2].Reasoning)
-	require.Len(t, values.gets, 1, "one read")
-	require.Len(t, values.gets[0], store.MaxKeys)
-	assert.Equal(t, "reasoning:1:k:t00002", values.gets[0][0], "the first two turns are not asked for")
+	require.Len(t, values.Gets, 1, "one read")
+	require.Len(t, values.Gets[0], store.MaxKeys)
+	assert.Equal(t, "reasoning:1:k:t00002", values.Gets[0][0], "the first two turns are not asked for")
 }
 
 // TestSharedReasoningStoreDown: with the shared store failing, each replica keeps and
 // restores its own turns.
 func TestSharedReasoningStoreDown(t *testing.T) {
 	t.Parallel()
-	values := newSharedValues()
-	values.broken = true
+	values := storetest.New()
+	values.Broken = true
 	clk := clocktest.New(time.Unix(1e9, 0))
 	one := replica(values, clk, 1<<20)
-	one.reasoning.store(t.Context(), "k", model, []string{"c1"}, blocks)
-	got, ok := one.restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"c1"})}, model)
+	one.Store(t.Context(), "k", model, []string{"c1"}, blocks)
+	got, ok := one.Restore(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"c1"})}, model)
 	require.True(t, ok)
 	assert.Equal(t, blocks, got.Messages[1].Reasoning)
-	_, ok = replica(values, clk, 1<<20).restoreReasoning(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"c1"})}, model)
+	_, ok = replica(values, clk, 1<<20).Restore(t.Context(), &chat.Request{KeyID: "k", Messages: toolTurns([]string{"c1"})}, model)
 	assert.False(t, ok)
 }
 
@@ -399,10 +346,9 @@ func TestRestoreWithoutSharedAllocates(t *testing.T) {
 	if raceDetector {
 		want = 3 // the race detector's own, as before there was a shared store
 	}
-	s := &Service{}
-	s.reasoning, _ = newCache(10, 1<<20)
-	s.reasoning.store(t.Context(), "k", model, []string{"c1"}, blocks)
+	s, _ := newCache(10, 1<<20)
+	s.Store(t.Context(), "k", model, []string{"c1"}, blocks)
 	req := &chat.Request{KeyID: "k", Messages: toolTurns([]string{"c1"}, []string{"c2"})}
 	ctx := t.Context()
-	assert.Equal(t, want, testing.AllocsPerRun(100, func() { s.restoreReasoning(ctx, req, model) }))
+	assert.Equal(t, want, testing.AllocsPerRun(100, func() { s.Restore(ctx, req, model) }))
 }

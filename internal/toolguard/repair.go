@@ -1,4 +1,4 @@
-package core
+package toolguard
 
 import (
 	"context"
@@ -12,22 +12,19 @@ import (
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
-// validated is what the check of one answer did, for the call's Result.
-type validated struct {
-	// outcome is ValidationInvalid, ValidationRepaired or "".
-	outcome  string
-	outcomes ToolOutcomes
-	// attempts is the number of repair attempts made.
-	attempts int
+// Caller makes a Check's repair attempts: each is a whole model call of the request.
+type Caller interface {
+	// Allowed reserves an attempt against the key's limits and reports whether it may be
+	// made.
+	Allowed(ctx context.Context) bool
+	// Call makes one Converse call of req on the request's current target, bounded by
+	// upstream_timeout, and returns its answer and the assistant message Bedrock returned.
+	Call(ctx context.Context, req *bedrock.ConverseRequest) (*chat.Response, bedrock.Message, error)
 }
 
-// result puts what the check did into res.
-func (v *validated) result(res *Result) {
-	res.ToolValidation, res.ToolOutcomes, res.RepairAttempts = v.outcome, v.outcomes, v.attempts
-}
-
-// checkAnswer checks the tool calls of first, an answer to p whose assistant message
-// Bedrock returned as turn, and settles them (docs/PROTOCOL.md 13.2). When a call in
+// Review checks the tool calls of first, an answer to sent whose assistant message Bedrock
+// returned as turn, and settles them (docs/PROTOCOL.md 13.2). A nil Check counts the
+// calls unchecked. When a call in
 // repair mode is invalid, the model is asked to correct its calls: the original request,
 // its turn verbatim and an error result per call, up to max_repair_attempts times, each
 // attempt after the original request carrying only the latest attempt's turn. The answer
@@ -35,32 +32,33 @@ func (v *validated) result(res *Result) {
 // with the usage of every attempt. An attempt that fails upstream or calls no tool ends
 // the repair: the last invalid calls go back with their violations and finish reason
 // tool_calls, never silently. Only the client leaving (ctx done) is an error here. What
-// it did is in p.validated. The caller holds a concurrency slot: repair attempts are
-// calls of the same request, made one after another within it.
-func (s *Service) checkAnswer(ctx context.Context, requestID string, p *prepared, first *chat.Response, turn bedrock.Message) (*chat.Response, error) {
-	c := p.check
-	if c == nil || len(first.ToolCalls) == 0 && first.AnswerID == "" {
-		p.validated.outcomes.Unchecked += len(first.ToolCalls)
+// it did is in the Check's Outcome, Outcomes and Attempts. The caller holds a concurrency
+// slot: repair attempts are calls of the same request, made one after another within it.
+func (c *Check) Review(ctx context.Context, first *chat.Response, turn bedrock.Message, sent *bedrock.ConverseRequest, call Caller) (*chat.Response, error) {
+	if c == nil {
+		return first, nil // counted unchecked by the Result's reader
+	}
+	if len(first.ToolCalls) == 0 && first.AnswerID == "" {
 		return first, nil
 	}
 	verdicts := c.checkAll(first)
 	if !needsRepair(verdicts) {
-		p.validated.outcome = settle(first.ToolCalls, verdicts, false, &p.validated.outcomes)
+		c.Outcome = settle(first.ToolCalls, verdicts, false, &c.Outcomes)
 		return first, nil
 	}
 	last, lastTurn, lastVerdicts := first, turn, verdicts
 	usage := first.Usage
 	repaired := false
-	for attempt := 1; attempt <= s.opts.MaxRepairAttempts; attempt++ {
-		if !p.quota.repairAllowed(ctx) {
-			s.log.Info("tool-call repair stopped: the key's token limit has no room for another model call",
-				zap.String("request_id", requestID), zap.String("key_id", p.keyID))
+	for attempt := 1; attempt <= c.g.opts.MaxRepairAttempts; attempt++ {
+		if !call.Allowed(ctx) {
+			c.g.log.Info("tool-call repair stopped: the key's token limit has no room for another model call",
+				zap.String("request_id", c.requestID), zap.String("key_id", c.keyID))
 			break
 		}
-		s.logRepair(requestID, p.model.ID, attempt, last.ToolCalls, lastVerdicts)
-		p.validated.attempts++
-		req := translate.RepairRequest(p.converse, lastTurn, violationsOf(lastTurn, p.names, last, lastVerdicts))
-		resp, t, err := s.attempt(ctx, requestID, p, req)
+		c.logRepair(attempt, last.ToolCalls, lastVerdicts)
+		c.Attempts++
+		req := translate.RepairRequest(sent, lastTurn, violationsOf(lastTurn, c.names, last, lastVerdicts))
+		resp, t, err := call.Call(ctx, req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err // the client left, or the drain ended the call
@@ -88,7 +86,7 @@ func (s *Service) checkAnswer(ctx context.Context, requestID string, p *prepared
 		out.Finish = chat.FinishToolCalls // the calls go back, invalid
 	}
 	out.Usage = usage
-	p.validated.outcome = settle(out.ToolCalls, lastVerdicts, true, &p.validated.outcomes)
+	c.Outcome = settle(out.ToolCalls, lastVerdicts, true, &c.Outcomes)
 	return &out, nil
 }
 
@@ -132,7 +130,7 @@ func addUsage(a, b chat.Usage) chat.Usage {
 const maxLoggedTools = 8
 
 // logRepair notes a repair attempt: counts and tool names, never an argument.
-func (s *Service) logRepair(requestID, model string, attempt int, calls []chat.ToolCall, vs []verdict) {
+func (c *Check) logRepair(attempt int, calls []chat.ToolCall, vs []verdict) {
 	var tools []string
 	invalid := 0
 	for i, v := range vs {
@@ -148,6 +146,6 @@ func (s *Service) logRepair(requestID, model string, attempt int, calls []chat.T
 			tools = append(tools, name)
 		}
 	}
-	s.log.Info("repairing tool calls", zap.String("request_id", requestID), zap.String("model", clip.String(model, clip.LogMax)),
+	c.g.log.Info("repairing tool calls", zap.String("request_id", c.requestID), zap.String("model", clip.String(c.model, clip.LogMax)),
 		zap.Int("attempt", attempt), zap.Int("tool_calls", len(calls)), zap.Int("invalid_tool_calls", invalid), zap.Strings("tools", tools))
 }

@@ -1,4 +1,4 @@
-package core
+package route
 
 import (
 	"container/list"

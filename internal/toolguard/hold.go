@@ -1,4 +1,4 @@
-package core
+package toolguard
 
 import (
 	"strings"
@@ -6,25 +6,23 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 )
 
-// callHolder holds the tool calls of a stream whose calls are checked (docs/PROTOCOL.md
+// Holder holds the tool calls of a stream whose calls are checked (docs/PROTOCOL.md
 // 13.2): text and reasoning pass as they come; a call is held until its block ends, then
 // goes out whole, as its header, one arguments event (with its violations) and its end
 // marker. When no call can be repaired, each call goes out as soon as it is checked; when
 // one may be, every call waits for the end of the answer (a repair replaces them all), and
 // so does done. The answer tool's input (13.3), when checked, is held until the end of
 // the answer and goes out as one content event before done. Not safe for concurrent use.
-type callHolder struct {
-	check *checker
+type Holder struct {
+	check *Check
 	// untilDone: calls and done wait for the end of the answer; done is the held done.
 	untilDone bool
 	done      *chat.Event
 	calls     []heldCall
 	// answer is the answer tool's input so far, when it is checked.
 	answer strings.Builder
-	// sent are the calls that went out; outcome and outcomes are what their checks found.
-	sent     []chat.ToolCall
-	outcome  string
-	outcomes ToolOutcomes
+	// sent are the calls that went out.
+	sent []chat.ToolCall
 }
 
 // heldCall is one call as its events built it.
@@ -34,12 +32,20 @@ type heldCall struct {
 	args     []byte
 }
 
-func newCallHolder(c *checker) *callHolder {
-	return &callHolder{check: c, untilDone: c.canRepair}
+// Hold returns the Holder of a stream whose calls c checks; nil when c is nil.
+func (c *Check) Hold() *Holder {
+	if c == nil {
+		return nil
+	}
+	return &Holder{check: c, untilDone: c.canRepair}
 }
 
-// pass appends to out what of in may go out now.
-func (h *callHolder) pass(in, out []chat.Event) []chat.Event {
+// UntilDone reports whether calls and done wait for the end of the answer: a repair may
+// replace them (Finish).
+func (h *Holder) UntilDone() bool { return h.untilDone }
+
+// Pass appends to out what of in may go out now.
+func (h *Holder) Pass(in, out []chat.Event) []chat.Event {
 	for i := range in {
 		ev := &in[i]
 		switch ev.Kind {
@@ -53,9 +59,9 @@ func (h *callHolder) pass(in, out []chat.Event) []chat.Event {
 			if c := h.call(ev.Index); c != nil && !h.untilDone {
 				call := c.toolCall()
 				v := h.check.check(&call)
-				if settle([]chat.ToolCall{call}, []verdict{v}, false, &h.outcomes) == ValidationInvalid {
+				if settle([]chat.ToolCall{call}, []verdict{v}, false, &h.check.Outcomes) == Invalid {
 					call.ValidationErrors = v.violations
-					h.outcome = ValidationInvalid
+					h.check.Outcome = Invalid
 				}
 				out = h.send(out, ev.Index, call)
 			}
@@ -73,8 +79,8 @@ func (h *callHolder) pass(in, out []chat.Event) []chat.Event {
 			}
 			if h.answer.Len() > 0 {
 				text := h.answer.String()
-				if settle(nil, []verdict{h.check.checkAnswer(text)}, false, &h.outcomes) == ValidationInvalid {
-					h.outcome = ValidationInvalid
+				if settle(nil, []verdict{h.check.checkAnswer(text)}, false, &h.check.Outcomes) == Invalid {
+					h.check.Outcome = Invalid
 				}
 				out = append(out, chat.Event{Kind: chat.EventContent, Text: text, Answer: true})
 			}
@@ -87,7 +93,7 @@ func (h *callHolder) pass(in, out []chat.Event) []chat.Event {
 }
 
 // call is the held call of index, nil for none.
-func (h *callHolder) call(index int) *heldCall {
+func (h *Holder) call(index int) *heldCall {
 	for i := len(h.calls) - 1; i >= 0; i-- {
 		if h.calls[i].index == index {
 			return &h.calls[i]
@@ -105,7 +111,7 @@ func (c *heldCall) toolCall() chat.ToolCall {
 }
 
 // send appends a whole call: its header, its arguments with their violations, its end.
-func (h *callHolder) send(out []chat.Event, index int, call chat.ToolCall) []chat.Event {
+func (h *Holder) send(out []chat.Event, index int, call chat.ToolCall) []chat.Event {
 	h.sent = append(h.sent, call)
 	return append(out,
 		chat.Event{Kind: chat.EventToolCall, Index: index, ToolCall: chat.ToolCall{ID: call.ID, Type: "function", Name: call.Name}},
@@ -113,10 +119,10 @@ func (h *callHolder) send(out []chat.Event, index int, call chat.ToolCall) []cha
 		chat.Event{Kind: chat.EventToolCallEnd, Index: index})
 }
 
-// held is the answer the held calls, the held answer tool's input and done make, for
-// checkAnswer; nil when done has not come. answerID is the toolUseId of the answer tool's
+// Held is the answer the held calls, the held answer tool's input and done make, for
+// Check.Review; nil when done has not come. answerID is the toolUseId of the answer tool's
 // call the machine saw.
-func (h *callHolder) held(answerID string) *chat.Response {
+func (h *Holder) Held(answerID string) *chat.Response {
 	if h.done == nil {
 		return nil
 	}
@@ -130,9 +136,9 @@ func (h *callHolder) held(answerID string) *chat.Response {
 	return resp
 }
 
-// finish appends the answer tool's input when resp, the answer checkAnswer settled, came
+// Finish appends the answer tool's input when resp, the answer Check.Review settled, came
 // through it, then resp's calls, then done.
-func (h *callHolder) finish(out []chat.Event, resp *chat.Response) []chat.Event {
+func (h *Holder) Finish(out []chat.Event, resp *chat.Response) []chat.Event {
 	if resp.AnswerID != "" {
 		out = append(out, chat.Event{Kind: chat.EventContent, Text: resp.Text, Answer: true})
 	}
@@ -142,8 +148,11 @@ func (h *callHolder) finish(out []chat.Event, resp *chat.Response) []chat.Event 
 	return append(out, chat.Event{Kind: chat.EventDone, Finish: resp.Finish, Usage: resp.Usage})
 }
 
-// ids are the ids of the calls that went out.
-func (h *callHolder) ids() []string {
+// Sent is how many calls went out.
+func (h *Holder) Sent() int { return len(h.sent) }
+
+// IDs are the ids of the calls that went out.
+func (h *Holder) IDs() []string {
 	ids := make([]string, len(h.sent))
 	for i := range h.sent {
 		ids[i] = h.sent[i].ID

@@ -1,4 +1,6 @@
-package core
+// Package reasoning keeps Claude's reasoning blocks for clients that drop them
+// (docs/PROTOCOL.md 11.4), and puts them back into the next request's history.
+package reasoning
 
 import (
 	"container/list"
@@ -10,12 +12,13 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/store"
 )
 
-// ReasoningCacheOptions bounds the reasoning cache (docs/PROTOCOL.md 11.4).
-type ReasoningCacheOptions struct {
+// Options bounds the cache (docs/PROTOCOL.md 11.4).
+type Options struct {
 	// MaxEntries is the most turns kept; MaxBytes the most bytes of blocks and ids.
 	MaxEntries, MaxBytes int
 	// TTL is how long a turn is kept after it was stored.
@@ -24,15 +27,15 @@ type ReasoningCacheOptions struct {
 	Now func() time.Time
 }
 
-// reasoningCache keeps the reasoning blocks of Claude's answers with tool calls, so a
+// Cache keeps the reasoning blocks of Claude's answers with tool calls, so a
 // client that drops them (most OpenAI clients do) can still send the next tool turn with
 // thinking on: Bedrock refuses that turn without its signed blocks (docs/BEDROCK.md G7).
 // An entry is one answer: the calling key, the model that answered, the tool-call ids as
 // the client received them, and the blocks byte for byte. It is found by any of its ids,
 // and only by the key that stored it. Least recently used entries go first once a bound is
 // reached; expired ones are never returned. Safe for concurrent use.
-type reasoningCache struct {
-	opts ReasoningCacheOptions
+type Cache struct {
+	opts Options
 	// shared, when set, shares the entries with the other replicas (Redis:
 	// docs/PROTOCOL.md 14.3): each entry stored is written there too, and the turns a
 	// request needs that this replica lacks are read from there in one call. A failure
@@ -57,11 +60,12 @@ type turnEntry struct {
 	size       int
 }
 
-func newReasoningCache(opts ReasoningCacheOptions, shared store.Values) *reasoningCache {
+// New returns a cache bounded by opts, sharing its entries through shared when set.
+func New(opts Options, shared store.Values) *Cache {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &reasoningCache{opts: opts, shared: shared, byID: map[idKey]*list.Element{}}
+	return &Cache{opts: opts, shared: shared, byID: map[idKey]*list.Element{}}
 }
 
 // entryOverhead is what an entry costs besides its strings: the list element, the map
@@ -81,10 +85,10 @@ func newTurnEntry(key, model string, ids []string, blocks []chat.ReasoningBlock,
 	return e
 }
 
-// store keeps the blocks of one answer under each of its tool-call ids, and writes them
+// Store keeps the blocks of one answer under each of its tool-call ids, and writes them
 // to the shared store when there is one. An answer without blocks or without calls is not
 // kept, nor one larger than the whole cache.
-func (c *reasoningCache) store(ctx context.Context, key, model string, ids []string, blocks []chat.ReasoningBlock) {
+func (c *Cache) Store(ctx context.Context, key, model string, ids []string, blocks []chat.ReasoningBlock) {
 	if c == nil || len(ids) == 0 || len(blocks) == 0 || c.opts.MaxEntries <= 0 {
 		return
 	}
@@ -100,7 +104,7 @@ func (c *reasoningCache) store(ctx context.Context, key, model string, ids []str
 
 // insert adds an entry, replacing those that had one of its ids, and drops the least
 // recently used ones beyond the bounds.
-func (c *reasoningCache) insert(e *turnEntry) {
+func (c *Cache) insert(e *turnEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, id := range e.ids {
@@ -119,7 +123,7 @@ func (c *reasoningCache) insert(e *turnEntry) {
 }
 
 // remove drops an entry. Call with mu held.
-func (c *reasoningCache) remove(el *list.Element) {
+func (c *Cache) remove(el *list.Element) {
 	e := c.lru.Remove(el).(*turnEntry)
 	for _, id := range e.ids {
 		if c.byID[idKey{e.key, id}] == el {
@@ -133,7 +137,7 @@ func (c *reasoningCache) remove(el *list.Element) {
 // for model or another profile of its foundation model (the blocks are bound to that:
 // docs/PROTOCOL.md 14.4); ok is false unless every id finds that same live entry and the
 // entry's calls are those ids.
-func (c *reasoningCache) lookup(key, model string, ids []string) ([]chat.ReasoningBlock, bool) {
+func (c *Cache) lookup(key, model string, ids []string) ([]chat.ReasoningBlock, bool) {
 	if c == nil || len(ids) == 0 {
 		return nil, false
 	}
@@ -152,7 +156,7 @@ func (c *reasoningCache) lookup(key, model string, ids []string) ([]chat.Reasoni
 		c.remove(found)
 		return nil, false
 	}
-	if familyOf(e.model) != familyOf(model) || !sameIDs(e.ids, ids) {
+	if capabilities.Foundation(e.model) != capabilities.Foundation(model) || !sameIDs(e.ids, ids) {
 		return nil, false
 	}
 	c.lru.MoveToFront(found)
@@ -160,7 +164,7 @@ func (c *reasoningCache) lookup(key, model string, ids []string) ([]chat.Reasoni
 }
 
 // sharing reports whether the entries are shared with other replicas.
-func (c *reasoningCache) sharing() bool {
+func (c *Cache) sharing() bool {
 	return c != nil && c.shared != nil && c.opts.MaxEntries > 0
 }
 
@@ -203,7 +207,7 @@ func sharedKey(key string, ids []string) (string, bool) {
 // share writes an entry to the shared store, for its TTL, unless it is over
 // store.MaxValueBytes (the local copy serves this replica alone then). A failure is the
 // store Guard's to count and log: the local copy serves this replica.
-func (c *reasoningCache) share(ctx context.Context, e *turnEntry) {
+func (c *Cache) share(ctx context.Context, e *turnEntry) {
 	k, ok := sharedKey(e.key, e.ids)
 	if !ok {
 		return
@@ -223,7 +227,7 @@ func (c *reasoningCache) share(ctx context.Context, e *turnEntry) {
 // as the client sent them, from the shared store in one call (the latest store.MaxKeys of
 // them), keeps those found locally, and returns their blocks (nil where none was found). A turn is found on the same terms
 // as in lookup: stored by key, for model, with exactly these ids, and live.
-func (c *reasoningCache) lookupShared(ctx context.Context, key, model string, turns [][]string) [][]chat.ReasoningBlock {
+func (c *Cache) lookupShared(ctx context.Context, key, model string, turns [][]string) [][]chat.ReasoningBlock {
 	if !c.sharing() {
 		return nil
 	}
@@ -255,7 +259,7 @@ func (c *reasoningCache) lookupShared(ctx context.Context, key, model string, tu
 			continue
 		}
 		ids := turns[asked[i]]
-		if t.Key != key || familyOf(t.Model) != familyOf(model) || !sameIDs(t.IDs, ids) || !now.Before(t.Expires) {
+		if t.Key != key || capabilities.Foundation(t.Model) != capabilities.Foundation(model) || !sameIDs(t.IDs, ids) || !now.Before(t.Expires) {
 			continue
 		}
 		blocks := make([]chat.ReasoningBlock, len(t.Blocks))
@@ -289,7 +293,7 @@ func sameIDs(a, b []string) bool {
 	return true
 }
 
-// restoreReasoning puts stored blocks back into the assistant turns with tool calls that
+// Restore puts stored blocks back into the assistant turns with tool calls that
 // carry none (docs/PROTOCOL.md 11.4), looking each turn's ids up as the client sent them,
 // before the translator maps any. The turn the request's tool results answer is the one
 // Bedrock needs (BEDROCK.md G7); earlier turns get theirs too, so the history reads as it
@@ -297,7 +301,7 @@ func sameIDs(a, b []string) bool {
 // keeps its blocks sends them all). With a shared cache, the turns this replica lacks are
 // read from the shared store, all in one call. It returns the request to translate (a
 // copy when it changed) and whether the answered turn got its blocks back.
-func (s *Service) restoreReasoning(ctx context.Context, req *chat.Request, model string) (*chat.Request, bool) {
+func (c *Cache) Restore(ctx context.Context, req *chat.Request, model string) (*chat.Request, bool) {
 	msgs := req.Messages
 	answered := answeredTurn(msgs)
 	if answered < 0 {
@@ -327,9 +331,9 @@ func (s *Service) restoreReasoning(ctx context.Context, req *chat.Request, model
 		if signed || len(ids) == 0 {
 			continue
 		}
-		blocks, ok := s.reasoning.lookup(req.KeyID, model, ids)
+		blocks, ok := c.lookup(req.KeyID, model, ids)
 		if !ok {
-			if s.reasoning.sharing() {
+			if c.sharing() {
 				missed, missedIDs = append(missed, start), append(missedIDs, slices.Clone(ids))
 			}
 			continue
@@ -338,7 +342,7 @@ func (s *Service) restoreReasoning(ctx context.Context, req *chat.Request, model
 		restored = restored || start == answered
 	}
 	if len(missed) > 0 {
-		for i, blocks := range s.reasoning.lookupShared(ctx, req.KeyID, model, missedIDs) {
+		for i, blocks := range c.lookupShared(ctx, req.KeyID, model, missedIDs) {
 			if blocks != nil {
 				out = withReasoning(out, msgs, missed[i], blocks)
 				restored = restored || missed[i] == answered

@@ -1,10 +1,15 @@
-package core
+// Package observe is where every call is observed, whatever its transport: its id, its
+// server span, its access-log line and metrics, the classification of its failure, and
+// the recovery of a panic while serving it (docs/PROTOCOL.md 14.6, 14.8). A transport
+// begins a call in its one middleware or interceptor (Observer.Begin), and ends it there
+// (Call.End); its handlers only record what the core did (Call.Result) and answer a
+// failure in their own shape (Call.Fail).
+package observe
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -12,14 +17,42 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/telemetry"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
+// Observer observes calls: it logs, counts and traces them. Safe for concurrent use.
+type Observer struct {
+	log *zap.Logger
+	// access writes the access lines, without the caller: it would name the same line
+	// every time, and finding it walks the stack on every request.
+	access  *zap.Logger
+	metrics *metrics.Metrics
+	tracing *telemetry.Tracing
+}
+
+// New returns an Observer logging to log, counting in m, and tracing with t (nil makes
+// no spans).
+func New(log *zap.Logger, m *metrics.Metrics, t *telemetry.Tracing) *Observer {
+	return &Observer{log: log, access: log.WithOptions(zap.WithCaller(false)), metrics: m, tracing: t}
+}
+
+// Begin begins a call: its start, its id, and the labels of its metrics: transport
+// (metrics.Transport*), route (metrics.Route*), and the method and path that name it in
+// the log. The transport's middleware or interceptor ends it with End.
+func (o *Observer) Begin(transport, route, method, path string) *Call {
+	return &Call{o: o, Start: time.Now(), Transport: transport, Route: route, Method: method, Path: path,
+		RequestID: NewRequestID(), Code: "ok"}
+}
+
 // Call is one call as its transport saw it, for the access log and the metrics. The
-// transport fills it as the call goes and hands it to Observe when the call has ended. It
-// is not safe for concurrent use.
+// transport fills it as the call goes, and its middleware ends it (End). It is not safe
+// for concurrent use.
 type Call struct {
+	o     *Observer
 	Start time.Time
 	// Transport is the metrics' transport label: "rest", "openai", "grpc"
 	// (metrics.Transport*).
@@ -38,8 +71,8 @@ type Call struct {
 	// code of the outcome ("ok", "invalid_argument").
 	Status int
 	Code   string
-	Result Result
-	// span is the call's server span (StartSpan); nil when tracing is off.
+	Result core.Result
+	// span is the call's server span (Trace); nil when tracing is off.
 	span trace.Span
 }
 
@@ -50,34 +83,69 @@ func NewRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Fail classifies err, the failure of call, records its outcome in call.Code and logs the
+// Fail classifies err, the failure of the call, records its outcome in Code and logs the
 // detail of a failure whose detail the client does not get. The transport answers the
 // Failure in its own shape.
-func (s *Service) Fail(ctx context.Context, call *Call, err error) Failure {
-	f := Classify(ctx, err)
-	if f.Logged {
-		s.log.Error("request failed", zap.String("request_id", call.RequestID), zap.Error(err))
-	}
-	call.Code = f.Kind.CodeName()
+func (c *Call) Fail(ctx context.Context, err error) fault.Failure {
+	f := c.o.Failed(ctx, c.RequestID, err)
+	c.Code = f.Kind.Code()
 	return f
 }
 
-// Panicked records a panic a transport recovered from while serving call: its detail and
-// stack go to the log ("panic serving " + what), the call's outcome is internal, and the
-// client gets the returned Failure, which says nothing of it. Call it from the deferred
-// function that recovered.
-func (s *Service) Panicked(call *Call, what string, p any) Failure {
-	s.log.Error("panic serving "+what, zap.String("request_id", call.RequestID), zap.Any("panic", p), zap.StackSkip("stack", 2))
-	call.Code = KindInternal.CodeName()
-	return Failure{Kind: KindInternal, Message: "internal error"}
+// Failed classifies err, the failure of call requestID, and logs the detail of a failure
+// whose detail the client does not get: Call.Fail, for work on another goroutine than
+// the call's (a stream's relay), which reports the outcome back to it.
+func (o *Observer) Failed(ctx context.Context, requestID string, err error) fault.Failure {
+	f := fault.Classify(ctx, err)
+	if f.Logged {
+		o.log.Error("request failed", zap.String("request_id", requestID), zap.Error(err))
+	}
+	return f
 }
 
-// Observe writes the call's access-log line, records it in the metrics and ends its span.
+// Recovered records p, a panic recovered while serving the call: its detail and stack go
+// to the log ("panic serving " + what), the call's outcome is internal, and the client
+// gets the returned Failure, which says nothing of it. Call it from the deferred function
+// that recovered.
+func (c *Call) Recovered(what string, p any) fault.Failure {
+	c.Code = fault.KindInternal.Code()
+	return c.o.panicked(c.RequestID, what, p, 3)
+}
+
+// Panicked is Call.Recovered for work on another goroutine than the call's.
+func (o *Observer) Panicked(requestID, what string, p any) fault.Failure {
+	return o.panicked(requestID, what, p, 3)
+}
+
+// panicked logs the panic with the stack of the function that recovered it, skip frames
+// up.
+func (o *Observer) panicked(requestID, what string, p any, skip int) fault.Failure {
+	o.log.Error("panic serving "+what, zap.String("request_id", requestID), zap.Any("panic", p), zap.StackSkip("stack", skip))
+	return fault.Failure{Kind: fault.KindInternal, Message: "internal error"}
+}
+
+// callKey holds a call in its context, for a transport whose handlers are reached through
+// an interceptor (gRPC).
+type callKey struct{}
+
+// WithCall returns ctx holding call.
+func WithCall(ctx context.Context, call *Call) context.Context {
+	return context.WithValue(ctx, callKey{}, call)
+}
+
+// CallOf is the call ctx holds (WithCall); nil when none.
+func CallOf(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+// End writes the call's access-log line, records it in the metrics and ends its span.
 // Prompt text, arguments and keys are never logged: the key's identity is its name or a
 // digest prefix.
-func (s *Service) Observe(c *Call) {
+func (c *Call) End() {
+	o := c.o
 	d := time.Since(c.Start)
-	m := s.opts.Metrics
+	m := o.metrics
 	m.Request(c.Transport, c.Route, c.Code, c.Result.Model, c.Result.ClientType, d)
 	u := &c.Result.Usage
 	m.Tokens(c.Result.Model, c.Result.ClientType, int(u.PromptTokens), int(u.CompletionTokens))
@@ -86,7 +154,7 @@ func (s *Service) Observe(c *Call) {
 	if n := c.Result.ToolCalls - outcomes.Total(); n > 0 {
 		outcomes.Unchecked += n // calls no check saw
 	}
-	outcomes.record(m, c.Result.Model, c.Result.ClientType)
+	outcomes.Record(m, c.Result.Model, c.Result.ClientType)
 	m.RepairAttempts(c.Result.Model, c.Result.RepairAttempts)
 	reason := metrics.DropParallel
 	if c.Result.BudgetExhausted {
@@ -96,7 +164,7 @@ func (s *Service) Observe(c *Call) {
 	m.Thinking(c.Result.Model, c.Result.Thinking)
 	if c.Result.FormatInvalid {
 		m.ResponseFormatInvalid(c.Result.Model)
-		s.log.Info("answer is not one JSON object", zap.String("request_id", c.RequestID),
+		o.log.Info("answer is not one JSON object", zap.String("request_id", c.RequestID),
 			zap.String("model", clip.String(c.Result.Model, clip.LogMax)), zap.String("response_format", "json_object"))
 	}
 	r := c.Result.Repairs
@@ -105,7 +173,7 @@ func (s *Service) Observe(c *Call) {
 		r.ParallelRemembered = false // the client's known habit, not a repair of its request
 	}
 	if cache := r.Cache; cache != (translate.CacheStats{}) {
-		s.logCache(c.RequestID, c.Result.Model, cache)
+		o.logCache(c.RequestID, c.Result.Model, cache)
 		r.Cache = translate.CacheStats{} // prompt-cache points are not repairs
 	}
 	if r != (translate.Stats{}) {
@@ -113,15 +181,15 @@ func (s *Service) Observe(c *Call) {
 		if r.ParallelDisabled {
 			m.ParallelDisabled(c.Result.Model, c.Result.ClientType)
 		}
-		s.logRepairs(c.RequestID, c.Result.Model, r)
+		o.logRepairs(c.RequestID, c.Result.Model, r)
 	}
 	msg := "http" // the access log's message for REST calls since the first release
 	if c.Transport == metrics.TransportGRPC {
 		msg = c.Transport
 	}
-	s.access.Info(msg, zap.Inline(c), zap.Duration("latency", d))
+	o.access.Info(msg, zap.Inline(c), zap.Duration("latency", d))
 	if c.span != nil {
-		endSpan(c)
+		c.endSpan()
 	}
 }
 
@@ -168,8 +236,8 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 
 // logRepairs records what the translator had to repair in a client's history, so a client
 // that keeps sending broken histories shows up in the log. Counts only: no prompt text.
-func (s *Service) logRepairs(requestID, model string, st translate.Stats) {
-	s.log.Info("request repaired",
+func (o *Observer) logRepairs(requestID, model string, st translate.Stats) {
+	o.log.Info("request repaired",
 		zap.String("request_id", requestID),
 		zap.String("model", clip.String(model, clip.LogMax)),
 		zap.Int("synthesized_tool_results", st.SynthesizedResults),
@@ -187,12 +255,12 @@ func (s *Service) logRepairs(requestID, model string, st translate.Stats) {
 // logCache records what became of a request's prompt-cache points (docs/PROTOCOL.md 12):
 // at info when normalisation dropped or changed one, which a client sending hints Bedrock
 // would refuse shows, else at debug. Counts only: no path or text.
-func (s *Service) logCache(requestID, model string, st translate.CacheStats) {
+func (o *Observer) logCache(requestID, model string, st translate.CacheStats) {
 	level := zapcore.DebugLevel
 	if st.Changed() {
 		level = zapcore.InfoLevel
 	}
-	if ce := s.log.Check(level, "prompt cache points"); ce != nil {
+	if ce := o.log.Check(level, "prompt cache points"); ce != nil {
 		ce.Write(
 			zap.String("request_id", requestID),
 			zap.String("model", clip.String(model, clip.LogMax)),
@@ -205,28 +273,4 @@ func (s *Service) logCache(requestID, model string, st translate.CacheStats) {
 			zap.Int("over_limit", st.OverLimit),
 			zap.Int("sent", st.Sent))
 	}
-}
-
-// MaxIgnored bounds the names IgnoredValue lists.
-const MaxIgnored = 32
-
-// IgnoredValue is Result.Ignored as one header value: the comma-separated paths, at most
-// MaxIgnored of them. A path holds what a client named its fields, so each byte outside
-// printable ASCII, and each comma, is written as "_": the value stays one valid header
-// line and one list.
-func IgnoredValue(ignored []string) string {
-	var b strings.Builder
-	for i, name := range ignored[:min(len(ignored), MaxIgnored)] {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		for j := 0; j < len(name); j++ {
-			c := name[j]
-			if c < 0x20 || c >= 0x7f || c == ',' {
-				c = '_'
-			}
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
 }
