@@ -1,4 +1,4 @@
-package gateway
+package e2e
 
 // What a hostile client tries, and what the gateway answers: the README's hostile-client
 // table names these tests.
