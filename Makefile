@@ -25,7 +25,7 @@ test: $(NODE_MODULES) ## Run every test (race detector on); installs test/node's
 	@command -v redis-server >/dev/null || { echo "redis-server not found: make test runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
 	go test -race -count=1 ./...
 
-# The official openai npm client and the Vercel AI SDK, which internal/gateway's
+# The official openai npm client and the Vercel AI SDK, which e2e's
 # TestNodeClients runs against the gateway: pinned in test/node/package-lock.json, installed
 # when node_modules is absent or older than the lock file.
 $(NODE_MODULES): test/node/package-lock.json test/node/package.json
