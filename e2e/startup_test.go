@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"net"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,7 +41,7 @@ func TestKeysFileMustBeRead(t *testing.T) {
 
 // TestBadSimFaultStopsStartup: the simulator parses its fault specs once, when the gateway
 // builds it, and a bad one is a setting error naming sim_faults and the spec's place in the
-// list, found even without --sim (every bad value stops startup); nothing is left running.
+// list, found even without --sim (every bad value stops startup).
 func TestBadSimFaultStopsStartup(t *testing.T) {
 	for _, sim := range []bool{true, false} {
 		cfg := defaultConfig(t)
@@ -53,4 +54,27 @@ func TestBadSimFaultStopsStartup(t *testing.T) {
 		require.True(t, errors.As(err, &bad), "a setting error")
 		assert.Equal(t, "sim_faults", bad.Key)
 	}
+}
+
+// TestNewReleasesWhatItBuilt: a gateway whose REST port is taken fails in New, naming the
+// listener, after it started the simulator and opened the gRPC listener: both are released
+// (the gRPC port can be listened on again, and TestMain finds no goroutine left behind),
+// so a caller has nothing to clean up after an error.
+func TestNewReleasesWhatItBuilt(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	grpcAddr := free.Addr().String()
+	require.NoError(t, free.Close())
+
+	cfg := defaultConfig(t)
+	cfg.Sim.Enabled = true
+	cfg.GRPCAddr, cfg.HTTPAddr = grpcAddr, taken.Addr().String()
+	_, err = gateway.New(t.Context(), cfg, zap.NewNop())
+	require.ErrorContains(t, err, "http listen: ")
+	again, err := net.Listen("tcp", grpcAddr)
+	require.NoError(t, err, "the gRPC listener was closed")
+	require.NoError(t, again.Close())
 }
