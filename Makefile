@@ -10,7 +10,7 @@ BUF := go tool -modfile=tools/go.mod buf
 # test/node's npm packages (see the rule below test).
 NODE_MODULES := test/node/node_modules
 
-.PHONY: help run demo test lint generate checkgenerate fuzz chart
+.PHONY: help run demo test race lint generate checkgenerate fuzz chart
 
 help: ## Show the targets
 	@grep -hE '^[a-z][a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -21,11 +21,15 @@ run: ## Run the gateway on the embedded Bedrock simulator (REST localhost:8080, 
 demo: ## A ten-turn agent tool loop on the simulator: tokens at full price, read from and written to the prompt cache, with caching off and on, and with thinking through a client that drops reasoning blocks
 	go run ./cmd/demo
 
-test: $(NODE_MODULES) ## Run every test (race detector on); installs test/node's npm packages first when missing; needs redis-server
+test: $(NODE_MODULES) ## Run every test; installs test/node's npm packages first when missing; needs redis-server
 	@command -v redis-server >/dev/null || { echo "redis-server not found: make test runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
+	go test -count=1 ./...
+
+race: $(NODE_MODULES) ## Run every test again under the race detector (CI runs it after make test); needs what make test needs
+	@command -v redis-server >/dev/null || { echo "redis-server not found: make race runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
 	go test -race -count=1 ./...
 
-# The official openai npm client and the Vercel AI SDK, which internal/gateway's
+# The official openai npm client and the Vercel AI SDK, which e2e's
 # TestNodeClients runs against the gateway: pinned in test/node/package-lock.json, installed
 # when node_modules is absent or older than the lock file.
 $(NODE_MODULES): test/node/package-lock.json test/node/package.json

@@ -26,7 +26,6 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -79,20 +78,18 @@ func loop(model string, s scenario) error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	addrs, done := make(chan gateway.Addrs, 1), make(chan error, 1)
-	go func() { done <- gateway.Run(ctx, cfg, zap.NewNop(), func(a gateway.Addrs) { addrs <- a }) }()
+	g, err := gateway.New(ctx, cfg, zap.NewNop())
+	if err != nil {
+		cancel()
+		return fmt.Errorf("the gateway did not start: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(ctx) }()
 	defer func() {
 		cancel()
 		<-done
 	}()
-	var a gateway.Addrs
-	select {
-	case a = <-addrs:
-	case err := <-done:
-		return fmt.Errorf("the gateway did not start: %w", err)
-	case <-time.After(10 * time.Second):
-		return errors.New("the gateway did not start in 10 s")
-	}
+	a := g.Addrs()
 
 	client := openai.NewClient(option.WithBaseURL("http://"+a.HTTP+"/v1/"), option.WithAPIKey("demo"), option.WithMaxRetries(0))
 	params := openai.ChatCompletionNewParams{

@@ -30,6 +30,7 @@ func TestCommandLine(t *testing.T) {
 		{"sim --fault bogus", 2, "", `unknown fault kind "bogus"; want one of throttle, unavailable, internal, model_not_ready, hang, stream_exception, truncate`},
 		{"sim --fault throttle,bogus=1", 2, "", "unknown option; want times, mode, exception, after, model or region"},
 		{"--no-such-flag", 2, "", "Run 'gateway --help' for usage."},
+		{"--sim --sim-faults throttle;bogus", 2, "", "gateway: sim_faults[1]: unknown fault kind \"bogus\"; want one of throttle"},
 		{"--max-tools 0", 2, "", "gateway: max_tools: must be at least 1, got 0 (from --max-tools)\nRun 'gateway --help' for usage.\n"},
 		{"--help", 0, "Simulator settings", ""},
 		{"frobnicate", 2, "", `unknown command "frobnicate"`},

@@ -136,14 +136,21 @@ func runGateway(ctx context.Context, args []string) error {
 		return err
 	}
 	defer flush()
-	return gateway.Run(ctx, cfg, log, nil)
+	g, err := gateway.New(ctx, cfg, log)
+	if err != nil {
+		if errors.As(err, new(*config.SettingError)) {
+			return usageError{err} // a bad value found after config.Load: exit 2 all the same
+		}
+		return err
+	}
+	return g.Serve(ctx)
 }
 
-// simOptions are the settings of gateway sim.
+// simOptions are the settings of gateway sim: its address, and the simulator's options,
+// which its flags set directly.
 type simOptions struct {
-	addr              string
-	firstToken, delta time.Duration
-	sim               bedrocksim.Options
+	addr string
+	sim  bedrocksim.Options
 }
 
 func simFlags() (*flag.FlagSet, *simOptions) {
@@ -151,8 +158,8 @@ func simFlags() (*flag.FlagSet, *simOptions) {
 	fs := flag.NewFlagSet("gateway sim", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:4566", "listen address")
-	fs.DurationVar(&o.firstToken, "first-token-delay", 0, "delay before the first event")
-	fs.DurationVar(&o.delta, "delta-delay", 0, "delay between stream deltas")
+	fs.DurationVar(&o.sim.FirstTokenDelay, "first-token-delay", 0, "delay before the first event")
+	fs.DurationVar(&o.sim.DeltaDelay, "delta-delay", 0, "delay between stream deltas")
 	fs.Func("fault", "inject a fault, repeatable, e.g. \"throttle,times=2\" (syntax below)", func(spec string) error {
 		f, err := bedrocksim.ParseFault(spec)
 		if err == nil {
@@ -176,7 +183,6 @@ func runSim(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
-	o.sim.FirstTokenDelay, o.sim.DeltaDelay = o.firstToken, o.delta
 	sim := bedrocksim.New(o.sim)
 	defer sim.Close()
 	log, flush, err := newLogger("info")

@@ -24,7 +24,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
 )
@@ -87,6 +86,9 @@ type Config struct {
 	// RedisTimeout is the time one request may wait for Redis, all its calls together
 	// (docs/PROTOCOL.md 14.3).
 	RedisTimeout time.Duration
+	// RedisPingInterval is how often the gateway asks Redis whether it answers
+	// (docs/PROTOCOL.md 14.3); 0 never.
+	RedisPingInterval time.Duration
 	// DefaultMaxTokens is the maxTokens of a request that sets none (docs/PROTOCOL.md
 	// 14.5); 0 sends none.
 	DefaultMaxTokens int
@@ -235,7 +237,10 @@ type Sim struct {
 	Enabled         bool
 	FirstTokenDelay time.Duration
 	DeltaDelay      time.Duration
-	Faults          []string // e.g. "throttle,times=2"; see bedrocksim.ParseFault
+	// Faults are the fault specs as written, e.g. "throttle,times=2": the simulator parses
+	// them (bedrocksim.ParseFault) when the gateway starts it, and a bad one is a
+	// *SettingError of sim_faults.
+	Faults []string
 }
 
 // fileKey is the setting naming the YAML file, the one setting the file cannot hold.
@@ -301,13 +306,14 @@ func table(c *Config) []setting {
 		{key: "cache_read_weight", def: "0.1", help: "what one prompt-cache read token counts against a key's tokens_per_minute and tokens_per_day, from 0 to 1", v: bind(&c.CacheReadWeight, fraction)},
 		{key: "redis_url", help: "Redis shared by the replicas, redis://[user:password@]host:port[/db] or rediss:// (TLS): limit counters, the reasoning cache and failover affinity; none: each process keeps its own", v: bind(&c.RedisURL, redisURL)},
 		{key: "redis_timeout", def: "100ms", help: "the time one request may wait for Redis, all its calls together; beyond it the request goes on without Redis (limits fail open)", v: bind(&c.RedisTimeout, atLeast(time.Millisecond))},
+		{key: "redis_ping_interval", def: store.DefaultPingEvery.String(), help: "how often the gateway asks Redis whether it answers: while its last ping went unanswered, requests make no call to Redis, so this is also how long a Redis that is back waits to be used again; 0: never, every call is sent (a silent Redis then costs each request up to redis_timeout)", v: bind(&c.RedisPingInterval, atLeast(time.Duration(0)))},
 		{key: "default_max_tokens", def: "4096", help: "maxTokens of a request that sets no max_tokens, capped at the model's maximum output where the gateway knows it (Bedrock reserves quota for maxTokens); 0 sends none", v: bind(&c.DefaultMaxTokens, between(0, maxDefaultMaxTokens))},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
 		{key: "sim_first_token_delay", sim: true, def: "0s", help: "the simulator's delay before its first event", v: bind(&c.Sim.FirstTokenDelay, atLeast(time.Duration(0)))},
 		{key: "sim_delta_delay", sim: true, def: "0s", help: "the simulator's delay between stream deltas", v: bind(&c.Sim.DeltaDelay, atLeast(time.Duration(0)))},
 		// ";" because a fault spec holds commas itself.
-		{key: "sim_faults", sim: true, sep: ";", help: "upstream faults the simulator injects, e.g. throttle,times=2 (syntax: gateway sim --help)", v: bind(&c.Sim.Faults, faults)},
+		{key: "sim_faults", sim: true, sep: ";", help: "upstream faults the simulator injects, e.g. throttle,times=2 (syntax: gateway sim --help)", v: bind(&c.Sim.Faults, nil)},
 	}
 }
 
@@ -536,6 +542,29 @@ func (f flagValue) Set(text string) error {
 	return nil
 }
 
+// SettingError is a bad value of one setting: Load's errors hold one for each, and so does
+// the error of the part of the gateway that reads a setting Load cannot check (the
+// simulator's fault specs, which bedrocksim parses), so the command answers both alike.
+type SettingError struct {
+	Key string
+	// Err says what is wrong; one starting with "[" is a path into the setting's list
+	// ("[2].name: …"), one starting with "line " a line of the setting's file.
+	Err error
+}
+
+func (e *SettingError) Error() string {
+	sep := ": "
+	switch msg := e.Err.Error(); {
+	case strings.HasPrefix(msg, "["):
+		sep = "" // "keys[2].name: …"
+	case strings.HasPrefix(msg, "line "):
+		sep = " " // "api_keys_file line 4: …"
+	}
+	return e.Key + sep + e.Err.Error()
+}
+
+func (e *SettingError) Unwrap() error { return e.Err }
+
 // Load builds the configuration from command-line args (without the program name) and the
 // environment given by getenv; an empty variable counts as unset. Every bad value is
 // reported, each naming its key and where it came from, even one a higher source overrides:
@@ -549,14 +578,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	var errs []error
 	fail := func(key string, err error) {
 		bad[key] = true
-		sep := ": "
-		switch msg := err.Error(); {
-		case strings.HasPrefix(msg, "["):
-			sep = "" // a path into the key's list: "keys[2].name: …"
-		case strings.HasPrefix(msg, "line "):
-			sep = " " // a line of the key's file: "api_keys_file line 4: …"
-		}
-		errs = append(errs, fmt.Errorf("%s%s%w (from %s)", key, sep, err, from[key]))
+		errs = append(errs, fmt.Errorf("%w (from %s)", &SettingError{Key: key, Err: err}, from[key]))
 	}
 
 	for _, s := range rows {
@@ -818,13 +840,4 @@ func redisURL(s string) error {
 	}
 	_, err := store.ParseURL(s)
 	return err
-}
-
-func faults(specs []string) error {
-	for _, spec := range specs {
-		if _, err := bedrocksim.ParseFault(spec); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -53,9 +53,10 @@ func TestLoadDefaults(t *testing.T) {
 		MaxRepairAttempts:  2,
 		SchemaLimits: toolcheck.Limits{MaxBytes: 256 << 10, MaxSubschemas: 1000, MaxMembers: 1000, MaxDepth: 32, MaxRefDepth: 32,
 			MaxPatternSize: 16 << 10, CompileBudget: 2500},
-		CacheReadWeight:  0.1,
-		RedisTimeout:     100 * time.Millisecond,
-		DefaultMaxTokens: 4096,
+		CacheReadWeight:   0.1,
+		RedisTimeout:      100 * time.Millisecond,
+		RedisPingInterval: 2 * time.Second,
+		DefaultMaxTokens:  4096,
 	}, cfg)
 }
 
@@ -317,13 +318,10 @@ func TestLoadErrors(t *testing.T) {
 		{name: "redis_url scheme", args: strs{"--redis-url", "http://:hunter2@cache:6379"}, want: `redis_url: want a redis:// or rediss:// URL, got scheme "http" (from --redis-url)`},
 		{name: "redis_url", env: vars{"GATEWAY_REDIS_URL": "redis://:hunter2@cache:6379/hunter2"}, want: `redis_url: invalid database number: "xxxxx" (from GATEWAY_REDIS_URL)`},
 		{name: "redis_timeout", args: strs{"--redis-timeout", "0s"}, want: `redis_timeout: must be at least 1ms, got 0s (from --redis-timeout)`},
+		{name: "redis_ping_interval", env: vars{"GATEWAY_REDIS_PING_INTERVAL": "-1s"}, want: `redis_ping_interval: must be at least 0s, got -1s (from GATEWAY_REDIS_PING_INTERVAL)`},
 		{name: "redis_url timeout", yaml: "redis_url: redis://cache:6379?read_timeout=2s", want: `redis_url: read_timeout is set by the gateway: redis_timeout bounds the calls, without retries (from FILE)`},
 		{name: "sim_first_token_delay", args: strs{"--sim-first-token-delay", "-1ms"}, want: `sim_first_token_delay: must be at least 0s, got -1ms (from --sim-first-token-delay)`},
 		{name: "sim_delta_delay", yaml: "sim_delta_delay: -5ms", want: `sim_delta_delay: must be at least 0s, got -5ms (from FILE)`},
-		{
-			name: "sim_faults", env: vars{"GATEWAY_SIM_FAULTS": "throttle;bogus"},
-			want: `sim_faults: unknown fault kind "bogus"; want one of throttle, unavailable, internal, model_not_ready, hang, stream_exception, truncate, redacted_thinking, invalid_tool_args (from GATEWAY_SIM_FAULTS)`,
-		},
 
 		// The file is read strictly.
 		{name: "unknown key", yaml: "http_adr: ':1'", want: `http_adr: unknown key; gateway --help lists them (from FILE)`},
@@ -475,6 +473,7 @@ func TestNamesKept(t *testing.T) {
 		"cache_read_weight GATEWAY_CACHE_READ_WEIGHT --cache-read-weight",
 		"redis_url GATEWAY_REDIS_URL --redis-url",
 		"redis_timeout GATEWAY_REDIS_TIMEOUT --redis-timeout",
+		"redis_ping_interval GATEWAY_REDIS_PING_INTERVAL --redis-ping-interval",
 		"default_max_tokens GATEWAY_DEFAULT_MAX_TOKENS --default-max-tokens",
 	} {
 		assert.Contains(t, got, want)

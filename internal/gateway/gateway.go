@@ -1,5 +1,6 @@
-// Package gateway runs the whole gateway process: it resolves the upstream once (AWS, or
-// the embedded simulator), then serves gRPC and REST until its context ends.
+// Package gateway is the composition root: New builds the whole gateway process from its
+// configuration, and Serve serves gRPC and REST until its context ends, then drains.
+// cmd/gateway and the end-to-end suite (e2e) use exactly that pair.
 package gateway
 
 import (
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -38,12 +40,12 @@ import (
 	"github.com/nirmata/llm-gateway/internal/telemetry"
 )
 
-// Addrs are the addresses the gateway listens on, once it does.
+// Addrs are the addresses the gateway listens on.
 type Addrs struct {
 	HTTP, GRPC string
-	// Admin is the --admin-addr listener's address; "" without one.
+	// Admin is the admin_addr listener's address; "" without one.
 	Admin string
-	// Sim is the embedded simulator's base URL when --sim is on.
+	// Sim is the embedded simulator's base URL under --sim; "" otherwise.
 	Sim string
 }
 
@@ -51,46 +53,174 @@ type Addrs struct {
 // has ended or been cancelled, so this only waits for handlers to return.
 const shutdownTimeout = 5 * time.Second
 
-// drain turns the gateway not-ready (/readyz 503, gRPC health NOT_SERVING) while it keeps
-// listening, refuses new calls with 503, and waits up to timeout for the calls in flight;
-// then cancels what remains.
-func drain(svc *core.Service, health interface{ Shutdown() }, timeout time.Duration, cancelCalls context.CancelCauseFunc, log *zap.Logger) {
-	log.Info("draining", zap.Duration("timeout", timeout))
-	health.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if !svc.Drain(ctx) {
-		log.Warn("drain timeout: cancelling the calls still in flight")
-	}
-	cancelCalls(fault.ErrDraining)
+// Gateway is the whole gateway process, built by New and run by Serve.
+type Gateway struct {
+	cfg   config.Config
+	log   *zap.Logger
+	addrs Addrs
+	// upstream names the upstream on /readyz and in the startup line: "bedrock" or
+	// "bedrock-simulator".
+	upstream string
+	svc      *core.Service
+	keys     *auth.Keyring
+
+	grpcServer              *grpc.Server
+	health                  interface{ Shutdown() }
+	httpServer, adminServer *http.Server // adminServer: nil without admin_addr
+	grpcLis, httpLis        net.Listener
+	adminLis                net.Listener
+	// cancelCalls cancels the calls still in flight when the drain times out, with its
+	// cause: their clients get a 503 instead of a cut connection.
+	cancelCalls context.CancelCauseFunc
+
+	// release undoes what New set up, in reverse: Serve calls it when it returns, and New
+	// when it fails.
+	release []func()
+	served  atomic.Bool
 }
 
-// Run serves until ctx ends, then drains and shuts down: see drain. started, if non-nil,
-// is called once every listener is open.
-func Run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(Addrs)) error {
-	return run(ctx, cfg, log, started, runOptions{})
-}
+// Option sets what a program embedding the gateway gives it beside its configuration.
+type Option func(*options)
 
-// runOptions are what tests give a gateway beside its configuration.
-type runOptions struct {
-	// now is the clock of the keys' limit windows, which tests move across a window's
-	// edge instead of waiting for it; nil is time.Now.
-	now func() time.Time
-	// counters are the keys' limit counters, which tests read; nil counts in this process.
+type options struct {
+	now      func() time.Time
 	counters store.Counters
-	// storePingEvery is how often the shared store is pinged; 0 is store.DefaultPingEvery,
-	// below 0 never. Tests that count the connections made to a Redis set it beyond their
-	// length.
-	storePingEvery time.Duration
 }
 
-func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(Addrs), o runOptions) error {
-	if o.now == nil {
-		o.now = time.Now
+// WithClock makes now the clock of the keys' limit windows (docs/PROTOCOL.md 14.2) and of
+// the counters kept in the process. It is for programs that embed the gateway and keep
+// their own time, and for tests that step across a window's edge instead of waiting for
+// it; the default is time.Now.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithCounters keeps the keys' limit counters in c rather than in the process when no
+// redis_url is set (with one, Redis keeps them). It is for programs that embed the gateway
+// with a store of their own, and for tests that read the counters.
+func WithCounters(c store.Counters) Option { return func(o *options) { o.counters = c } }
+
+// New builds the gateway of cfg: the upstream (AWS Bedrock, or the embedded simulator under
+// --sim, which it starts), tracing, the keys, the shared store, the core service, and the
+// gRPC, REST and admin servers on their listeners, which it opens, so that Addrs holds the
+// ports the system chose for ":0". It serves nothing yet: Serve does. A setting New finds
+// bad (a simulator fault spec) is a *config.SettingError; on any error New releases what it
+// built.
+func New(ctx context.Context, cfg config.Config, log *zap.Logger, opts ...Option) (_ *Gateway, err error) {
+	o := options{now: time.Now}
+	for _, opt := range opts {
+		opt(&o)
 	}
 	if o.counters == nil {
 		o.counters = store.NewMemory(o.now)
 	}
+	g := &Gateway{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			g.close()
+		}
+	}()
+
+	if err := checkConfig(cfg, log); err != nil {
+		return nil, err
+	}
+	awsCfg, err := g.awsConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := metrics.New()
+	own, regions, err := upstreams(ctx, awsCfg, cfg, m, log)
+	if err != nil {
+		return nil, err
+	}
+	tracing, err := g.tracing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if g.keys, err = keyring(cfg); err != nil {
+		return nil, err
+	}
+	shared, err := g.sharedStore(m)
+	if err != nil {
+		return nil, err
+	}
+
+	svcOpts, limits, err := serviceOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	svcOpts.Region, svcOpts.Regions = awsCfg.Region, regions
+	svcOpts.Metrics, svcOpts.Tracing, svcOpts.Now = m, tracing, o.now
+	counters := o.counters
+	var storeStatus interface{ Status() string } // nil: state is kept in the process
+	if shared != nil {
+		counters, svcOpts.Shared, storeStatus = shared, shared, shared
+	}
+	svcOpts.Quota = quota.New(quota.Options{Keys: limits, Counters: counters, CacheReadWeight: cfg.CacheReadWeight,
+		Now: o.now, Metrics: m})
+	g.svc = core.New(own, svcOpts, log)
+
+	obs := observe.New(log, m, tracing)
+	g.servers(storeStatus, obs)
+	if err := g.listen(); err != nil {
+		return nil, err
+	}
+	// What net/http refuses itself before any handler runs is answered in the JSON of
+	// the surface the path is under (docs/PROTOCOL.md 5).
+	g.httpLis = server.Listener(g.httpLis, obs, m)
+	return g, nil
+}
+
+// Addrs are the addresses the gateway listens on, known once New has returned.
+func (g *Gateway) Addrs() Addrs { return g.addrs }
+
+// Serve serves gRPC, REST and the admin address until ctx ends or a server fails; then it
+// drains (see drain), shuts the servers down, and releases everything New built. A
+// Gateway serves once; one that is not to serve after all is released by Serve with a
+// context already ended.
+func (g *Gateway) Serve(ctx context.Context) error {
+	if g.served.Swap(true) {
+		return errors.New("gateway: Serve called twice")
+	}
+	defer g.close()
+	logStarted(g.log, g.addrs, g.upstream, g.keys.Enabled())
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.Go(func() error {
+		// ErrServerStopped: the shutdown below won the race with Serve; a normal stop.
+		if err := g.grpcServer.Serve(g.grpcLis); !errors.Is(err, grpc.ErrServerStopped) {
+			return err
+		}
+		return nil
+	})
+	serveHTTP := func(srv *http.Server, lis net.Listener) func() error {
+		return func() error {
+			if err := srv.Serve(lis); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		}
+	}
+	eg.Go(serveHTTP(g.httpServer, g.httpLis))
+	if g.adminServer != nil {
+		eg.Go(serveHTTP(g.adminServer, g.adminLis))
+	}
+	eg.Go(func() error {
+		<-ectx.Done()
+		g.shutdown()
+		return nil
+	})
+	return eg.Wait()
+}
+
+// close releases what New set up, the last first.
+func (g *Gateway) close() {
+	for _, release := range slices.Backward(g.release) {
+		release()
+	}
+	g.release = nil
+}
+
+// checkConfig logs the risky settings the configuration found, and refuses one whose keys
+// file config.Load did not read.
+func checkConfig(cfg config.Config, log *zap.Logger) error {
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}
@@ -98,122 +228,140 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		// Serving without the file's keys could turn authentication off.
 		return errors.New("api_keys_file was not read: build the configuration with config.Load")
 	}
-	var addrs Addrs
-	var awsCfg aws.Config
-	if cfg.Sim.Enabled {
-		simURL, stopSim, err := startSim(cfg.Sim)
+	return nil
+}
+
+// awsConfig is the AWS configuration of the Bedrock clients: the SDK's default chain, or
+// under --sim one that reaches the embedded simulator, which it starts. The simulator's
+// settings are parsed either way, so a bad one stops startup even without --sim.
+func (g *Gateway) awsConfig(ctx context.Context) (aws.Config, error) {
+	sim, err := simOptions(g.cfg.Sim)
+	if err != nil {
+		return aws.Config{}, err
+	}
+	if !g.cfg.Sim.Enabled {
+		g.upstream = "bedrock"
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
-			return err
+			return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
 		}
-		defer stopSim()
-		addrs.Sim = simURL
-		awsCfg = SimAWSConfig(simURL)
-		log.Warn("serving from the embedded Bedrock simulator, not AWS", zap.String("simulator", simURL))
-	} else {
-		var err error
-		if awsCfg, err = awsconfig.LoadDefaultConfig(ctx); err != nil {
-			return fmt.Errorf("load AWS configuration: %w", err)
-		}
+		return awsCfg, nil
 	}
-	m := metrics.New()
-	upstream, regions, err := upstreams(ctx, awsCfg, cfg, m, log)
+	url, stop, err := startSim(sim)
 	if err != nil {
-		return err
+		return aws.Config{}, err
 	}
-	tracing, err := telemetry.Setup(ctx, buildinfo.Version(), log)
+	g.release = append(g.release, stop)
+	g.upstream, g.addrs.Sim = "bedrock-simulator", url
+	g.log.Warn("serving from the embedded Bedrock simulator, not AWS", zap.String("simulator", url))
+	return simAWSConfig(url), nil
+}
+
+// tracing sets up the export of spans (docs/PROTOCOL.md 14.6); nil when none is configured.
+// It is shut down last, once the servers have stopped and every span has ended.
+func (g *Gateway) tracing(ctx context.Context) (*telemetry.Tracing, error) {
+	tracing, err := telemetry.Setup(ctx, buildinfo.Version(), g.log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer func() {
-		// Last: the servers have stopped, so every span has ended.
+	g.release = append(g.release, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
 		if err := tracing.Shutdown(sctx); err != nil {
-			log.Warn("exporting the last spans", zap.Error(err))
+			g.log.Warn("exporting the last spans", zap.Error(err))
 		}
-	}()
+	})
+	return tracing, nil
+}
+
+// keyring holds every client key of the configuration: api_keys, the keys file's, and the
+// named keys.
+func keyring(cfg config.Config) (*auth.Keyring, error) {
 	keyList := slices.Concat(cfg.APIKeys, cfg.FileKeys)
-	keyring := make([]auth.Key, 0, len(keyList)+len(cfg.Keys))
+	keys := make([]auth.Key, 0, len(keyList)+len(cfg.Keys))
 	for _, k := range keyList {
-		keyring = append(keyring, auth.Key{Key: k})
+		keys = append(keys, auth.Key{Key: k})
 	}
 	for _, k := range cfg.Keys {
-		keyring = append(keyring, auth.Key{Name: k.Name, Key: k.Key})
+		keys = append(keys, auth.Key{Name: k.Name, Key: k.Key})
 	}
-	keys, err := auth.NewKeyring(keyring)
+	return auth.NewKeyring(keys)
+}
+
+// sharedStore is the Redis of redis_url behind its Guard, or nil without one. Nothing
+// waits for Redis: connections are made by the first calls, and until it answers the
+// gateway serves without it (docs/PROTOCOL.md 14.3).
+func (g *Gateway) sharedStore(m *metrics.Metrics) (*store.Guard, error) {
+	if g.cfg.RedisURL == "" {
+		return nil, nil
+	}
+	r, err := store.NewRedis(g.cfg.RedisURL, g.cfg.RedisTimeout)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("redis_url: %w", err)
 	}
+	// The address only: the URL may hold a password.
+	g.log.Info("shared store: limit counters, the reasoning cache and failover affinity are shared with the replicas using this Redis",
+		zap.String("store", "redis"), zap.String("addr", r.Addr()), zap.Bool("tls", r.TLS()))
+	pingEvery := g.cfg.RedisPingInterval
+	if pingEvery == 0 {
+		pingEvery = -1 // never; the Guard's 0 is its default
+	}
+	guard := store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, Log: g.log, PingEvery: pingEvery})
+	g.release = append(g.release, func() { _ = guard.Close() })
+	return guard, nil
+}
+
+// serviceOptions are the core service's options the configuration sets, and the keys'
+// limits; New adds the parts it built (upstreams, metrics, tracing, store, clock, quota).
+func serviceOptions(cfg config.Config) (core.Options, map[string]quota.Limits, error) {
 	limits, keyDefaults, err := keyPolicies(cfg.Keys)
 	if err != nil {
-		return err
+		return core.Options{}, nil, err
 	}
-	shared, err := sharedStore(cfg.RedisURL, cfg.RedisTimeout, o.storePingEvery, m, log)
-	if err != nil {
-		return err
-	}
-	counters := o.counters // nil: in this process
-	var values store.Values
-	var storeStatus interface{ Status() string }
-	if shared != nil {
-		defer shared.Close()
-		counters, values, storeStatus = shared, shared, shared
-	}
-
-	svc := core.New(upstream, core.Options{
+	return core.Options{
 		DefaultModel:    cfg.DefaultModel,
 		Aliases:         aliasTargets(cfg.ModelAliases),
-		Regions:         regions,
 		MaxTools:        cfg.MaxTools,
 		MaxMessages:     cfg.MaxMessages,
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		UpstreamTimeout: cfg.UpstreamTimeout,
 		MaxConcurrent:   cfg.MaxConcurrent,
-		Metrics:         m,
 
 		NoParallelToolCalls: !cfg.ParallelToolCalls,
 		ParallelMemoryTTL:   cfg.ParallelMemoryTTL,
 		ReasoningCache: reasoning.Options{MaxEntries: cfg.ReasoningCache.MaxEntries,
 			MaxBytes: cfg.ReasoningCache.MaxBytes, TTL: cfg.ReasoningCache.TTL},
-		Shared: values,
-		Quota: quota.New(quota.Options{Keys: limits, Counters: counters, CacheReadWeight: cfg.CacheReadWeight,
-			Now: o.now, Metrics: m}),
 		StoreTimeout:      cfg.RedisTimeout,
 		NoPromptCaching:   cfg.PromptCaching == config.CachingOff,
 		AliasDefaults:     aliasDefaults(cfg.AliasDefaults),
 		ToolValidation:    string(cfg.ToolValidation),
 		MaxRepairAttempts: cfg.MaxRepairAttempts,
 		SchemaLimits:      cfg.SchemaLimits,
-		Tracing:           tracing,
-		Region:            awsCfg.Region,
 		KeyDefaults:       keyDefaults,
-		Now:               o.now,
 		DefaultMaxTokens:  cfg.DefaultMaxTokens,
-	}, log)
-	// Calls run under base, so those still in flight when the drain times out can be
-	// cancelled with a cause: their clients get a 503 instead of a cut connection.
+	}, limits, nil
+}
+
+// servers builds the gRPC server, the REST server and, with admin_addr, the admin server
+// around the core service. Calls run under a base context that the end of a drain cancels.
+func (g *Gateway) servers(storeStatus interface{ Status() string }, obs *observe.Observer) {
 	base, cancelCalls := context.WithCancelCause(context.Background())
-	defer cancelCalls(nil)
-	obs := observe.New(log, m, tracing)
-	grpcServer, health := grpcapi.NewServer(svc, grpcapi.Options{
-		Keys: keys, MaxMsgBytes: cfg.MaxBodyBytes, Base: base, StreamWriteTimeout: cfg.StreamWriteTimeout, Observer: obs,
+	g.cancelCalls = cancelCalls
+	g.release = append(g.release, func() { cancelCalls(nil) })
+	g.grpcServer, g.health = grpcapi.NewServer(g.svc, grpcapi.Options{
+		Keys: g.keys, MaxMsgBytes: g.cfg.MaxBodyBytes, Base: base, StreamWriteTimeout: g.cfg.StreamWriteTimeout, Observer: obs,
 	})
-	upstreamName := "bedrock"
-	if cfg.Sim.Enabled {
-		upstreamName = "bedrock-simulator"
-	}
 	httpOpts := server.Options{
-		Keys:               keys,
-		MaxBodyBytes:       int64(cfg.MaxBodyBytes),
-		Upstream:           upstreamName,
+		Keys:               g.keys,
+		MaxBodyBytes:       int64(g.cfg.MaxBodyBytes),
+		Upstream:           g.upstream,
 		Store:              storeStatus,
-		StreamWriteTimeout: cfg.StreamWriteTimeout,
-		BodyReadTimeout:    cfg.BodyReadTimeout,
+		StreamWriteTimeout: g.cfg.StreamWriteTimeout,
+		BodyReadTimeout:    g.cfg.BodyReadTimeout,
 		Observer:           obs,
 	}
-	handler := server.NewHTTPHandler(svc, httpOpts)
-	httpServer := &http.Server{
-		Handler:           handler,
+	g.httpServer = &http.Server{
+		Handler:           server.NewHTTPHandler(g.svc, httpOpts),
 		ReadHeaderTimeout: 10 * time.Second,
 		// The request line and headers together; beyond it net/http answers 431 itself,
 		// which server.Listener turns into the surface's JSON.
@@ -221,100 +369,79 @@ func run(ctx context.Context, cfg config.Config, log *zap.Logger, started func(A
 		// No WriteTimeout: it would cut long streams. Calls are bounded by upstream_timeout,
 		// and a stream whose client stops reading by stream_write_timeout.
 		IdleTimeout: 120 * time.Second,
-		ErrorLog:    zap.NewStdLog(log),
+		ErrorLog:    zap.NewStdLog(g.log),
 		BaseContext: func(net.Listener) context.Context { return base },
 	}
-
-	grpcLis, err := net.Listen("tcp", cfg.GRPCAddr)
-	if err != nil {
-		return fmt.Errorf("grpc listen: %w", err)
+	if g.cfg.AdminAddr != "" {
+		// Probes and the scraper (docs/PROTOCOL.md 7): short requests, so short timeouts.
+		g.adminServer = &http.Server{Handler: server.NewAdminHandler(g.svc, httpOpts), ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: server.MaxHeaderBytes, ErrorLog: zap.NewStdLog(g.log)}
 	}
-	httpLis, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err != nil {
-		grpcLis.Close()
-		return fmt.Errorf("http listen: %w", err)
-	}
-	addrs.HTTP, addrs.GRPC = httpLis.Addr().String(), grpcLis.Addr().String()
-	// Probes and the scraper on a second address (docs/PROTOCOL.md 7): short requests, so
-	// short timeouts.
-	var adminServer *http.Server
-	var adminLis net.Listener
-	if cfg.AdminAddr != "" {
-		if adminLis, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
-			grpcLis.Close()
-			httpLis.Close()
-			return fmt.Errorf("admin listen: %w", err)
-		}
-		addrs.Admin = adminLis.Addr().String()
-		adminServer = &http.Server{Handler: server.NewAdminHandler(svc, httpOpts), ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: server.MaxHeaderBytes, ErrorLog: zap.NewStdLog(log)}
-	}
-	logStarted(log, addrs, upstreamName, keys.Enabled())
-	if started != nil {
-		started(addrs)
-	}
-
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		// ErrServerStopped: the shutdown below won the race with Serve; a normal stop.
-		if err := grpcServer.Serve(grpcLis); !errors.Is(err, grpc.ErrServerStopped) {
-			return err
-		}
-		return nil
-	})
-	g.Go(func() error {
-		if err := httpServer.Serve(server.Listener(httpLis, obs, m)); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
-	if adminServer != nil {
-		g.Go(func() error {
-			if err := adminServer.Serve(adminLis); !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
-		})
-	}
-	g.Go(func() error {
-		<-gctx.Done()
-		drain(svc, health, cfg.DrainTimeout, cancelCalls, log)
-		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-		defer cancel()
-		stopped := make(chan struct{})
-		go func() { grpcServer.GracefulStop(); close(stopped) }()
-		if err := httpServer.Shutdown(sctx); err != nil {
-			log.Warn("closing the connections that did not end", zap.Error(err))
-			_ = httpServer.Close()
-		}
-		if adminServer != nil {
-			_ = adminServer.Close() // probes and scrapes: nothing worth waiting for
-		}
-		select {
-		case <-stopped:
-		case <-sctx.Done():
-			grpcServer.Stop()
-		}
-		return nil
-	})
-	return g.Wait()
 }
 
-// sharedStore is the Redis at url behind its Guard, or nil without a url. Nothing waits
-// for Redis: connections are made by the first calls, and until it answers the gateway
-// serves without it (docs/PROTOCOL.md 14.3).
-func sharedStore(url string, timeout, pingEvery time.Duration, m *metrics.Metrics, log *zap.Logger) (*store.Guard, error) {
-	if url == "" {
-		return nil, nil
+// listen opens the gRPC, REST and admin listeners: from here on their ports are taken,
+// and Addrs says which they are.
+func (g *Gateway) listen() error {
+	open := func(what, addr string) (net.Listener, error) {
+		lis, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("%s listen: %w", what, err)
+		}
+		g.release = append(g.release, func() { _ = lis.Close() }) // a server's Serve closes it too
+		return lis, nil
 	}
-	r, err := store.NewRedis(url, timeout)
-	if err != nil {
-		return nil, fmt.Errorf("redis_url: %w", err)
+	var err error
+	if g.grpcLis, err = open("grpc", g.cfg.GRPCAddr); err != nil {
+		return err
 	}
-	// The address only: the URL may hold a password.
-	log.Info("shared store: limit counters, the reasoning cache and failover affinity are shared with the replicas using this Redis",
-		zap.String("store", "redis"), zap.String("addr", r.Addr()), zap.Bool("tls", r.TLS()))
-	return store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, Log: log, PingEvery: pingEvery}), nil
+	if g.httpLis, err = open("http", g.cfg.HTTPAddr); err != nil {
+		return err
+	}
+	g.addrs.HTTP, g.addrs.GRPC = g.httpLis.Addr().String(), g.grpcLis.Addr().String()
+	if g.adminServer != nil {
+		if g.adminLis, err = open("admin", g.cfg.AdminAddr); err != nil {
+			return err
+		}
+		g.addrs.Admin = g.adminLis.Addr().String()
+	}
+	return nil
+}
+
+// shutdown drains, then closes the servers: the REST one gracefully, the admin one at once
+// (probes and scrapes: nothing worth waiting for), the gRPC one gracefully within
+// shutdownTimeout.
+func (g *Gateway) shutdown() {
+	g.drain()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() { g.grpcServer.GracefulStop(); close(stopped) }()
+	if err := g.httpServer.Shutdown(sctx); err != nil {
+		g.log.Warn("closing the connections that did not end", zap.Error(err))
+		_ = g.httpServer.Close()
+	}
+	if g.adminServer != nil {
+		_ = g.adminServer.Close()
+	}
+	select {
+	case <-stopped:
+	case <-sctx.Done():
+		g.grpcServer.Stop()
+	}
+}
+
+// drain turns the gateway not-ready (/readyz 503, gRPC health NOT_SERVING) while it keeps
+// listening, refuses new calls with 503, and waits up to drain_timeout for the calls in
+// flight; then cancels what remains.
+func (g *Gateway) drain() {
+	g.log.Info("draining", zap.Duration("timeout", g.cfg.DrainTimeout))
+	g.health.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.DrainTimeout)
+	defer cancel()
+	if !g.svc.Drain(ctx) {
+		g.log.Warn("drain timeout: cancelling the calls still in flight")
+	}
+	g.cancelCalls(fault.ErrDraining)
 }
 
 // upstreams builds the Bedrock client of the gateway's own region, and one for every other
@@ -502,17 +629,23 @@ func loopback(addr string) bool {
 	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
-// startSim serves the simulator on a loopback port: the gateway reaches it over HTTP
-// exactly as it reaches AWS.
-func startSim(cfg config.Sim) (string, func(), error) {
+// simOptions are the simulator's options of the sim_* settings: bedrocksim parses the
+// fault specs, and a bad one is a bad sim_faults.
+func simOptions(cfg config.Sim) (bedrocksim.Options, error) {
 	opts := bedrocksim.Options{FirstTokenDelay: cfg.FirstTokenDelay, DeltaDelay: cfg.DeltaDelay}
-	for _, spec := range cfg.Faults {
+	for i, spec := range cfg.Faults {
 		f, err := bedrocksim.ParseFault(spec)
 		if err != nil {
-			return "", nil, fmt.Errorf("sim_faults: %w", err)
+			return bedrocksim.Options{}, &config.SettingError{Key: "sim_faults", Err: fmt.Errorf("[%d]: %w", i, err)}
 		}
 		opts.Faults = append(opts.Faults, f)
 	}
+	return opts, nil
+}
+
+// startSim serves the simulator on a loopback port: the gateway reaches it over HTTP
+// exactly as it reaches AWS.
+func startSim(opts bedrocksim.Options) (url string, stop func(), err error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, fmt.Errorf("simulator listen: %w", err)
@@ -523,9 +656,9 @@ func startSim(cfg config.Sim) (string, func(), error) {
 	return "http://" + lis.Addr().String(), func() { sim.Close(); srv.Close() }, nil
 }
 
-// SimAWSConfig is an AWS configuration that reaches a simulator at url with fake static
+// simAWSConfig is an AWS configuration that reaches a simulator at url with fake static
 // credentials: requests are signed exactly as for AWS.
-func SimAWSConfig(url string) aws.Config {
+func simAWSConfig(url string) aws.Config {
 	return aws.Config{
 		Region:       "us-east-1",
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIDSIMULATOR", "simulator-secret", ""),

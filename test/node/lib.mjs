@@ -1,11 +1,11 @@
 // Shared by the scripts: where the gateway is, and a runner that names the failing check.
-// internal/gateway/node_clients_test.go starts a gateway on the simulator and runs each
+// e2e/node_clients_test.go starts a gateway on the simulator and runs each
 // script with GATEWAY_BASE_URL (http://host:port/v1) and GATEWAY_API_KEY set.
 
 export function env(name) {
   const v = process.env[name];
   if (!v) {
-    console.error(`${name} is not set; run these scripts through 'go test ./internal/gateway -run TestNodeClients'`);
+    console.error(`${name} is not set; run these scripts through 'go test ./e2e -run TestNodeClients'`);
     process.exit(2);
   }
   return v;

@@ -1,4 +1,4 @@
-package gateway
+package e2e
 
 import (
 	"encoding/json"
@@ -16,6 +16,7 @@ import (
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/clocktest"
+	"github.com/nirmata/llm-gateway/internal/gateway"
 	"github.com/nirmata/llm-gateway/internal/redistest"
 )
 
@@ -34,8 +35,7 @@ func limitedReplicas(t *testing.T, url, yaml string, clock *clocktest.Clock) (*r
 	cfg := keysConfig(t, yaml)
 	cfg.RedisURL = url
 	cfg.APIKeys = []string{otherKey}
-	o := runOptions{now: clock.Now}
-	return sim, startWith(t, cfg, o), startWith(t, cfg, o)
+	return sim, startWith(t, cfg, gateway.WithClock(clock.Now)), startWith(t, cfg, gateway.WithClock(clock.Now))
 }
 
 // redisClient is a go-redis client of its own for the test, to read what the gateways wrote.

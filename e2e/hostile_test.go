@@ -1,4 +1,4 @@
-package gateway
+package e2e
 
 // What a hostile client tries, and what the gateway answers: the README's hostile-client
 // table names these tests.
@@ -548,7 +548,7 @@ func refuseAttacks(t *testing.T, attacks []struct{ name, schema, says string }, 
 // its call checked like any other: the model's invalid call of it (a required property
 // left out) is reported on REST, its valid call is valid, not unchecked, on gRPC.
 func TestLargeSchemaIsChecked(t *testing.T) {
-	raw, err := os.ReadFile("../toolcheck/testdata/deployment.json")
+	raw, err := os.ReadFile("../internal/toolcheck/testdata/deployment.json")
 	require.NoError(t, err)
 	var schema map[string]any
 	require.NoError(t, json.Unmarshal(raw, &schema))

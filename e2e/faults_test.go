@@ -1,4 +1,4 @@
-package gateway
+package e2e
 
 import (
 	"bufio"
@@ -379,9 +379,9 @@ func TestKeysFileWithDigests(t *testing.T) {
 	assert.Contains(t, ids, hex.EncodeToString(digest[:4]))
 }
 
-// TestDrainLetsStreamsFinish sends SIGTERM's equivalent (the run context ends) while a
+// TestDrainLetsStreamsFinish sends SIGTERM's equivalent (Serve's context ends) while a
 // stream is in flight: /readyz turns 503, new calls are refused with 503, the stream
-// finishes with done, and Run returns nil.
+// finishes with done, and Serve returns nil.
 func TestDrainLetsStreamsFinish(t *testing.T) {
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
@@ -389,7 +389,7 @@ func TestDrainLetsStreamsFinish(t *testing.T) {
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.APIKeys = []string{testKey}
 	cfg.DrainTimeout = 10 * time.Second
-	g, stop, done := startStoppable(t, cfg)
+	g, s := startStoppable(t, cfg)
 
 	resp := streamPost(t, "http://"+g.HTTP+"/llm-apps/chat?stream=true", twoTools)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -398,7 +398,7 @@ func TestDrainLetsStreamsFinish(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, first, "content")
 
-	stop()
+	s.cancel()
 	require.Eventually(t, func() bool {
 		r, err := http.Get("http://" + g.HTTP + "/readyz")
 		if err != nil {
@@ -407,17 +407,17 @@ func TestDrainLetsStreamsFinish(t *testing.T) {
 		r.Body.Close()
 		return r.StatusCode == http.StatusServiceUnavailable
 	}, 5*time.Second, 10*time.Millisecond, "/readyz turns 503 while draining")
-	r2, e, _ := chatOnce(t, g.started, "")
+	r2, e, _ := chatOnce(t, g, "")
 	assert.Equal(t, http.StatusServiceUnavailable, r2.StatusCode)
 	assert.Equal(t, "unavailable", e.Code)
 
 	res := readJSONL(t, lines)
 	assert.Equal(t, "done", res.last.Type, "the in-flight stream finished")
 	select {
-	case err := <-done:
-		assert.NoError(t, err)
+	case <-s.done:
+		assert.NoError(t, s.err)
 	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after the drain")
+		t.Fatal("Serve did not return after the drain")
 	}
 }
 
@@ -430,7 +430,7 @@ func TestDrainTimeoutCancelsWithA503(t *testing.T) {
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.APIKeys = []string{testKey}
 	cfg.DrainTimeout = 200 * time.Millisecond
-	g, stop, done := startStoppable(t, cfg)
+	g, s := startStoppable(t, cfg)
 
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -450,30 +450,17 @@ func TestDrainTimeoutCancelsWithA503(t *testing.T) {
 	// The call was admitted and reached the hanging upstream: its 503 can only come from
 	// the drain cancelling it, not from admission refusing it.
 	require.Eventually(t, func() bool { return sim.Requests() == 1 }, 10*time.Second, 5*time.Millisecond)
-	stop()
+	s.cancel()
 	wg.Wait()
 	assert.Equal(t, http.StatusServiceUnavailable, status, string(body))
 	assert.Contains(t, string(body), "shutting down")
-	assert.NoError(t, <-done)
+	assert.NoError(t, s.stop())
 	assert.EqualValues(t, 1, sim.Requests())
 }
 
-type stoppable struct {
-	started
-}
-
-// startStoppable runs the gateway and lets the test end its run context, as SIGTERM does.
-func startStoppable(t *testing.T, cfg config.Config) (stoppable, func(), <-chan error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	addrs := make(chan Addrs, 1)
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, zap.NewNop(), func(a Addrs) { addrs <- a }) }()
-	select {
-	case a := <-addrs:
-		return stoppable{started{Addrs: a}}, cancel, done
-	case err := <-done:
-		t.Fatalf("gateway did not start: %v", err)
-	}
-	return stoppable{}, nil, nil
+// startStoppable serves the gateway of cfg and lets the test end its Serve context, as
+// SIGTERM does.
+func startStoppable(t *testing.T, cfg config.Config) (started, *serving) {
+	addrs, s := serve(t, cfg, zap.NewNop())
+	return started{Addrs: addrs}, s
 }

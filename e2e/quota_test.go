@@ -1,4 +1,4 @@
-package gateway
+package e2e
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/clocktest"
+	"github.com/nirmata/llm-gateway/internal/gateway"
 	"github.com/nirmata/llm-gateway/internal/redistest"
 	"github.com/nirmata/llm-gateway/internal/store"
 )
@@ -74,7 +75,7 @@ func TestTokenLimitHoldsUnderABurst(t *testing.T) {
 	// detector, a cold burst of 100 requests can keep a call from the CPU for more than
 	// the default 100 ms, and a call that times out fails its limits open.
 	cfg.RedisTimeout = 5 * time.Second
-	replicas := []started{startWith(t, cfg, runOptions{now: clock.Now}), startWith(t, cfg, runOptions{now: clock.Now})}
+	replicas := []started{startWith(t, cfg, gateway.WithClock(clock.Now)), startWith(t, cfg, gateway.WithClock(clock.Now))}
 	question := strings.Repeat("pods ", 800) // 4,000 bytes: 1,000 tokens by estimate
 	body := `{"max_tokens":100,"messages":[{"role":"user","content":"` + question + `"}]}`
 	const reservation = 1000 + 100 // the question and max_tokens
@@ -129,7 +130,7 @@ func TestLeftCallsCountTheirInput(t *testing.T) {
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, tokens_per_day: 100000000}\n")
-	g := startWith(t, cfg, runOptions{now: clock.Now, counters: counters})
+	g := startWith(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
 	var tools []string
 	for i := range 100 {
 		tools = append(tools, fmt.Sprintf(`{"type":"function","function":{"name":"tool_%d","description":"%s","parameters":{"type":"object"}}}`,
@@ -175,7 +176,7 @@ func TestRepairAttemptsAreAdmitted(t *testing.T) {
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "max_repair_attempts: 10\nkeys:\n  - {name: fixer, key: fixer-key-0123456789, tokens_per_minute: 6000, tool_validation: repair}\n")
-	g := startWith(t, cfg, runOptions{now: clock.Now, counters: counters})
+	g := startWith(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
 	// Admitted: about 100 tokens in and default_max_tokens (4,096) out; the first repair
 	// attempt reserves the input, the turn and its own output (about 8,300) on top of that,
 	// under 6,000 before it; the second finds the window over 6,000.

@@ -1,4 +1,4 @@
-package gateway
+package e2e
 
 import (
 	"bufio"
@@ -30,6 +30,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/config"
+	"github.com/nirmata/llm-gateway/internal/gateway"
 	"github.com/nirmata/llm-gateway/internal/store"
 )
 
@@ -107,7 +108,7 @@ func requireGRPCRefusal(t *testing.T, g started, key, body, message string, retr
 func TestKeyRequestsPerMinute(t *testing.T) {
 	sim := recordSim(t)
 	clock := clocktest.New(at37)
-	g := startWith(t, keysConfig(t, "keys:\n  - {name: ci, key: ci-key-0123456789, requests_per_minute: 2}\n"), runOptions{now: clock.Now})
+	g := startWith(t, keysConfig(t, "keys:\n  - {name: ci, key: ci-key-0123456789, requests_per_minute: 2}\n"), gateway.WithClock(clock.Now))
 	base := "http://" + g.HTTP
 	for range 2 {
 		resp, answer := post(t, base+"/llm-apps/chat", "Bearer ci-key-0123456789", hello)
@@ -211,7 +212,7 @@ func TestKeyTokensCounted(t *testing.T) {
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, tokens_per_minute: 100000000, tokens_per_day: 100000000, tool_validation: repair}\n")
-	g := startWith(t, cfg, runOptions{now: clock.Now, counters: counters})
+	g := startWith(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
 	base := "http://" + g.HTTP + "/llm-apps/chat"
 
 	// An agent's second turn reads from the prompt cache what its first wrote.
@@ -256,7 +257,7 @@ func TestKeyStreamLeftEarly(t *testing.T) {
 	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, tokens_per_minute: 100000000, tokens_per_day: 100000000}\n")
 	cfg.Sim.Enabled = true
 	cfg.Sim.DeltaDelay = 300 * time.Millisecond // the answer takes seconds; reading its first line, far less
-	g := startWith(t, cfg, runOptions{now: clock.Now, counters: counters})
+	g := startWith(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
 	question := strings.Repeat("How are the pods doing? ", 40)
 	body := `{"messages":[{"role":"user","content":"` + question + `"}]}`
 
@@ -328,7 +329,7 @@ func TestKeyTokenLimits(t *testing.T) {
 	g := startWith(t, keysConfig(t, `keys:
   - {name: small, key: small-key-0123456789, tokens_per_minute: 10}
   - {name: daily, key: daily-key-0123456789, tokens_per_day: 10}
-`), runOptions{now: clock.Now})
+`), gateway.WithClock(clock.Now))
 	base := "http://" + g.HTTP
 
 	for _, key := range []string{"small-key-0123456789", "daily-key-0123456789"} {

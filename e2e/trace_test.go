@@ -1,4 +1,4 @@
-package gateway
+package e2e
 
 import (
 	"bytes"
@@ -200,33 +200,16 @@ func setOTelEnv(t *testing.T, env map[string]string) {
 	}
 }
 
-// startTraced runs the gateway on the simulator; stop ends its run and returns once Run
-// has, which is once the spans are exported.
+// startTraced serves the gateway on the simulator; stop ends its Serve and returns once
+// Serve has, which is once the spans are exported.
 func startTraced(t *testing.T, cfg config.Config) (g started, stop func()) {
 	t.Helper()
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.APIKeys = []string{testKey}
-	ctx, cancel := context.WithCancel(context.Background())
-	addrs := make(chan Addrs, 1)
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, zap.NewNop(), func(a Addrs) { addrs <- a }) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			require.NoError(t, <-done)
-		})
-	}
+	addrs, s := serve(t, cfg, zap.NewNop())
+	stop = func() { require.NoError(t, s.stop()) }
 	t.Cleanup(stop)
-	select {
-	case a := <-addrs:
-		return started{Addrs: a}, stop
-	case err := <-done:
-		t.Fatalf("gateway did not start: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("gateway did not start in 10s")
-	}
-	return started{}, stop
+	return started{Addrs: addrs}, stop
 }
 
 // A caller's trace: the ids a traceparent carries.

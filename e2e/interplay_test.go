@@ -1,4 +1,4 @@
-package gateway
+package e2e
 
 import (
 	"encoding/json"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/config"
+	"github.com/nirmata/llm-gateway/internal/gateway"
 	"github.com/nirmata/llm-gateway/internal/redistest"
 	"github.com/nirmata/llm-gateway/internal/store"
 )
@@ -201,7 +202,7 @@ func TestFailoverCountsTheAnswerOnly(t *testing.T) {
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, requests_per_minute: 100, tokens_per_minute: 100000000, tokens_per_day: 100000000}\n")
 	cfg.ModelAliases = map[string][]config.Target{"agent": twoTargets}
-	g := startWith(t, cfg, runOptions{now: clock.Now, counters: counters})
+	g := startWith(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
 	url := "http://" + g.HTTP + "/llm-apps/chat"
 
 	var got []nirmataUsage

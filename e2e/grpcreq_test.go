@@ -1,4 +1,4 @@
-package gateway
+package e2e
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package gateway
+package e2e
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -31,6 +30,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/config"
+	"github.com/nirmata/llm-gateway/internal/gateway"
 )
 
 // TestMain checks that no test leaves a goroutine behind, but go-redis's dial probe: after
@@ -45,42 +45,59 @@ const (
 	testModel = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 )
 
-// started is a gateway running for one test.
+// started is a gateway serving for one test.
 type started struct {
-	Addrs
+	gateway.Addrs
 	logs *observer.ObservedLogs
 }
 
-// start runs the gateway until the test ends, with every listener on a free loopback port
-// and testKey among its keys.
+// start serves the gateway of cfg until the test ends, with every listener on a free
+// loopback port and testKey among its keys.
 func start(t *testing.T, cfg config.Config) started {
 	t.Helper()
-	return startWith(t, cfg, runOptions{})
+	return startWith(t, cfg)
 }
 
-// startWith is start with a clock and counters for the keys' limits.
-func startWith(t testing.TB, cfg config.Config, o runOptions) started {
+// startWith is start with options: a clock and counters for the keys' limits.
+func startWith(t testing.TB, cfg config.Config, opts ...gateway.Option) started {
 	t.Helper()
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.APIKeys = append(cfg.APIKeys, testKey)
 	core, logs := observer.New(zap.DebugLevel)
+	addrs, s := serve(t, cfg, zap.New(core), opts...)
+	t.Cleanup(func() { require.NoError(t, s.stop()) })
+	return started{Addrs: addrs, logs: logs}
+}
+
+// serving is a gateway's Serve running in the background.
+type serving struct {
+	cancel context.CancelFunc // ends Serve's context, as SIGTERM does
+	done   chan struct{}      // closed once Serve has returned
+	err    error              // Serve's, once done is closed
+}
+
+// stop ends Serve's context and returns Serve's error once it has returned: the drain
+// over, the spans exported.
+func (s *serving) stop() error {
+	s.cancel()
+	<-s.done
+	return s.err
+}
+
+// serve builds the gateway of cfg with gateway.New, as cmd/gateway does, and runs its
+// Serve until the test ends.
+func serve(t testing.TB, cfg config.Config, log *zap.Logger, opts ...gateway.Option) (gateway.Addrs, *serving) {
+	t.Helper()
+	g, err := gateway.New(t.Context(), cfg, log, opts...)
+	require.NoError(t, err, "the gateway was not built")
 	ctx, cancel := context.WithCancel(context.Background())
-	addrs := make(chan Addrs, 1)
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, cfg, zap.New(core), func(a Addrs) { addrs <- a }, o) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	select {
-	case a := <-addrs:
-		return started{Addrs: a, logs: logs}
-	case err := <-done:
-		t.Fatalf("gateway did not start: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("gateway did not start in 10s")
-	}
-	return started{}
+	s := &serving{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		s.err = g.Serve(ctx)
+		close(s.done)
+	}()
+	t.Cleanup(func() { _ = s.stop() })
+	return g.Addrs(), s
 }
 
 func defaultConfig(t *testing.T) config.Config {

@@ -1,4 +1,4 @@
-package gateway
+package e2e
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // nodeDir holds the scripts that run the official openai npm client and the Vercel AI SDK
 // against a gateway (docs/PROTOCOL.md 10: both MUST work unmodified), with their packages
 // pinned in its package-lock.json.
-const nodeDir = "../../test/node"
+const nodeDir = "../test/node"
 
 // minNodeMajor is the oldest Node.js the pinned packages support.
 const minNodeMajor = 20

@@ -1,4 +1,4 @@
-package gateway
+package e2e
 
 import (
 	"crypto/sha256"
@@ -240,7 +240,8 @@ func silentRedisGateway(t testing.TB, silent *redistest.Silent) started {
 	t.Helper()
 	cfg := agentConfig(t)
 	cfg.RedisURL = silent.URL()
-	g := startWith(t, cfg, runOptions{storePingEvery: time.Hour})
+	cfg.RedisPingInterval = time.Hour
+	g := startWith(t, cfg)
 	requireReady(t, g, "redis unreachable")
 	return g
 }
@@ -298,13 +299,14 @@ func BenchmarkSilentRedis(b *testing.B) {
 			var g started
 			switch name {
 			case "no-redis":
-				g = startWith(b, agentConfig(b), runOptions{})
+				g = startWith(b, agentConfig(b))
 			case "silent-redis":
 				g = silentRedisGateway(b, redistest.StartSilent(b))
 			default:
 				cfg := agentConfig(b)
 				cfg.RedisURL = redistest.StartSilent(b).URL()
-				g = startWith(b, cfg, runOptions{storePingEvery: -1})
+				cfg.RedisPingInterval = 0 // never
+				g = startWith(b, cfg)
 			}
 			params := agentToolTurn(b, g)
 			client := clientOf(g, "agent-key-0123456789")
