@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/memo"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -478,8 +480,14 @@ func (a *Arguments) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 
 // Parameters is a tool's JSON Schema: an object, kept as its text with the whitespace
 // between tokens removed and otherwise as written (key order, escapes, number spelling),
-// so the schema reaches Bedrock as the client wrote it. null is absent.
+// so the schema reaches Bedrock as the client wrote it. null is absent. A decoded
+// Parameters is shared between requests (see schemas): it must not be changed.
 type Parameters []byte
+
+// schemas are the schemas Parameters read, by the text the client sent: clients send the
+// same tools with every request, so each distinct schema is compacted and checked once. It
+// keeps at most 8 MiB of schemas, both texts counted.
+var schemas = memo.New[Parameters](8 << 20)
 
 func (p *Parameters) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	switch k := dec.PeekKind(); k {
@@ -488,17 +496,22 @@ func (p *Parameters) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		*p = nil
 		return err
 	case '{':
-		v, err := dec.ReadValue()
+		raw, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		v = bytes.ToValidUTF8(v, []byte("\uFFFD")) // a copy: ReadValue's bytes are the decoder's
+		if kept, ok := schemas.Get(raw); ok {
+			*p = kept
+			return nil
+		}
+		v := jsontext.Value(bytes.ToValidUTF8(raw, []byte("\uFFFD"))) // a copy: ReadValue's bytes are the decoder's
 		// Compact checks again, without the body's leniency: a schema reaches Bedrock as
 		// JSON the marshaller accepts, so a member named twice is refused here.
 		if err := v.Compact(jsontext.AllowDuplicateNames(false)); err != nil {
 			return &fieldError{strings.TrimPrefix(translate.JSONErrorText(err), "is ")}
 		}
-		*p = Parameters(v)
+		*p = Parameters(slices.Clip(v)) // an append to it copies
+		schemas.Put(raw, *p, len(*p))
 		return nil
 	default:
 		return wantErr("an object", k)

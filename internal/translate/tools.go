@@ -15,6 +15,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/memo"
 )
 
 // emptyObjectSchema is the schema of a tool that declares no parameters (docs/PROTOCOL.md 3:
@@ -57,13 +58,33 @@ func inputSchema(parameters []byte) ([]byte, error) {
 // typeObject is the member a schema without a root "type" gets (rule 11).
 const typeObject = `"type":"object"`
 
+// bedrockSchemas are the schemas jsonSchema accepted, by their text: clients send the
+// same tools with every request, so each distinct schema is checked and rewritten once. It
+// keeps at most 8 MiB of schemas, both texts counted.
+var bedrockSchemas = memo.New[[]byte](8 << 20)
+
 // jsonSchema checks a schema and returns it as Bedrock gets it: compacted, and otherwise
 // the client's bytes (key order, escapes, numbers such as 12345678901234567890 or 0.1, no
 // HTML escaping), so the model sees the schema the client wrote and the prompt cache sees
 // the same bytes every time. It is validated, never decoded. A missing root "type" is
 // inserted as the first member, so no other member is rewritten; {} becomes
-// emptyObjectSchema, as absent parameters do.
+// emptyObjectSchema, as absent parameters do. The result is shared between requests: it
+// must not be changed.
 func jsonSchema(s []byte) ([]byte, error) {
+	if b, ok := bedrockSchemas.Get(s); ok {
+		return b, nil
+	}
+	b, err := checkSchema(s)
+	if err != nil {
+		return nil, err
+	}
+	b = slices.Clip(b) // an append to it copies
+	bedrockSchemas.Put(s, b, len(b))
+	return b, nil
+}
+
+// checkSchema is jsonSchema's work.
+func checkSchema(s []byte) ([]byte, error) {
 	if !utf8.Valid(s) {
 		return nil, schemaError("is not valid UTF-8")
 	}
