@@ -26,18 +26,18 @@ var emptyObjectSchema = []byte(`{"type":"object","properties":{}}`)
 // rule 13 wants a toolConfig whenever toolUse/toolResult blocks are present.
 var historyToolSchema = []byte(`{"type":"object"}`)
 
-// toolSpec builds the Bedrock tool spec of tool i.
-func toolSpec(i int, t *chat.Tool, bedrockName string, model capabilities.Model) (bedrock.Tool, error) {
+// toolSpec builds the Bedrock tool spec of tool i in spec.
+func toolSpec(spec *bedrock.ToolSpec, i int, t *chat.Tool, bedrockName string, model capabilities.Model) error {
 	schema, err := inputSchema(t.Parameters)
 	if err != nil {
-		return bedrock.Tool{}, invalidf("%s.parameters %s", ToolPath(i, t), err.Error())
+		return invalidf("%s.parameters %s", ToolPath(i, t), err.Error())
 	}
-	spec := &bedrock.ToolSpec{Name: bedrockName, InputSchema: bedrock.InputSchema{JSON: schema}, Strict: t.Strict && NativeStrict(model)}
+	*spec = bedrock.ToolSpec{Name: bedrockName, InputSchema: bedrock.InputSchema{JSON: schema}, Strict: t.Strict && NativeStrict(model)}
 	// Rule 10: a present description must not be empty.
 	if !isBlank(t.Description) {
 		spec.Description = t.Description
 	}
-	return bedrock.Tool{ToolSpec: spec}, nil
+	return nil
 }
 
 // schemaError is a reason a parameters schema is refused; the caller adds the path.
@@ -227,16 +227,16 @@ func toolConfig(req *chat.Request, names *namer, model capabilities.Model, stats
 			Msg: "model " + clip.String(model.ID, clip.LogMax) + " does not support tool use; remove the tools and tool calls or choose a model that supports them"}
 	}
 	cfg := &bedrock.ToolConfig{Tools: make([]bedrock.Tool, 0, max(len(req.Tools), 1))}
+	specs := make([]bedrock.ToolSpec, len(req.Tools)) // one allocation for all
 	for i := range req.Tools {
 		t := &req.Tools[i]
 		if choice.Allowed != nil && !slices.Contains(choice.Allowed, t.Name) {
 			continue // not offered to the model on this request
 		}
-		spec, err := toolSpec(i, t, names.toolName(t.Name), model)
-		if err != nil {
+		if err := toolSpec(&specs[i], i, t, names.toolName(t.Name), model); err != nil {
 			return nil, err
 		}
-		cfg.Tools = append(cfg.Tools, spec)
+		cfg.Tools = append(cfg.Tools, bedrock.Tool{ToolSpec: &specs[i]})
 	}
 	if len(req.Tools) == 0 {
 		// History with tool use but no tools: make up a minimal spec per name used.
