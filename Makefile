@@ -53,11 +53,12 @@ generate: ## Regenerate gen/ from proto/
 checkgenerate: generate ## Fail when gen/ is not what proto/ generates
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then git status --short -- gen; echo "gen/ is stale: run 'make generate' and commit"; exit 1; fi
 
-fuzz: ## Fuzz every target: translator, schema check, tool-call check, REST decoders (Nirmata, OpenAI), stream machine, frames, signer, simulator (FUZZTIME=30s each)
+fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fast path, REST decoders (Nirmata, OpenAI), stream machine, frames, signer, simulator (FUZZTIME=30s each)
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzJSONSchema$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/toolcheck -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/toolcheck -run '^$$' -fuzz '^FuzzMeasure$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/toolcheck -run '^$$' -fuzz '^FuzzFastPath$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/nirmata -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/openai -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/stream -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $${FUZZTIME:-30s}
