@@ -90,11 +90,23 @@ var encodeOptions = json.JoinOptions(jsontext.EscapeForJS(true), jsontext.AllowI
 // encoder writes into dst itself, where json.Marshal would build a buffer of its own and
 // return a copy of it.
 func Append(dst []byte, v any) []byte {
-	a := appender{dst}
-	if err := json.MarshalWrite(&a, v, encodeOptions); err != nil {
+	var e Encoder
+	return e.Append(dst, v)
+}
+
+// Encoder is Append for many values: a stream keeps one, so the writer the encoder is
+// given (which escapes to the heap through its interface) is not made again for each line.
+// The zero Encoder is ready. Not safe for concurrent use.
+type Encoder struct{ a appender }
+
+// Append is the package's Append.
+func (e *Encoder) Append(dst []byte, v any) []byte {
+	e.a.b = dst
+	if err := json.MarshalWrite(&e.a, v, encodeOptions); err != nil {
 		panic("chatjson: encoding a declared answer: " + err.Error())
 	}
-	return a.b
+	dst, e.a.b = e.a.b, nil
+	return dst
 }
 
 type appender struct{ b []byte }

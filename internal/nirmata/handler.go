@@ -121,9 +121,10 @@ func applyQuery(req *chat.Request, q url.Values, stream bool) (bool, bool, error
 // arrives. The client going away cancels the request context, which cancels the upstream
 // call. A failure after the 200 is the stream's last line.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, st *core.Stream, chunked, reasoning bool, call *core.Call) {
-	encode, encodeError := AppendLine, AppendErrorLine
+	lines := &lineWriter{}
+	encode, encodeError := lines.line, AppendErrorLine
 	if reasoning {
-		encode = AppendReasoningLine
+		encode = lines.reasoningLine
 	}
 	if chunked {
 		c := NewChunker(call.RequestID)
