@@ -116,8 +116,7 @@ func (n *Names) ToolCallID(bedrockID string) string {
 // call and gives each tool name its Bedrock name, then messages takes a toolUseId per call
 // and tools reads the names. Not safe for concurrent use.
 type namer struct {
-	names *Names // &plan: the Names the translation returns
-	plan  Names
+	names *Names
 
 	tools   allocator         // Bedrock tool names
 	ids     allocator         // Bedrock toolUseIds
@@ -134,8 +133,9 @@ type namer struct {
 // handed out, so a substitute can never take a name or id the client uses elsewhere in
 // the request; tools are named first, then names only the history uses.
 func newNamer(req *chat.Request) (*namer, error) {
-	n := &namer{nameOf: make(map[string]string, len(req.Tools))}
-	n.names = &n.plan
+	// Names apart: it lives as long as the request's answer (a stream's), the namer only as
+	// long as the translation.
+	n := &namer{names: &Names{}, nameOf: make(map[string]string, len(req.Tools))}
 	seen := make(map[string]int, len(req.Tools))
 	for i := range req.Tools {
 		t := &req.Tools[i]
