@@ -204,13 +204,21 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 	if st.rec != nil {
 		src = st.rec
 	}
-	step := out
-	if st.hold != nil {
-		step = st.scratch[:0]
+	// Without a holder the machine appends to out; with one, each event's output goes
+	// through it as it comes, so scratch holds one Bedrock event's chat events, not a
+	// whole burst's (a chat.Event is 224 bytes).
+	step := func() (err error) {
+		if st.hold == nil {
+			out, err = st.machine.Step(src, out)
+			return err
+		}
+		st.scratch, err = st.machine.Step(src, st.scratch[:0])
+		out = st.hold.pass(st.scratch, out)
+		return err
 	}
-	step, err := st.machine.Step(src, step)
+	err := step()
 	for err == nil && st.src.Ready() {
-		step, err = st.machine.Step(src, step)
+		err = step()
 	}
 	if err != nil { // the Bedrock call has ended; a repair's calls have spans of their own, and count their own usage
 		st.span.endStream(st.machine, err)
@@ -218,14 +226,8 @@ func (st *Stream) next(out []chat.Event) ([]chat.Event, error) {
 		st.prepared.quota.count(st.machine.Usage()) // zeros unless Bedrock's final event came
 		st.counted = err == io.EOF
 	}
-	if st.hold != nil {
-		st.scratch = step
-		out = st.hold.pass(step, out)
-		if err == io.EOF && st.hold.untilDone {
-			out, err = st.finishHeld(out)
-		}
-	} else {
-		out = step
+	if st.hold != nil && err == io.EOF && st.hold.untilDone {
+		out, err = st.finishHeld(out)
 	}
 	st.firstEvent(out)
 	if err != nil && err != io.EOF {
