@@ -131,6 +131,13 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 			st.rec = stream.NewRecorder(events)
 		}
 	}
+	// The request and its translation served to open the stream; only a repair sends the
+	// translation again. The stream holds p for as long as it is open, so what it no
+	// longer needs is let go.
+	p.req = nil
+	if st.rec == nil {
+		p.converse = nil
+	}
 	st.done = func() {
 		_ = events.Close()
 		cancel()
