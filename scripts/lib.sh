@@ -101,9 +101,9 @@ start_gateway() {
 	wait_http "http://127.0.0.1:$port/readyz" 200
 }
 
-# start_baseline PORT SIM_PORT
+# start_baseline PORT SIM_PORT [-raw]: the reverse proxy, or with -raw the raw one (the floor).
 start_baseline() {
-	start "baseline-$1" "$bin/baseline" -listen "127.0.0.1:$1" -upstream "http://127.0.0.1:$2"
+	start "baseline-$1" "$bin/baseline" -listen "127.0.0.1:$1" -upstream "http://127.0.0.1:$2" "${@:3}"
 	wait_http "http://127.0.0.1:$1/metrics" 200
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,8 +21,11 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// proxyTo serves the baseline in front of upstream.
-func proxyTo(t *testing.T, upstream http.Handler) *httptest.Server {
+// kinds are the two proxies the command serves.
+var kinds = map[string]func(*url.URL, http.RoundTripper) http.Handler{"reverse": newHandler, "raw": newRawHandler}
+
+// proxyTo serves the baseline of the given kind in front of upstream.
+func proxyTo(t *testing.T, kind string, upstream http.Handler) *httptest.Server {
 	t.Helper()
 	up := httptest.NewServer(upstream)
 	t.Cleanup(up.Close)
@@ -28,21 +33,31 @@ func proxyTo(t *testing.T, upstream http.Handler) *httptest.Server {
 	require.NoError(t, err)
 	tr := newTransport()
 	t.Cleanup(tr.CloseIdleConnections)
-	srv := httptest.NewServer(newHandler(target, tr))
+	srv := httptest.NewServer(kinds[kind](target, tr))
 	t.Cleanup(srv.Close)
 	return srv
 }
 
 // The upstream gets the client's request as sent: path, body and Authorization untouched,
-// no X-Forwarded-* added.
+// no X-Forwarded-* added; the client gets the upstream's status, headers and body.
 func TestForwardsBytesUnchanged(t *testing.T) {
 	t.Parallel()
+	for kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			testForwardsBytesUnchanged(t, kind)
+		})
+	}
+}
+
+func testForwardsBytesUnchanged(t *testing.T, kind string) {
 	var got *http.Request
 	var gotBody []byte
-	srv := proxyTo(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := proxyTo(t, kind, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r
 		gotBody, _ = io.ReadAll(r.Body)
 		w.Header().Set("X-Amzn-RequestId", "abc")
+		w.WriteHeader(http.StatusAccepted)
 		_, _ = w.Write([]byte(`{"ok":true}`))
 	}))
 	sc, err := loadtest.Lookup("bedrock-unary", loadtest.DefaultModel)
@@ -55,6 +70,7 @@ func TestForwardsBytesUnchanged(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 
+	assert.Equal(t, http.StatusAccepted, resp.StatusCode)
 	assert.Equal(t, `{"ok":true}`, string(body))
 	assert.Equal(t, "abc", resp.Header.Get("X-Amzn-RequestId"))
 	require.NotNil(t, got)
@@ -67,9 +83,18 @@ func TestForwardsBytesUnchanged(t *testing.T) {
 // Streams through the proxy arrive whole, as the load generator judges them.
 func TestStreamsThroughTheSimulator(t *testing.T) {
 	t.Parallel()
+	for kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			testStreamsThroughTheSimulator(t, kind)
+		})
+	}
+}
+
+func testStreamsThroughTheSimulator(t *testing.T, kind string) {
 	sim := bedrocksim.New(bedrocksim.Options{})
 	t.Cleanup(sim.Close)
-	srv := proxyTo(t, sim)
+	srv := proxyTo(t, kind, sim)
 	for _, name := range []string{"bedrock-unary", "bedrock-stream"} {
 		sc, err := loadtest.Lookup(name, loadtest.DefaultModel)
 		require.NoError(t, err)
@@ -85,7 +110,16 @@ func TestStreamsThroughTheSimulator(t *testing.T) {
 
 func TestMetrics(t *testing.T) {
 	t.Parallel()
-	srv := proxyTo(t, http.NotFoundHandler())
+	for kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			testMetrics(t, kind)
+		})
+	}
+}
+
+func testMetrics(t *testing.T, kind string) {
+	srv := proxyTo(t, kind, http.NotFoundHandler())
 	client := &http.Client{Timeout: 5 * time.Second}
 	t.Cleanup(client.CloseIdleConnections)
 	before, err := loadtest.Mallocs(t.Context(), client, srv.URL+"/metrics")
@@ -93,4 +127,41 @@ func TestMetrics(t *testing.T) {
 	after, err := loadtest.Mallocs(t.Context(), client, srv.URL+"/metrics")
 	require.NoError(t, err)
 	assert.Greater(t, after, before, "serving the page allocates")
+}
+
+// A stream's bytes reach the client as the upstream writes them, not when it ends: the
+// upstream waits to finish until the client has read the first event.
+func TestStreamPassesThroughAsWritten(t *testing.T) {
+	t.Parallel()
+	for kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			read := make(chan struct{})
+			srv := proxyTo(t, kind, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = w.Write([]byte("first\n"))
+				http.NewResponseController(w).Flush()
+				select {
+				case <-read:
+				case <-r.Context().Done():
+					return
+				}
+				_, _ = w.Write([]byte("second\n"))
+			}))
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/stream", nil)
+			require.NoError(t, err)
+			resp, err := srv.Client().Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			br := bufio.NewReader(resp.Body)
+			line, err := br.ReadString('\n')
+			require.NoError(t, err, "the first event did not arrive before the stream ended")
+			assert.Equal(t, "first\n", line)
+			close(read)
+			rest, err := io.ReadAll(br)
+			require.NoError(t, err)
+			assert.Equal(t, "second\n", string(rest))
+		})
+	}
 }

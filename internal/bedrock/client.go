@@ -151,7 +151,7 @@ func (c *Client) Endpoint() string { return c.endpoint.String() }
 
 // Converse calls Converse and decodes the answer.
 func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequest) (*ConverseResponse, error) {
-	resp, err := c.call(ctx, modelID, "converse", jsonType, req)
+	resp, err := c.call(ctx, modelID, opConverse, req)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequ
 // answered 200. Retries happen only before that; the caller must Close the stream.
 func (c *Client) ConverseStream(ctx context.Context, modelID string, req *ConverseRequest) (*EventStream, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	resp, err := c.call(ctx, modelID, "converse-stream", "application/vnd.amazon.eventstream", req)
+	resp, err := c.call(ctx, modelID, opConverseStream, req)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -189,24 +189,36 @@ func (c *Client) ConverseStream(ctx context.Context, modelID string, req *Conver
 	return NewEventStream(resp.Body, cancel), nil
 }
 
+// operation is one of the two operations a call makes.
+type operation int
+
+const (
+	opConverse operation = iota
+	opConverseStream
+)
+
+// names are the operations' path segments; accepts the Accept headers of their answers.
+var (
+	names   = [...]string{opConverse: "converse", opConverseStream: "converse-stream"}
+	accepts = [...][]string{opConverse: {jsonType}, opConverseStream: {"application/vnd.amazon.eventstream"}}
+	// contentType is every call's Content-Type header value. Header values are shared
+	// between calls: the transport only reads them.
+	contentType = []string{jsonType}
+)
+
 // call marshals and sends one operation, retrying as the configured retryer allows, and
 // returns a 200 answer or an error (an *APIError for answers Bedrock gave).
-func (c *Client) call(ctx context.Context, modelID, op, accept string, req *ConverseRequest) (*http.Response, error) {
+func (c *Client) call(ctx context.Context, modelID string, op operation, req *ConverseRequest) (*http.Response, error) {
 	b, err := MarshalRequest(req)
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: marshal request: %w", err)
 	}
-	body := &requestBody{b: b}
 	paths := c.modelPaths(modelID)
-	target := paths.url + "/" + op
-	var sig *signing
+	body := &requestBody{b: b, url: paths.urls[op], accept: accepts[op]}
 	if c.bearer == nil {
 		sum := sha256.Sum256(b)
-		sig = &signing{
-			canonicalURI: paths.canonical + "/" + op,
-			payloadHash:  hex.EncodeToString(sum[:]),
-			length:       int64(len(b)),
-		}
+		hex.Encode(body.sig.payloadHash[:], sum[:])
+		body.sig.canonicalURI, body.sig.length, body.signed = paths.canonical[op], int64(len(b)), true
 	}
 
 	// Tokens go back to the retryer's bucket after each attempt, as the SDK's own retry
@@ -214,7 +226,7 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 	// a few throttles and never retry again.
 	release := c.retryer.GetInitialToken()
 	for attempt := 1; ; attempt++ {
-		resp, err := c.send(ctx, target, accept, body, sig)
+		resp, err := c.send(ctx, body)
 		_ = release(err)
 		if err == nil {
 			body.b = nil // no attempt can need it again; see requestBody
@@ -244,16 +256,17 @@ func (c *Client) call(ctx context.Context, modelID, op, accept string, req *Conv
 	}
 }
 
-// modelPath is the path of a model's operations, without the operation.
+// modelPath is the paths of a model's operations.
 type modelPath struct {
 	model string
-	// url is the endpoint with the model's path. The SDK escapes every reserved character
-	// of a path label (":" in model ids, "/" in ARNs) and signs the escaped path; so does
-	// the client, so signatures match what AWS checks.
-	url string
-	// canonical is the escaped path as SigV4 signs it: escaped once more (every service
-	// but S3).
-	canonical string
+	// urls are the endpoint with the model's path and the operation's, by operation. The
+	// SDK escapes every reserved character of a path label (":" in model ids, "/" in ARNs)
+	// and signs the escaped path; so does the client, so signatures match what AWS checks.
+	// They are shared by the calls, which only read them.
+	urls [2]*url.URL
+	// canonical are the escaped paths as SigV4 signs them: escaped once more (every
+	// service but S3).
+	canonical [2]string
 }
 
 // modelPaths returns modelID's paths. A gateway mostly calls one model, so the last one is
@@ -262,46 +275,72 @@ func (c *Client) modelPaths(modelID string) *modelPath {
 	if p := c.lastModel.Load(); p != nil && p.model == modelID {
 		return p
 	}
-	u := *c.endpoint
-	u.Path += "/model/" + modelID
-	u.RawPath = c.endpoint.EscapedPath() + "/model/" + httpbinding.EscapePath(modelID, true)
-	p := &modelPath{model: modelID, url: u.String(), canonical: httpbinding.EscapePath(u.RawPath, false)}
+	p := &modelPath{model: modelID}
+	for op, name := range names {
+		u := *c.endpoint
+		u.Path += "/model/" + modelID + "/" + name
+		u.RawPath = c.endpoint.EscapedPath() + "/model/" + httpbinding.EscapePath(modelID, true) + "/" + name
+		p.urls[op], p.canonical[op] = &u, httpbinding.EscapePath(u.RawPath, false)
+	}
 	c.lastModel.Store(p)
 	return p
 }
 
-// requestBody is a call's encoded request, shared by its attempts. The HTTP transport keeps
-// each attempt's *http.Request until the answer's body is closed, which for a stream is as
-// long as it stays open; so the request reaches the bytes only through GetBody, which reads
-// them from here (call clears b once an answer came: no retry can need them after that),
-// and through its Body, which forgets them once written (see send).
-type requestBody struct{ b []byte }
-
-// signing is what SigV4 signs of a call besides the headers and the time; nil for calls
-// that carry a Bedrock API key.
-type signing struct {
-	canonicalURI, payloadHash string
-	length                    int64
+// requestBody is a call's encoded request and what its attempts share. The HTTP transport
+// keeps each attempt's *http.Request until the answer's body is closed, which for a stream
+// is as long as it stays open; so the request reaches the bytes only through GetBody,
+// which reads them from here (call clears b once an answer came: no retry can need them
+// after that), and through its Body, which forgets them once written (see send).
+type requestBody struct {
+	b      []byte
+	url    *url.URL
+	accept []string
+	// sig is what SigV4 signs of the call when signed (not for calls that carry a Bedrock
+	// API key).
+	sig    signing
+	signed bool
 }
 
-func (c *Client) send(ctx context.Context, target, accept string, body *requestBody, sig *signing) (*http.Response, error) {
+// getBody is the requests' GetBody.
+func (body *requestBody) getBody() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(body.b)), nil
+}
+
+// attempt is what one attempt's request refers to, in one allocation: the reader of its
+// body and the trace that empties it once written.
+type attempt struct {
+	br    bytes.Reader
+	trace httptrace.ClientTrace
+}
+
+// signing is what SigV4 signs of a call besides the headers and the time.
+type signing struct {
+	canonicalURI string
+	payloadHash  [2 * sha256.Size]byte // hex
+	length       int64
+}
+
+func (c *Client) send(ctx context.Context, body *requestBody) (*http.Response, error) {
 	// The body stays a *bytes.Reader, which the transport writes together with the headers
 	// (for a reader it does not know to be in memory it writes the headers first: one more
 	// write per call). WroteRequest runs on the goroutine that read the body, once it has
 	// written it. A retry the transport makes on its own (a stale connection) reads from
 	// GetBody, and its reader keeps the bytes: rare.
-	br := bytes.NewReader(body.b)
-	wrote := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { br.Reset(nil) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, wrote), http.MethodPost, target, br)
-	if err != nil {
-		return nil, fmt.Errorf("bedrock: build request: %w", err)
-	}
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body.b)), nil }
-	req.Host = c.host
-	req.Header["Content-Type"] = []string{jsonType}
-	req.Header["Accept"] = []string{accept}
+	a := &attempt{}
+	a.br.Reset(body.b)
+	a.trace.WroteRequest = func(httptrace.WroteRequestInfo) { a.br.Reset(nil) }
+	// The request as NewRequestWithContext builds it, with the URL parsed once per model
+	// (modelPaths) and room for the headers authorize adds.
+	req := (&http.Request{
+		Method: http.MethodPost, URL: body.url, Host: c.host,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: make(http.Header, 6),
+		Body:   io.NopCloser(&a.br), GetBody: body.getBody, ContentLength: int64(len(body.b)),
+	}).WithContext(httptrace.WithClientTrace(ctx, &a.trace))
+	req.Header["Content-Type"] = contentType
+	req.Header["Accept"] = body.accept
 	skew := time.Duration(c.skew.Load())
-	if err := c.authorize(ctx, req.Header, sig, skew); err != nil {
+	if err := c.authorize(ctx, req.Header, body, skew); err != nil {
 		return nil, err
 	}
 	sentAt := time.Now()
@@ -379,8 +418,8 @@ func (e *clockSkewError) RetryableError() bool { return true }
 
 // authorize sets the headers that authenticate a call: a Bedrock API key, or a SigV4
 // signature.
-func (c *Client) authorize(ctx context.Context, h http.Header, sig *signing, skew time.Duration) error {
-	if sig == nil {
+func (c *Client) authorize(ctx context.Context, h http.Header, body *requestBody, skew time.Duration) error {
+	if !body.signed {
 		tok, err := c.bearer.RetrieveBearerToken(ctx)
 		if err != nil {
 			return fmt.Errorf("%w: bearer token: %w", ErrCredentials, err)
@@ -392,7 +431,8 @@ func (c *Client) authorize(ctx context.Context, h http.Header, sig *signing, ske
 	if err != nil {
 		return fmt.Errorf("%w: AWS credentials: %w", ErrCredentials, err)
 	}
-	c.signer.sign(h, c.host, sig.canonicalURI, sig.length, sig.payloadHash, creds, time.Now().Add(skew))
+	sig := &body.sig
+	c.signer.sign(h, c.host, sig.canonicalURI, sig.length, sig.payloadHash[:], creds, time.Now().Add(skew))
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package bedrock
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -16,13 +15,13 @@ import (
 // EventStream reads ConverseStream events from an application/vnd.amazon.eventstream
 // body. It is not safe for concurrent use. Close it on every path, or the connection leaks.
 //
-// It reads the body through a buffer of its own (4 KiB, pooled, given back at Close), so
-// it can tell whether the next event has already arrived (Ready): a surface then writes the
-// events of one burst to its client in one write, where a write and a flush per event cost
-// a quarter of a stream's CPU.
+// It reads the body through a buffer of its own (bodyReader), so it can tell whether the
+// next event has already arrived (Ready): a surface then writes the events of one burst to
+// its client in one write, where a write and a flush per event cost a quarter of a
+// stream's CPU.
 type EventStream struct {
 	body     io.ReadCloser
-	r        *bufio.Reader
+	r        *bodyReader // nil once closed
 	prelude  [preludeLen]byte
 	headers  frameHeaders
 	complete bool // metadata, Bedrock's last event, was read
@@ -47,13 +46,78 @@ func NewEventStream(body io.ReadCloser, cancel context.CancelFunc) *EventStream 
 	if cancel == nil {
 		cancel = func() {}
 	}
-	r := readers.Get().(*bufio.Reader)
-	r.Reset(body)
-	return &EventStream{body: body, r: r, cancel: cancel}
+	return &EventStream{body: body, r: &bodyReader{body: body}, cancel: cancel}
 }
 
-// readers holds the read buffers of streams.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+// bodyReader reads a stream's body through a buffer (4 KiB, pooled) that it holds only
+// while it has bytes in it: a stream that waits for Bedrock's next event, as most open
+// streams do most of the time, holds none. It waits with a few bytes of its own (wait),
+// then takes the buffer and reads what else has arrived, as bufio.Reader's one read per
+// fill would.
+type bodyReader struct {
+	body io.Reader
+	buf  *[]byte // nil when empty
+	r, w int     // buf[r:w] is unread
+	wait [16]byte
+}
+
+// readBufSize is the size of a bodyReader's buffer.
+const readBufSize = 4 << 10
+
+// readBufs holds the buffers of bodyReaders.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
+
+// Read reads what is buffered, or else waits for the body.
+func (b *bodyReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if b.buf == nil {
+		if err := b.fill(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, (*b.buf)[b.r:b.w])
+	b.r += n
+	if b.r == b.w {
+		b.release()
+	}
+	return n, nil
+}
+
+// fill waits for the body's next bytes into wait, then takes a buffer and reads into it
+// what else came, once.
+func (b *bodyReader) fill() error {
+	n, err := b.body.Read(b.wait[:])
+	if n == 0 {
+		if err == nil {
+			err = io.ErrNoProgress
+		}
+		return err
+	}
+	b.buf = readBufs.Get().(*[]byte)
+	b.r, b.w = 0, copy(*b.buf, b.wait[:n])
+	if err == nil {
+		m, _ := b.body.Read((*b.buf)[b.w:]) // an error comes again at the next fill
+		b.w += m
+	}
+	return nil
+}
+
+func (b *bodyReader) release() {
+	if b.buf != nil {
+		readBufs.Put(b.buf)
+		b.buf, b.r, b.w = nil, 0, 0
+	}
+}
+
+// buffered is what Read returns without waiting.
+func (b *bodyReader) buffered() []byte {
+	if b.buf == nil {
+		return nil
+	}
+	return (*b.buf)[b.r:b.w]
+}
 
 // Ready reports whether the next event has arrived whole, so Next will not wait for it.
 func (s *EventStream) Ready() bool {
@@ -63,12 +127,8 @@ func (s *EventStream) Ready() bool {
 	if s.r == nil {
 		return false
 	}
-	n := s.r.Buffered()
-	if n < preludeLen {
-		return false
-	}
-	prelude, _ := s.r.Peek(4)
-	return int(binary.BigEndian.Uint32(prelude)) <= n
+	buffered := s.r.buffered()
+	return len(buffered) >= preludeLen && int(binary.BigEndian.Uint32(buffered)) <= len(buffered)
 }
 
 // Next returns the next event. It returns io.EOF when the body ends cleanly between frames
@@ -154,8 +214,7 @@ func (s *EventStream) Close() error {
 	}
 	err := s.body.Close()
 	s.cancel()
-	s.r.Reset(nil)
-	readers.Put(s.r)
+	s.r.release()
 	s.r = nil
 	return err
 }

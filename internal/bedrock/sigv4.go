@@ -59,16 +59,16 @@ const (
 // body (Content-Type jsonType) of contentLength bytes whose SHA-256 is payloadHash (hex).
 // contentLength is never 0 (a Converse body is at least {"messages":[]}), so
 // content-length is always signed; the SDK leaves it out for an empty body.
-func (s *sigv4) sign(h http.Header, host, canonicalURI string, contentLength int64, payloadHash string, creds aws.Credentials, now time.Time) {
-	var date [16]byte
-	amzDate := now.UTC().AppendFormat(date[:0], "20060102T150405Z")
+func (s *sigv4) sign(h http.Header, host, canonicalURI string, contentLength int64, payloadHash []byte, creds aws.Credentials, now time.Time) {
+	bp := bufpool.Get()
+	b := now.UTC().AppendFormat((*bp)[:0], "20060102T150405Z")
+	var date [16]byte // on the stack: what is appended to, or given to an interface, escapes
+	amzDate := date[:copy(date[:], b)]
 	day := amzDate[:8]
 	session := creds.SessionToken != ""
 	token := canonicalValue(creds.SessionToken)
 
-	bp := bufpool.Get()
-	b := *bp
-	b = append(b, "POST\n"...)
+	b = append(b[:0], "POST\n"...)
 	b = append(b, canonicalURI...)
 	b = append(b, "\n\ncontent-length:"...)
 	b = strconv.AppendInt(b, contentLength, 10)
@@ -101,8 +101,10 @@ func (s *sigv4) sign(h http.Header, host, canonicalURI string, contentLength int
 	mac := key.macs.Get().(hash.Hash)
 	mac.Reset()
 	mac.Write(b)
-	var sum [sha256.Size]byte
-	signature := mac.Sum(sum[:0])
+	n := len(b)
+	b = mac.Sum(b)
+	var signature [sha256.Size]byte
+	copy(signature[:], b[n:])
 	key.macs.Put(mac)
 
 	// The Authorization value, in the same buffer again.
@@ -116,16 +118,24 @@ func (s *sigv4) sign(h http.Header, host, canonicalURI string, contentLength int
 	} else {
 		b = append(b, ", SignedHeaders="+signedHeaders+", Signature="...)
 	}
-	b = hex.AppendEncode(b, signature)
-	auth := string(b)
+	b = hex.AppendEncode(b, signature[:])
+	// The Authorization value, the date and the payload's hash in one string, and the
+	// headers' values in one array: two allocations for the four headers.
+	n = len(b)
+	b = append(b, amzDate...)
+	b = append(b, payloadHash...)
+	all := string(b)
+	auth, xAmzDate, xAmzContent := all[:n], all[n:n+len(amzDate)], all[n+len(amzDate):]
 	bufpool.Put(bp, b)
 
-	h["X-Amz-Date"] = []string{string(amzDate)}
-	h["X-Amz-Content-Sha256"] = []string{payloadHash}
+	values := make([]string, 4)
+	values[0], values[1], values[2], values[3] = xAmzDate, xAmzContent, auth, creds.SessionToken
+	h["X-Amz-Date"] = values[0:1:1]
+	h["X-Amz-Content-Sha256"] = values[1:2:2]
+	h["Authorization"] = values[2:3:3]
 	if session {
-		h["X-Amz-Security-Token"] = []string{creds.SessionToken}
+		h["X-Amz-Security-Token"] = values[3:4:4]
 	}
-	h["Authorization"] = []string{auth}
 }
 
 // canonicalValue is v as SigV4 signs a header value: without surrounding whitespace, runs of
@@ -149,7 +159,7 @@ func (s *sigv4) signingKey(creds aws.Credentials, day []byte) *signingKey {
 		return k
 	}
 	k := &signingKey{accessKey: creds.AccessKeyID, secret: creds.SecretAccessKey, day: string(day)}
-	key := hmacSHA256([]byte("AWS4"+creds.SecretAccessKey), day)
+	key := hmacSHA256([]byte("AWS4"+creds.SecretAccessKey), []byte(k.day)) // a copy: day stays on the caller's stack
 	key = hmacSHA256(key, []byte(s.region))
 	key = hmacSHA256(key, []byte(signingName))
 	key = hmacSHA256(key, []byte("aws4_request"))

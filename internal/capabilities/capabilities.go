@@ -180,13 +180,13 @@ func claudeVersion(family string) (tier string, major, minor int, ok bool) {
 	if !found {
 		return "", 0, 0, false
 	}
-	parts := strings.Split(rest, "-")
-	for i, p := range parts {
+	for rest != "" { // the parts between "-", without a slice of them: every request looks its model up
+		var p string
+		p, rest, _ = strings.Cut(rest, "-")
 		if n, isNum := smallNumber(p); isNum && !ok {
 			major, ok = n, true
-			if i+1 < len(parts) {
-				minor, _ = smallNumber(parts[i+1])
-			}
+			next, _, _ := strings.Cut(rest, "-")
+			minor, _ = smallNumber(next)
 		} else if !isNum && tier == "" {
 			tier = p
 		}

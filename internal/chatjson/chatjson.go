@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/fault"
+	"github.com/nirmata/llm-gateway/internal/memo"
 )
 
 // Lenient is how client JSON is read: invalid UTF-8 and unpaired surrogates become U+FFFD
@@ -85,11 +87,23 @@ var encodeOptions = json.JoinOptions(jsontext.EscapeForJS(true), jsontext.AllowI
 // encoder writes into dst itself, where json.Marshal would build a buffer of its own and
 // return a copy of it.
 func Append(dst []byte, v any) []byte {
-	a := appender{dst}
-	if err := json.MarshalWrite(&a, v, encodeOptions); err != nil {
+	var e Encoder
+	return e.Append(dst, v)
+}
+
+// Encoder is Append for many values: a stream keeps one, so the writer the encoder is
+// given (which escapes to the heap through its interface) is not made again for each line.
+// The zero Encoder is ready. Not safe for concurrent use.
+type Encoder struct{ a appender }
+
+// Append is the package's Append.
+func (e *Encoder) Append(dst []byte, v any) []byte {
+	e.a.b = dst
+	if err := json.MarshalWrite(&e.a, v, encodeOptions); err != nil {
 		panic("chatjson: encoding a declared answer: " + err.Error())
 	}
-	return a.b
+	dst, e.a.b = e.a.b, nil
+	return dst
 }
 
 type appender struct{ b []byte }
@@ -476,8 +490,14 @@ func (a *Arguments) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 
 // Parameters is a tool's JSON Schema: an object, kept as its text with the whitespace
 // between tokens removed and otherwise as written (key order, escapes, number spelling),
-// so the schema reaches Bedrock as the client wrote it. null is absent.
+// so the schema reaches Bedrock as the client wrote it. null is absent. A decoded
+// Parameters is shared between requests (see schemas): it must not be changed.
 type Parameters []byte
+
+// schemas are the schemas Parameters read, by the text the client sent: clients send the
+// same tools with every request, so each distinct schema is compacted and checked once. It
+// keeps at most 8 MiB of schemas, both texts counted.
+var schemas = memo.New[Parameters](8 << 20)
 
 func (p *Parameters) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	switch k := dec.PeekKind(); k {
@@ -486,17 +506,22 @@ func (p *Parameters) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		*p = nil
 		return err
 	case '{':
-		v, err := dec.ReadValue()
+		raw, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		v = bytes.ToValidUTF8(v, []byte("\uFFFD")) // a copy: ReadValue's bytes are the decoder's
+		if kept, ok := schemas.Get(raw); ok {
+			*p = kept
+			return nil
+		}
+		v := jsontext.Value(bytes.ToValidUTF8(raw, []byte("\uFFFD"))) // a copy: ReadValue's bytes are the decoder's
 		// Compact checks again, without the body's leniency: a schema reaches Bedrock as
 		// JSON the marshaller accepts, so a member named twice is refused here.
 		if err := v.Compact(jsontext.AllowDuplicateNames(false)); err != nil {
 			return &fieldError{strings.TrimPrefix(fault.JSONErrorText(err), "is ")}
 		}
-		*p = Parameters(v)
+		*p = Parameters(slices.Clip(v)) // an append to it copies
+		schemas.Put(raw, *p, len(*p))
 		return nil
 	default:
 		return wantErr("an object", k)

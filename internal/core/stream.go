@@ -107,6 +107,13 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	if t.check.CanRepair() {
 		st.rec = stream.NewRecorder(st.src)
 	}
+	// The request and its translation served to open the stream; only a repair sends the
+	// translation again. The stream holds the turn for as long as it is open, so what it
+	// no longer needs is let go.
+	t.req = nil
+	if st.rec == nil {
+		t.converse = nil
+	}
 	owned = true
 	return st, t.res, nil
 }
@@ -206,13 +213,21 @@ func (st *Stream) read(out []chat.Event) ([]chat.Event, error) {
 	if st.rec != nil {
 		src = st.rec
 	}
-	step := out
-	if st.hold != nil {
-		step = st.scratch[:0]
+	// Without a holder the machine appends to out; with one, each event's output goes
+	// through it as it comes, so scratch holds one Bedrock event's chat events, not a
+	// whole burst's (a chat.Event is 224 bytes).
+	step := func() (err error) {
+		if st.hold == nil {
+			out, err = st.machine.Step(src, out)
+			return err
+		}
+		st.scratch, err = st.machine.Step(src, st.scratch[:0])
+		out = st.hold.Pass(st.scratch, out)
+		return err
 	}
-	step, err := st.machine.Step(src, step)
+	err := step()
 	for err == nil && st.src.Ready() {
-		step, err = st.machine.Step(src, step)
+		err = step()
 	}
 	if err != nil { // the Bedrock call has ended; a repair's calls have spans of their own, and count their own usage
 		st.span.endStream(st.machine, err)
@@ -220,11 +235,7 @@ func (st *Stream) read(out []chat.Event) ([]chat.Event, error) {
 		st.t.quota.Count(st.machine.Usage()) // zeros unless Bedrock's final event came
 		st.counted = err == io.EOF
 	}
-	if st.hold == nil {
-		return step, err
-	}
-	st.scratch = step
-	return st.hold.Pass(step, out), err
+	return out, err
 }
 
 // settle is step 4 for a stream, at its end: the conversation's target remembered, what

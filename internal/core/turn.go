@@ -45,9 +45,9 @@ const (
 
 // turn is one call through the engine. Not safe for concurrent use.
 type turn struct {
-	// id is the request's id; start when the core got it.
-	id    string
-	start time.Time
+	// id is the request's id, keyID its key's identity; start when the core got it.
+	id, keyID string
+	start     time.Time
 	// ctx is the request's context with its store budget: the settling writes and the
 	// repair attempts run under it. callCtx is ctx bounded by upstream_timeout: the
 	// Bedrock call, a whole stream included, runs under it.
@@ -58,8 +58,9 @@ type turn struct {
 	// res is what the turn did, filled as it goes.
 	res Result
 
-	// req is the request with the alias's and the gateway's defaults applied; opts and
-	// mode are what they say for its translation and its tool calls' check.
+	// req is the request with the alias's and the gateway's defaults applied (nil once a
+	// stream is open: only its translation is needed then); opts and mode are what they
+	// say for its translation and its tool calls' check.
 	req  *chat.Request
 	opts translate.Options
 	mode toolguard.Mode
@@ -87,7 +88,7 @@ type turn struct {
 // turn begun is ended with end.
 func (s *Service) begin(ctx context.Context, req *chat.Request) (*turn, error) {
 	ctx = store.WithBudget(ctx, s.opts.StoreTimeout)
-	t := &turn{id: req.ID, start: time.Now(), ctx: ctx, req: req}
+	t := &turn{id: req.ID, keyID: req.KeyID, start: time.Now(), ctx: ctx, req: req}
 	if err := s.prepare(t); err != nil {
 		return t, err
 	}
@@ -320,7 +321,7 @@ func (s *Service) settle(t *turn, resp *chat.Response, msg bedrock.Message) (*ch
 // need them back: Claude with thinking on (docs/PROTOCOL.md 11.4).
 func (s *Service) remember(t *turn, ids []string, blocks []chat.ReasoningBlock) {
 	if t.names.ThinkingOn {
-		s.reasoning.Store(t.ctx, t.req.KeyID, t.model.ID, ids, blocks)
+		s.reasoning.Store(t.ctx, t.keyID, t.model.ID, ids, blocks)
 	}
 }
 

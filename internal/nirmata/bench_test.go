@@ -34,8 +34,9 @@ func BenchmarkAppendResponse(b *testing.B) {
 func BenchmarkAppendLine(b *testing.B) {
 	ev := &chat.Event{Kind: chat.EventContent, Text: "Analyzing your request..."}
 	buf := make([]byte, 0, 256)
+	var l lineWriter // as a stream writes its lines
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = AppendLine(buf[:0], ev)
+		buf = l.line(buf[:0], ev)
 	}
 }

@@ -62,6 +62,9 @@ type Chunker struct {
 	calls   []pendingCall // in order of their headers, which is index order
 	scratch []byte
 	ended   bool
+	// The line, the done line and their encoder are kept and refilled: see lineWriter.
+	chunk chunkLine
+	lines lineWriter
 }
 
 // pendingCall gathers one tool call until its ToolStart line is written.
@@ -100,7 +103,7 @@ func (c *Chunker) Append(dst []byte, ev *chat.Event) []byte {
 			dst = c.line(dst, ChunkReasoning, ev.Text)
 		}
 	case chat.EventReasoningBlock:
-		c.scratch = appendJSON(c.scratch[:0], &reasoningBlockData{Block: chatjson.Block(&ev.Block)})
+		c.scratch = c.lines.enc.Append(c.scratch[:0], &reasoningBlockData{Block: chatjson.Block(&ev.Block)})
 		dst = c.line(dst, ChunkReasoningBlock, string(c.scratch))
 	case chat.EventToolCall:
 		p := &c.calls[c.call(ev.Index)]
@@ -125,7 +128,7 @@ func (c *Chunker) Append(dst []byte, ev *chat.Event) []byte {
 		for i := range c.calls {
 			dst = c.toolStart(dst, &c.calls[i])
 		}
-		c.scratch = bytes.TrimSuffix(AppendLine(c.scratch[:0], ev), []byte{'\n'})
+		c.scratch = bytes.TrimSuffix(c.lines.line(c.scratch[:0], ev), []byte{'\n'})
 		dst = c.line(dst, ChunkDone, string(c.scratch))
 		c.ended = true
 	}
@@ -166,7 +169,7 @@ func (c *Chunker) toolStart(dst []byte, p *pendingCall) []byte {
 	}
 	p.written = true
 	data := toolStartData{ToolCall: complete(chat.ToolCall{ID: p.id, Name: p.name, Arguments: string(p.args), ValidationErrors: p.errs})}
-	c.scratch = appendJSON(c.scratch[:0], &data)
+	c.scratch = c.lines.enc.Append(c.scratch[:0], &data)
 	return c.line(dst, ChunkToolStart, string(c.scratch))
 }
 
@@ -191,5 +194,6 @@ type chunkLine struct {
 
 func (c *Chunker) line(dst []byte, typ, data string) []byte {
 	c.seq++
-	return append(appendJSON(dst, &chunkLine{ID: c.prefix + strconv.Itoa(c.seq), Type: typ, Data: data}), '\n')
+	c.chunk = chunkLine{ID: c.prefix + strconv.Itoa(c.seq), Type: typ, Data: data}
+	return append(c.lines.enc.Append(dst, &c.chunk), '\n')
 }

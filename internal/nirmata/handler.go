@@ -116,10 +116,11 @@ func applyQuery(req *chat.Request, q url.Values, stream bool) (bool, bool, error
 // reasoning, or with chunked the Nirmata chunked events (3.3). A failure after the 200 is
 // the stream's last line.
 func frames(requestID string, chunked, reasoning bool) httpx.Frames {
-	f := httpx.Frames{ContentType: "application/x-ndjson", Event: AppendLine,
+	lines := &lineWriter{}
+	f := httpx.Frames{ContentType: "application/x-ndjson", Event: lines.line,
 		Error: func(dst []byte, f fault.Failure) []byte { return AppendErrorLine(dst, f.Kind.Code(), f.Message) }}
 	if reasoning {
-		f.Event = AppendReasoningLine
+		f.Event = lines.reasoningLine
 	}
 	if chunked {
 		c := NewChunker(requestID)

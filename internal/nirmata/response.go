@@ -151,40 +151,68 @@ type (
 // AppendLine appends the JSONL line of one stream event, with its '\n', to dst. An
 // EventToolCallEnd has no line of its own: JSONL clients see a call complete when the next
 // call or the done line comes. Reasoning events have none either; AppendReasoningLine
-// writes them for a request that opted in.
+// writes them for a request that opted in. A stream writes its lines with a lineWriter.
 func AppendLine(dst []byte, ev *chat.Event) []byte {
-	var v any
-	switch ev.Kind {
-	case chat.EventContent:
-		v = &contentLine{Type: "content", Delta: ev.Text}
-	case chat.EventToolCall:
-		if ev.ToolCall.ID != "" {
-			l := &toolHeaderLine{Type: "tool_call", Index: ev.Index, Delta: toolHeader{ID: ev.ToolCall.ID, Type: "function"}}
-			l.Delta.Function.Name = ev.ToolCall.Name
-			v = l
-		} else {
-			l := &toolArgsLine{Type: "tool_call", Index: ev.Index, ValidationErrors: ev.ToolCall.ValidationErrors}
-			l.Delta.Function.Arguments = ev.ToolCall.Arguments
-			v = l
-		}
-	case chat.EventDone:
-		v = &doneLine{Type: "done", FinishReason: string(ev.Finish), Usage: usageOf(ev.Usage)}
-	default:
-		return dst
-	}
-	return append(appendJSON(dst, v), '\n')
+	var l lineWriter
+	return l.line(dst, ev)
 }
 
 // AppendReasoningLine is AppendLine with reasoning lines: {"type":"reasoning","delta"}
 // per text fragment and {"type":"reasoning_block","block"} when a block ends.
 func AppendReasoningLine(dst []byte, ev *chat.Event) []byte {
+	var l lineWriter
+	return l.reasoningLine(dst, ev)
+}
+
+// lineWriter writes the lines of one stream: each kind of line is one value it keeps and
+// refills, with its encoder, where a line built per event would escape to the heap
+// through the encoder's interface. Not safe for concurrent use.
+type lineWriter struct {
+	content   contentLine
+	header    toolHeaderLine
+	args      toolArgsLine
+	done      doneLine
+	reasoning reasoningBlockLine
+	enc       chatjson.Encoder
+}
+
+// line is AppendLine.
+func (l *lineWriter) line(dst []byte, ev *chat.Event) []byte {
+	var v any
+	switch ev.Kind {
+	case chat.EventContent:
+		l.content = contentLine{Type: "content", Delta: ev.Text}
+		v = &l.content
+	case chat.EventToolCall:
+		if ev.ToolCall.ID != "" {
+			l.header = toolHeaderLine{Type: "tool_call", Index: ev.Index, Delta: toolHeader{ID: ev.ToolCall.ID, Type: "function"}}
+			l.header.Delta.Function.Name = ev.ToolCall.Name
+			v = &l.header
+		} else {
+			l.args = toolArgsLine{Type: "tool_call", Index: ev.Index, ValidationErrors: ev.ToolCall.ValidationErrors}
+			l.args.Delta.Function.Arguments = ev.ToolCall.Arguments
+			v = &l.args
+		}
+	case chat.EventDone:
+		l.done = doneLine{Type: "done", FinishReason: string(ev.Finish), Usage: usageOf(ev.Usage)}
+		v = &l.done
+	default:
+		return dst
+	}
+	return append(l.enc.Append(dst, v), '\n')
+}
+
+// reasoningLine is AppendReasoningLine.
+func (l *lineWriter) reasoningLine(dst []byte, ev *chat.Event) []byte {
 	switch ev.Kind {
 	case chat.EventReasoning:
-		return append(appendJSON(dst, &contentLine{Type: "reasoning", Delta: ev.Text}), '\n')
+		l.content = contentLine{Type: "reasoning", Delta: ev.Text}
+		return append(l.enc.Append(dst, &l.content), '\n')
 	case chat.EventReasoningBlock:
-		return append(appendJSON(dst, &reasoningBlockLine{Type: "reasoning_block", Block: chatjson.Block(&ev.Block)}), '\n')
+		l.reasoning = reasoningBlockLine{Type: "reasoning_block", Block: chatjson.Block(&ev.Block)}
+		return append(l.enc.Append(dst, &l.reasoning), '\n')
 	}
-	return AppendLine(dst, ev)
+	return l.line(dst, ev)
 }
 
 // AppendErrorLine appends the last line of a stream that failed after it started:

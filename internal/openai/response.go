@@ -140,6 +140,7 @@ type chunker struct {
 	// interface, a chunk built per call would be allocated per call.
 	chunk  chunk
 	choice [1]chunkChoice
+	enc    chatjson.Encoder
 }
 
 func newChunker(h head, includeUsage bool) *chunker {
@@ -216,7 +217,7 @@ func (c *chunker) appendChunk(dst []byte, d delta, finish *string) []byte {
 
 func (c *chunker) appendData(dst []byte, v any) []byte {
 	dst = append(dst, "data: "...)
-	dst = appendJSON(dst, v)
+	dst = c.enc.Append(dst, v)
 	return append(dst, "\n\n"...)
 }
 

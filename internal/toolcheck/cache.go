@@ -26,6 +26,9 @@ type Schema struct {
 	s *jsonschema.Schema
 	// g is where its subschemas apply, for counting what a check costs.
 	g *graph
+	// fast judges valid calls without the library (fast.go); nil when the schema uses
+	// keywords it does not judge.
+	fast *fastNode
 }
 
 // Cache keeps compiled schemas by the bytes of their source, least recently used first
@@ -140,7 +143,8 @@ func (c *Cache) Schema(source []byte, budget *Budget) (s *Schema, err error, fre
 			compiled, err := c.compile(source)
 			e.err, e.retained = err, retained(size)
 			if err == nil {
-				e.schema = &Schema{s: compiled, g: g}
+				e.schema = &Schema{s: compiled, g: g, fast: newFast(compiled, g)}
+				e.retained += e.schema.fast.retained()
 			}
 		}
 		c.put(e)

@@ -110,6 +110,14 @@ func (s *Schema) Check(arguments string, b *Budget) (violations []string, err er
 			violations = nil
 		}
 	}()
+	if s != nil && s.fast != nil {
+		if cost, valid := fastCheck(s.fast, arguments); valid {
+			if !b.takeCheck(cost) {
+				return nil, ErrTooCostly
+			}
+			return nil, nil
+		}
+	}
 	v, err := decode([]byte(arguments), maxArgumentDepth)
 	switch {
 	case errors.Is(err, ErrTooCostly):

@@ -21,6 +21,12 @@
 // each evaluation weighed by what its keywords and its value cost, and leaves a call whose
 // count is beyond a bound unchecked (cost.go).
 //
+// Most calls are valid and most tool schemas use a few keywords (type, properties,
+// required, boolean additionalProperties, items, string enums, integer bounds, lengths): for
+// those, a call is first read as tokens and judged without the library and without
+// decoding it (fast.go); only what that pass is not sure is valid goes to the library, so
+// every violation is the library's, and the cost counted is the same either way.
+//
 // A Cache holds compiled schemas by content, shared by every request, so a call's check
 // costs a hash of its tool's schema, a map lookup and the validation itself. It is bounded
 // by an estimate of the memory its schemas keep, computed from their measure, and it

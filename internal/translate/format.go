@@ -140,7 +140,7 @@ func (n *namer) reserveAnswerTool() string {
 			name += "_" + strconv.Itoa(k)
 		}
 		if !n.tools.reserved[name] && !n.tools.used[name] {
-			n.tools.used[name] = true
+			n.tools.use(name)
 			n.names.AnswerTool = name
 			return name
 		}

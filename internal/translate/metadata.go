@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"strings"
+
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 )
@@ -31,6 +33,9 @@ func requestMetadata(req *chat.Request) map[string]string {
 // metadataValue cuts s to 256 characters of Bedrock's set [a-zA-Z0-9\s._:/=+$@-], each
 // other character replaced with "_".
 func metadataValue(s string) string {
+	if len(s) <= maxMetadataChars && !strings.ContainsFunc(s, func(r rune) bool { return !metadataChar(r) }) {
+		return s // already within: no copy
+	}
 	out := make([]byte, 0, min(len(s), maxMetadataChars))
 	n := 0
 	for _, r := range s {
@@ -38,16 +43,24 @@ func metadataValue(s string) string {
 			break
 		}
 		n++
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		case r == ' ', r == '\t', r == '\n', r == '\r', r == '\f', r == '\v':
-		case r == '.', r == '_', r == ':', r == '/', r == '=', r == '+', r == '$', r == '@', r == '-':
-		default:
+		if !metadataChar(r) {
 			r = '_'
 		}
 		out = append(out, byte(r))
 	}
 	return string(out)
+}
+
+// metadataChar reports whether r is in Bedrock's set for requestMetadata.
+func metadataChar(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+	case r == ' ', r == '\t', r == '\n', r == '\r', r == '\f', r == '\v':
+	case r == '.', r == '_', r == ':', r == '/', r == '=', r == '+', r == '$', r == '@', r == '-':
+	default:
+		return false
+	}
+	return true
 }
 
 // serviceTier is the request's service tier; nil sends none.

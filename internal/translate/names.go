@@ -138,18 +138,20 @@ type namer struct {
 // handed out, so a substitute can never take a name or id the client uses elsewhere in
 // the request; tools are named first, then names only the history uses.
 func newNamer(req *chat.Request) (*namer, error) {
-	n := &namer{names: &Names{}, tools: newAllocator(), ids: newAllocator(), nameOf: map[string]string{}, idCount: map[string]int{}}
+	// Names apart: it lives as long as the request's answer (a stream's), the namer only as
+	// long as the translation.
+	n := &namer{names: &Names{}, nameOf: make(map[string]string, len(req.Tools))}
 	seen := make(map[string]int, len(req.Tools))
-	for i, t := range req.Tools {
+	for i := range req.Tools {
+		t := &req.Tools[i]
 		if t.Type != "" && t.Type != "function" {
 			return nil, unsupportedf("tools[%d].type %s is not supported; the only tool type is \"function\"", i, clip.Quote(t.Type))
 		}
-		path := ToolPath(i, &t)
 		if t.Name == "" {
-			return nil, invalidf("%s.name is empty", path)
+			return nil, invalidf("%s.name is empty", ToolPath(i, t))
 		}
 		if j, dup := seen[t.Name]; dup {
-			return nil, invalidf("%s.name %s is a duplicate of tools[%d]", path, clip.Quote(t.Name), j)
+			return nil, invalidf("%s.name %s is a duplicate of tools[%d]", ToolPath(i, t), clip.Quote(t.Name), j)
 		}
 		seen[t.Name] = i
 	}
@@ -219,6 +221,9 @@ func (n *namer) toolName(name string) string { return n.nameOf[name] }
 // fresh one, since each toolUse needs its own result).
 func (n *namer) callID(clientID string) string {
 	k := n.idCount[clientID]
+	if n.idCount == nil {
+		n.idCount = map[string]int{}
+	}
 	n.idCount[clientID] = k + 1
 	b := n.ids.take(clientID, k)
 	if b != clientID {
@@ -252,21 +257,28 @@ func validNameByte(c byte) bool {
 // allocator hands out Bedrock-safe substitutes that collide neither with each other nor
 // with any valid name the client used anywhere in the request (those are reserved first,
 // so a valid name is never bent to make room for an invalid one). Substitutes depend only
-// on the request, so the same request always translates to the same bytes. Not safe for
-// concurrent use.
+// on the request, so the same request always translates to the same bytes. The zero value
+// is ready; its sets are made on first use. Not safe for concurrent use.
 type allocator struct {
 	reserved map[string]bool // valid client names, before any allocation
 	used     map[string]bool // Bedrock names handed out
 }
 
-func newAllocator() allocator {
-	return allocator{reserved: map[string]bool{}, used: map[string]bool{}}
-}
-
 func (a *allocator) reserve(s string) {
 	if validName(s) {
+		if a.reserved == nil {
+			a.reserved = map[string]bool{}
+		}
 		a.reserved[s] = true
 	}
+}
+
+// use records s as handed out.
+func (a *allocator) use(s string) {
+	if a.used == nil {
+		a.used = map[string]bool{}
+	}
+	a.used[s] = true
 }
 
 // take returns s itself when it is valid and not handed out yet; otherwise a substitute.
@@ -274,14 +286,14 @@ func (a *allocator) reserve(s string) {
 // (a tool-call id reused by a later turn).
 func (a *allocator) take(s string, occurrence int) string {
 	if validName(s) && !a.used[s] {
-		a.used[s] = true
+		a.use(s)
 		return s
 	}
 	// Readable first: the client string with invalid characters replaced ("fs.read" →
 	// "fs_read"), when that fits and collides with nothing.
 	base := sanitize(s)
 	if !validName(s) && validName(base) && !a.reserved[base] && !a.used[base] {
-		a.used[base] = true
+		a.use(base)
 		return base
 	}
 	// Else a prefix plus a hash of the original, which keeps names that differ only past
@@ -299,7 +311,7 @@ func (a *allocator) take(s string, occurrence int) string {
 			cand = prefix + "_" + h
 		}
 		if !a.reserved[cand] && !a.used[cand] {
-			a.used[cand] = true
+			a.use(cand)
 			return cand
 		}
 	}

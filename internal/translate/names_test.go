@@ -41,7 +41,7 @@ func TestAllocator(t *testing.T) {
 	long := strings.Repeat("n", 70)
 	inputs := []string{"fs.read", "fs:read", "fs_read", long + "_a", long + "_b", "ok", "ok", "日本語", ""}
 
-	a := newAllocator()
+	var a allocator
 	for _, s := range inputs {
 		a.reserve(s)
 	}
@@ -65,7 +65,7 @@ func TestAllocator(t *testing.T) {
 	assert.Len(t, got[8], 8, "an empty string gets the hash alone")
 
 	// Same inputs, same outputs.
-	b := newAllocator()
+	var b allocator
 	for _, s := range inputs {
 		b.reserve(s)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/fault"
+	"github.com/nirmata/llm-gateway/internal/memo"
 )
 
 // emptyObjectSchema is the schema of a tool that declares no parameters (docs/PROTOCOL.md 3:
@@ -26,18 +27,18 @@ var emptyObjectSchema = []byte(`{"type":"object","properties":{}}`)
 // rule 13 wants a toolConfig whenever toolUse/toolResult blocks are present.
 var historyToolSchema = []byte(`{"type":"object"}`)
 
-// toolSpec builds the Bedrock tool spec of tool i.
-func toolSpec(i int, t *chat.Tool, bedrockName string, model capabilities.Model) (bedrock.Tool, error) {
+// toolSpec builds the Bedrock tool spec of tool i in spec.
+func toolSpec(spec *bedrock.ToolSpec, i int, t *chat.Tool, bedrockName string, model capabilities.Model) error {
 	schema, err := inputSchema(t.Parameters)
 	if err != nil {
-		return bedrock.Tool{}, invalidf("%s.parameters %s", ToolPath(i, t), err.Error())
+		return invalidf("%s.parameters %s", ToolPath(i, t), err.Error())
 	}
-	spec := &bedrock.ToolSpec{Name: bedrockName, InputSchema: bedrock.InputSchema{JSON: schema}, Strict: t.Strict && NativeStrict(model)}
+	*spec = bedrock.ToolSpec{Name: bedrockName, InputSchema: bedrock.InputSchema{JSON: schema}, Strict: t.Strict && NativeStrict(model)}
 	// Rule 10: a present description must not be empty.
 	if !isBlank(t.Description) {
 		spec.Description = t.Description
 	}
-	return bedrock.Tool{ToolSpec: spec}, nil
+	return nil
 }
 
 // schemaError is a reason a parameters schema is refused; the caller adds the path.
@@ -58,13 +59,33 @@ func inputSchema(parameters []byte) ([]byte, error) {
 // typeObject is the member a schema without a root "type" gets (rule 11).
 const typeObject = `"type":"object"`
 
+// bedrockSchemas are the schemas jsonSchema accepted, by their text: clients send the
+// same tools with every request, so each distinct schema is checked and rewritten once. It
+// keeps at most 8 MiB of schemas, both texts counted.
+var bedrockSchemas = memo.New[[]byte](8 << 20)
+
 // jsonSchema checks a schema and returns it as Bedrock gets it: compacted, and otherwise
 // the client's bytes (key order, escapes, numbers such as 12345678901234567890 or 0.1, no
 // HTML escaping), so the model sees the schema the client wrote and the prompt cache sees
 // the same bytes every time. It is validated, never decoded. A missing root "type" is
 // inserted as the first member, so no other member is rewritten; {} becomes
-// emptyObjectSchema, as absent parameters do.
+// emptyObjectSchema, as absent parameters do. The result is shared between requests: it
+// must not be changed.
 func jsonSchema(s []byte) ([]byte, error) {
+	if b, ok := bedrockSchemas.Get(s); ok {
+		return b, nil
+	}
+	b, err := checkSchema(s)
+	if err != nil {
+		return nil, err
+	}
+	b = slices.Clip(b) // an append to it copies
+	bedrockSchemas.Put(s, b, len(b))
+	return b, nil
+}
+
+// checkSchema is jsonSchema's work.
+func checkSchema(s []byte) ([]byte, error) {
 	if !utf8.Valid(s) {
 		return nil, schemaError("is not valid UTF-8")
 	}
@@ -207,16 +228,16 @@ func toolConfig(req *chat.Request, names *namer, model capabilities.Model, stats
 			"model %s does not support tool use; remove the tools and tool calls or choose a model that supports them", clip.String(model.ID, clip.LogMax)).At("tools")
 	}
 	cfg := &bedrock.ToolConfig{Tools: make([]bedrock.Tool, 0, max(len(req.Tools), 1))}
+	specs := make([]bedrock.ToolSpec, len(req.Tools)) // one allocation for all
 	for i := range req.Tools {
 		t := &req.Tools[i]
 		if choice.Allowed != nil && !slices.Contains(choice.Allowed, t.Name) {
 			continue // not offered to the model on this request
 		}
-		spec, err := toolSpec(i, t, names.toolName(t.Name), model)
-		if err != nil {
+		if err := toolSpec(&specs[i], i, t, names.toolName(t.Name), model); err != nil {
 			return nil, err
 		}
-		cfg.Tools = append(cfg.Tools, spec)
+		cfg.Tools = append(cfg.Tools, bedrock.Tool{ToolSpec: &specs[i]})
 	}
 	if len(req.Tools) == 0 {
 		// History with tool use but no tools: make up a minimal spec per name used.
