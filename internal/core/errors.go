@@ -22,14 +22,14 @@ func (e *blamedError) Unwrap() error { return e.err }
 func (e *blamedError) Failure() fault.Failure { return e.refusal }
 
 // blame marks Bedrock's refusal of the request as invalid with the request field it is
-// about, when the translation of the request can tell which (names is the request's).
-func blame(names *translate.Names, err error) error {
+// about, when the translation of the request can tell which (plan is the request's).
+func blame(plan *translate.Plan, err error) error {
 	var apiErr *bedrock.APIError
 	if !errors.As(err, &apiErr) {
 		return err
 	}
 	if f := apiErr.Failure(); f.Kind == fault.KindInvalid {
-		if f.Param = translate.RefusedParam(names, apiErr.Message); f.Param != "" {
+		if f.Param = translate.RefusedParam(plan, apiErr.Message); f.Param != "" {
 			return &blamedError{err: err, refusal: f}
 		}
 	}

@@ -88,7 +88,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 		}
 		return nil, t.res, err
 	}
-	if t.names.JSONObject {
+	if t.plan.JSONObject {
 		st.text = &strings.Builder{}
 	}
 	if unary != nil {
@@ -101,7 +101,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 		return st, t.res, nil
 	}
 	st.closed = s.opts.Metrics.StreamOpened(req.ClientType)
-	st.machine = stream.NewMachine(t.names)
+	st.machine = stream.NewMachine(t.plan)
 	st.metered = t.quota.Metered()
 	st.hold = t.check.Hold()
 	if t.check.CanRepair() {
@@ -130,14 +130,14 @@ func (s *Service) open(ctx context.Context, t *turn) (*bedrock.EventStream, *ups
 	if err != nil {
 		span.endStream(nil, err)
 		s.upstreamFailed(ctx, t.id, t.model.ID, err)
-		return nil, nil, blame(t.names, err)
+		return nil, nil, blame(t.plan, err)
 	}
 	if t.route.More() {
 		if err := events.Start(); err != nil && err != io.EOF {
 			_ = events.Close()
 			span.endStream(nil, err)
 			s.upstreamFailed(ctx, t.id, t.model.ID, err)
-			return nil, nil, blame(t.names, err)
+			return nil, nil, blame(t.plan, err)
 		}
 	}
 	return events, span, nil

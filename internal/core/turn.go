@@ -72,7 +72,7 @@ type turn struct {
 	// What the translation for the current target made.
 	model    capabilities.Model
 	converse *bedrock.ConverseRequest
-	names    *translate.Names
+	plan     *translate.Plan
 	// quota is the request's standing against its key's limits; nil without limits.
 	quota *quota.Admission
 	// check checks the answer's tool calls, and says what it did; nil when nothing is
@@ -163,25 +163,25 @@ func (s *Service) translate(t *turn) error {
 	if !opts.OtherModel && translate.AsksThinking(req, opts.ReasoningEffort) {
 		req, restored = s.reasoning.Restore(t.ctx, req, model.ID)
 	}
-	converse, names, err := translate.RequestWith(req, model, opts)
+	converse, plan, err := translate.RequestWith(req, model, opts)
 	if err != nil {
 		return err
 	}
 	res := &t.res
 	res.Model = model.ID
-	res.Repairs = names.Stats
-	res.Ignored = append(slices.Clip(req.Ignored), names.Ignored...)
+	res.Repairs = plan.Stats
+	res.Ignored = append(slices.Clip(req.Ignored), plan.Ignored...)
 	res.Ignored = res.Ignored[:min(len(res.Ignored), MaxIgnored)] // a client controls how many
-	res.BudgetExhausted = names.BudgetExhausted
-	res.Thinking = names.Thinking
-	if restored && names.ThinkingOn {
+	res.BudgetExhausted = plan.BudgetExhausted
+	res.Thinking = plan.Thinking
+	if restored && plan.ThinkingOn {
 		res.Thinking = chat.ThinkingRestored
 	}
 	// No call comes back from a model offered no tools, nor from one whose tool budget is
 	// spent (its calls are dropped).
-	t.check, res.StrictUnenforced = s.guard.Check(req, model, t.mode, converse.ToolConfig != nil && !names.BudgetExhausted, names, t.budget)
+	t.check, res.StrictUnenforced = s.guard.Check(req, model, t.mode, converse.ToolConfig != nil && !plan.BudgetExhausted, plan, t.budget)
 	res.Validating = t.check != nil
-	t.model, t.converse, t.names = model, converse, names
+	t.model, t.converse, t.plan = model, converse, plan
 	return nil
 }
 
@@ -320,7 +320,7 @@ func (s *Service) settle(t *turn, resp *chat.Response, msg bedrock.Message) (*ch
 // remember stores an answer's reasoning blocks under its tool calls when the client will
 // need them back: Claude with thinking on (docs/PROTOCOL.md 11.4).
 func (s *Service) remember(t *turn, ids []string, blocks []chat.ReasoningBlock) {
-	if t.names.ThinkingOn {
+	if t.plan.ThinkingOn {
 		s.reasoning.Store(t.ctx, t.keyID, t.model.ID, ids, blocks)
 	}
 }

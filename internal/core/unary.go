@@ -37,7 +37,7 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	if resp, err = s.settle(t, resp, msg); err != nil {
 		return nil, t.res, err
 	}
-	t.res.FormatInvalid = t.names.JSONObject && !translate.OneJSONObject(resp.Text)
+	t.res.FormatInvalid = t.plan.JSONObject && !translate.OneJSONObject(resp.Text)
 	resp.ToolValidation = t.res.ToolValidation
 	resp.Model = t.model.ID
 	resp.LatencyMs = time.Since(t.start).Milliseconds()
@@ -59,7 +59,7 @@ func (s *Service) call(ctx context.Context, t *turn, req *bedrock.ConverseReques
 		msg  bedrock.Message
 		err  error
 	)
-	if t.names.StreamOnly {
+	if t.plan.StreamOnly {
 		resp, msg, err = s.converseStreamed(ctx, t, req)
 	} else {
 		resp, msg, err = s.converseUnary(ctx, t, req)
@@ -75,11 +75,11 @@ func (s *Service) converseUnary(ctx context.Context, t *turn, req *bedrock.Conve
 	answer, err := t.up().Converse(ctx, t.model.ID, req)
 	if err != nil {
 		s.upstreamFailed(ctx, t.id, t.model.ID, err)
-		return nil, bedrock.Message{}, blame(t.names, err)
+		return nil, bedrock.Message{}, blame(t.plan, err)
 	}
 	t.quota.Count(translate.Usage(answer.Usage)) // used, whether its answer is usable or not
 	s.logUnknownStop(t.id, answer.StopReason)
-	resp, err := translate.Response(answer, t.names)
+	resp, err := translate.Response(answer, t.plan)
 	if err != nil {
 		return nil, bedrock.Message{}, err
 	}
@@ -93,7 +93,7 @@ func (s *Service) converseStreamed(ctx context.Context, t *turn, req *bedrock.Co
 	events, err := t.up().ConverseStream(ctx, t.model.ID, req)
 	if err != nil {
 		s.upstreamFailed(ctx, t.id, t.model.ID, err)
-		return nil, bedrock.Message{}, blame(t.names, err)
+		return nil, bedrock.Message{}, blame(t.plan, err)
 	}
 	defer events.Close()
 	var src stream.Events = events
@@ -102,7 +102,7 @@ func (s *Service) converseStreamed(ctx context.Context, t *turn, req *bedrock.Co
 		rec = stream.NewRecorder(events)
 		src = rec
 	}
-	m := stream.NewMachine(t.names)
+	m := stream.NewMachine(t.plan)
 	var out []chat.Event
 	for err == nil {
 		out, err = m.Step(src, out)

@@ -1,6 +1,8 @@
-// Package stream turns a Bedrock ConverseStream into the gateway's stream of chat.Event
-// values (docs/PROTOCOL.md 3.2, docs/BEDROCK.md E), which each transport encodes in its
-// wire (JSONL, Nirmata chunked events, gRPC). It is pure: no HTTP, no goroutines, no
+// Package stream is the response half of the translation for streams: it turns a Bedrock
+// ConverseStream into the gateway's stream of chat.Event values (docs/PROTOCOL.md 3.2,
+// docs/BEDROCK.md E), by the request's translation plan (translate.Plan), as
+// translate.Response does for a whole answer; each surface encodes the events in its wire
+// (JSONL, Nirmata chunked events, SSE, gRPC). It is pure: no HTTP, no goroutines, no
 // logging. The core reads the upstream; the transports write to the client.
 //
 // A Machine holds the state of one stream, keyed on Bedrock's contentBlockIndex and never
@@ -17,7 +19,7 @@
 //	done           finish_reason and usage, once messageStop and metadata have both come
 //	               (or at the end of the stream if metadata never came); nothing follows it
 //
-// Tool and tool-call names go back to the client's through the request's translate.Names.
+// Tool and tool-call names go back to the client's through the request's translate.Plan.
 // The synthetic answer tool of a json_schema request (docs/PROTOCOL.md 13.3) is not a tool
 // call: its input fragments are content events, and the text the model writes is held to
 // the end of the answer and dropped if the tool was called (translate.TextHold), so a

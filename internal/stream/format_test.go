@@ -40,47 +40,47 @@ func TestMachineAnswerTool(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		names translate.Names
+		names translate.Plan
 		evs   []bedrock.StreamEvent
 		want  []chat.Event
 	}{
-		{"forced: the preamble is dropped, the input is content, finish stop", translate.Names{},
+		{"forced: the preamble is dropped, the input is content, finish stop", translate.Plan{},
 			[]bedrock.StreamEvent{evMessageStart(), evText(0, "I'll call "), evText(0, "json_response."), evStop(0),
 				evToolStart(1, "t1", answerName), evToolInput(1, `{"city":`), evToolInput(1, `"Paris"}`), evStop(1),
 				evMessageStop("tool_use"), evMetadata(3, 4)},
 			[]chat.Event{answer(`{"city":`), answer(`"Paris"}`), done(chat.FinishStop, usage34)}},
-		{"client calls around it keep dense ordinals; the text goes", translate.Names{},
+		{"client calls around it keep dense ordinals; the text goes", translate.Plan{},
 			[]bedrock.StreamEvent{evText(0, "Looking. "), evToolStart(1, "t1", "get_weather"), evToolStart(2, "t2", answerName),
 				evToolStart(3, "t3", "get_time"), evToolInput(3, `{"tz":"CET"}`), evToolInput(2, `{"a":1}`), evToolInput(1, `{}`),
 				evStop(2), evStop(1), evStop(3), evMessageStop("tool_use"), evMetadata(3, 4)},
 			[]chat.Event{header(0, "t1", "get_weather"), header(1, "t3", "get_time"),
 				fragment(1, `{"tz":"CET"}`), answer(`{"a":1}`), fragment(0, `{}`), toolEnd(0), toolEnd(1),
 				done(chat.FinishToolCalls, usage34)}},
-		{"no input: {} at its stop", translate.Names{},
+		{"no input: {} at its stop", translate.Plan{},
 			[]bedrock.StreamEvent{evToolStart(0, "t1", answerName), evStop(0), evMessageStop("tool_use"), evMetadata(3, 4)},
 			[]chat.Event{answer(`{}`), done(chat.FinishStop, usage34)}},
-		{"never stopped: {} before done", translate.Names{},
+		{"never stopped: {} before done", translate.Plan{},
 			[]bedrock.StreamEvent{evToolStart(0, "t1", answerName), evMessageStop("tool_use"), evMetadata(3, 4)},
 			[]chat.Event{answer(`{}`), done(chat.FinishStop, usage34)}},
-		{"not called: the text comes at the end, whole", translate.Names{},
+		{"not called: the text comes at the end, whole", translate.Plan{},
 			[]bedrock.StreamEvent{evText(0, "Hello"), evText(0, " there."), evMessageStop("end_turn"), evMetadata(3, 4)},
 			[]chat.Event{content("Hello there."), done(chat.FinishStop, usage34)}},
-		{"not called, with a client call: the text after the call's events", translate.Names{},
+		{"not called, with a client call: the text after the call's events", translate.Plan{},
 			[]bedrock.StreamEvent{evText(0, "Looking."), evToolStart(1, "t1", "a"), evToolInput(1, `{}`), evStop(1), evMessageStop("tool_use"), evMetadata(3, 4)},
 			[]chat.Event{header(0, "t1", "a"), fragment(0, `{}`), toolEnd(0), content("Looking."), done(chat.FinishToolCalls, usage34)}},
-		{"text after it is dropped, and a second call", translate.Names{},
+		{"text after it is dropped, and a second call", translate.Plan{},
 			[]bedrock.StreamEvent{evToolStart(0, "t1", answerName), evToolInput(0, `{"a":1}`), evStop(0), evText(1, "Done."),
 				evToolStart(2, "t2", answerName), evToolInput(2, `{"a":2}`), evStop(2), evMessageStop("tool_use"), evMetadata(3, 4)},
 			[]chat.Event{answer(`{"a":1}`), done(chat.FinishStop, usage34)}},
-		{"parallel calls off: the answer is no client call", translate.Names{OneCall: true},
+		{"parallel calls off: the answer is no client call", translate.Plan{OneCall: true},
 			[]bedrock.StreamEvent{evToolStart(0, "t0", answerName), evToolInput(0, `{"a":1}`), evToolStart(1, "t1", "a"), evToolInput(1, `{}`),
 				evToolStart(2, "t2", "b"), evToolInput(2, `{}`), evMessageStop("tool_use"), evMetadata(3, 4)},
 			[]chat.Event{answer(`{"a":1}`), header(0, "t1", "a"), fragment(0, `{}`), toolEnd(0), done(chat.FinishToolCalls, usage34)}},
-		{"tool budget spent: client calls dropped, the answer kept, finish stop", translate.Names{BudgetExhausted: true},
+		{"tool budget spent: client calls dropped, the answer kept, finish stop", translate.Plan{BudgetExhausted: true},
 			[]bedrock.StreamEvent{evText(0, "Calling."), evToolStart(1, "t1", "a"), evToolInput(1, `{}`), evStop(1),
 				evToolStart(2, "t2", answerName), evToolInput(2, `{"a":1}`), evStop(2), evMessageStop("tool_use"), evMetadata(3, 4)},
 			[]chat.Event{answer(`{"a":1}`), done(chat.FinishStop, usage34)}},
-		{"reasoning is not held", translate.Names{},
+		{"reasoning is not held", translate.Plan{},
 			[]bedrock.StreamEvent{evReasoning(0, "Think."), evSignature(0, "sig"), evStop(0), evToolStart(1, "t1", answerName),
 				evToolInput(1, `{}`), evMessageStop("tool_use"), evMetadata(3, 4)},
 			[]chat.Event{{Kind: chat.EventReasoning, Text: "Think."}, {Kind: chat.EventReasoningBlock, Block: chat.ReasoningBlock{Text: "Think.", Signature: "sig"}},
@@ -111,7 +111,7 @@ func TestMachineAnswerTool(t *testing.T) {
 // TestMachineAnswerToolErrors: the answer tool's blocks follow Bedrock's protocol like any.
 func TestMachineAnswerToolErrors(t *testing.T) {
 	t.Parallel()
-	names := &translate.Names{AnswerTool: answerName}
+	names := &translate.Plan{AnswerTool: answerName}
 	for name, evs := range map[string][]bedrock.StreamEvent{
 		"input after its stop": {evToolStart(0, "t1", answerName), evStop(0), evToolInput(0, `{}`)},
 		"started twice":        {evToolStart(0, "t1", answerName), evToolStart(0, "t2", "a")},
@@ -153,7 +153,7 @@ func TestAnswerToolStreamMatchesUnary(t *testing.T) {
 				stop = "tool_use"
 			}
 			evs = append(evs, evMessageStop(stop), evMetadata(3, 4))
-			names := &translate.Names{AnswerTool: answerName}
+			names := &translate.Plan{AnswerTool: answerName}
 
 			unary, err := translate.Response(&bedrock.ConverseResponse{StopReason: stop, Usage: &bedrock.TokenUsage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7},
 				Output: &bedrock.ConverseOutput{Message: &bedrock.Message{Role: "assistant", Content: blocks}}}, names)
@@ -186,7 +186,7 @@ func FuzzMachineAnswerTool(f *testing.F) {
 	f.Add([]byte{opText, 0, 3, 'a', 'b', 'c', opToolStart, 3, opToolStart, 1, opToolInput, 3, 0x87, opToolInput, 1, 0x83,
 		opToolInput, 3, 0xff, opBlockStop, 3, opText, 2, 1, 'x', opMessageStop, 1, opMetadata, 9, 9})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		names := &translate.Names{AnswerTool: "tool_3", OneCall: len(data)%3 == 1, BudgetExhausted: len(data)%3 == 2}
+		names := &translate.Plan{AnswerTool: "tool_3", OneCall: len(data)%3 == 1, BudgetExhausted: len(data)%3 == 2}
 		out, err := run(t, stream.NewMachine(names), &sliceEvents{evs: decodeProgram(data)})
 		if err != nil {
 			require.ErrorIs(t, err, fault.ErrUpstream)

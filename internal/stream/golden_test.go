@@ -41,7 +41,7 @@ func fixtureCases(t testing.TB) []string {
 
 // caseNames returns the Names of testdata/<name>.request.json translated for its model, or
 // nil when the case has no request.
-func caseNames(t testing.TB, name string) *translate.Names {
+func caseNames(t testing.TB, name string) *translate.Plan {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name+".request.json"))
 	if errors.Is(err, os.ErrNotExist) {

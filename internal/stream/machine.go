@@ -29,7 +29,7 @@ var _ Events = (*bedrock.EventStream)(nil)
 // package documentation). Not safe for concurrent use: it belongs to the goroutine serving
 // one request.
 type Machine struct {
-	names *translate.Names
+	plan *translate.Plan
 
 	tools []toolBlock // by ordinal
 	last  int         // ordinal of the last tool block looked up: deltas come in runs
@@ -70,7 +70,7 @@ type toolBlock struct {
 	name    string // the client's name of the tool
 	args    bool   // a non-empty arguments fragment was produced
 	stopped bool   // contentBlockStop came (or the stream finished)
-	// dropped: a call after the first when the answer keeps only one (names.FirstCallOnly);
+	// dropped: a call after the first when the answer keeps only one (plan.FirstCallOnly);
 	// none of its events reach the client.
 	dropped bool
 }
@@ -85,10 +85,10 @@ type answerBlock struct {
 	stopped bool
 }
 
-// NewMachine returns a Machine for one stream. names maps Bedrock's tool names and
+// NewMachine returns a Machine for one stream. plan, the request's translation plan, maps Bedrock's tool names and
 // tool-use ids back to the client's (nil: unchanged), and names the synthetic answer tool.
-func NewMachine(names *translate.Names) *Machine {
-	return &Machine{names: names, hold: translate.NewTextHold(names)}
+func NewMachine(plan *translate.Plan) *Machine {
+	return &Machine{plan: plan, hold: translate.NewTextHold(plan)}
 }
 
 // Step reads one event from src and appends the client events it produces to out. It
@@ -328,14 +328,14 @@ func (m *Machine) startTool(block int, tu *bedrock.ToolUseBlockStart, out []chat
 	if m.thinking.open {
 		out = m.stopReasoning(out)
 	}
-	if m.names.IsAnswerTool(tu.Name) {
+	if m.plan.IsAnswerTool(tu.Name) {
 		m.answers = append(m.answers, answerBlock{block: block, id: tu.ToolUseID, first: m.hold.AnswerCall()})
 		return out, nil
 	}
 	ordinal := len(m.tools)
-	exhausted := m.names != nil && m.names.BudgetExhausted
-	id, name := m.names.ToolCallID(tu.ToolUseID), m.names.ToolName(tu.Name)
-	m.tools = append(m.tools, toolBlock{block: block, id: id, name: name, dropped: exhausted || ordinal > 0 && m.names.FirstCallOnly()})
+	exhausted := m.plan != nil && m.plan.BudgetExhausted
+	id, name := m.plan.ToolCallID(tu.ToolUseID), m.plan.ToolName(tu.Name)
+	m.tools = append(m.tools, toolBlock{block: block, id: id, name: name, dropped: exhausted || ordinal > 0 && m.plan.FirstCallOnly()})
 	m.last = ordinal
 	if m.tools[ordinal].dropped {
 		return out, nil

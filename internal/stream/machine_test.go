@@ -222,7 +222,7 @@ func TestMachineFirstCallOnly(t *testing.T) {
 		evToolInput(2, `{"y":2}`), evToolInput(1, `1}`), evStop(1), evStop(2), evToolStart(3, "t3", "c"),
 		evMessageStop("tool_use"), evMetadata(3, 4),
 	}}
-	m := stream.NewMachine(&translate.Names{OneCall: true})
+	m := stream.NewMachine(&translate.Plan{OneCall: true})
 	got, err := run(t, m, src)
 	require.NoError(t, err)
 	want := []chat.Event{
@@ -244,7 +244,7 @@ func TestMachineBudgetSpent(t *testing.T) {
 		evText(0, "Calling."), evToolStart(1, "t1", "a"), evToolInput(1, `{}`), evStop(1),
 		evMessageStop("tool_use"), evMetadata(3, 4),
 	}}
-	m := stream.NewMachine(&translate.Names{BudgetExhausted: true})
+	m := stream.NewMachine(&translate.Plan{BudgetExhausted: true})
 	got, err := run(t, m, src)
 	require.NoError(t, err)
 	want := []chat.Event{content("Calling."), done(chat.FinishStop, chat.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7})}

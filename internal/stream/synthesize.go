@@ -40,7 +40,7 @@ func Synthesize(resp *chat.Response) []chat.Event {
 // that produced events.
 func Collect(events []chat.Event, m *Machine) *chat.Response {
 	resp := &chat.Response{Reasoning: m.Reasoning(), StopReason: m.StopReason(), DroppedToolCalls: m.Dropped(),
-		BudgetExhausted: m.names != nil && m.names.BudgetExhausted, AnswerID: m.AnswerID()}
+		BudgetExhausted: m.plan != nil && m.plan.BudgetExhausted, AnswerID: m.AnswerID()}
 	var text strings.Builder
 	for _, e := range events {
 		switch e.Kind {

@@ -177,8 +177,9 @@ type Check struct {
 	// answer is the response_format schema the answer tool's input is checked against;
 	// nil when the request has no answer tool or mode is off.
 	answer []byte
-	// names maps the request's names to Bedrock's and back, for a repair's request.
-	names                   *translate.Names
+	// plan is the request's translation plan: its names and Bedrock's, for a repair's
+	// request.
+	plan                    *translate.Plan
 	requestID, keyID, model string
 	// budget is what the request may still spend compiling schemas the cache lacks.
 	budget *toolcheck.Budget
@@ -201,12 +202,12 @@ func (c *Check) CanRepair() bool { return c != nil && c.canRepair }
 // back to repair. unenforced reports strict tools offered to a model without native strict
 // tool use that are not repaired either, as the operator turned validation off: their
 // calls come without a guarantee, and the answer says so (x-gateway-strict).
-func (g *Guard) Check(req *chat.Request, model capabilities.Model, v Mode, offered bool, names *translate.Names, budget *toolcheck.Budget) (c *Check, unenforced bool) {
-	answer := names.AnswerTool != "" && v.mode != chat.ValidationOff
+func (g *Guard) Check(req *chat.Request, model capabilities.Model, v Mode, offered bool, plan *translate.Plan, budget *toolcheck.Budget) (c *Check, unenforced bool) {
+	answer := plan.AnswerTool != "" && v.mode != chat.ValidationOff
 	if !offered && !answer {
 		return nil, false
 	}
-	c = &Check{g: g, mode: v.mode, names: names, requestID: req.ID, keyID: req.KeyID, model: model.ID, canRepair: v.mode == chat.ValidationRepair, budget: budget}
+	c = &Check{g: g, mode: v.mode, plan: plan, requestID: req.ID, keyID: req.KeyID, model: model.ID, canRepair: v.mode == chat.ValidationRepair, budget: budget}
 	if answer {
 		c.answer = req.ResponseFormat.Schema
 	}

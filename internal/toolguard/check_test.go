@@ -25,14 +25,14 @@ func TestOffIsWhoseItIs(t *testing.T) {
 	own, err := g.Mode(req, "")
 	require.NoError(t, err)
 	assert.Equal(t, "off", own.String())
-	c, unenforced := g.Check(req, model, own, true, &translate.Names{}, g.Budget())
+	c, unenforced := g.Check(req, model, own, true, &translate.Plan{}, g.Budget())
 	assert.True(t, c.CanRepair(), "the request's off: strict tools are still repaired")
 	assert.False(t, unenforced)
 
 	operator, err := g.Mode(&chat.Request{ToolValidation: chat.ValidationRepair, Tools: req.Tools}, chat.ValidationOff)
 	require.NoError(t, err)
 	assert.Equal(t, "off", operator.String(), "the operator's off is a ceiling")
-	c, unenforced = g.Check(req, model, operator, true, &translate.Names{}, g.Budget())
+	c, unenforced = g.Check(req, model, operator, true, &translate.Plan{}, g.Budget())
 	assert.Nil(t, c, "nothing is checked")
 	assert.True(t, unenforced, "strict calls come without a guarantee, and the answer says so")
 }

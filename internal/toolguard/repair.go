@@ -57,7 +57,7 @@ func (c *Check) Review(ctx context.Context, first *chat.Response, turn bedrock.M
 		}
 		c.logRepair(attempt, last.ToolCalls, lastVerdicts)
 		c.Attempts++
-		req := translate.RepairRequest(sent, lastTurn, violationsOf(lastTurn, c.names, last, lastVerdicts))
+		req := translate.RepairRequest(sent, lastTurn, violationsOf(lastTurn, c.plan, last, lastVerdicts))
 		resp, t, err := call.Call(ctx, req)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -92,10 +92,10 @@ func (c *Check) Review(ctx context.Context, first *chat.Response, turn bedrock.M
 
 // violationsOf are the violations of the invalid calls of resp by the Bedrock toolUseId
 // of their block in turn, the assistant message resp came from: calls carry the client's
-// ids, which names maps Bedrock's to; the answer tool's call (the verdict after the
+// ids, which plan maps Bedrock's to; the answer tool's call (the verdict after the
 // calls') carries Bedrock's. Blocks are matched by id, never by position: the answer
 // leaves some of the turn's blocks out (13.4's drops, the answer tool's call).
-func violationsOf(turn bedrock.Message, names *translate.Names, resp *chat.Response, vs []verdict) map[string][]string {
+func violationsOf(turn bedrock.Message, plan *translate.Plan, resp *chat.Response, vs []verdict) map[string][]string {
 	calls := resp.ToolCalls
 	byClientID := make(map[string][]string, len(calls))
 	for i := range calls {
@@ -111,7 +111,7 @@ func violationsOf(turn bedrock.Message, names *translate.Names, resp *chat.Respo
 		if b.ToolUse == nil || b.ToolUse.ToolUseID == resp.AnswerID {
 			continue
 		}
-		if v, ok := byClientID[names.ToolCallID(b.ToolUse.ToolUseID)]; ok {
+		if v, ok := byClientID[plan.ToolCallID(b.ToolUse.ToolUseID)]; ok {
 			out[b.ToolUse.ToolUseID] = v
 		}
 	}

@@ -354,7 +354,7 @@ func TestPromptCacheRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			n := &namer{names: &Names{}}
+			n := &namer{names: &Plan{}}
 			out, client := tt.in.build(n)
 			promptCache(out, &chat.Request{CacheRetention: tt.retention}, capabilities.Lookup(tt.model), tt.opts, n)
 			if diff := cmp.Diff(tt.want, render(out, client), cmp.AllowUnexported(shorthand{})); diff != "" {
@@ -509,7 +509,7 @@ func FuzzPromptCache(f *testing.F) {
 				in.messages = append(in.messages, strings.Join(keep, " "))
 			}
 		}
-		n := &namer{names: &Names{}}
+		n := &namer{names: &Plan{}}
 		out, _ := in.build(n)
 		before := countBlocks(out)
 		if err := CheckSectionSizes(out); err != nil {

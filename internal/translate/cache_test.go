@@ -17,7 +17,7 @@ import (
 
 // translateBody translates a Nirmata body for the model it names, under opts, and returns
 // the Converse JSON.
-func translateBody(t *testing.T, body string, opts translate.Options) (string, *translate.Names, error) {
+func translateBody(t *testing.T, body string, opts translate.Options) (string, *translate.Plan, error) {
 	t.Helper()
 	req, _, err := nirmata.DecodeRequest([]byte(body))
 	require.NoError(t, err)

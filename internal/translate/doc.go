@@ -14,7 +14,7 @@
 // Marshal the result with [bedrock.MarshalRequest], which writes that raw JSON as it is
 // rather than re-encoding it.
 //
-// Response, FinishReason and Usage apply section D. The [Names] that Request returns maps
+// Response, FinishReason and Usage apply section D. The [Plan] that Request returns maps
 // the Bedrock-safe tool names and ids back to the client's, for unary and stream answers
 // alike.
 package translate

@@ -184,7 +184,7 @@ func (f *format) offer(cfg *bedrock.ToolConfig, req *chat.Request, model capabil
 
 // apply writes what the format adds to the request besides the tool: outputConfig, or the
 // system note (the json_object instruction, or note from offer).
-func (f *format) apply(out *bedrock.ConverseRequest, note string, names *Names) error {
+func (f *format) apply(out *bedrock.ConverseRequest, note string, names *Plan) error {
 	switch {
 	case f.object:
 		names.JSONObject = true
@@ -393,7 +393,7 @@ type TextHold struct {
 }
 
 // NewTextHold returns the hold of an answer to a request translated with names.
-func NewTextHold(names *Names) TextHold { return TextHold{on: names != nil && names.AnswerTool != ""} }
+func NewTextHold(names *Plan) TextHold { return TextHold{on: names != nil && names.AnswerTool != ""} }
 
 // Text takes a fragment of the model's text and returns what may be passed on now.
 func (h *TextHold) Text(s string) string {
@@ -426,7 +426,7 @@ func (h *TextHold) End() string {
 func (h *TextHold) Answered() bool { return h.answered }
 
 // IsAnswerTool reports whether a tool name Bedrock used is the synthetic answer tool's.
-func (n *Names) IsAnswerTool(bedrockName string) bool {
+func (n *Plan) IsAnswerTool(bedrockName string) bool {
 	return n != nil && n.AnswerTool != "" && bedrockName == n.AnswerTool
 }
 
@@ -440,7 +440,7 @@ func OneJSONObject(text string) bool {
 // RefusedParam names the request field a Bedrock ValidationException's message is about,
 // where the translation can tell: the outputConfig schema's refusal is blamed on
 // response_format.json_schema.schema. "" when it cannot tell.
-func RefusedParam(names *Names, message string) string {
+func RefusedParam(names *Plan, message string) string {
 	if names != nil && names.OutputSchema && (strings.Contains(message, "output_config") || strings.Contains(message, "outputConfig")) {
 		return schemaParam
 	}

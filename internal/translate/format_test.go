@@ -285,7 +285,7 @@ func toolUse(id, name, input string) bedrock.ContentBlock {
 func TestAnswerToolResponse(t *testing.T) {
 	t.Parallel()
 	tools := []chat.Tool{{Name: "get.weather"}}
-	translated := func(t *testing.T, req chat.Request) *translate.Names {
+	translated := func(t *testing.T, req chat.Request) *translate.Plan {
 		t.Helper()
 		req.Messages, req.ResponseFormat = userTurn("go"), jsonSchemaFormat(`{"type":"object"}`)
 		_, names, err := translate.Request(&req, capabilities.Lookup(claude4))
@@ -298,7 +298,7 @@ func TestAnswerToolResponse(t *testing.T) {
 	answer := toolUse("t9", "json_response", `{"city": "Paris"}`)
 	tests := []struct {
 		name    string
-		names   *translate.Names
+		names   *translate.Plan
 		answer  *bedrock.ConverseResponse
 		text    string
 		calls   []string // client names of the calls kept

@@ -38,7 +38,7 @@ func loadRequest(t testing.TB, path string) (*chat.Request, error) {
 }
 
 // translateFixture runs Request on testdata/<name>.request.json with the model it names.
-func translateFixture(t testing.TB, name string) (*bedrock.ConverseRequest, *translate.Names, error) {
+func translateFixture(t testing.TB, name string) (*bedrock.ConverseRequest, *translate.Plan, error) {
 	t.Helper()
 	req, err := loadRequest(t, filepath.Join("testdata", name+".request.json"))
 	if err != nil {
@@ -126,7 +126,7 @@ func responseJSON(t testing.TB, resp *chat.Response) []byte {
 }
 
 // TestResponseGolden translates every testdata/<case>.bedrock-response.json. When
-// <case>.request.json exists too, its Names are used, so mapped tool names and ids must
+// <case>.request.json exists too, its Plan are used, so mapped tool names and ids must
 // come back as the client sent them.
 func TestResponseGolden(t *testing.T) {
 	t.Parallel()
@@ -137,7 +137,7 @@ func TestResponseGolden(t *testing.T) {
 			require.NoError(t, err)
 			var upstream bedrock.ConverseResponse
 			require.NoError(t, json.Unmarshal(data, &upstream))
-			var names *translate.Names
+			var names *translate.Plan
 			if _, err := os.Stat(filepath.Join("testdata", name+".request.json")); err == nil {
 				_, names, err = translateFixture(t, name)
 				require.NoError(t, err)

@@ -40,7 +40,7 @@ func maxTokens(req *chat.Request, model capabilities.Model, defaultMax, budget i
 // inference maps temperature, top_p and stop (rule 20), and checks max_tokens, whose
 // maxTokens applyInference sets; nil when none is set. Empty stop sequences are dropped,
 // and on models that refuse them, those of only whitespace, which are listed as ignored.
-func inference(req *chat.Request, model capabilities.Model, names *Names) (*bedrock.InferenceConfig, error) {
+func inference(req *chat.Request, model capabilities.Model, names *Plan) (*bedrock.InferenceConfig, error) {
 	stats := &names.Stats
 	var c bedrock.InferenceConfig
 	set := false

@@ -13,12 +13,16 @@ import (
 // maxNameLen is Bedrock's limit for toolSpec.name and toolUseId (rules 9 and 14).
 const maxNameLen = 64
 
-// Names maps the Bedrock-safe tool names and tool-use ids of one translated request back to
-// the client's own (docs/BEDROCK.md C: names like "fs.read_file", 80-character names and foreign
+// Plan is the translation plan of one request: what its answer needs to be translated
+// back. It maps the Bedrock-safe tool names and tool-use ids back to the client's own
+// (docs/BEDROCK.md C: names like "fs.read_file", 80-character names and foreign
 // 90-character ids are replaced for Bedrock and restored in every response and stream
-// event). Request builds it; after Request returns it is only read, so one Names may be
-// shared by the goroutines serving that request. A nil *Names maps everything to itself.
-type Names struct {
+// event), and says what the request decided for its answer: one call or several, a spent
+// tool budget, thinking, the answer tool of a json_schema request, the output schema, and
+// what the translation repaired. Request builds it; after Request returns it is only read,
+// so one Plan may be shared by the goroutines serving that request. A nil *Plan maps
+// everything to itself.
+type Plan struct {
 	// Stats counts what Request repaired in the client's history, for logs and metrics.
 	Stats Stats
 	// Ignored lists the JSON paths of request fields Request accepted without effect
@@ -95,10 +99,10 @@ type Stats struct {
 }
 
 // FirstCallOnly reports whether the answer keeps only its first tool call.
-func (n *Names) FirstCallOnly() bool { return n != nil && n.OneCall }
+func (n *Plan) FirstCallOnly() bool { return n != nil && n.OneCall }
 
 // ToolName returns the client's name for a tool name Bedrock used.
-func (n *Names) ToolName(bedrockName string) string {
+func (n *Plan) ToolName(bedrockName string) string {
 	if n != nil {
 		if c, ok := n.toolToClient[bedrockName]; ok {
 			return c
@@ -108,7 +112,7 @@ func (n *Names) ToolName(bedrockName string) string {
 }
 
 // ToolCallID returns the client's id for a toolUseId Bedrock used.
-func (n *Names) ToolCallID(bedrockID string) string {
+func (n *Plan) ToolCallID(bedrockID string) string {
 	if n != nil {
 		if c, ok := n.idToClient[bedrockID]; ok {
 			return c
@@ -121,7 +125,7 @@ func (n *Names) ToolCallID(bedrockID string) string {
 // call and gives each tool name its Bedrock name, then messages takes a toolUseId per call
 // and tools reads the names. Not safe for concurrent use.
 type namer struct {
-	names *Names
+	names *Plan
 
 	tools   allocator         // Bedrock tool names
 	ids     allocator         // Bedrock toolUseIds
@@ -138,9 +142,9 @@ type namer struct {
 // handed out, so a substitute can never take a name or id the client uses elsewhere in
 // the request; tools are named first, then names only the history uses.
 func newNamer(req *chat.Request) (*namer, error) {
-	// Names apart: it lives as long as the request's answer (a stream's), the namer only as
+	// Plan apart: it lives as long as the request's answer (a stream's), the namer only as
 	// long as the translation.
-	n := &namer{names: &Names{}, nameOf: make(map[string]string, len(req.Tools))}
+	n := &namer{names: &Plan{}, nameOf: make(map[string]string, len(req.Tools))}
 	seen := make(map[string]int, len(req.Tools))
 	for i := range req.Tools {
 		t := &req.Tools[i]

@@ -76,7 +76,7 @@ func TestAllocator(t *testing.T) {
 
 func TestNamesNil(t *testing.T) {
 	t.Parallel()
-	var n *Names
+	var n *Plan
 	assert.Equal(t, "x.y", n.ToolName("x.y"))
 	assert.Equal(t, "id", n.ToolCallID("id"))
 }

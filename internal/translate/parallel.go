@@ -59,7 +59,7 @@ func disableParallel(cfg *bedrock.ToolConfig, choice chat.ToolChoice, model capa
 
 // keptCalls is what an answer keeps of its tool calls: none when the tool budget is
 // spent, the first when names say so, else all; and how many it dropped.
-func keptCalls(calls []chat.ToolCall, names *Names) ([]chat.ToolCall, int) {
+func keptCalls(calls []chat.ToolCall, names *Plan) ([]chat.ToolCall, int) {
 	switch {
 	case names != nil && names.BudgetExhausted:
 		return nil, len(calls)

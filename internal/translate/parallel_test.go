@@ -98,7 +98,7 @@ func TestFirstCallOnly(t *testing.T) {
 		{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "t2", Name: "b", Input: []byte(`{}`)}},
 		{ToolUse: &bedrock.ToolUseBlock{ToolUseID: "t3", Name: "c", Input: []byte(`{}`)}},
 	}}}}
-	resp, err := Response(answer, &Names{OneCall: true})
+	resp, err := Response(answer, &Plan{OneCall: true})
 	require.NoError(t, err)
 	require.Len(t, resp.ToolCalls, 1)
 	assert.Equal(t, "t1", resp.ToolCalls[0].ID)
@@ -168,7 +168,7 @@ func TestToolBudgetSpent(t *testing.T) {
 
 	answer := &bedrock.ConverseResponse{StopReason: "tool_use", Output: &bedrock.ConverseOutput{Message: &bedrock.Message{Role: "assistant", Content: []bedrock.ContentBlock{
 		bedrock.TextBlock("Calling."), {ToolUse: &bedrock.ToolUseBlock{ToolUseID: "t1", Name: "f", Input: []byte(`{}`)}}}}}}
-	resp, err := Response(answer, &Names{BudgetExhausted: true})
+	resp, err := Response(answer, &Plan{BudgetExhausted: true})
 	require.NoError(t, err)
 	assert.Empty(t, resp.ToolCalls)
 	assert.Equal(t, 1, resp.DroppedToolCalls)

@@ -86,7 +86,7 @@ func isEffort(s string) bool {
 // planThinking reads the request's reasoning_effort and thinking for the model, or the
 // gateway's default effort when the request sets neither: a value outside the contract is
 // refused; a switch of the client's the model has no use for is listed as ignored.
-func planThinking(req *chat.Request, model capabilities.Model, defaultEffort string, names *Names) (thinking, error) {
+func planThinking(req *chat.Request, model capabilities.Model, defaultEffort string, names *Plan) (thinking, error) {
 	effort := req.ReasoningEffort
 	if effort != "" && !isEffort(effort) {
 		return thinking{}, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue, "reasoning_effort %s is not one of none, minimal, low, medium, high, xhigh, max", clip.Quote(effort))
@@ -283,7 +283,7 @@ func stripReasoning(msgs []bedrock.Message) {
 // and never to Claude models of the adaptive-only generation. names lists what was left
 // out; the answer goes through ConverseStream when maxTokens is above what Converse serves
 // with thinking (G12).
-func (th *thinking) applyInference(c *bedrock.InferenceConfig, req *chat.Request, model capabilities.Model, defaultMax int32, names *Names) *bedrock.InferenceConfig {
+func (th *thinking) applyInference(c *bedrock.InferenceConfig, req *chat.Request, model capabilities.Model, defaultMax int32, names *Plan) *bedrock.InferenceConfig {
 	noSampling := th.on && th.claude || model.Reasoning == capabilities.ReasoningAdaptiveOnly
 	if c != nil && noSampling {
 		if c.Temperature != nil {

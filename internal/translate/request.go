@@ -9,7 +9,7 @@ import (
 // Request translates a chat request into a Converse request for the model (resolved by the
 // caller with capabilities.Lookup). It repairs every history shape docs/BEDROCK.md section C
 // lists and refuses what it cannot repair with a *fault.RequestError that names the
-// field. The returned Names maps Bedrock's tool names and
+// field. The returned Plan maps Bedrock's tool names and
 // tool-use ids back to the client's; hand it to Response and to the stream translator. Its
 // Stats say what was repaired.
 //
@@ -50,7 +50,7 @@ import (
 //     of the client's (none given, tool_choice "none", the tool budget spent) and no
 //     reasoning switch is sent, whatever the family; a model with neither structured output
 //     nor tool use is refused.
-func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequest, *Names, error) {
+func Request(req *chat.Request, model capabilities.Model) (*bedrock.ConverseRequest, *Plan, error) {
 	return RequestWith(req, model, Options{DefaultMaxTokens: DefaultMaxTokens})
 }
 
@@ -80,7 +80,7 @@ type Options struct {
 }
 
 // RequestWith is Request under the gateway's settings.
-func RequestWith(req *chat.Request, model capabilities.Model, opts Options) (*bedrock.ConverseRequest, *Names, error) {
+func RequestWith(req *chat.Request, model capabilities.Model, opts Options) (*bedrock.ConverseRequest, *Plan, error) {
 	if n := req.MaxToolRounds; n != nil && *n < 0 {
 		return nil, nil, invalidf("max_tool_rounds must be at least 0, got %d", *n)
 	}

@@ -161,7 +161,7 @@ func TestNamesRoundTrip(t *testing.T) {
 		assert.Equal(t, c.ID, names.ToolCallID(u.ToolUseID))
 		assert.Equal(t, u.ToolUseID, results[i].ToolResult.ToolUseID)
 	}
-	// Names Bedrock invents are passed through.
+	// Plan Bedrock invents are passed through.
 	assert.Equal(t, "tooluse_new", names.ToolCallID("tooluse_new"))
 	assert.Equal(t, "other_tool", names.ToolName("other_tool"))
 
@@ -253,7 +253,7 @@ func FuzzRequest(f *testing.F) {
 		}
 		modelID := models[int(modelIndex)%len(models)]
 		var out *bedrock.ConverseRequest
-		var names *translate.Names
+		var names *translate.Plan
 		if err == nil {
 			out, names, err = translate.Request(creq, capabilities.Lookup(modelID))
 		}

@@ -15,7 +15,7 @@ import (
 // the synthetic answer tool's input is the text (see TextHold), never a tool call. A
 // 200 without output, a malformed_* stop reason, or a tool input that is not a JSON object
 // is an error wrapping fault.ErrUpstream.
-func Response(resp *bedrock.ConverseResponse, names *Names) (*chat.Response, error) {
+func Response(resp *bedrock.ConverseResponse, names *Plan) (*chat.Response, error) {
 	if resp == nil || resp.Output == nil || resp.Output.Message == nil {
 		return nil, upstreamf("Bedrock answered 200 without output; retry the request")
 	}

@@ -38,7 +38,7 @@ func TestResponse(t *testing.T) {
 		StopReason: bedrock.StopToolUse,
 		Usage:      &bedrock.TokenUsage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3},
 	}
-	names := &Names{toolToClient: map[string]string{"fs_read": "fs.read"}, idToClient: map[string]string{"x_1": "x.1"}}
+	names := &Plan{toolToClient: map[string]string{"fs_read": "fs.read"}, idToClient: map[string]string{"x_1": "x.1"}}
 	got, err := Response(upstream, names)
 	require.NoError(t, err)
 	want := &chat.Response{
@@ -128,7 +128,7 @@ func BenchmarkResponse(b *testing.B) {
 	if err := json.Unmarshal(body, &upstream); err != nil {
 		b.Fatal(err)
 	}
-	names := &Names{toolToClient: map[string]string{"fs_write_file": "fs.write_file"}}
+	names := &Plan{toolToClient: map[string]string{"fs_write_file": "fs.write_file"}}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Response(&upstream, names); err != nil {
