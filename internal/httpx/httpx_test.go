@@ -1,8 +1,10 @@
 package httpx
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -26,4 +28,18 @@ func TestSetIgnored(t *testing.T) {
 	}
 	SetIgnored(h, many)
 	assert.Len(t, strings.Split(h.Get(HeaderIgnored), ","), MaxIgnored)
+}
+
+// TestReadBodyGrowsOnce: a body of known length is read into a buffer sized for it once;
+// the read that finds its end does not grow it again (which copies it whole).
+func TestReadBodyGrowsOnce(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{100, 5_000, 20_000, 60_000} {
+		body := bytes.Repeat([]byte("x"), n)
+		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		got, err := ReadBody(httptest.NewRecorder(), r, 1<<20, make([]byte, 0, 4<<10))
+		assert.NoError(t, err)
+		assert.Equal(t, body, got)
+		assert.LessOrEqual(t, cap(got), max(2*n, 4<<10), "%d bytes: the buffer grew twice", n)
+	}
 }
