@@ -161,7 +161,7 @@ func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequ
 	// copies what it keeps, so the buffer goes back to the pool.
 	bp := bufpool.Get()
 	buf := bytes.NewBuffer(*bp)
-	buf.Grow(int(min(max(resp.ContentLength, 0), maxAnswerPrealloc)) + 1)
+	buf.Grow(int(min(max(resp.ContentLength, 0), maxAnswerPrealloc)) + bytes.MinRead) // ReadFrom's room for its last read: no growth at the end
 	_, err = buf.ReadFrom(resp.Body)
 	defer func() { bufpool.Put(bp, buf.Bytes()) }()
 	if err != nil {

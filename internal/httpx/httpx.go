@@ -28,9 +28,11 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, dst []byte) (
 	if r.ContentLength > limit {
 		return nil, fault.ErrBodyTooLarge
 	}
-	// Sized from Content-Length, but not trusting it beyond 64 KiB before the bytes arrive.
+	// Sized from Content-Length, but not trusting it beyond 64 KiB before the bytes arrive,
+	// with the room ReadFrom wants free before each read (bytes.MinRead): with less, the
+	// read that finds the end of the body would grow the buffer, copying it whole.
 	buf := bytes.NewBuffer(dst)
-	buf.Grow(int(min(max(r.ContentLength, 512), 64<<10)) + 1)
+	buf.Grow(int(min(max(r.ContentLength, 512), 64<<10)) + bytes.MinRead)
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError

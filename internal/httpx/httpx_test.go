@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -66,4 +67,18 @@ func TestReadBodyErrors(t *testing.T) {
 	err := post(iotest.ErrReader(errors.New("connection reset by peer")), -1)
 	assert.Equal(t, fault.Failure{Kind: fault.KindInvalid, Message: "invalid request body: reading the body failed: connection reset by peer",
 		Reason: fault.ReasonInvalidValue}, fault.Classify(t.Context(), err))
+}
+
+// TestReadBodyGrowsOnce: a body of known length is read into a buffer sized for it once;
+// the read that finds its end does not grow it again (which copies it whole).
+func TestReadBodyGrowsOnce(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{100, 5_000, 20_000, 60_000} {
+		body := bytes.Repeat([]byte("x"), n)
+		r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+		got, err := ReadBody(httptest.NewRecorder(), r, 1<<20, make([]byte, 0, 4<<10))
+		assert.NoError(t, err)
+		assert.Equal(t, body, got)
+		assert.LessOrEqual(t, cap(got), max(2*n, 4<<10), "%d bytes: the buffer grew twice", n)
+	}
 }
