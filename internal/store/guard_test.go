@@ -315,3 +315,18 @@ func TestGuardProbesWhatCallsUse(t *testing.T) {
 	_, err := incr(g, t.Context(), "k", 1, time.Minute)
 	assert.ErrorIs(t, err, ErrDown, "calls skip it")
 }
+
+// TestGuardSlowPingIsNoOutage: a Redis that takes longer than one call may (300 ms, the
+// call timeout 100 ms) to answer the first ping, as a new connection's handshake on a busy
+// host can, is up once it answers: the ping's verdict holds for every request, so it waits
+// longer than a call does. Before, the store was skipped by every request until the next
+// ping.
+func TestGuardSlowPingIsNoOutage(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	require.Equal(t, "+OK", srv.Do("CLIENT", "PAUSE", "300", "ALL"))
+	g := newGuardedWith(t, srv.URL(), time.Hour, CallTimeout) // one ping, at once
+	require.Eventually(t, func() bool { return g.Status() != "redis not reached yet" }, 10*time.Second, time.Millisecond)
+	assert.Equal(t, "redis", g.Status(), "the slow ping answered")
+	assert.Equal(t, 1.0, g.up(t))
+}

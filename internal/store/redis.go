@@ -145,6 +145,8 @@ func NewRedis(raw string, timeout time.Duration) (*Redis, error) {
 	opts.Dialer = dialer(opts.TLSConfig)
 	pingOpts := *opts
 	pingOpts.PoolSize, pingOpts.MinIdleConns, pingOpts.MaxIdleConns = 1, 0, 0
+	pingTimeout := max(timeout, minPingTimeout)
+	pingOpts.DialTimeout, pingOpts.ReadTimeout, pingOpts.WriteTimeout, pingOpts.PoolTimeout = pingTimeout, pingTimeout, pingTimeout, pingTimeout
 	pingOpts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	// go-redis has one logger per process, writing plain text to stderr once per failed
 	// dial; the Guard reports failures instead, in JSON and at most every 10 s.
@@ -288,11 +290,18 @@ func (r *Redis) GetMany(ctx context.Context, keys ...string) ([][]byte, error) {
 // probeKey is the key Ping reads; nothing writes it.
 const probeKey = KeyPrefix + "probe"
 
+// minPingTimeout is the least a ping waits. A ping's verdict holds for every request until
+// the next one, and it runs in the background, where no request waits for it: a new
+// connection's handshake on a busy host, slower than one call may be, must not be taken
+// for an outage that skips the store for everyone.
+const minPingTimeout = time.Second
+
 // Ping asks the server whether it answers, on a connection of its own, with a read of the
 // keyspace (EXISTS) rather than PING: a proxy in front of Redis may answer PING itself
-// while the Redis behind it hangs, and the calls would then time out one after another.
+// while the Redis behind it hangs, and the calls would then time out one after another. It
+// waits the call timeout, and at least minPingTimeout.
 func (r *Redis) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	ctx, cancel := context.WithTimeout(ctx, max(r.timeout, minPingTimeout)) // the pinger's own timeouts too
 	defer cancel()
 	return r.pinger.Exists(ctx, probeKey).Err()
 }
