@@ -304,6 +304,7 @@ func TestGRPCChatStream(t *testing.T) {
 }
 
 func TestStreamFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		fault      string
 		httpStatus int    // before the first byte
@@ -319,6 +320,7 @@ func TestStreamFaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault, func(t *testing.T) {
+			t.Parallel()
 			g := simGateway(t, tt.fault)
 			url := "http://" + g.HTTP + "/llm-apps/chat?stream=true"
 
