@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/stretchr/testify/assert"
@@ -21,7 +22,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
-	"github.com/nirmata/llm-gateway/internal/core"
 )
 
 // twoTools asks for two parallel tool calls, one of them without arguments.
@@ -365,7 +365,7 @@ func TestStreamFaults(t *testing.T) {
 			}
 			require.NotNil(t, last)
 			require.NotNil(t, last.GetError(), "the last event is the error")
-			assert.Equal(t, tt.code, core.CodeName(codes.Code(last.GetError().GetCode())))
+			assert.Equal(t, tt.code, codeName(codes.Code(last.GetError().GetCode())))
 		})
 	}
 }
@@ -474,3 +474,18 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 }
 
 const hello = `{"messages":[{"role":"user","content":"hi"}]}`
+
+// codeName is a gRPC code as the REST surfaces name it: "resource_exhausted" for
+// ResourceExhausted (docs/PROTOCOL.md 5).
+func codeName(c codes.Code) string {
+	var b strings.Builder
+	prev := ' '
+	for _, r := range c.String() {
+		if unicode.IsUpper(r) && unicode.IsLower(prev) { // a word starts: "OK" is one word
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToLower(r))
+		prev = r
+	}
+	return b.String()
+}
