@@ -47,13 +47,15 @@ type restRequest struct {
 			Strict      bool            `json:"strict"`
 		} `json:"json_schema"`
 	} `json:"response_format"`
-	ToolChoice json.RawMessage `json:"tool_choice"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	ToolValidation string          `json:"tool_validation"`
 }
 
 type restFunction struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict"`
 }
 
 type restCache struct {
@@ -87,7 +89,8 @@ func grpcRequest(t testing.TB, body string) *llmgatewayv1.ChatRequest {
 	t.Helper()
 	var req restRequest
 	require.NoError(t, json.Unmarshal([]byte(body), &req))
-	out := &llmgatewayv1.ChatRequest{Model: req.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP}
+	out := &llmgatewayv1.ChatRequest{Model: req.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP,
+		ToolValidation: req.ToolValidation}
 	if len(req.Stop) > 0 && json.Unmarshal(req.Stop, &out.Stop) != nil {
 		out.Stop = []string{stringOr(req.Stop)}
 	}
@@ -125,7 +128,7 @@ func grpcRequest(t testing.TB, body string) *llmgatewayv1.ChatRequest {
 			f = *tl.Function
 		}
 		out.Tools = append(out.Tools, &llmgatewayv1.Tool{Function: &llmgatewayv1.FunctionDefinition{
-			Name: f.Name, Description: f.Description, ParametersJson: stringOr(f.Parameters),
+			Name: f.Name, Description: f.Description, ParametersJson: stringOr(f.Parameters), Strict: f.Strict || tl.Strict,
 		}, CacheControl: tl.CacheControl.proto()})
 	}
 	if rf := req.ResponseFormat; rf != nil {
