@@ -202,6 +202,7 @@ func TestFailoverAcrossRegions(t *testing.T) {
 // TestSimFailsOverAcrossRegions: under --sim every region's client reaches the one
 // simulator, each signing for its own region, which a region-scoped fault tells apart.
 func TestSimFailsOverAcrossRegions(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.Sim.Faults = []string{"throttle,region=us-east-1"}

@@ -33,6 +33,10 @@ import (
 	"github.com/nirmata/llm-gateway/internal/gateway"
 )
 
+// Tests that set environment variables (the AWS configuration chain the gateway reads, the
+// OTel variables) run one at a time, as t.Setenv requires; the slow ones that set none run
+// in parallel (t.Parallel), after them.
+
 // TestMain checks that no test leaves a goroutine behind, but go-redis's dial probe: after
 // failed dials (a Redis stopped or never started) its pool probes once a second, and the
 // probe sees that the pool was closed only when it wakes.
@@ -400,6 +404,7 @@ func TestGRPCAuthHealthAndReflection(t *testing.T) {
 }
 
 func TestRESTCapabilitiesAndErrors(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)

@@ -171,6 +171,7 @@ func TestStalledBodyWithoutKeyIs401AtOnce(t *testing.T) {
 // after body_read_timeout and its connection closed; a call whose body arrived is not
 // bound by that deadline however long Bedrock takes.
 func TestStalledBodyWithKeyIsCut(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.BodyReadTimeout = 300 * time.Millisecond
@@ -209,6 +210,7 @@ func TestRESTOneAuthorizationHeader(t *testing.T) {
 // TestClientStringsAreBounded sends megabytes where short strings belong: every answer is
 // a bounded JSON error naming the field, and no log line exceeds 16 KiB.
 func TestClientStringsAreBounded(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)

@@ -156,7 +156,7 @@ func TestFailoverAffinitySharedByReplicas(t *testing.T) {
 	srv := redistest.Start(t)
 	sim := recordSim(t, "throttle,times=1,model="+testModel)
 	cfg := defaultConfig(t)
-	cfg.RedisURL = srv.URL()
+	onRedis(&cfg, srv.URL())
 	cfg.ModelAliases = map[string][]config.Target{"agent": twoTargets}
 	a, b := start(t, cfg), start(t, cfg)
 

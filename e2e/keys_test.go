@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,7 +28,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
-	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/config"
 	"github.com/nirmata/llm-gateway/internal/gateway"
@@ -39,7 +39,7 @@ import (
 // without waiting for it.
 
 // testKeyID is the identity of testKey, which has no name: 8 hex digits of its SHA-256.
-var testKeyID = auth.ID("", sha256.Sum256([]byte(testKey)))
+var testKeyID = func() string { d := sha256.Sum256([]byte(testKey)); return hex.EncodeToString(d[:4]) }()
 
 // at37 is 10:20:37.4 UTC: 23 s (rounded up) remain of its minute, 13 h 39 min 23 s of its
 // day.

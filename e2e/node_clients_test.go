@@ -76,6 +76,7 @@ func runNode(ctx context.Context, node, dir, script string, g started) nodeRun {
 // OpenAI-compatible provider, unmodified, against gateways on the simulator: each script
 // gets its own gateway, and they run in parallel.
 func TestNodeClients(t *testing.T) {
+	t.Parallel()
 	node, dir := requireNode(t)
 	tests := []struct {
 		script string

@@ -27,12 +27,21 @@ import (
 // otherKey is a second client key, whose conversations are not testKey's.
 const otherKey = "other-key-0123456789"
 
+// onRedis points cfg at the Redis at url, for tests whose subject is what the replicas
+// share, not Redis's latency: on a busy 2-core machine a call (the first one makes a
+// connection, then loads the script) can take more than the default redis_timeout, 100 ms,
+// and a call that times out goes on without Redis: limits fail open, values stay local.
+func onRedis(cfg *config.Config, url string) {
+	cfg.RedisURL = url
+	cfg.RedisTimeout = 5 * time.Second
+}
+
 // replicas starts two gateways sharing the Redis at url and a recorded simulator.
 func replicas(t *testing.T, url string) (*recordedSim, started, started) {
 	t.Helper()
 	sim := recordSim(t)
 	cfg := defaultConfig(t)
-	cfg.RedisURL = url
+	onRedis(&cfg, url)
 	cfg.APIKeys = []string{otherKey}
 	return sim, start(t, cfg), start(t, cfg)
 }

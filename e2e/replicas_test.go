@@ -33,7 +33,7 @@ func limitedReplicas(t *testing.T, url, yaml string, clock *clocktest.Clock) (*r
 	t.Helper()
 	sim := recordSim(t)
 	cfg := keysConfig(t, yaml)
-	cfg.RedisURL = url
+	onRedis(&cfg, url)
 	cfg.APIKeys = []string{otherKey}
 	return sim, startWith(t, cfg, gateway.WithClock(clock.Now)), startWith(t, cfg, gateway.WithClock(clock.Now))
 }

@@ -22,7 +22,6 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/config"
-	"github.com/nirmata/llm-gateway/internal/nirmata"
 )
 
 // Tool validation and repair end to end (docs/PROTOCOL.md 13.1, 13.2), on every surface and
@@ -148,12 +147,6 @@ func ask(t *testing.T, g started, surface, body string) seen {
 		return out
 	case "grpc", "grpc-stream":
 		req := grpcRequest(t, body)
-		decoded, _, err := nirmata.DecodeRequest([]byte(body))
-		require.NoError(t, err)
-		req.ToolValidation = decoded.ToolValidation
-		for i, tl := range decoded.Tools {
-			req.Tools[i].Function.Strict = tl.Strict
-		}
 		ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
 		c := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC))
 		if surface == "grpc" {

@@ -34,8 +34,9 @@ const (
 // docs/BEDROCK.md sections A, G and H differ by model, as sections F and F.2 record them.
 //
 // The simulator keeps this table apart from the gateway's own (internal/capabilities) on
-// purpose: it is the referee. e2e's TestSimulatorModelTable compares the two, so a
-// mistake in either shows up as a named disagreement instead of two wrong tables agreeing.
+// purpose: it is the referee. TestSimulatorModelTable (internal/capabilities) compares the
+// two, so a mistake in either shows up as a named disagreement instead of two wrong tables
+// agreeing.
 type ModelInfo struct {
 	// ID is the foundation-model id, as in "anthropic.claude-sonnet-4-20250514-v1:0".
 	ID string

@@ -59,8 +59,8 @@ func TestLookupModel(t *testing.T) {
 	}
 }
 
-// TestModels checks the table's own consistency; e2e's TestSimulatorModelTable compares it
-// with the gateway's.
+// TestModels checks the table's own consistency; internal/capabilities'
+// TestSimulatorModelTable compares it with the gateway's.
 func TestModels(t *testing.T) {
 	t.Parallel()
 	ms := Models()

@@ -1,4 +1,4 @@
-package e2e
+package capabilities_test
 
 import (
 	"fmt"
