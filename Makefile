@@ -21,14 +21,16 @@ run: ## Run the gateway on the embedded Bedrock simulator (REST localhost:8080, 
 demo: ## A ten-turn agent tool loop on the simulator: tokens at full price, read from and written to the prompt cache, with caching off and on, and with thinking through a client that drops reasoning blocks
 	go run ./cmd/demo
 
-# make test's flags, each cutting the first run on 2 cores (README "Tests"), none the tests:
+# make test's flags, each cutting the first run on 2 cores (README "Which command runs
+# what"), none a test:
 # -vet=off: make lint runs go vet ./... in full, while vet inside go test would analyse every
 #   dependency once more (a tenth of a cold run);
-# -N -l for openai-go: the official client that e2e drives, 160,000 lines compiled for the
-#   tests alone and the longest chain of the build; unoptimized it compiles in 30% less time
-#   and behaves the same;
+# -N -l for every dependency, the standard library and this module excepted: the code under
+#   test is compiled as it ships, the code it calls (the AWS SDK, gRPC, go-redis, and
+#   openai-go, 160,000 lines that only the tests use) unoptimized, which behaves the same
+#   and compiles in about 30% less time; make race compiles everything as it ships;
 # CGO_ENABLED=0: as the image is built (Dockerfile), so no C compiler runs either.
-TEST_FLAGS := -count=1 -vet=off -gcflags='github.com/openai/openai-go/v3/...=-N -l'
+TEST_FLAGS := -count=1 -vet=off -gcflags='all=-N -l' -gcflags='std=' -gcflags='github.com/nirmata/llm-gateway/...='
 
 test: $(NODE_MODULES) ## Run every test; installs test/node's npm packages first when missing; needs redis-server
 	@command -v redis-server >/dev/null || { echo "redis-server not found: make test runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
