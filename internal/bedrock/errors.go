@@ -41,10 +41,10 @@ var ErrTransport error = &clientError{msg: "bedrock transport error",
 	failure: fault.Failure{Kind: fault.KindUpstream, Message: "the upstream model service failed", Logged: true}}
 
 // ErrCredentials marks a call that could not be signed because the gateway's own AWS
-// credentials (or Bedrock API key) could not be had. It is also an ErrTransport, and
-// answered as Bedrock refusing the credentials.
+// credentials (or Bedrock API key) could not be had: Bedrock was not called. It is also an
+// ErrTransport, and answered as the gateway having no credentials (docs/PROTOCOL.md 14.7).
 var ErrCredentials error = &clientError{msg: "bedrock transport error: no usable AWS credentials", wrapped: ErrTransport,
-	failure: fault.Failure{Kind: fault.KindCredentials, Message: credentialsRefused, Logged: true}}
+	failure: fault.Failure{Kind: fault.KindNoCredentials, Message: noCredentials, Logged: true}}
 
 // clientError is a failure of the client itself, not an answer of Bedrock's, with how it
 // is answered (fault.Classified).
@@ -63,6 +63,10 @@ func (e *clientError) Failure() fault.Failure { return e.failure }
 // credentialsRefused stands in for Bedrock's text when Bedrock refuses the gateway's own
 // AWS credentials (docs/PROTOCOL.md 14.7).
 const credentialsRefused = "Bedrock refused the gateway's AWS credentials; the gateway log has the cause under this request id"
+
+// noCredentials is what a client is told when the gateway has no AWS credentials (or
+// Bedrock API key) to call Bedrock with (docs/PROTOCOL.md 14.7).
+const noCredentials = "the gateway has no AWS credentials, so Bedrock was not called; the gateway log has the cause under this request id"
 
 // codeAnswer is what one of Bedrock's error codes means: the HTTP status Bedrock answers
 // it with, and how the gateway answers it.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -80,7 +79,7 @@ func TestFailureDetails(t *testing.T) {
 
 // TestClientFailures: what the client returns is answered as the table says: an answer
 // Bedrock gave by its code (over real HTTP), an upstream out of reach as an upstream
-// failure, credentials that cannot be had as refused credentials; neither shows the
+// failure, credentials that cannot be had as the gateway having none; none shows the
 // detail, which is the log's.
 func TestClientFailures(t *testing.T) {
 	t.Parallel()
@@ -100,7 +99,8 @@ func TestClientFailures(t *testing.T) {
 	noCredentials := fmt.Errorf("%w: AWS credentials: %w", ErrCredentials, errors.New("no EC2 IMDS role found"))
 	require.ErrorIs(t, noCredentials, ErrTransport)
 	assert.Equal(t, "bedrock transport error: no usable AWS credentials: AWS credentials: no EC2 IMDS role found", noCredentials.Error())
-	f := fault.Classify(t.Context(), noCredentials)
-	assert.Equal(t, fault.KindCredentials, f.Kind)
-	assert.False(t, strings.Contains(f.Message, "IMDS"))
+	// No credentials: Bedrock was not called, so it did not refuse them either.
+	assert.Equal(t, fault.Failure{Kind: fault.KindNoCredentials, Logged: true,
+		Message: "the gateway has no AWS credentials, so Bedrock was not called; the gateway log has the cause under this request id"},
+		fault.Classify(t.Context(), noCredentials))
 }

@@ -82,6 +82,9 @@ const (
 	KindUpstream
 	// KindCredentials: the upstream refused the gateway's own credentials.
 	KindCredentials
+	// KindNoCredentials: the gateway has no credentials of its own to call the upstream
+	// with, so it did not call it.
+	KindNoCredentials
 	// KindCanceled: the client went away.
 	KindCanceled
 	// KindWrongMethod: a REST path served for another method.
@@ -107,6 +110,7 @@ var codeOf = [...]string{
 	KindUnavailable:     "unavailable",
 	KindUpstream:        "unavailable",
 	KindCredentials:     "internal",
+	KindNoCredentials:   "unavailable",
 	KindCanceled:        "canceled",
 	KindWrongMethod:     "unimplemented",
 	KindURITooLong:      "resource_exhausted",
@@ -174,8 +178,12 @@ func classify(err error) Failure {
 		return Failure{Kind: KindCanceled, Message: "request canceled"}
 	case errors.Is(err, ErrUnauthenticated):
 		return Failure{Kind: KindUnauthenticated, Message: err.Error()}
-	case errors.Is(err, ErrOverloaded), errors.Is(err, ErrDraining):
-		return Failure{Kind: KindUnavailable, Message: err.Error(), RetryAfter: RetrySoon}
+	case errors.Is(err, ErrOverloaded):
+		return Failure{Kind: KindUnavailable, Message: ErrOverloaded.Error(), RetryAfter: RetrySoon}
+	case errors.Is(err, ErrDraining):
+		// The sentinel's text alone: a call the drain cut is often an upstream read that
+		// failed with it, whose wrapping says nothing to the client.
+		return Failure{Kind: KindUnavailable, Message: ErrDraining.Error(), RetryAfter: RetrySoon}
 	case errors.As(err, &classified):
 		return classified.Failure()
 	case errors.Is(err, ErrModelNotFound):

@@ -78,6 +78,10 @@ func TestClassify(t *testing.T) {
 		{"client gone", fmt.Errorf("call: %w", context.Canceled), Failure{Kind: KindCanceled, Message: "request canceled"}},
 		{"overloaded", ErrOverloaded, Failure{Kind: KindUnavailable, Message: ErrOverloaded.Error(), RetryAfter: time.Second}},
 		{"draining", ErrDraining, Failure{Kind: KindUnavailable, Message: ErrDraining.Error(), RetryAfter: time.Second}},
+		// A stream the drain cut: its upstream read failed with the drain's cause, which
+		// the reader wrapped. The client reads the sentinel's text alone.
+		{"stream cut by the drain", fmt.Errorf("%w: decode event: %w", classified{throttled}, ErrDraining),
+			Failure{Kind: KindUnavailable, Message: ErrDraining.Error(), RetryAfter: time.Second}},
 		{"no route", &RouteError{Message: "no route for GET /x"}, Failure{Kind: KindNotFound, Message: "no route for GET /x"}},
 		{"wrong method", &RouteError{Message: "method PUT is not allowed on /x", WrongMethod: true},
 			Failure{Kind: KindWrongMethod, Message: "method PUT is not allowed on /x"}},

@@ -154,6 +154,7 @@ var errorTypes = [fault.Kinds]struct{ typ, code string }{
 	fault.KindUnavailable:     {"server_error", "service_unavailable"},
 	fault.KindUpstream:        {"server_error", "upstream_error"},
 	fault.KindCredentials:     {"server_error", "upstream_error"},
+	fault.KindNoCredentials:   {"server_error", "upstream_credentials_missing"},
 	fault.KindCanceled:        {"invalid_request_error", "canceled"},
 	fault.KindWrongMethod:     {"invalid_request_error", "method_not_allowed"},
 	fault.KindURITooLong:      {"invalid_request_error", "uri_too_long"},
