@@ -139,7 +139,7 @@ func runGateway(ctx context.Context, args []string) error {
 	g, err := gateway.New(ctx, cfg, log)
 	if err != nil {
 		if errors.As(err, new(*config.SettingError)) {
-			return usageError{err} // a bad value found after config.Load: exit 2 all the same
+			return usageError{err} // a bad value found after config.Load (an AWS setting, a fault spec): exit 2 all the same
 		}
 		return err
 	}
@@ -212,7 +212,9 @@ func runSim(ctx context.Context, args []string) error {
 // newLogger logs JSON to stderr. Info and debug lines (the access log) are written in
 // batches, at most a second late or 256 KiB at a time, rather than one write(2) per request;
 // warnings and errors are written at once, so a crash cannot swallow them. flush writes
-// what is left, and runs on every way out of main.
+// what is left, and runs on every way out of main. No line carries a stack trace but a
+// panic's, which observe adds itself: an error line is an operational failure (Bedrock
+// unreachable, no credentials), and the stack of the code that logged it says nothing.
 func newLogger(level string) (log *zap.Logger, flush func(), err error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
@@ -230,6 +232,6 @@ func newLogger(level string) (log *zap.Logger, flush func(), err error) {
 			return l >= lvl && l >= zapcore.WarnLevel
 		})),
 	)
-	log = zap.New(core, zap.AddCaller(), zap.ErrorOutput(stderr), zap.AddStacktrace(zapcore.ErrorLevel))
+	log = zap.New(core, zap.AddCaller(), zap.ErrorOutput(stderr))
 	return log, func() { _ = buffered.Stop() }, nil
 }

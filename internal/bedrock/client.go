@@ -75,11 +75,12 @@ type ClientOptions struct {
 // resolution gives the base endpoint (AWS_ENDPOINT_URL_BEDROCK_RUNTIME, AWS_ENDPOINT_URL,
 // the shared config file), the retryer (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE) and the Bedrock
 // API key (AWS_BEARER_TOKEN_BEDROCK); its endpoint resolver turns region and base endpoint
-// into the URL.
+// into the URL. Its errors are bad AWS settings (no region, an endpoint it cannot use).
+// The credentials are not looked up: see CheckCredentials.
 func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, error) {
 	opts := bedrockruntime.NewFromConfig(cfg).Options()
 	if opts.Region == "" && opts.BaseEndpoint == nil {
-		return nil, errors.New("bedrock: no AWS region configured (set AWS_REGION or a profile region)")
+		return nil, errors.New("no region: set AWS_REGION, or region in the AWS profile")
 	}
 	ep, err := opts.EndpointResolverV2.ResolveEndpoint(ctx, bedrockruntime.EndpointParameters{
 		Region:       aws.String(opts.Region),
@@ -88,12 +89,12 @@ func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, e
 		UseDualStack: aws.Bool(opts.EndpointOptions.UseDualStackEndpoint == aws.DualStackEndpointStateEnabled),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bedrock: resolve endpoint: %w", err)
+		return nil, fmt.Errorf("Bedrock endpoint: %w", err)
 	}
 	endpoint := ep.URI
 	if endpoint.RawQuery != "" || endpoint.Fragment != "" {
 		// Not the query itself in the message: it may carry a secret.
-		return nil, fmt.Errorf("bedrock: endpoint %s://%s%s: a query or fragment is not allowed", endpoint.Scheme, endpoint.Host, endpoint.Path)
+		return nil, fmt.Errorf("Bedrock endpoint %s://%s%s: a query or fragment is not allowed", endpoint.Scheme, endpoint.Host, endpoint.Path)
 	}
 	endpoint.Path = strings.TrimSuffix(endpoint.Path, "/")
 	endpoint.RawPath = ""
@@ -111,7 +112,7 @@ func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, e
 		c.bearer = opts.BearerAuthTokenProvider
 	}
 	if c.bearer == nil && c.creds == nil {
-		return nil, errors.New("bedrock: no AWS credentials configured")
+		return nil, errors.New("no AWS credentials provider")
 	}
 	if c.http == nil {
 		c.http = NewTransport()
