@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -138,32 +139,40 @@ func TestSIGTERMDrainsStreams(t *testing.T) {
 }
 
 // TestAWSCredentialsAtStartup starts the gateway for AWS Bedrock (its endpoint a
-// simulator) without --sim, once with no AWS credentials anywhere the SDK's chain looks,
-// once with credentials in the environment. Without: a warning at startup, /readyz 503
-// naming the missing credentials, and a chat answered 503 saying the gateway has no
-// credentials, with Bedrock never called; its error line carries no stack trace. With:
-// the startup line names the source, "env", /readyz is ready, the chat succeeds, and no
-// log line holds the key id or the secret.
+// simulator) without --sim: with no AWS credentials anywhere the SDK's chain looks (IMDS
+// off, or an IMDS that refuses, as one outside EC2 may), and with credentials in the
+// environment. Without: a warning at startup, /readyz 503 naming the missing credentials,
+// and a chat answered 503 saying the gateway has no credentials, with Bedrock never
+// called; its error line carries no stack trace. With: the startup line names the source,
+// "env", /readyz is ready, the chat succeeds, and no log line holds the key id or the
+// secret. Every line on stderr is JSON, the SDK's own warnings included.
 func TestAWSCredentialsAtStartup(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty")
 	require.NoError(t, os.WriteFile(empty, nil, 0o600))
 	const keyID, secret = "AKIDCMDTEST0123456789", "cmd-test-secret-0123456789"
 	const chat = `{"messages":[{"role":"user","content":"hello"}]}`
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusForbidden) // the SDK falls back to IMDSv1, and warns
+	}))
+	t.Cleanup(imds.Close)
 	tests := []struct {
 		name  string
-		creds []string
+		creds []string // none: no credentials
+		env   []string
 	}{
-		{"none", nil},
-		{"env", []string{"AWS_ACCESS_KEY_ID=" + keyID, "AWS_SECRET_ACCESS_KEY=" + secret}},
+		{"none", nil, []string{"AWS_EC2_METADATA_DISABLED=true"}},
+		{"IMDS refuses", nil, []string{"AWS_EC2_METADATA_SERVICE_ENDPOINT=" + imds.URL}},
+		{"env", []string{"AWS_ACCESS_KEY_ID=" + keyID, "AWS_SECRET_ACCESS_KEY=" + secret}, []string{"AWS_EC2_METADATA_DISABLED=true"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sim := bedrocksim.New(bedrocksim.Options{})
 			srv := httptest.NewServer(sim)
 			t.Cleanup(func() { sim.Close(); srv.Close() })
-			p := startProcess(t, "", append([]string{"AWS_REGION=us-east-1", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME=" + srv.URL,
-				"AWS_CONFIG_FILE=" + empty, "AWS_SHARED_CREDENTIALS_FILE=" + empty, "AWS_EC2_METADATA_DISABLED=true"}, tt.creds...)...)
+			env := []string{"AWS_REGION=us-east-1", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME=" + srv.URL,
+				"AWS_CONFIG_FILE=" + empty, "AWS_SHARED_CREDENTIALS_FILE=" + empty}
+			p := startProcess(t, "", slices.Concat(env, tt.env, tt.creds)...)
 
 			ready, err := http.Get("http://" + p.httpAddr + "/readyz")
 			require.NoError(t, err)

@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/aws/smithy-go/logging"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 )
@@ -19,6 +22,21 @@ const (
 	// can stop refreshing; found ones are cached by the SDK, so a lookup then costs no I/O.
 	credentialsRecheck = 10 * time.Second
 )
+
+// sdkLogger writes what the AWS SDK logs (an IMDS fallback while it looks credentials up)
+// as the gateway's log lines, rather than as the SDK's plain text on stderr.
+type sdkLogger struct{ log *zap.Logger }
+
+// Logf implements the SDK's logging.Logger.
+func (l sdkLogger) Logf(c logging.Classification, format string, v ...any) {
+	level := zapcore.DebugLevel
+	if c == logging.Warn {
+		level = zapcore.WarnLevel
+	}
+	if ce := l.log.Check(level, "AWS SDK"); ce != nil {
+		ce.Write(zap.String("detail", fmt.Sprintf(format, v...)))
+	}
+}
 
 // noCredentials is /readyz's reason while the gateway has no AWS credentials. Fixed text:
 // /readyz is open without a key, and the cause can name a role or a file, so the cause is

@@ -250,7 +250,7 @@ func (g *Gateway) awsConfig(ctx context.Context) (aws.Config, error) {
 	}
 	if !g.cfg.Sim.Enabled {
 		g.upstream = "bedrock"
-		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithLogger(sdkLogger{g.log.WithOptions(zap.WithCaller(false))}))
 		if err != nil {
 			return aws.Config{}, awsSettingError(err) // a profile that is not there, a bad AWS_MAX_ATTEMPTS
 		}
