@@ -34,6 +34,13 @@ func TestCommandLine(t *testing.T) {
 		{"--max-tools 0", 2, "", "gateway: max_tools: must be at least 1, got 0 (from --max-tools)\nRun 'gateway --help' for usage.\n"},
 		{"--help", 0, "Simulator settings", ""},
 		{"frobnicate", 2, "", `unknown command "frobnicate"`},
+		{"--help", 0, "Start with 'gateway --sim --http-addr 127.0.0.1:8080 --grpc-addr 127.0.0.1:9090'", ""},
+		{"--help", 0, "gateway probe <url>", ""},
+		{"help probe", 0, "2  the gateway cannot be reached", ""},
+		{"sim --help", 0, "  --addr string  (default 127.0.0.1:4566)\n", ""},
+		{"sim --help", 0, "(stream_exception; default throttlingException)", ""},
+		{"--sim --model-aliases smart=not-a-model", 2, "", `gateway: model_aliases: smart: "not-a-model" is not a Bedrock model id; want provider.model`},
+		{"--sim --default-model gpt-4o", 2, "", `gateway: default_model: "gpt-4o" is neither an alias of model_aliases nor a Bedrock model id`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {

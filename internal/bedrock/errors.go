@@ -3,6 +3,7 @@ package bedrock
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/aws/smithy-go"
@@ -122,6 +123,12 @@ var contextLengthTexts = []string{
 	"too many total text bytes", "prompt is too long",
 }
 
+// modelIDTexts are what Bedrock's ValidationException says of a model id it cannot use as
+// one: "The provided model identifier is invalid." (an id of no model Bedrock has), and the
+// constraint error of a modelId that does not match its pattern. They are answered as an
+// unknown model, as ResourceNotFoundException is (docs/PROTOCOL.md 5).
+var modelIDTexts = []string{"model identifier is invalid", "at 'modelid' failed to satisfy constraint"}
+
 // APIError is an error answered by Bedrock, before or during a stream. It implements
 // smithy.APIError, so it is classified by ErrorCode() like the SDK's own errors, and the
 // HTTPStatusCode method the SDK's retryer consults.
@@ -167,10 +174,13 @@ func (e *APIError) Failure() fault.Failure {
 	if a.retry {
 		f.RetryAfter = fault.RetrySoon
 	}
-	switch a.kind {
+	lower := strings.ToLower(e.Message)
+	if a.kind == fault.KindInvalid && slices.ContainsFunc(modelIDTexts, func(t string) bool { return strings.Contains(lower, t) }) {
+		f.Kind = fault.KindNotFound
+	}
+	switch f.Kind {
 	case fault.KindInvalid:
 		f.Reason = fault.ReasonInvalidValue
-		lower := strings.ToLower(e.Message)
 		for _, t := range contextLengthTexts {
 			if strings.Contains(lower, t) {
 				f.Reason = fault.ReasonContextLength

@@ -56,7 +56,7 @@ func TestFailures(t *testing.T) {
 }
 
 // TestFailureDetails: an empty text is replaced by the code; a ValidationException about
-// the input's length says so; a refusal of the gateway's credentials hides Bedrock's text,
+// the input's length says so, one about the model id is an unknown model; a refusal of the gateway's credentials hides Bedrock's text,
 // which names its role ARN and account.
 func TestFailureDetails(t *testing.T) {
 	t.Parallel()
@@ -69,6 +69,14 @@ func TestFailureDetails(t *testing.T) {
 		f := (&APIError{Code: CodeValidation, Message: text}).Failure()
 		assert.Equal(t, fault.ReasonContextLength, f.Reason, text)
 		assert.Equal(t, text, f.Message)
+	}
+	// A model id Bedrock cannot use is an unknown model, whichever way Bedrock says it.
+	for _, text := range []string{
+		"The provided model identifier is invalid.",
+		"1 validation error detected: Value 'x y' at 'modelId' failed to satisfy constraint: Member must satisfy regular expression pattern: …",
+	} {
+		f := (&APIError{Code: CodeValidation, Message: text}).Failure()
+		assert.Equal(t, fault.Failure{Kind: fault.KindNotFound, Message: text, Reason: fault.ReasonModelNotFound}, f, text)
 	}
 	const identity = "User: arn:aws:sts::123456789012:assumed-role/gateway-role/i-0abc is not authorized to perform: bedrock:InvokeModel"
 	f := (&APIError{Code: CodeAccessDenied, Message: identity}).Failure()

@@ -21,8 +21,6 @@ var (
 	// ErrDraining: the gateway is shutting down. It is also the cause with which calls
 	// still running at the end of a drain are cancelled.
 	ErrDraining = errors.New("the gateway is shutting down; retry on another instance")
-	// ErrModelNotFound: a model name the gateway does not list.
-	ErrModelNotFound = errors.New("model not found: GET /v1/models lists the models this gateway serves")
 	// ErrUpstream: the upstream answered 200 but the answer is unusable (no output, a
 	// malformed_model_output / malformed_tool_use stop, a tool input that is not a JSON
 	// object, a stream cut short or out of order).
@@ -186,8 +184,6 @@ func classify(err error) Failure {
 		return Failure{Kind: KindUnavailable, Message: ErrDraining.Error(), RetryAfter: RetrySoon}
 	case errors.As(err, &classified):
 		return classified.Failure()
-	case errors.Is(err, ErrModelNotFound):
-		return Failure{Kind: KindNotFound, Message: err.Error(), Reason: ReasonModelNotFound}
 	case errors.Is(err, ErrBodyTooLarge):
 		return Failure{Kind: KindTooLarge, Message: err.Error()}
 	case errors.Is(err, ErrBodyTimeout):

@@ -73,7 +73,6 @@ func TestClassify(t *testing.T) {
 		{"missing key", ErrUnauthenticated, Failure{Kind: KindUnauthenticated, Message: ErrUnauthenticated.Error()}},
 		{"body too large", ErrBodyTooLarge, Failure{Kind: KindTooLarge, Message: "request body too large"}},
 		{"body read timeout", ErrBodyTimeout, Failure{Kind: KindBodyTimeout, Message: "the request body did not arrive in time"}},
-		{"unknown model", ErrModelNotFound, Failure{Kind: KindNotFound, Message: ErrModelNotFound.Error(), Reason: ReasonModelNotFound}},
 		{"gateway deadline", fmt.Errorf("call: %w", context.DeadlineExceeded), Failure{Kind: KindTimeout, Message: "the upstream model did not answer in time"}},
 		{"client gone", fmt.Errorf("call: %w", context.Canceled), Failure{Kind: KindCanceled, Message: "request canceled"}},
 		{"overloaded", ErrOverloaded, Failure{Kind: KindUnavailable, Message: ErrOverloaded.Error(), RetryAfter: time.Second}},
