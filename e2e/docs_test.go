@@ -22,8 +22,9 @@ import (
 )
 
 // The documentation is held to the code here: the README's curl examples are run and their
-// output compared with what the README shows, docs/CONFIG.md's table of settings with the
-// code's, and every relative link with the file and heading it points to. The rules are
+// output compared with what the README shows, and every relative link of the README and
+// docs/ is checked against the file and heading it points to (internal/config's
+// TestDocsListEverySetting holds docs/CONFIG.md to the table of settings). The rules are
 // written out for authors in docs/DEVELOPMENT.md, "The README's examples are tests".
 
 // block is one fenced block of a Markdown file.
@@ -263,52 +264,6 @@ func TestReadmeExampleParsing(t *testing.T) {
 	require.NotNil(t, examples[0].output)
 	assert.Equal(t, "{\"a\":1}\n", examples[0].output.text)
 	assert.Nil(t, examples[1].output, "a block after prose is not the example's output")
-}
-
-// settingRow is one setting as --help prints it and as docs/CONFIG.md lists it.
-type settingRow struct{ flag, env, key, def string }
-
-// helpSetting is a setting line of gateway --help: "  --max-tools int  (env
-// GATEWAY_MAX_TOOLS, yaml max_tools, default 128)", or "  keys  (yaml only, default none)".
-var helpSetting = regexp.MustCompile(`^  (?:--(\S+)(?: \S+)?  \(env (\S+)(?:, yaml (\S+))?|(\S+)  \(yaml only), default (.*)\)$`)
-
-// TestConfigDocListsEverySetting fails when docs/CONFIG.md's tables and the code's table of
-// settings (as gateway --help prints it) disagree on a setting, its flag, its variable, its
-// YAML key or its default.
-func TestConfigDocListsEverySetting(t *testing.T) {
-	var help bytes.Buffer
-	config.PrintFlags(&help)
-	var code []settingRow
-	for _, l := range strings.Split(help.String(), "\n") {
-		m := helpSetting.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		r := settingRow{flag: "none", env: "none", key: "none", def: m[5]}
-		if m[1] != "" {
-			r.flag, r.env = "--"+m[1], m[2]
-			if m[3] != "" {
-				r.key = m[3]
-			}
-		} else {
-			r.key = m[4]
-		}
-		code = append(code, r)
-	}
-	require.GreaterOrEqual(t, len(code), 30, "settings parsed from gateway --help: its format changed")
-
-	md, err := os.ReadFile("../docs/CONFIG.md")
-	require.NoError(t, err)
-	var doc []settingRow
-	for _, l := range strings.Split(string(md), "\n") {
-		cells := strings.Split(l, "|")
-		if len(cells) < 6 || !(strings.HasPrefix(l, "| `--") || strings.HasPrefix(l, "| none |")) {
-			continue
-		}
-		cell := func(i int) string { return strings.Trim(strings.TrimSpace(cells[i]), "`") }
-		doc = append(doc, settingRow{flag: cell(1), env: cell(2), key: cell(3), def: cell(4)})
-	}
-	assert.ElementsMatch(t, code, doc, "docs/CONFIG.md's settings (flag, variable, YAML key, default) against gateway --help's")
 }
 
 // markdownLink is an inline link's target: [text](target).
