@@ -520,14 +520,14 @@ func TestHelpListsEverySetting(t *testing.T) {
 	}
 }
 
-// TestDocsListEverySetting: README.md's configuration section and PROTOCOL.md section 1
-// hold a row for each setting (flag, variable, key, default), in its group, and none for a
-// setting that does not exist, so neither can drift from the table.
+// TestDocsListEverySetting: docs/CONFIG.md, the one page that lists the settings (the README
+// and PROTOCOL.md section 1 link it), holds a row for each setting (flag, variable, key,
+// default), in its group, and none for a setting that does not exist, so it cannot drift
+// from the table.
 func TestDocsListEverySetting(t *testing.T) {
 	t.Parallel()
 	for _, doc := range []struct{ path, section string }{
-		{"../../README.md", "## Configuration"},
-		{"../../docs/PROTOCOL.md", "## 1. Processes and configuration"},
+		{"../../docs/CONFIG.md", "## Every setting"},
 	} {
 		t.Run(filepath.Base(doc.path), func(t *testing.T) {
 			raw, err := os.ReadFile(doc.path)
