@@ -1,11 +1,11 @@
 // Command demo runs an agent's tool loop against the gateway on its embedded Bedrock
-// simulator and prints, per turn, the input tokens billed at full price, read from the
-// prompt cache and written to it (make demo; docs/PROTOCOL.md 11 and 12):
+// simulator four times and prints what each run costs, turn by turn, at the price table in
+// package report (make demo; docs/PROTOCOL.md 11 and 12):
 //
 //  1. prompt caching off;
 //  2. prompt caching auto (the default): the gateway places the cache points;
 //  3. the same with extended thinking on, through the official openai-go client, whose
-//     message.ToParam() drops the reasoning blocks: the gateway restores them from its
+//     message.ToParam() drops the thinking blocks: the gateway puts them back from its
 //     reasoning cache, so thinking stays on every turn;
 //  4. the same with the reasoning cache off: thinking is turned off for each tool turn
 //     instead of sending a history Bedrock would refuse.
@@ -18,7 +18,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,6 +25,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/go-json-experiment/json"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"

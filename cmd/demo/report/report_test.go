@@ -18,7 +18,7 @@ func TestShares(t *testing.T) {
 		// 88% and 11% in whole percents, 101% in all); the tenth left over goes to the
 		// largest remainder, 87.5's.
 		{[]int64{760, 43238, 5395}, []int64{15, 876, 109}},
-		{[]int64{1, 1, 1}, []int64{334, 333, 333}}, // a tie: the first part
+		{[]int64{1, 1, 1}, []int64{334, 333, 333}},         // a tie: the first part
 		{[]int64{2, 1, 1, 2}, []int64{333, 167, 167, 333}}, // exact 333.3, 166.7, 166.7, 333.3
 		{[]int64{49110, 0, 0}, []int64{1000, 0, 0}},
 		{[]int64{0, 0, 0}, []int64{0, 0, 0}},
