@@ -128,24 +128,24 @@ type Runs struct {
 	ThinkingKept, ThinkingLost Run
 }
 
-// Shares divides 100.0% among parts in proportion, in tenths of a percent, by the largest
+// shares divides 100.0% among parts in proportion, in tenths of a percent, by the largest
 // remainder method: each part gets its share rounded down, and the tenths left over go to
 // the parts with the largest remainders (the first on a tie), so the shares add up to
 // exactly 1000. They are all zero when the parts are.
-func Shares(parts ...int64) []int64 {
+func shares(parts ...int64) []int64 {
 	var total int64
 	for _, p := range parts {
 		total += p
 	}
-	shares := make([]int64, len(parts))
+	out := make([]int64, len(parts))
 	if total == 0 {
-		return shares
+		return out
 	}
 	rems := make([]int64, len(parts))
 	left := int64(1000)
 	for i, p := range parts {
-		shares[i], rems[i] = p*1000/total, p*1000%total
-		left -= shares[i]
+		out[i], rems[i] = p*1000/total, p*1000%total
+		left -= out[i]
 	}
 	for ; left > 0; left-- {
 		best := 0
@@ -154,20 +154,20 @@ func Shares(parts ...int64) []int64 {
 				best = i
 			}
 		}
-		shares[best]++
+		out[best]++
 		rems[best] = -1
 	}
-	return shares
+	return out
 }
 
-// Percent is tenths of a percent written as a percentage with one decimal: 87.5%.
-func Percent(tenths int64) string { return fmt.Sprintf("%d.%d%%", tenths/10, tenths%10) }
+// percent is tenths of a percent written as a percentage with one decimal: 87.5%.
+func percent(tenths int64) string { return fmt.Sprintf("%d.%d%%", tenths/10, tenths%10) }
 
 // ratio is part/whole in tenths of a percent, rounded half up; whole is not zero.
 func ratio(part, whole Money) int64 { return (2000*int64(part) + int64(whole)) / (2 * int64(whole)) }
 
-// Count is n with its thousands separated by commas: 49,110.
-func Count(n int64) string {
+// count is n with its thousands separated by commas: 49,110.
+func count(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]
@@ -175,9 +175,9 @@ func Count(n int64) string {
 	return s
 }
 
-// ThinkingLabel says in words what happened to thinking on a turn of a run that asked for
+// thinkingLabel says in words what happened to thinking on a turn of a run that asked for
 // it, given the gateway's x-gateway-thinking header.
-func ThinkingLabel(header string) string {
+func thinkingLabel(header string) string {
 	switch header {
 	case "":
 		return "on"
@@ -255,19 +255,19 @@ func headline(b *strings.Builder, p Price, r Runs) {
 			thinking = fmt.Sprintf("%d of %d turns", row.run.thoughtOn(), len(row.run.Turns))
 		}
 		// Padded, the names line up on the left although the table aligns right.
-		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t\n", width, row.name, p.Cost(t), Count(t.Input()), Count(t.Output), thinking)
+		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t\n", width, row.name, p.Cost(t), count(t.Input()), count(t.Output), thinking)
 	}
 	_ = tw.Flush() // a strings.Builder does not fail
 
 	off, on := p.Cost(r.CachingOff.total()), p.Cost(r.CachingOn.total())
-	fmt.Fprintf(b, "\nPrompt caching (2 against 1): %s instead of %s a loop, %s less.\n", on, off, Percent(ratio(off-on, off)))
+	fmt.Fprintf(b, "\nPrompt caching (2 against 1): %s instead of %s a loop, %s less.\n", on, off, percent(ratio(off-on, off)))
 	kept, lost := p.Cost(r.ThinkingKept.total()), p.Cost(r.ThinkingLost.total())
 	fmt.Fprintf(b, "Losing thinking (4 against 3): the client drops the thinking blocks (openai-go does) and\n"+
 		"the gateway has no copy to put back, so the model thinks on %d of %d turns instead of %d.\n"+
 		"That saves %s a loop, %s of 3's cost (the thinking, billed as output, and the blocks\n"+
 		"sent back as input), and loses the model's reasoning on the other %d turns.\n",
 		r.ThinkingLost.thoughtOn(), len(r.ThinkingLost.Turns), r.ThinkingKept.thoughtOn(),
-		kept-lost, Percent(ratio(kept-lost, kept)), len(r.ThinkingLost.Turns)-r.ThinkingLost.thoughtOn())
+		kept-lost, percent(ratio(kept-lost, kept)), len(r.ThinkingLost.Turns)-r.ThinkingLost.thoughtOn())
 }
 
 // perMillion is a Price field in dollars: $3.75.
@@ -291,12 +291,12 @@ func turns(b *strings.Builder, p Price, run Run) {
 		}
 		u := t.Usage
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, tool,
-			Count(u.Full), Count(u.CacheRead), Count(u.CacheWrite), Count(u.Output), p.Cost(u), thinking(ThinkingLabel(t.Thinking)))
+			count(u.Full), count(u.CacheRead), count(u.CacheWrite), count(u.Output), p.Cost(u), thinking(thinkingLabel(t.Thinking)))
 	}
 	t := run.total()
 	fmt.Fprintf(tw, "total\t\t%s\t%s\t%s\t%s\t%s\t%s\n",
-		Count(t.Full), Count(t.CacheRead), Count(t.CacheWrite), Count(t.Output), p.Cost(t), thinking(""))
-	s := Shares(t.Full, t.CacheRead, t.CacheWrite)
-	fmt.Fprintf(tw, "\tshare of input\t%s\t%s\t%s\t\t\t%s\n", Percent(s[0]), Percent(s[1]), Percent(s[2]), thinking(""))
+		count(t.Full), count(t.CacheRead), count(t.CacheWrite), count(t.Output), p.Cost(t), thinking(""))
+	s := shares(t.Full, t.CacheRead, t.CacheWrite)
+	fmt.Fprintf(tw, "\tshare of input\t%s\t%s\t%s\t\t\t%s\n", percent(s[0]), percent(s[1]), percent(s[2]), thinking(""))
 	_ = tw.Flush()
 }

@@ -24,8 +24,8 @@ func TestShares(t *testing.T) {
 		{[]int64{0, 0, 0}, []int64{0, 0, 0}},
 		{[]int64{1, 999_999}, []int64{0, 1000}},
 	} {
-		if got := Shares(c.parts...); !slices.Equal(got, c.want) {
-			t.Errorf("Shares(%v) = %v, want %v", c.parts, got, c.want)
+		if got := shares(c.parts...); !slices.Equal(got, c.want) {
+			t.Errorf("shares(%v) = %v, want %v", c.parts, got, c.want)
 		}
 	}
 }
@@ -37,16 +37,16 @@ func TestSharesAddUp(t *testing.T) {
 		for b := int64(0); b < 40; b++ {
 			for _, c := range []int64{1, 7, 333, 49110} {
 				parts := []int64{a * 97, b * 13, c}
-				shares := Shares(parts...)
+				got := shares(parts...)
 				total, sum := parts[0]+parts[1]+parts[2], int64(0)
-				for i, s := range shares {
+				for i, s := range got {
 					sum += s
 					if floor := parts[i] * 1000 / total; s != floor && s != floor+1 {
-						t.Fatalf("Shares(%v)[%d] = %d, not %d or %d", parts, i, s, floor, floor+1)
+						t.Fatalf("shares(%v)[%d] = %d, not %d or %d", parts, i, s, floor, floor+1)
 					}
 				}
 				if sum != 1000 {
-					t.Fatalf("Shares(%v) = %v, adding up to %d, not 1000", parts, shares, sum)
+					t.Fatalf("shares(%v) = %v, adding up to %d, not 1000", parts, got, sum)
 				}
 			}
 		}
@@ -85,14 +85,14 @@ func TestFormats(t *testing.T) {
 		{Money(49_999_999).String(), "$0.0000"},
 		{Money(50_000_000).String(), "$0.0001"}, // half up
 		{Money(12_345_678_900_000).String(), "$12.3457"},
-		{Percent(876), "87.6%"},
-		{Percent(1000), "100.0%"},
-		{Percent(0), "0.0%"},
-		{Count(0), "0"},
-		{Count(999), "999"},
-		{Count(1000), "1,000"},
-		{Count(49110), "49,110"},
-		{Count(1234567), "1,234,567"},
+		{percent(876), "87.6%"},
+		{percent(1000), "100.0%"},
+		{percent(0), "0.0%"},
+		{count(0), "0"},
+		{count(999), "999"},
+		{count(1000), "1,000"},
+		{count(49110), "49,110"},
+		{count(1234567), "1,234,567"},
 		{perMillion(3_750_000), "$3.75"},
 		{perMillion(300_000), "$0.30"},
 		{perMillion(15_000_000), "$15.00"},
@@ -112,8 +112,8 @@ func TestThinkingLabel(t *testing.T) {
 		chat.ThinkingRestored:         "on, blocks put back",
 		chat.ThinkingMissingSignature: "off, blocks lost",
 	} {
-		if got := ThinkingLabel(header); got != want {
-			t.Errorf("ThinkingLabel(%q) = %q, want %q", header, got, want)
+		if got := thinkingLabel(header); got != want {
+			t.Errorf("thinkingLabel(%q) = %q, want %q", header, got, want)
 		}
 	}
 }
@@ -196,7 +196,7 @@ func TestWrite(t *testing.T) {
 			tenths += n
 		}
 		if tenths != 1000 {
-			t.Errorf("%q adds up to %s", row[0], Percent(tenths))
+			t.Errorf("%q adds up to %s", row[0], percent(tenths))
 		}
 	}
 }
