@@ -21,8 +21,8 @@ run: ## Run the gateway on the embedded Bedrock simulator (REST localhost:8080, 
 demo: ## What a ten-turn agent tool loop costs on the simulator (dated, sourced prices), with prompt caching off and on, and with thinking kept and lost through a client that drops thinking blocks
 	go run ./cmd/demo
 
-# make test's flags, each cutting the first run on 2 cores (README "Which command runs
-# what"), none a test:
+# make test's flags, each cutting the first run on 2 cores (README.md, the paragraph on
+# make test's times under the first commands), none a test:
 # -vet=off: make lint runs go vet ./... in full, while vet inside go test would analyse every
 #   dependency once more (a tenth of a cold run);
 # -N -l for every dependency, the standard library and this module excepted: the code under
