@@ -450,6 +450,45 @@ func TestStoreBudgetPerRequest(t *testing.T) {
 	assert.Equal(t, []float64{2, 4, 2}, []float64{errorsOf("get"), errorsOf("incr"), errorsOf("put")})
 }
 
+// TestStreamEndsItsTurnAtItsEnd: a stream's turn ends as Next returns its end, before the
+// transport writes the last events (done, [DONE]) and closes the stream: a client that
+// sends its next request as soon as it reads them finds the max_concurrent slot free and
+// the finished stream's usage settled in place of its reservation, as after a unary
+// answer.
+func TestStreamEndsItsTurnAtItsEnd(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	counters := store.NewMemory(clock)
+	s := New(textUpstream{"an answer"}, Options{DefaultModel: model, MaxTools: 8, MaxMessages: 8, MaxMessageBytes: 1 << 20,
+		UpstreamTimeout: time.Minute, MaxConcurrent: 1,
+		Quota: quota.New(quota.Options{Keys: map[string]quota.Limits{"ci": {TokensPerDay: 1 << 40}}, Counters: counters, Now: clock}),
+	}, zap.NewNop())
+	req := func() *chat.Request {
+		return &chat.Request{KeyID: "ci", Messages: []chat.Message{{Role: chat.RoleUser, Content: "hi"}}}
+	}
+	day := func() int64 {
+		v, err := counters.Counts(t.Context(), counterKey("tpd", now))
+		require.NoError(t, err)
+		return v[0]
+	}
+
+	st, _, err := s.Stream(t.Context(), req())
+	require.NoError(t, err)
+	defer st.Close()
+	var out []chat.Event
+	for err == nil {
+		out, err = st.Next(out[:0])
+	}
+	require.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, int64(2), day(), "settled: 1 token in, 1 out, not its reservation")
+	_, _, err = s.Chat(t.Context(), req())
+	require.NoError(t, err, "the only slot is free")
+	assert.Equal(t, int64(4), day())
+	require.NoError(t, st.Close())
+	assert.Equal(t, int64(4), day(), "Close settles nothing more")
+}
+
 // TestUnusableAnswersCount: an answer Bedrock gave but the translator cannot use (a
 // malformed_model_output stop) still used its tokens: they count against the key's limits,
 // though the client gets an error.
