@@ -54,7 +54,7 @@ func TestCacheUsageOnEverySurface(t *testing.T) {
 	assert.Equal(t, wantNirmata, done.Usage)
 
 	// OpenAI unary and stream.
-	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey))
+	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey), drainOnClose)
 	params := openai.ChatCompletionNewParams{Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
 	c, err := client.Chat.Completions.New(t.Context(), params)
 	require.NoError(t, err)

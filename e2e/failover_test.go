@@ -44,8 +44,12 @@ func models(calls []simCall) []string {
 	return out
 }
 
+// openAIClient is openai-go on g's OpenAI surface. A stream the SDK ends (at [DONE], or an
+// error event) is read to the end of its response (drainOnClose): the gateway records the
+// call (its access line, metrics and span) once the handler returns, after the client
+// read the last event, and before the response's end.
 func openAIClient(g started) *openai.Client {
-	c := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey))
+	c := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey), drainOnClose)
 	return &c
 }
 

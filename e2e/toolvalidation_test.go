@@ -752,7 +752,10 @@ func TestRepairKeepsTheFirstReasoning(t *testing.T) {
 }
 
 // drainOnClose makes closing a response body read it to its end first: the SDK stops at
-// [DONE], and an HTTP trailer is there only once the body's end was read.
+// [DONE] (or an error event), and an HTTP trailer is there only once the body's end was
+// read. That end is also when the gateway has recorded the call: its access line, metrics
+// and span are recorded as the handler returns, after the last event went out and before
+// net/http ends the response.
 var drainOnClose = option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	resp, err := next(req)
 	if err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -77,6 +78,58 @@ func (c *recordingCounters) took() []string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// sentShared is a store.Shared that records the calls its Guard sent on to it: the time
+// each was given, by its context's deadline (math.MaxInt64 without one).
+type sentShared struct {
+	store.Shared
+	mu   sync.Mutex
+	sent []time.Duration
+}
+
+func (s *sentShared) send(ctx context.Context) {
+	given := time.Duration(math.MaxInt64)
+	if d, ok := ctx.Deadline(); ok {
+		given = time.Until(d)
+	}
+	s.mu.Lock()
+	s.sent = append(s.sent, given)
+	s.mu.Unlock()
+}
+
+func (s *sentShared) Add(ctx context.Context, deltas ...store.Delta) ([]int64, bool, error) {
+	s.send(ctx)
+	return s.Shared.Add(ctx, deltas...)
+}
+
+func (s *sentShared) Counts(ctx context.Context, keys ...string) ([]int64, error) {
+	s.send(ctx)
+	return s.Shared.Counts(ctx, keys...)
+}
+
+func (s *sentShared) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	s.send(ctx)
+	return s.Shared.Put(ctx, key, value, ttl)
+}
+
+func (s *sentShared) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	s.send(ctx)
+	return s.Shared.Get(ctx, key)
+}
+
+func (s *sentShared) GetMany(ctx context.Context, keys ...string) ([][]byte, error) {
+	s.send(ctx)
+	return s.Shared.GetMany(ctx, keys...)
+}
+
+// took returns the calls sent since the last call of took.
+func (s *sentShared) took() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.sent
+	s.sent = nil
+	return out
+}
 
 // counterKey is the counter of key "ci"'s window tag ("tpm", "tpd") holding now: the
 // quota package's naming, written out (docs/PROTOCOL.md 14.2).
@@ -340,8 +393,11 @@ func TestSettleAcrossWindows(t *testing.T) {
 // one budget, StoreTimeout (redis_timeout): with a Redis that hangs and is not yet known
 // to be down, a key with token limits on an alias of two targets makes four calls (the
 // affinity read, the reservation, the affinity write, the settlement at the end, a
-// stream's at Close); the first waits out the budget, and the others are not sent. The
-// request is served, its limits failing open.
+// stream's at Close); the first is sent with the budget as its deadline (not its own
+// timeout) and waits it out, and the others are not sent. The request is served, its
+// limits failing open. What is counted is the calls the Guard sends, not the connections
+// Redis accepts: go-redis dials in a goroutine of its own, which a loaded CPU may not run
+// before the budget is out, and then the call that was sent made no connection.
 func TestStoreBudgetPerRequest(t *testing.T) {
 	t.Parallel()
 	const first, second = "us.anthropic.claude-sonnet-4-20250514-v1:0", "us.amazon.nova-pro-v1:0"
@@ -353,16 +409,17 @@ func TestStoreBudgetPerRequest(t *testing.T) {
 		BaseEndpoint: aws.String(srv.URL), RetryMaxAttempts: 1,
 	}, bedrock.ClientOptions{SigV4Only: true})
 	require.NoError(t, err)
-	silent := redistest.StartSilent(t)
-	r, err := store.NewRedis(silent.URL(), time.Second) // without the budget, each call would wait this
+	const budget = 50 * time.Millisecond
+	r, err := store.NewRedis(redistest.StartSilent(t).URL(), time.Second) // without the budget, each call would wait this
 	require.NoError(t, err)
+	redis := &sentShared{Shared: r}
 	m := metrics.New()
-	guard := store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, PingEvery: -1})
+	guard := store.NewGuard(redis, store.GuardOptions{Name: "redis", Metrics: m, PingEvery: -1})
 	t.Cleanup(func() { _ = guard.Close() })
 	s := New(client, Options{
 		Aliases:  map[string][]route.Target{"agent": {{ModelID: first}, {ModelID: second}}},
 		MaxTools: 8, MaxMessages: 8, MaxMessageBytes: 1 << 20, UpstreamTimeout: time.Minute, MaxConcurrent: 4,
-		Metrics: m, Shared: guard, StoreTimeout: 50 * time.Millisecond,
+		Metrics: m, Shared: guard, StoreTimeout: budget,
 		Quota: quota.New(quota.Options{Keys: map[string]quota.Limits{"ci": {TokensPerMinute: 1 << 30}}, Counters: guard, Metrics: m}),
 	}, zap.NewNop())
 	req := func() *chat.Request {
@@ -374,7 +431,9 @@ func TestStoreBudgetPerRequest(t *testing.T) {
 
 	_, _, err = s.Chat(t.Context(), req())
 	require.NoError(t, err, "served without the store")
-	assert.Equal(t, 1, silent.Connections(), "one call reached Redis")
+	sent := redis.took()
+	require.Len(t, sent, 1, "one call was sent to Redis")
+	assert.LessOrEqual(t, sent[0], budget, "given the budget")
 	assert.Equal(t, []float64{1, 2, 1}, []float64{errorsOf("get"), errorsOf("incr"), errorsOf("put")}, "four calls made without it")
 
 	st, _, err := s.Stream(t.Context(), req())
@@ -385,8 +444,49 @@ func TestStoreBudgetPerRequest(t *testing.T) {
 	}
 	require.ErrorIs(t, err, io.EOF)
 	st.Close()
-	assert.Equal(t, 1, silent.Connections(), "one call of the stream's reached Redis")
+	sent = redis.took()
+	require.Len(t, sent, 1, "one call of the stream's was sent to Redis")
+	assert.LessOrEqual(t, sent[0], budget, "given the budget")
 	assert.Equal(t, []float64{2, 4, 2}, []float64{errorsOf("get"), errorsOf("incr"), errorsOf("put")})
+}
+
+// TestStreamEndsItsTurnAtItsEnd: a stream's turn ends as Next returns its end, before the
+// transport writes the last events (done, [DONE]) and closes the stream: a client that
+// sends its next request as soon as it reads them finds the max_concurrent slot free and
+// the finished stream's usage settled in place of its reservation, as after a unary
+// answer.
+func TestStreamEndsItsTurnAtItsEnd(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 10, 20, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	counters := store.NewMemory(clock)
+	s := New(textUpstream{"an answer"}, Options{DefaultModel: model, MaxTools: 8, MaxMessages: 8, MaxMessageBytes: 1 << 20,
+		UpstreamTimeout: time.Minute, MaxConcurrent: 1,
+		Quota: quota.New(quota.Options{Keys: map[string]quota.Limits{"ci": {TokensPerDay: 1 << 40}}, Counters: counters, Now: clock}),
+	}, zap.NewNop())
+	req := func() *chat.Request {
+		return &chat.Request{KeyID: "ci", Messages: []chat.Message{{Role: chat.RoleUser, Content: "hi"}}}
+	}
+	day := func() int64 {
+		v, err := counters.Counts(t.Context(), counterKey("tpd", now))
+		require.NoError(t, err)
+		return v[0]
+	}
+
+	st, _, err := s.Stream(t.Context(), req())
+	require.NoError(t, err)
+	defer st.Close()
+	var out []chat.Event
+	for err == nil {
+		out, err = st.Next(out[:0])
+	}
+	require.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, int64(2), day(), "settled: 1 token in, 1 out, not its reservation")
+	_, _, err = s.Chat(t.Context(), req())
+	require.NoError(t, err, "the only slot is free")
+	assert.Equal(t, int64(4), day())
+	require.NoError(t, st.Close())
+	assert.Equal(t, int64(4), day(), "Close settles nothing more")
 }
 
 // TestUnusableAnswersCount: an answer Bedrock gave but the translator cannot use (a

@@ -15,7 +15,8 @@ import (
 
 // Stream is one streamed answer: a turn (turn.go) whose answer is consumed event by event,
 // Bedrock's events turned into chat events. It is not safe for concurrent use. Close it on
-// every path: it holds the turn, with its upstream connection and concurrency slot.
+// every path: it holds the turn, with its upstream connection and concurrency slot, until
+// Next returns its end or Close, whichever comes first.
 type Stream struct {
 	svc *Service
 	t   *turn
@@ -148,7 +149,8 @@ func (s *Service) open(ctx context.Context, t *turn) (*bedrock.EventStream, *ups
 // Bedrock events costs one write to the client, while an event that comes alone is passed
 // on without waiting for the next. It returns io.EOF, with the last events in out, once
 // the stream is complete, and any other error when the upstream failed after the stream
-// started.
+// started. With either, the stream is over and its turn has ended (end), before the
+// transport writes the last events.
 func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
 	from := len(out)
 	out, err := st.next(out)
@@ -166,6 +168,9 @@ func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
 		if err == io.EOF {
 			st.t.res.FormatInvalid = !translate.OneJSONObject(st.text.String())
 		}
+	}
+	if err != nil {
+		st.end()
 	}
 	return out, err
 }
@@ -283,24 +288,34 @@ func (st *Stream) firstEvent(out []chat.Event) {
 	}
 }
 
-// Result is what the call did; usage and tool calls are set once the stream is complete.
-func (st *Stream) Result() Result { return st.t.res }
-
-// Close ends the turn: the upstream connection, the slot and the deadline are given back,
-// and the key's usage settled. It is safe to call more than once.
-func (st *Stream) Close() error {
-	if st.span != nil { // closed before the stream ended: the client left, or its write failed
-		st.span.endStream(nil, context.Canceled)
-		st.span = nil
-	}
-	if !st.counted { // ended before Bedrock's usage: counted by estimate
+// end ends the stream's turn, once: the upstream connection, the slot and the deadline are
+// given back, and the key's usage settled (by estimate when the stream ended before
+// Bedrock's usage). When Next returns the stream's end this comes before the transport
+// writes the last events, so a client that sends its next request on reading them finds
+// the slot free and this one's usage counted, as after a unary answer.
+func (st *Stream) end() {
+	if !st.counted {
 		st.counted = true
 		st.t.quota.CutShort(st.written)
 	}
 	if st.src != nil {
 		_ = st.src.Close()
+		st.src = nil
 	}
 	st.t.end()
+}
+
+// Result is what the call did; usage and tool calls are set once the stream is complete.
+func (st *Stream) Result() Result { return st.t.res }
+
+// Close ends the turn, unless Next has ended it, and the stream's count in the metrics. It
+// is safe to call more than once.
+func (st *Stream) Close() error {
+	if st.span != nil { // closed before the stream ended: the client left, or its write failed
+		st.span.endStream(nil, context.Canceled)
+		st.span = nil
+	}
+	st.end()
 	if st.closed != nil {
 		st.closed()
 		st.closed = nil

@@ -20,7 +20,9 @@ import (
 // share one budget: the first call waits out the whole budget (not its own timeout, 5 s
 // here), and the next ones fail at once with ErrBudgetSpent, without reaching the
 // server. Before, each call had 100 ms of its own: 204 ms for a key with token limits on
-// a failover alias, 506 ms on a thinking tool-result turn.
+// a failover alias, 506 ms on a thinking tool-result turn. The server sees at most the
+// first call's connection: go-redis dials on a goroutine of its own and gives the dial up
+// with the call, so on a loaded CPU the budget may run out before it connects.
 func TestBudgetIsShared(t *testing.T) {
 	t.Parallel()
 	srv := redistest.StartSilent(t)
@@ -30,11 +32,10 @@ func TestBudgetIsShared(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "timeout", errorClass(err), "%v", err)
 	assert.NoError(t, ctx.Err(), "the request goes on")
-	assert.Equal(t, 1, srv.Connections(), "the first call's")
 	for i, err := range callAll(g.Guard, ctx) {
 		assert.ErrorIs(t, err, ErrBudgetSpent, "call %d", i)
 	}
-	assert.Equal(t, 0, srv.Connections(), "none of the others reached the server")
+	assert.LessOrEqual(t, srv.Connections(), 1, "none but the first call's reached the server")
 	assert.Equal(t, 2.0, g.errors(t, metrics.StoreIncr), "every call made without the store is counted")
 	assert.Equal(t, "redis not reached yet", g.Status(), "no verdict on the store")
 }

@@ -231,9 +231,11 @@ func (g *Guard) watch(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		// The log says why before the state changes, so that whoever sees the change
+		// (/readyz, gateway_store_up) finds its line.
 		if err != nil {
-			g.setState(stateDown)
 			g.failed("ping", err)
+			g.setState(stateDown)
 		} else {
 			g.answered()
 		}
@@ -246,12 +248,12 @@ func (g *Guard) watch(ctx context.Context) {
 	}
 }
 
-// answered marks the store up after a ping, and says so after a warning.
+// answered marks the store up after a ping, saying so first when a warning went out.
 func (g *Guard) answered() {
-	g.setState(stateUp)
 	if g.warned.Swap(false) {
 		g.opts.Log.Info("the shared store answers again: limits count and caches are shared", zap.String("store", g.opts.Name))
 	}
+	g.setState(stateUp)
 }
 
 // failed warns, unless a warning went out less than WarnEvery ago; each warning counts
