@@ -123,6 +123,7 @@ func TestUpstreamFaults(t *testing.T) {
 			} else {
 				assert.Positive(t, metricValue(t, g, "gateway_tokens_total", map[string]string{"direction": "input"}))
 			}
+			assert.Zero(t, metricValue(t, g, "gateway_upstream_calls_in_flight", nil))
 			assert.Zero(t, metricValue(t, g, "gateway_inflight_requests", nil))
 		})
 	}
@@ -170,7 +171,8 @@ func TestOverloadIs503(t *testing.T) {
 	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
 	assert.EqualValues(t, 1, sim.Requests(), "refused before reaching Bedrock")
 	assert.EqualValues(t, 1, metricValue(t, g, "gateway_rejected_total", map[string]string{"reason": "overloaded"}))
-	assert.EqualValues(t, 1, metricValue(t, g, "gateway_inflight_requests", nil))
+	assert.EqualValues(t, 1, metricValue(t, g, "gateway_upstream_calls_in_flight", nil), "the held call's slot")
+	assert.EqualValues(t, 1, metricValue(t, g, "gateway_inflight_requests", nil), "the held call, still being served")
 
 	cancel()
 	<-held

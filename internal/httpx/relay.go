@@ -70,7 +70,7 @@ func Relay(w http.ResponseWriter, r *http.Request, st *core.Stream, f Frames, wr
 			buf = f.Error(buf, call.Fail(r.Context(), err))
 		}
 		if werr := out.Write(buf); werr != nil {
-			call.Code = WriteFailed(werr)
+			call.Answered(writeFailed(werr))
 			return nil
 		}
 		if err != nil {
