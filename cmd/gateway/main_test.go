@@ -108,7 +108,8 @@ func (p *process) exit(t *testing.T) {
 // TestLogFormats: the default log format is JSON, one object a line; --log-format console
 // writes zap's console lines for people instead (time, level, caller, message, then the
 // fields), none of them JSON, without colour escapes; the access line of a failed call
-// says why in either, with its latency in milliseconds.
+// says why in either, with its latency in milliseconds, and a duration is a duration
+// string.
 func TestLogFormats(t *testing.T) {
 	const unknown = `{"model":"gpt-4o","messages":[{"role":"user","content":"hello"}]}`
 	for _, format := range []string{"json", "console"} {
@@ -124,16 +125,20 @@ func TestLogFormats(t *testing.T) {
 			require.Equal(t, http.StatusNotFound, resp.StatusCode)
 			p.exit(t)
 
-			var access string
+			var access, draining string
 			for l := range strings.Lines(p.stderr.String()) {
 				var line map[string]any
 				isJSON := json.Unmarshal([]byte(l), &line) == nil
 				assert.Equal(t, format == "json", isJSON, "a line in the %s format: %s", format, l)
 				assert.NotContains(t, l, "\x1b[", "no colour escapes")
-				if strings.Contains(l, resp.Header.Get("X-Request-Id")) {
+				switch {
+				case strings.Contains(l, resp.Header.Get("X-Request-Id")):
 					access = l
+				case strings.Contains(l, "draining"):
+					draining = l
 				}
 			}
+			assert.Regexp(t, `"timeout": ?"20s"`, draining, "a duration with its unit")
 			require.NotEmpty(t, access, "the access line: %s", p.stderr.String())
 			assert.Contains(t, access, `"reason":`)
 			assert.Contains(t, access, `model \"gpt-4o\" is neither an alias`)
