@@ -504,20 +504,18 @@ func (m *Metrics) Failover(alias, reason string) {
 	m.failovers.WithLabelValues(fixed(alias), fixed(reason)).Inc()
 }
 
-// Inflight counts a request in gateway_inflight_requests until done is called. done may be
-// called more than once; only the first call counts. Typical use:
-//
-//	defer m.Inflight()()
-func (m *Metrics) Inflight() (done func()) {
+// Inflight adds delta to gateway_inflight_requests: 1 when a request begins, -1 when it
+// ends. Without a done func to call, it allocates nothing on the path of every request.
+func (m *Metrics) Inflight(delta int) {
 	if m == nil {
-		return noop
+		return
 	}
-	return track(m.inflight)
+	m.inflight.Add(float64(delta))
 }
 
 // UpstreamCall counts a chat call holding a max_concurrent slot in
-// gateway_upstream_calls_in_flight until done is called; like Inflight's, done counts
-// once.
+// gateway_upstream_calls_in_flight until done is called. done may be called more than
+// once; only the first call counts.
 func (m *Metrics) UpstreamCall() (done func()) {
 	if m == nil {
 		return noop

@@ -142,11 +142,10 @@ func TestMethods(t *testing.T) {
 		{
 			name: "Inflight",
 			record: func(m *Metrics) {
-				m.Inflight()
-				done := m.Inflight()
-				m.Inflight()
-				done()
-				done() // idempotent
+				m.Inflight(1)
+				m.Inflight(1)
+				m.Inflight(1)
+				m.Inflight(-1)
 			},
 			check: func(t *testing.T, m *Metrics) {
 				assert.Equal(t, 2.0, testutil.ToFloat64(m.inflight))
@@ -439,7 +438,7 @@ func TestNilMetrics(t *testing.T) {
 		m.Repairs(model1, 1, 1)
 		m.StreamOpened(client)()
 		m.Retry(model1)
-		m.Inflight()()
+		m.Inflight(1)
 		m.UpstreamCall()()
 		m.Configure(Configured{Models: []string{model1}})
 		m.Rejected(RejectDraining)
@@ -482,7 +481,7 @@ func TestHandler(t *testing.T) {
 	m.ResponseFormatInvalid(model1)
 	defer m.StreamOpened(client)()
 	m.Retry(model1)
-	defer m.Inflight()()
+	m.Inflight(1)
 	defer m.UpstreamCall()()
 	m.Rejected(RejectUnauthenticated)
 	m.RateLimited("ci", "tokens_per_minute")

@@ -43,10 +43,11 @@ func New(log *zap.Logger, m *metrics.Metrics, t *telemetry.Tracing) *Observer {
 // Begin begins a call: its start, its id, and the labels of its metrics: transport
 // (metrics.Transport*), route (metrics.Route*), and the method and path that name it in
 // the log. It counts in gateway_inflight_requests until the transport's middleware or
-// interceptor ends it with End.
+// interceptor ends it with End, once.
 func (o *Observer) Begin(transport, route, method, path string) *Call {
+	o.metrics.Inflight(1)
 	return &Call{o: o, Start: time.Now(), Transport: transport, Route: route, Method: method, Path: path,
-		RequestID: NewRequestID(), Code: "ok", inflight: o.metrics.Inflight()}
+		RequestID: NewRequestID(), Code: "ok"}
 }
 
 // Call is one call as its transport saw it, for the access log and the metrics. The
@@ -79,8 +80,6 @@ type Call struct {
 	Result core.Result
 	// span is the call's server span (Trace); nil when tracing is off.
 	span trace.Span
-	// inflight ends the call's count in gateway_inflight_requests.
-	inflight func()
 }
 
 // ReasonMax is how many bytes of a failure's message an access line's reason holds.
@@ -162,8 +161,8 @@ func CallOf(ctx context.Context) *Call {
 func (c *Call) End() {
 	o := c.o
 	d := time.Since(c.Start)
-	c.inflight()
 	m := o.metrics
+	m.Inflight(-1)
 	m.Request(c.Transport, c.Route, c.Code, c.Result.Model, c.Result.ClientType, d)
 	u := &c.Result.Usage
 	m.Tokens(c.Result.Model, c.Result.ClientType, int(u.PromptTokens), int(u.CompletionTokens))
