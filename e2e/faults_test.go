@@ -123,6 +123,7 @@ func TestUpstreamFaults(t *testing.T) {
 			} else {
 				assert.Positive(t, metricValue(t, g, "gateway_tokens_total", map[string]string{"direction": "input"}))
 			}
+			assert.Zero(t, metricValue(t, g, "gateway_upstream_calls_in_flight", nil))
 			assert.Zero(t, metricValue(t, g, "gateway_inflight_requests", nil))
 		})
 	}
@@ -170,7 +171,8 @@ func TestOverloadIs503(t *testing.T) {
 	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
 	assert.EqualValues(t, 1, sim.Requests(), "refused before reaching Bedrock")
 	assert.EqualValues(t, 1, metricValue(t, g, "gateway_rejected_total", map[string]string{"reason": "overloaded"}))
-	assert.EqualValues(t, 1, metricValue(t, g, "gateway_inflight_requests", nil))
+	assert.EqualValues(t, 1, metricValue(t, g, "gateway_upstream_calls_in_flight", nil), "the held call's slot")
+	assert.EqualValues(t, 1, metricValue(t, g, "gateway_inflight_requests", nil), "the held call, still being served")
 
 	cancel()
 	<-held
@@ -246,6 +248,20 @@ func TestStalledReaderIsCut(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 	resp, _, body := chatOnce(t, g, "")
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+
+	// The access line says why the stream ended, though its client was told nothing.
+	var line map[string]any
+	require.Eventually(t, func() bool {
+		for _, e := range g.logs.FilterMessage("http").AllUntimed() {
+			if m := e.ContextMap(); m["code"] == "deadline_exceeded" {
+				line = m
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "the cut stream's access line")
+	assert.Equal(t, "the client read nothing of the stream for stream_write_timeout, so the stream was cut", line["reason"])
+	assert.Equal(t, true, line["stream"])
 }
 
 // TestGRPCStalledReaderIsCut: the same over gRPC, where a client that stops reading fills

@@ -158,7 +158,7 @@ func runGateway(ctx context.Context, args []string) error {
 		}
 		return usageError{err}
 	}
-	log, flush, err := newLogger(cfg.LogLevel)
+	log, flush, err := newLogger(cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func runSim(ctx context.Context, args []string) error {
 	}
 	sim := bedrocksim.New(o.sim)
 	defer sim.Close()
-	log, flush, err := newLogger("info")
+	log, flush, err := newLogger("info", "json")
 	if err != nil {
 		return err
 	}
@@ -236,26 +236,35 @@ func runSim(ctx context.Context, args []string) error {
 	return nil
 }
 
-// newLogger logs JSON to stderr. Info and debug lines (the access log) are written in
+// newLogger logs to stderr in format: "json", one JSON object a line, or "console", zap's
+// tab-separated lines for people (time, level, caller, message, then the fields as JSON;
+// no colours, which a file or a pipe would show as escapes). A duration field is written
+// as a duration string ("20s") in either. Info and debug lines (the access log) are written in
 // batches, at most a second late or 256 KiB at a time, rather than one write(2) per request;
 // warnings and errors are written at once, so a crash cannot swallow them. flush writes
 // what is left, and runs on every way out of main. No line carries a stack trace but a
 // panic's, which observe adds itself: an error line is an operational failure (Bedrock
 // unreachable, no credentials), and the stack of the code that logged it says nothing.
-func newLogger(level string) (log *zap.Logger, flush func(), err error) {
+func newLogger(level, format string) (log *zap.Logger, flush func(), err error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
 		return nil, nil, err
 	}
-	enc := zap.NewProductionEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	cfg := zap.NewProductionEncoderConfig()
+	cfg.EncodeTime = zapcore.ISO8601TimeEncoder
+	cfg.EncodeDuration = zapcore.StringDurationEncoder
+	enc := zapcore.NewJSONEncoder(cfg)
+	if format == "console" {
+		cfg.EncodeLevel = zapcore.CapitalLevelEncoder
+		enc = zapcore.NewConsoleEncoder(cfg)
+	}
 	stderr := zapcore.Lock(os.Stderr)
 	buffered := &zapcore.BufferedWriteSyncer{WS: stderr, Size: 256 << 10, FlushInterval: time.Second}
 	core := zapcore.NewTee(
-		zapcore.NewCore(zapcore.NewJSONEncoder(enc), buffered, zap.LevelEnablerFunc(func(l zapcore.Level) bool {
+		zapcore.NewCore(enc, buffered, zap.LevelEnablerFunc(func(l zapcore.Level) bool {
 			return l >= lvl && l < zapcore.WarnLevel
 		})),
-		zapcore.NewCore(zapcore.NewJSONEncoder(enc), stderr, zap.LevelEnablerFunc(func(l zapcore.Level) bool {
+		zapcore.NewCore(enc.Clone(), stderr, zap.LevelEnablerFunc(func(l zapcore.Level) bool {
 			return l >= lvl && l >= zapcore.WarnLevel
 		})),
 	)

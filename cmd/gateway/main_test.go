@@ -60,14 +60,16 @@ func startProcess(t *testing.T, args string, env ...string) *process {
 	require.NoError(t, p.cmd.Start())
 	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
 
-	// The listening address comes from the startup log line.
+	// The listening address comes from the startup log line: its fields are a JSON object,
+	// the whole line in the JSON format, its end in the console format.
 	logs := bufio.NewScanner(stderr)
 	for p.httpAddr == "" && logs.Scan() {
 		p.stderr.Write(logs.Bytes())
 		p.stderr.WriteByte('\n')
-		var line struct{ Msg, HTTP string }
-		if json.Unmarshal(logs.Bytes(), &line) == nil && line.Msg == "gateway listening" {
-			p.httpAddr = line.HTTP
+		var fields struct{ HTTP string }
+		if l := logs.Bytes(); bytes.Contains(l, []byte("gateway listening")) && bytes.IndexByte(l, '{') >= 0 &&
+			json.Unmarshal(l[bytes.IndexByte(l, '{'):], &fields) == nil {
+			p.httpAddr = fields.HTTP
 		}
 	}
 	require.NotEmpty(t, p.httpAddr, "no 'gateway listening' log line: %s", p.stderr.String())
@@ -81,13 +83,7 @@ func startProcess(t *testing.T, args string, env ...string) *process {
 // stop sends SIGTERM, expects exit code 0, and returns the log lines, each decoded.
 func (p *process) stop(t *testing.T) []map[string]any {
 	t.Helper()
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-p.exited:
-		require.NoError(t, err, "exit code 0")
-	case <-time.After(20 * time.Second):
-		t.Fatal("the gateway did not exit after SIGTERM")
-	}
+	p.exit(t)
 	var lines []map[string]any
 	for l := range strings.Lines(p.stderr.String()) {
 		var line map[string]any
@@ -95,6 +91,67 @@ func (p *process) stop(t *testing.T) []map[string]any {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// exit sends SIGTERM and expects exit code 0; p.stderr then holds every log line.
+func (p *process) exit(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-p.exited:
+		require.NoError(t, err, "exit code 0")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the gateway did not exit after SIGTERM")
+	}
+}
+
+// TestLogFormats: the default log format is JSON, one object a line; --log-format console
+// writes zap's console lines for people instead (time, level, caller, message, then the
+// fields), none of them JSON, without colour escapes; the access line of a failed call
+// says why in either, with its latency in milliseconds, and a duration is a duration
+// string.
+func TestLogFormats(t *testing.T) {
+	const unknown = `{"model":"gpt-4o","messages":[{"role":"user","content":"hello"}]}`
+	for _, format := range []string{"json", "console"} {
+		t.Run(format, func(t *testing.T) {
+			args := "--sim"
+			if format == "console" {
+				args += " --log-format console"
+			}
+			p := startProcess(t, args)
+			resp, err := http.Post("http://"+p.httpAddr+"/llm-apps/chat", "application/json", strings.NewReader(unknown))
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusNotFound, resp.StatusCode)
+			p.exit(t)
+
+			var access, draining string
+			for l := range strings.Lines(p.stderr.String()) {
+				var line map[string]any
+				isJSON := json.Unmarshal([]byte(l), &line) == nil
+				assert.Equal(t, format == "json", isJSON, "a line in the %s format: %s", format, l)
+				assert.NotContains(t, l, "\x1b[", "no colour escapes")
+				switch {
+				case strings.Contains(l, resp.Header.Get("X-Request-Id")):
+					access = l
+				case strings.Contains(l, "draining"):
+					draining = l
+				}
+			}
+			assert.Regexp(t, `"timeout": ?"20s"`, draining, "a duration with its unit")
+			require.NotEmpty(t, access, "the access line: %s", p.stderr.String())
+			assert.Contains(t, access, `"reason":`)
+			assert.Contains(t, access, `model \"gpt-4o\" is neither an alias`)
+			assert.Contains(t, access, `"latency_ms":`)
+			if format == "console" {
+				fields := strings.Split(access, "\t")
+				require.GreaterOrEqual(t, len(fields), 4, access)
+				assert.Equal(t, "INFO", fields[1])
+				assert.Equal(t, "http", fields[2], "the access line has no caller")
+				assert.True(t, strings.HasPrefix(fields[3], `{"request_id": "`), access)
+			}
+		})
+	}
 }
 
 // TestSIGTERMDrainsStreams starts the gateway on the simulator with slow deltas, opens a

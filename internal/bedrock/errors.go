@@ -2,6 +2,7 @@ package bedrock
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -198,6 +199,22 @@ func (e *APIError) Failure() fault.Failure {
 // Failover reports whether failover moves on to the next target after e: the target is
 // busy or failing, not the request wrong (docs/PROTOCOL.md 14.4).
 func (e *APIError) Failover() bool { return answerOf(e.Code).failover }
+
+// Codes are the error codes the gateway knows Bedrock answers with, sorted: the label
+// values of the metrics that count Bedrock's errors.
+func Codes() []string { return slices.Sorted(maps.Keys(codeAnswers)) }
+
+// FailoverCodes are the error codes after which failover moves on to the next target,
+// sorted.
+func FailoverCodes() []string {
+	var codes []string
+	for _, code := range Codes() {
+		if codeAnswers[code].failover {
+			codes = append(codes, code)
+		}
+	}
+	return codes
+}
 
 // NormalizeCode turns an error type as Bedrock spells it in any place (header, __type with
 // a namespace or a ":" suffix, camelCase :exception-type) into the PascalCase code.

@@ -345,6 +345,18 @@ type FunctionDef struct {
 	CacheControl *CacheControl `json:"cache_control"`
 }
 
+// Named is what a body Decode refused names of its call, as far as it can be read: its
+// model and whether it asks for a stream (both members of every REST surface's body),
+// for the access line. A member after the first one of the wrong JSON type is not read.
+func Named(body []byte) (model string, stream bool) {
+	var named struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	_ = json.Unmarshal(body, &named, Lenient)
+	return named.Model, named.Stream
+}
+
 // bodyError words a decoding error for the client: the member's path in the REST body's
 // own notation (messages[2].tool_calls[0].function.name) and what was wrong.
 func bodyError(err error) error {

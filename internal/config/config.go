@@ -50,6 +50,7 @@ type Config struct {
 	// (docs/PROTOCOL.md 14.4).
 	ModelAliases       map[string][]Target
 	LogLevel           string
+	LogFormat          string
 	MaxTools           int
 	MaxMessages        int
 	MaxMessageBytes    int
@@ -287,6 +288,7 @@ func table(c *Config) []setting {
 		{key: "default_model", def: DefaultModel, help: "model of a request that names none", v: bind(&c.DefaultModel, notEmpty)},
 		{key: "model_aliases", sep: ",", help: "names clients may send, each mapped to a Bedrock model id (in the YAML file also an object: targets to fail over between, and defaults)", v: bind(&aliasTable{&c.ModelAliases, &c.AliasDefaults}, aliases)},
 		{key: "log_level", def: "info", help: "debug, info, warn or error", v: bind(&c.LogLevel, oneOf("debug", "info", "warn", "error"))},
+		{key: "log_format", def: "json", help: "json: one JSON object a line, for log collectors; console: tab-separated lines for people, for local runs", v: bind(&c.LogFormat, oneOf("json", "console"))},
 		{key: "max_tools", def: "128", help: "more tools in one request: 400", v: bind(&c.MaxTools, atLeast(1))},
 		{key: "max_messages", def: "1000", help: "more messages in one request: 400", v: bind(&c.MaxMessages, atLeast(1))},
 		{key: "max_message_bytes", def: "4194304", help: "a larger message (text, parts, image URLs, ids, names, arguments): 400", v: bind(&c.MaxMessageBytes, atLeast(1))},

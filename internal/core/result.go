@@ -14,7 +14,7 @@ type Result struct {
 	// Model is the Bedrock model id the call went to: the target that answered, or the
 	// last one tried (docs/PROTOCOL.md 14.4).
 	Model string
-	// RequestModel is the model name the request gave, "" when it gave none; at most
+	// RequestModel is the model name the request gave, "" when it gave none; cut to
 	// 2,048 bytes.
 	RequestModel string
 	ClientType   string

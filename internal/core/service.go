@@ -23,6 +23,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
@@ -149,8 +150,16 @@ func New(upstream route.Upstream, opts Options, log *zap.Logger) *Service {
 	if !s.router.IsAlias(opts.DefaultModel) && opts.DefaultModel != "" {
 		s.models = append(s.models, ModelEntry{Name: opts.DefaultModel, ID: opts.DefaultModel})
 	}
-	// The default and the alias targets get their metric series from the start.
-	opts.Metrics.ConfiguredModels(append([]string{s.resolveModel("")}, s.router.Targets()...)...)
+	// The series a dashboard needs exist from the start: the default model's and the alias
+	// targets', and the failovers of the aliases that have somewhere to fail over to.
+	var failover []string
+	for name, targets := range opts.Aliases {
+		if len(targets) > 1 {
+			failover = append(failover, name)
+		}
+	}
+	opts.Metrics.Configure(metrics.Configured{Models: append([]string{s.resolveModel("")}, s.router.Targets()...),
+		FailoverAliases: failover, ErrorCodes: bedrock.Codes(), FailoverCodes: bedrock.FailoverCodes()})
 	return s
 }
 
@@ -176,7 +185,7 @@ func (s *Service) admit() (release func(), err error) {
 		s.opts.Metrics.Rejected(metrics.RejectDraining)
 		return nil, fault.ErrDraining
 	}
-	done := s.opts.Metrics.Inflight()
+	done := s.opts.Metrics.UpstreamCall()
 	return func() { done(); <-s.slots }, nil
 }
 

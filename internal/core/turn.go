@@ -117,6 +117,7 @@ func (t *turn) end() {
 // key admission.
 func (s *Service) prepare(t *turn) error {
 	req, res := t.req, &t.res
+	*res = s.Named(req.Model) // what the log line of a refusal names
 	if n := len(req.ClientType); n > maxClientTypeBytes {
 		return refuse("client_type: %d bytes, at most %d are allowed", n, maxClientTypeBytes)
 	}
@@ -124,7 +125,6 @@ func (s *Service) prepare(t *turn) error {
 	if err := checkModelID(req.Model); err != nil {
 		return err
 	}
-	res.RequestModel = req.Model
 	if p := req.Provider; p != "" && !strings.EqualFold(p, "bedrock") {
 		return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonUnsupportedValue, "provider %s is not supported; this gateway serves \"bedrock\"", clip.Quote(p))
 	}
@@ -141,7 +141,6 @@ func (s *Service) prepare(t *turn) error {
 	}
 	opts.DefaultMaxTokens = int32(s.opts.DefaultMaxTokens)
 	opts.FirstResultOnly = s.parallel.Knows(t.ctx, req)
-	res.Model = s.resolveModel(name) // the first target's, for the log line of a refusal
 	t.opts, t.mode, t.budget = opts, mode, s.guard.Budget()
 	t.route = s.router.Route(t.ctx, req, name)
 	res.Model = t.route.ModelID()
@@ -203,6 +202,16 @@ func (s *Service) admitKey(t *turn) (*quota.Admission, error) {
 
 // checkModelID refuses a model id longer than Bedrock accepts before it reaches a log, a
 // label or Bedrock.
+// Named is what a Result says of a request naming model ("" for none) before anything
+// else is known of it: the name, cut to the longest model id, and the model id it resolves
+// to (the default model's, an alias's first target). A surface whose decoder refused the
+// request records it as the call's Result, so that the access line and the metrics name
+// the model all the same.
+func (s *Service) Named(model string) Result {
+	model = clip.String(model, maxModelIDBytes)
+	return Result{Model: s.resolveModel(model), RequestModel: model}
+}
+
 func checkModelID(model string) error {
 	if n := len(model); n > maxModelIDBytes {
 		return refuse("model: %d bytes, at most %d are allowed (Bedrock's limit for a model id)", n, maxModelIDBytes)

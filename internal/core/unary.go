@@ -157,9 +157,9 @@ func upstreamCode(err error) string {
 	case errors.Is(err, bedrock.ErrTransport):
 		return metrics.UpstreamTransport
 	case errors.Is(err, stream.ErrTruncated):
-		return "truncated"
+		return metrics.UpstreamTruncated
 	case errors.Is(err, fault.ErrUpstream):
-		return "invalid_answer"
+		return metrics.UpstreamInvalidAnswer
 	}
 	return ""
 }

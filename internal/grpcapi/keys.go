@@ -90,7 +90,7 @@ func (g *keyGate) tap(ctx context.Context, info *tap.Info) (context.Context, err
 func (g *keyGate) refuse(ctx context.Context, info *tap.Info, f fault.Failure) error {
 	method := info.FullMethodName
 	call := g.obs.Begin(metrics.TransportGRPC, routeOf(method), method, "")
-	call.Code = f.Kind.Code()
+	call.Answered(f)
 	call.Trace(ctx, "", metadataCarrier(info.Header))
 	call.End()
 	return statusOf(call.RequestID, f).Err()

@@ -140,6 +140,7 @@ func (c *chatService) Chat(ctx context.Context, in *llmgatewayv1.ChatRequest) (o
 	call := observe.CallOf(ctx)
 	req, err := fromProto(in)
 	if err != nil {
+		call.Result = c.svc.Named(in.GetModel())
 		return nil, fail(ctx, call, err)
 	}
 	req.ID, req.KeyID, req.UserAgent = call.RequestID, call.KeyID, userAgent(ctx)
@@ -170,6 +171,7 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 	call := observe.CallOf(ctx)
 	req, err := fromProto(in)
 	if err != nil {
+		call.Result = c.svc.Named(in.GetModel())
 		return fail(ctx, call, err)
 	}
 	req.ID, req.KeyID, req.UserAgent = call.RequestID, call.KeyID, userAgent(ctx)
@@ -187,7 +189,7 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 	}()
 	if c.writeTimeout <= 0 { // no bound: wait for the relay
 		r := <-done
-		call.Result, call.Code = r.result, r.code
+		call.Result, call.Code, call.Reason = r.result, r.code, r.reason
 		setStreamTrailer(ss, r.result)
 		return r.err
 	}
@@ -196,7 +198,7 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 	for {
 		select {
 		case r := <-done:
-			call.Result, call.Code = r.result, r.code
+			call.Result, call.Code, call.Reason = r.result, r.code, r.reason
 			setStreamTrailer(ss, r.result)
 			return r.err
 		case <-timer.C:
@@ -205,10 +207,11 @@ func (c *chatService) ChatStream(in *llmgatewayv1.ChatRequest, ss grpc.ServerStr
 				waited = time.Since(time.Unix(0, since))
 			}
 			if waited >= c.writeTimeout {
-				call.Code = fault.KindTimeout.Code()
+				f := fault.Failure{Kind: fault.KindTimeout,
+					Message: fmt.Sprintf("the client took no stream message for %v", waited.Round(time.Second))}
+				call.Answered(f)
 				// The relay is stuck in Send: returning ends the call, which unblocks it.
-				return statusOf(call.RequestID, fault.Failure{Kind: fault.KindTimeout,
-					Message: fmt.Sprintf("the client took no stream message for %v", waited.Round(time.Second))}).Err()
+				return statusOf(call.RequestID, f).Err()
 			}
 			timer.Reset(c.writeTimeout - waited)
 		}
@@ -222,11 +225,12 @@ func setStreamTrailer(ss grpc.ServerStream, res core.Result) {
 	}
 }
 
-// relayed is how a relay ended: the call's status and outcome, and what the stream did.
+// relayed is how a relay ended: the call's status, its outcome and the reason of a
+// failed one (observe.Call's Code and Reason), and what the stream did.
 type relayed struct {
-	err    error
-	code   string
-	result core.Result
+	err          error
+	code, reason string
+	result       core.Result
 }
 
 // relay sends the stream's events until it ends, marking each Send in sendingSince. It
@@ -238,15 +242,15 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 		defer sendingSince.Store(0)
 		return ss.Send(ev)
 	}
-	code := "ok"
+	code, reason := "ok", ""
 	defer func() {
 		if p := recover(); p != nil {
 			f := c.obs.Panicked(requestID, "stream", p)
 			s := statusOf(requestID, f)
-			r.err, code = s.Err(), f.Kind.Code()
+			r.err, code, reason = s.Err(), f.Kind.Code(), f.Message
 			_ = send(errorEvent(s))
 		}
-		r.code, r.result = code, st.Result()
+		r.code, r.reason, r.result = code, reason, st.Result()
 	}()
 	var events []chat.Event
 	var err error
@@ -255,7 +259,7 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 		for i := range events {
 			if ev := eventProto(&events[i], reasoning); ev != nil {
 				if serr := send(ev); serr != nil {
-					code = codeName(status.Code(serr))
+					code, reason = codeName(status.Code(serr)), "the stream could not be sent to the client: "+status.Convert(serr).Message()
 					return relayed{err: serr} // the client is gone; its context cancels the upstream call
 				}
 			}
@@ -265,7 +269,7 @@ func (c *chatService) relay(ctx context.Context, requestID string, st *core.Stre
 		}
 		if err != nil {
 			f := c.obs.Failed(ctx, requestID, err)
-			code = f.Kind.Code()
+			code, reason = f.Kind.Code(), f.Message
 			s := statusOf(requestID, f)
 			_ = send(errorEvent(s))
 			return relayed{err: s.Err()}

@@ -110,14 +110,14 @@ func (s *StreamWriter) Write(b []byte) error {
 	return s.rc.Flush()
 }
 
-// WriteFailed is the outcome, as a snake-case gRPC code, of a stream whose Write failed:
-// the client is gone ("canceled"), or stopped reading for the write timeout
-// ("deadline_exceeded").
-func WriteFailed(err error) string {
+// writeFailed is the outcome of a stream whose Write failed: the client stopped reading
+// for the write timeout (deadline_exceeded), or is gone (canceled). The client reads none
+// of it; its message is the access line's reason.
+func writeFailed(err error) fault.Failure {
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		return fault.KindTimeout.Code()
+		return fault.Failure{Kind: fault.KindTimeout, Message: "the client read nothing of the stream for stream_write_timeout, so the stream was cut"}
 	}
-	return fault.KindCanceled.Code()
+	return fault.Failure{Kind: fault.KindCanceled, Message: "the client went away during the stream"}
 }
 
 // End lifts the write deadline: the connection may serve more requests.

@@ -142,7 +142,7 @@ func (sv *serving) relay(ctx context.Context) {
 		}
 		werr := sv.out.Write(buf)
 		if werr != nil {
-			sv.call.Code = WriteFailed(werr)
+			sv.call.Answered(writeFailed(werr))
 			return
 		}
 		if err != nil {

@@ -24,7 +24,7 @@
 //   - admits the first N distinct values for the life of the process ([MaxModels],
 //     [MaxClientTypes], [MaxErrorCodes]) and reports every later newcomer as "other".
 //     A model or client type is admitted only once a request with it succeeded (a model
-//     also when configured: [Metrics.ConfiguredModels]); until then it is "other", so
+//     also when configured: [Metrics.Configure]); until then it is "other", so
 //     failed requests naming random values cannot use up the cap.
 //
 // A value that a client sends literally as "none" or "other" is counted in that bucket

@@ -47,9 +47,16 @@ const (
 	StoreGet    = "get"    // reading values
 )
 
-// UpstreamTransport is the error_code of an upstream failure that carries no Bedrock
-// error code: connection refused, reset, TLS, a malformed response.
-const UpstreamTransport = "transport"
+// The error_code values of an upstream failure that carries no Bedrock error code.
+const (
+	// UpstreamTransport: no answer, or an unreadable one (connection refused, reset, TLS,
+	// a malformed response).
+	UpstreamTransport = "transport"
+	// UpstreamTruncated: a stream that ended before its messageStop.
+	UpstreamTruncated = "truncated"
+	// UpstreamInvalidAnswer: a 200 the gateway could not use.
+	UpstreamInvalidAnswer = "invalid_answer"
+)
 
 // latencyBuckets spans a cached capabilities answer (5ms) to a long generation (120s).
 var latencyBuckets = prometheus.ExponentialBucketsRange(0.005, 120, 16)
@@ -84,6 +91,7 @@ type Metrics struct {
 	retries         *prometheus.CounterVec
 	failovers       *prometheus.CounterVec
 	inflight        prometheus.Gauge
+	upstreamCalls   prometheus.Gauge
 	rejected        *prometheus.CounterVec
 	rateLimited     *prometheus.CounterVec
 	storeErrors     *prometheus.CounterVec
@@ -183,7 +191,11 @@ func New() *Metrics {
 		}, []string{"alias", "reason"}),
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gateway_inflight_requests",
-			Help: "Bedrock calls in flight now, against max_concurrent.",
+			Help: "Requests the gateway is serving now, on every surface and route (a stream until its last event); health checks and /metrics are not counted.",
+		}),
+		upstreamCalls: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gateway_upstream_calls_in_flight",
+			Help: "Chat calls holding one of max_concurrent's slots now: each makes one Bedrock call at a time, a stream's until it ends. At max_concurrent, new calls are refused with 503.",
 		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_rejected_total",
@@ -206,7 +218,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
-		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.parallelLearned, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.failovers, m.inflight,
+		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.parallelLearned, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.failovers, m.inflight, m.upstreamCalls,
 		m.rejected, m.rateLimited, m.storeErrors, m.storeUp,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
@@ -221,14 +233,56 @@ func New() *Metrics {
 	return m
 }
 
-// ConfiguredModels gives each model the operator configured (the default model, alias
-// targets) its own series from the start, outside the cap on models.
-func (m *Metrics) ConfiguredModels(ids ...string) {
+// Configured is what the operator configured, and the error codes the upstream answers
+// with: the label values whose series exist from the start (Metrics.Configure).
+type Configured struct {
+	// Models are the Bedrock model ids requests go to: the default model and the alias
+	// targets.
+	Models []string
+	// FailoverAliases are the aliases of several targets, the ones that can fail over.
+	FailoverAliases []string
+	// ErrorCodes are Bedrock's error codes; FailoverCodes those of them that move a call
+	// on to an alias's next target.
+	ErrorCodes, FailoverCodes []string
+}
+
+// Configure gives the series a dashboard is built from their zero values from the start,
+// so a query or an alert finds them before the first event: for each configured model,
+// its successful chat requests on each transport (client type "none"), tokens, prompt-cache
+// tokens, retries and upstream errors by every error code (Bedrock's, and transport,
+// truncated, invalid_answer); for each alias that can fail over, its failovers by every
+// code that moves it on. The models and codes get their own series outside the caps, for
+// the life of the process.
+func (m *Metrics) Configure(c Configured) {
 	if m == nil {
 		return
 	}
-	for _, id := range ids {
+	codes := append([]string{UpstreamTransport, UpstreamTruncated, UpstreamInvalidAnswer}, c.ErrorCodes...)
+	for _, code := range codes {
+		m.errorCodes.reserve(code)
+	}
+	for _, id := range c.Models {
 		m.models.reserve(id)
+		model := m.models.lookup(id)
+		for _, transport := range []string{TransportREST, TransportOpenAI, TransportGRPC} {
+			for _, route := range []string{RouteChat, RouteChatStream} {
+				m.requests.WithLabelValues(transport, route, "ok", model, LabelNone)
+			}
+		}
+		for _, direction := range []string{"input", "output"} {
+			m.tokens.WithLabelValues(model, LabelNone, direction)
+		}
+		m.cacheRead.WithLabelValues(model)
+		m.cacheWrite.WithLabelValues(model)
+		m.retries.WithLabelValues(model)
+		for _, code := range codes {
+			m.upstreamErrors.WithLabelValues(model, m.errorCodes.lookup(code))
+		}
+	}
+	for _, alias := range c.FailoverAliases {
+		for _, code := range c.FailoverCodes {
+			m.failovers.WithLabelValues(fixed(alias), fixed(code))
+		}
 	}
 }
 
@@ -450,15 +504,23 @@ func (m *Metrics) Failover(alias, reason string) {
 	m.failovers.WithLabelValues(fixed(alias), fixed(reason)).Inc()
 }
 
-// Inflight counts a request in gateway_inflight_requests until done is called. done may be
-// called more than once; only the first call counts. Typical use:
-//
-//	defer m.Inflight()()
-func (m *Metrics) Inflight() (done func()) {
+// Inflight adds delta to gateway_inflight_requests: 1 when a request begins, -1 when it
+// ends. Without a done func to call, it allocates nothing on the path of every request.
+func (m *Metrics) Inflight(delta int) {
+	if m == nil {
+		return
+	}
+	m.inflight.Add(float64(delta))
+}
+
+// UpstreamCall counts a chat call holding a max_concurrent slot in
+// gateway_upstream_calls_in_flight until done is called. done may be called more than
+// once; only the first call counts.
+func (m *Metrics) UpstreamCall() (done func()) {
 	if m == nil {
 		return noop
 	}
-	return track(m.inflight)
+	return track(m.upstreamCalls)
 }
 
 // Rejected counts a request turned away in gateway_rejected_total. reason is one of the

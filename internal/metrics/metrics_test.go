@@ -62,7 +62,7 @@ func TestMethods(t *testing.T) {
 		{
 			name: "UpstreamError",
 			record: func(m *Metrics) {
-				m.ConfiguredModels(model1)
+				m.Configure(Configured{Models: []string{model1}})
 				m.UpstreamError(model1, "ThrottlingException")
 				m.UpstreamError(model1, UpstreamTransport)
 				m.UpstreamError(model1, UpstreamTransport)
@@ -111,7 +111,7 @@ func TestMethods(t *testing.T) {
 		{
 			name: "Repairs",
 			record: func(m *Metrics) {
-				m.ConfiguredModels(model1)
+				m.Configure(Configured{Models: []string{model1}})
 				m.Repairs(model1, 2, 0)
 				m.Repairs(model1, 1, 4)
 			},
@@ -134,7 +134,7 @@ func TestMethods(t *testing.T) {
 		},
 		{
 			name:   "Retry",
-			record: func(m *Metrics) { m.ConfiguredModels(model1); m.Retry(model1); m.Retry(model1) },
+			record: func(m *Metrics) { m.Configure(Configured{Models: []string{model1}}); m.Retry(model1); m.Retry(model1) },
 			check: func(t *testing.T, m *Metrics) {
 				assert.Equal(t, 2.0, testutil.ToFloat64(m.retries.WithLabelValues(model1)))
 			},
@@ -142,14 +142,27 @@ func TestMethods(t *testing.T) {
 		{
 			name: "Inflight",
 			record: func(m *Metrics) {
-				m.Inflight()
-				done := m.Inflight()
-				m.Inflight()
+				m.Inflight(1)
+				m.Inflight(1)
+				m.Inflight(1)
+				m.Inflight(-1)
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 2.0, testutil.ToFloat64(m.inflight))
+				assert.Zero(t, testutil.ToFloat64(m.upstreamCalls), "requests are not upstream calls")
+			},
+		},
+		{
+			name: "UpstreamCall",
+			record: func(m *Metrics) {
+				done := m.UpstreamCall()
+				m.UpstreamCall()
 				done()
 				done() // idempotent
 			},
 			check: func(t *testing.T, m *Metrics) {
-				assert.Equal(t, 2.0, testutil.ToFloat64(m.inflight))
+				assert.Equal(t, 1.0, testutil.ToFloat64(m.upstreamCalls))
+				assert.Zero(t, testutil.ToFloat64(m.inflight), "upstream calls are not requests")
 			},
 		},
 		{
@@ -323,7 +336,7 @@ func TestFailedRequestsCannotUseUpTheModelCap(t *testing.T) {
 	t.Parallel()
 	m := New()
 	const configured = "us.anthropic.claude-sonnet-4-20250514-v1:0"
-	m.ConfiguredModels(configured)
+	m.Configure(Configured{Models: []string{configured}})
 	m.Request(TransportREST, RouteChat, "ok", configured, client, time.Millisecond) // client answered once: its own series
 	for i := range MaxModels + 10 {
 		bogus := fmt.Sprintf("bogus-%d", i)
@@ -331,7 +344,7 @@ func TestFailedRequestsCannotUseUpTheModelCap(t *testing.T) {
 		m.Request(TransportREST, RouteChat, "not_found", bogus, client, time.Millisecond)
 	}
 	assert.Equal(t, float64(MaxModels+10), testutil.ToFloat64(m.requests.WithLabelValues(TransportREST, RouteChat, "not_found", LabelOther, client)))
-	assert.Equal(t, 2, testutil.CollectAndCount(m.requests), "no bogus model got a series")
+	assert.Equal(t, 6+2, testutil.CollectAndCount(m.requests), "no bogus model got a series (6: the configured model's from the start)")
 	m.Request(TransportREST, RouteChat, "not_found", configured, "junk", time.Millisecond)
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(TransportREST, RouteChat, "not_found", configured, LabelOther)),
 		"a client type that never succeeded has no series either")
@@ -346,6 +359,57 @@ func TestFailedRequestsCannotUseUpTheModelCap(t *testing.T) {
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(TransportREST, RouteChat, "unavailable", configured, client)))
 }
 
+// TestConfigureZeroSeries: right after Configure, before any request, the series a
+// dashboard is built from exist at zero for each configured model, error code and alias
+// that can fail over, and for nothing else; the codes take no place under the cap on error
+// codes.
+func TestConfigureZeroSeries(t *testing.T) {
+	t.Parallel()
+	m := New()
+	const model2 = "us.anthropic.claude-sonnet-4-20250514-v1:0"
+	m.Configure(Configured{
+		Models:          []string{model1, model2},
+		FailoverAliases: []string{"agent"},
+		ErrorCodes:      []string{"ThrottlingException", "ValidationException"},
+		FailoverCodes:   []string{"ThrottlingException"},
+	})
+	for _, model := range []string{model1, model2} {
+		for _, transport := range []string{TransportREST, TransportOpenAI, TransportGRPC} {
+			for _, route := range []string{RouteChat, RouteChatStream} {
+				assert.Zero(t, testutil.ToFloat64(m.requests.WithLabelValues(transport, route, "ok", model, LabelNone)))
+			}
+		}
+		for _, code := range []string{"ThrottlingException", "ValidationException", UpstreamTransport, UpstreamTruncated, UpstreamInvalidAnswer} {
+			assert.Zero(t, testutil.ToFloat64(m.upstreamErrors.WithLabelValues(model, code)))
+		}
+	}
+	for _, c := range []struct {
+		name string
+		c    prometheus.Collector
+		n    int
+	}{
+		{"requests: 3 transports, 2 routes, 2 models", m.requests, 12},
+		{"tokens: 2 directions, 2 models", m.tokens, 4},
+		{"cache read", m.cacheRead, 2},
+		{"cache write", m.cacheWrite, 2},
+		{"retries", m.retries, 2},
+		{"upstream errors: 5 codes, 2 models", m.upstreamErrors, 10},
+		{"failovers: 1 alias, 1 code", m.failovers, 1},
+		{"first event: none, a histogram per model and client type is not a dashboard's need", m.firstEvent, 0},
+	} {
+		assert.Equal(t, c.n, testutil.CollectAndCount(c.c), c.name)
+	}
+	assert.Zero(t, testutil.ToFloat64(m.failovers.WithLabelValues("agent", "ThrottlingException")))
+
+	// The codes are outside the cap: MaxErrorCodes newcomers still get their own series.
+	for i := range MaxErrorCodes {
+		m.UpstreamError(model1, fmt.Sprintf("NewException%d", i))
+	}
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.upstreamErrors.WithLabelValues(model1, fmt.Sprintf("NewException%d", MaxErrorCodes-1))))
+	m.UpstreamError(model1, "ThrottlingException")
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.upstreamErrors.WithLabelValues(model1, "ThrottlingException")))
+}
+
 func TestLabelHygiene(t *testing.T) {
 	t.Parallel()
 	m := New()
@@ -356,7 +420,7 @@ func TestLabelHygiene(t *testing.T) {
 	m.Request(TransportREST, "", "ok", "bad\xffmodel", long, time.Millisecond)
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(
 		TransportREST, LabelNone, "ok", "bad\uFFFDmodel", strings.Repeat("x", MaxClientTypeLen))))
-	m.ConfiguredModels(model1)
+	m.Configure(Configured{Models: []string{model1}})
 	m.UpstreamError(model1, long)
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.upstreamErrors.WithLabelValues(model1, strings.Repeat("x", MaxErrorCodeLen))))
 }
@@ -374,7 +438,9 @@ func TestNilMetrics(t *testing.T) {
 		m.Repairs(model1, 1, 1)
 		m.StreamOpened(client)()
 		m.Retry(model1)
-		m.Inflight()()
+		m.Inflight(1)
+		m.UpstreamCall()()
+		m.Configure(Configured{Models: []string{model1}})
 		m.Rejected(RejectDraining)
 		m.KeyLimit("ci", "tokens_per_day")
 		m.RateLimited("ci", "tokens_per_day")
@@ -415,7 +481,8 @@ func TestHandler(t *testing.T) {
 	m.ResponseFormatInvalid(model1)
 	defer m.StreamOpened(client)()
 	m.Retry(model1)
-	defer m.Inflight()()
+	m.Inflight(1)
+	defer m.UpstreamCall()()
 	m.Rejected(RejectUnauthenticated)
 	m.RateLimited("ci", "tokens_per_minute")
 
@@ -449,6 +516,7 @@ func TestHandler(t *testing.T) {
 		"gateway_open_streams":                   dto.MetricType_GAUGE,
 		"gateway_upstream_retries_total":         dto.MetricType_COUNTER,
 		"gateway_inflight_requests":              dto.MetricType_GAUGE,
+		"gateway_upstream_calls_in_flight":       dto.MetricType_GAUGE,
 		"gateway_rejected_total":                 dto.MetricType_COUNTER,
 		"gateway_parallel_calls_learned_total":   dto.MetricType_COUNTER,
 		"gateway_rate_limited_total":             dto.MetricType_COUNTER,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/chatjson"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/fault"
@@ -52,19 +53,28 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request, call *observe.Cal
 		return nil, httpx.Frames{}, err
 	}
 	req, stream, err := DecodeRequest(body)
-	bufpool.Put(bp, body) // the request copies what it keeps of the body
-	if err != nil {
-		return nil, httpx.Frames{}, err
+	if err != nil { // what the access line names of it
+		req = &chat.Request{}
+		req.Model, stream = chatjson.Named(body)
 	}
+	bufpool.Put(bp, body) // the request copies what it keeps of the body
 	chunked := false
 	if r.URL.RawQuery != "" {
-		if stream, chunked, err = applyQuery(req, r.URL.Query(), stream); err != nil {
-			return nil, httpx.Frames{}, err
+		var qerr error
+		stream, chunked, qerr = applyQuery(req, r.URL.Query(), stream)
+		if err == nil {
+			err = qerr
 		}
+	}
+	if stream || chunked {
+		call.Route = metrics.RouteChatStream
+	}
+	if err != nil {
+		call.Result = h.svc.Named(req.Model)
+		return nil, httpx.Frames{}, err
 	}
 	req.ID, req.KeyID, req.UserAgent = call.RequestID, call.KeyID, r.UserAgent()
 	if stream || chunked {
-		call.Route = metrics.RouteChatStream
 		st, res, err := h.svc.Stream(r.Context(), req)
 		call.Result = res
 		if err != nil {
@@ -110,7 +120,7 @@ func applyQuery(req *chat.Request, q url.Values, stream bool) (bool, bool, error
 		}
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return false, false, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue,
+			return stream, chunked, fault.Refuse(fault.ErrInvalidRequest, fault.ReasonInvalidValue,
 				"query parameter %s=%s: want true or false", f.name, clip.Quote(v)).At(f.name)
 		}
 		*f.dst = *f.dst || b

@@ -42,8 +42,10 @@ func New(log *zap.Logger, m *metrics.Metrics, t *telemetry.Tracing) *Observer {
 
 // Begin begins a call: its start, its id, and the labels of its metrics: transport
 // (metrics.Transport*), route (metrics.Route*), and the method and path that name it in
-// the log. The transport's middleware or interceptor ends it with End.
+// the log. It counts in gateway_inflight_requests until the transport's middleware or
+// interceptor ends it with End, once.
 func (o *Observer) Begin(transport, route, method, path string) *Call {
+	o.metrics.Inflight(1)
 	return &Call{o: o, Start: time.Now(), Transport: transport, Route: route, Method: method, Path: path,
 		RequestID: NewRequestID(), Code: "ok"}
 }
@@ -71,10 +73,17 @@ type Call struct {
 	// code of the outcome ("ok", "invalid_argument").
 	Status int
 	Code   string
+	// Reason is why the call failed, as its client was told: the message of its error
+	// answer ("" while it has not failed). The access line carries it clipped
+	// (ReasonMax).
+	Reason string
 	Result core.Result
 	// span is the call's server span (Trace); nil when tracing is off.
 	span trace.Span
 }
+
+// ReasonMax is how many bytes of a failure's message an access line's reason holds.
+const ReasonMax = 200
 
 // NewRequestID returns a call's id: 16 random hex characters.
 func NewRequestID() string {
@@ -88,8 +97,14 @@ func NewRequestID() string {
 // Failure in its own shape.
 func (c *Call) Fail(ctx context.Context, err error) fault.Failure {
 	f := c.o.Failed(ctx, c.RequestID, err)
-	c.Code = f.Kind.Code()
+	c.Answered(f)
 	return f
+}
+
+// Answered records f, the failure the call was answered with, as its outcome: its Code
+// and Reason.
+func (c *Call) Answered(f fault.Failure) {
+	c.Code, c.Reason = f.Kind.Code(), f.Message
 }
 
 // Failed classifies err, the failure of call requestID, and logs the detail of a failure
@@ -108,8 +123,9 @@ func (o *Observer) Failed(ctx context.Context, requestID string, err error) faul
 // gets the returned Failure, which says nothing of it. Call it from the deferred function
 // that recovered.
 func (c *Call) Recovered(what string, p any) fault.Failure {
-	c.Code = fault.KindInternal.Code()
-	return c.o.panicked(c.RequestID, what, p, 3)
+	f := c.o.panicked(c.RequestID, what, p, 3)
+	c.Answered(f)
+	return f
 }
 
 // Panicked is Call.Recovered for work on another goroutine than the call's.
@@ -141,11 +157,12 @@ func CallOf(ctx context.Context) *Call {
 
 // End writes the call's access-log line, records it in the metrics and ends its span.
 // Prompt text, arguments and keys are never logged: the key's identity is its name or a
-// digest prefix.
+// digest prefix, and a failure's reason is what the client was told.
 func (c *Call) End() {
 	o := c.o
 	d := time.Since(c.Start)
 	m := o.metrics
+	m.Inflight(-1)
 	m.Request(c.Transport, c.Route, c.Code, c.Result.Model, c.Result.ClientType, d)
 	u := &c.Result.Usage
 	m.Tokens(c.Result.Model, c.Result.ClientType, int(u.PromptTokens), int(u.CompletionTokens))
@@ -187,7 +204,7 @@ func (c *Call) End() {
 	if c.Transport == metrics.TransportGRPC {
 		msg = c.Transport
 	}
-	o.access.Info(msg, zap.Inline(c), zap.Duration("latency", d))
+	o.access.Info(msg, zap.Inline(c), zap.Float64("latency_ms", float64(d.Microseconds())/1000))
 	if c.span != nil {
 		c.endSpan()
 	}
@@ -204,7 +221,16 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddInt("status", c.Status)
 	}
 	enc.AddString("code", c.Code)
+	if c.Code != "ok" {
+		enc.AddString("reason", clip.String(c.Reason, ReasonMax))
+	}
+	if c.Route == metrics.RouteChat || c.Route == metrics.RouteChatStream {
+		enc.AddBool("stream", c.Route == metrics.RouteChatStream)
+	}
 	enc.AddString("model", clip.String(c.Result.Model, clip.LogMax))
+	if m := c.Result.RequestModel; m != "" && m != c.Result.Model {
+		enc.AddString("request_model", clip.String(m, clip.LogMax))
+	}
 	enc.AddString("client_type", c.Result.ClientType)
 	if c.KeyID != "" {
 		enc.AddString("key_id", c.KeyID)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/chatjson"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/httpx"
@@ -52,10 +53,16 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request, call *observe.Cal
 		return nil, httpx.Frames{}, err
 	}
 	c, err := decodeRequest(body)
-	bufpool.Put(bp, body) // the request copies what it keeps of the body
 	if err != nil {
+		model, stream := chatjson.Named(body)
+		bufpool.Put(bp, body)
+		if stream {
+			call.Route = metrics.RouteChatStream
+		}
+		call.Result = h.svc.Named(model)
 		return nil, httpx.Frames{}, err
 	}
+	bufpool.Put(bp, body) // the request copies what it keeps of the body
 	c.req.ID, c.req.KeyID, c.req.UserAgent = call.RequestID, call.KeyID, r.UserAgent()
 	hd := head{ID: "chatcmpl-" + call.RequestID, Created: time.Now().Unix(), Model: c.req.Model}
 	if hd.Model == "" {

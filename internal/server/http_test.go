@@ -78,8 +78,11 @@ func TestPanicIsA500(t *testing.T) {
 	families, err := svc.Metrics().Gatherer().Gather()
 	require.NoError(t, err)
 	for _, f := range families {
-		if f.GetName() == "gateway_inflight_requests" {
+		switch f.GetName() {
+		case "gateway_upstream_calls_in_flight":
 			assert.Zero(t, f.GetMetric()[0].GetGauge().GetValue(), "the slot taken before the panic was given back")
+		case "gateway_inflight_requests":
+			assert.Zero(t, f.GetMetric()[0].GetGauge().GetValue(), "the requests that panicked ended")
 		}
 	}
 }
