@@ -10,6 +10,9 @@
 # `gateway version` prints (empty: "devel"). GOOS and GOARCH, when set, cross-compile.
 # POSIX sh, so any golang image runs it (alpine's too); run from the module's root.
 set -eu
-[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 OUT [VERSION]" >&2; exit 2; }
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+	echo "usage: $0 OUT [VERSION]" >&2
+	exit 2
+fi
 export CGO_ENABLED=0
 exec go build -trimpath -ldflags "-s -w -X github.com/nirmata/llm-gateway/internal/buildinfo.version=${2:-}" -o "$1" ./cmd/gateway

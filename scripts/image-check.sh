@@ -102,7 +102,7 @@ chmod 1777 "$work/go/tmp"
 cp /bin/busybox "$work/go/bin/busybox"
 ln -s busybox "$work/go/bin/sh"
 tar -c -C / "${goroot#/}" -C "$work/go" bin tmp root |
-	pm import --change "ENV PATH=/go/bin:$goroot/bin:/bin" --change "ENV GOPATH=/go" --change "ENV HOME=/root" \
+	pm import --quiet --change "ENV PATH=/go/bin:$goroot/bin:/bin" --change "ENV GOPATH=/go" --change "ENV HOME=/root" \
 		--change "ENV GOTOOLCHAIN=local" --change "ENV GOPROXY=file:///goproxy" --change "ENV GOSUMDB=off" \
 		--change "WORKDIR /go" - localhost/golang-standin >/dev/null
 mkdir -p "$work/base/etc/ssl/certs" "$work/base/home/nonroot" "$work/base/tmp"
@@ -112,7 +112,7 @@ printf 'root:x:0:\nnonroot:x:65532:\n' >"$work/base/etc/group"
 chown 65532:65532 "$work/base/home/nonroot"
 chmod 700 "$work/base/home/nonroot"
 chmod 1777 "$work/base/tmp"
-tar -c -C "$work/base" . | pm import - localhost/distroless-standin >/dev/null
+tar -c -C "$work/base" . | pm import --quiet - localhost/distroless-standin >/dev/null
 
 version=image-check-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 step "podman build of the Dockerfile (VERSION=$version; a cold Go build: minutes)"
@@ -165,7 +165,7 @@ for _ in $(seq 100); do
 	grep -q '"content":"Hello' "$work/short.out" && grep -q '"type":"content"' "$work/long.out" && break
 	sleep 0.1
 done
-grep -q '"content":"Hello' "$work/short.out" && grep -q '"type":"content"' "$work/long.out" ||
+{ grep -q '"content":"Hello' "$work/short.out" && grep -q '"type":"content"' "$work/long.out"; } ||
 	fail "the streams did not start"
 t0=$(date +%s%N)
 pm kill --signal TERM "$ctr" >/dev/null
@@ -184,7 +184,7 @@ exited=$(pm inspect -f '{{.State.FinishedAt.UnixNano}}' "$ctr")
 [[ $code == 0 ]] || fail "the container exited $code, not 0"
 for pid in "${streams[@]}"; do wait "$pid" || true; done
 streams=()
-grep -q '"finish_reason":"stop"' "$work/short.out" && [[ $(tail -n 2 "$work/short.out" | head -n 1) == 'data: [DONE]' ]] ||
+{ grep -q '"finish_reason":"stop"' "$work/short.out" && [[ $(tail -n 2 "$work/short.out" | head -n 1) == 'data: [DONE]' ]]; } ||
 	fail "the stream that could end within the drain did not end normally"
 [[ $(tail -n 1 "$work/long.out") == '{"type":"error","error":{"code":"unavailable","message":"the gateway is shutting down; retry on another instance"}}' ]] ||
 	fail "the stream cut by the drain did not end with the shutdown error"
