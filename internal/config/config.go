@@ -274,7 +274,7 @@ func bind[T any](p *T, check func(T) error) value {
 	return v
 }
 
-// table declares every setting, in the order --help and the README list them.
+// table declares every setting, in the order --help and docs/CONFIG.md list them.
 func table(c *Config) []setting {
 	return []setting{
 		{key: fileKey, help: "YAML file with any setting below, by its key; an unknown key stops startup", v: bind(&c.File, nil)},

@@ -177,7 +177,9 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 			call.End()
 		}()
 		if route != metrics.RouteOther { // no spans for paths no route serves
-			r = r.WithContext(call.Trace(r.Context(), r.Pattern, propagation.HeaderCarrier(r.Header)))
+			if ctx := call.Trace(r.Context(), r.Pattern, propagation.HeaderCarrier(r.Header)); ctx != r.Context() {
+				r = r.WithContext(ctx) // a copy of the request, held for as long as the call: only with a span
+			}
 		}
 		if keys := s.opts.Keys; needKey && keys.Enabled() {
 			keyID, ok := keys.Check(r.Header.Values("Authorization"))
