@@ -10,7 +10,7 @@ BUF := go tool -modfile=tools/go.mod buf
 # test/node's npm packages (see the rule below test).
 NODE_MODULES := test/node/node_modules
 
-.PHONY: help run demo test race lint generate checkgenerate fuzz chart
+.PHONY: help run demo test race lint generate checkgenerate fuzz chart image-check
 
 help: ## Show the targets
 	@grep -hE '^[a-z][a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -61,6 +61,9 @@ lint: ## go vet, gofmt, buf lint, buf format, and buf breaking against the main 
 # Helm and the Kubernetes API.
 chart: ## Check the Helm chart: helm lint --strict, helm template of each values set decoded strictly into the Kubernetes API types, the gateway started with the pod's arguments (no cluster needed)
 	cd deploy/helm/chartcheck && go vet ./... && go test -count=1 ./...
+
+image-check: ## Build the Dockerfile offline (stand-in bases, no registry) and run the image with podman: readiness, a chat, uid 65532, a SIGTERM that drains; needs root, installs podman when missing
+	scripts/image-check.sh
 
 generate: ## Regenerate gen/ from proto/
 	$(BUF) generate
