@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/metadata"
@@ -27,7 +25,7 @@ func failoverGateway(t *testing.T, targets []config.Target, faults ...string) (s
 	sim := recordSim(t, faults...)
 	cfg := defaultConfig(t)
 	cfg.ModelAliases = map[string][]config.Target{"agent": targets}
-	return start(t, cfg), sim
+	return start(t, cfg, sim.upstream()), sim
 }
 
 // agentBody is a Nirmata request to the alias with a system prompt, a tool and user text.
@@ -44,11 +42,6 @@ func models(calls []simCall) []string {
 	return out
 }
 
-func openAIClient(g started) *openai.Client {
-	c := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey))
-	return &c
-}
-
 // TestFailoverUnary: a throttled first target is failed over to the second on every
 // surface, before anything reached the client: the answer names the model that answered
 // (the OpenAI answer keeps the name the client sent), the simulator saw both attempts, and
@@ -63,10 +56,7 @@ func TestFailoverUnary(t *testing.T) {
 	assert.Equal(t, novaPro, r.Metadata.Model)
 	assert.Contains(t, *r.Message, "Nirmata asks about Oslo.")
 
-	completion, err := openAIClient(g).Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
-		Model: "agent", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("OpenAI asks about Lima.")},
-	})
-	require.NoError(t, err)
+	_, completion := oaChat(t, g, testKey, oaRequest{Model: "agent", Messages: []oaMessage{oaUser("OpenAI asks about Lima.")}})
 	assert.Equal(t, "agent", completion.Model, "OpenAI's model is the name the client sent")
 	assert.Contains(t, completion.Choices[0].Message.Content, "OpenAI asks about Lima.")
 
@@ -112,15 +102,9 @@ func TestFailoverStreams(t *testing.T) {
 			assert.Equal(t, "done", res.last.Type)
 			assert.Contains(t, res.text, "Stream about Oslo.")
 
-			stream := openAIClient(g).Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{
-				Model: "agent", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Stream about Lima.")},
-			})
-			var acc openai.ChatCompletionAccumulator
-			for stream.Next() {
-				require.True(t, acc.AddChunk(stream.Current()))
-			}
-			require.NoError(t, stream.Err())
-			assert.Contains(t, acc.Choices[0].Message.Content, "Stream about Lima.")
+			_, st := oaStream(t, g, testKey, oaRequest{Model: "agent", Messages: []oaMessage{oaUser("Stream about Lima.")}})
+			require.Nil(t, st.failure)
+			assert.Contains(t, st.answer.Content, "Stream about Lima.")
 
 			calls := sim.received()
 			assert.Equal(t, []string{testModel, novaPro, testModel, novaPro}, models(calls))
@@ -147,15 +131,9 @@ func TestNoFailoverAfterTheFirstByte(t *testing.T) {
 	assert.Equal(t, "error", res.last.Type)
 	assert.Equal(t, "resource_exhausted", res.last.Error.Code)
 
-	stream := openAIClient(g).Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{
-		Model: "agent", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Tell me about Lima in many words.")},
-	})
-	chunks := 0
-	for stream.Next() {
-		chunks++
-	}
-	require.Error(t, stream.Err(), "the error event ends the stream")
-	assert.Positive(t, chunks)
+	_, st := oaStream(t, g, testKey, oaRequest{Model: "agent", Messages: []oaMessage{oaUser("Tell me about Lima in many words.")}})
+	require.NotNil(t, st.failure, "the error event ends the stream")
+	assert.Positive(t, st.chunks)
 
 	assert.Equal(t, []string{testModel, testModel}, models(sim.received()), "one attempt each")
 	assert.Zero(t, metricValue(t, g, "gateway_failovers_total", nil))
@@ -251,14 +229,8 @@ func TestFailoverAffinity(t *testing.T) {
 	})
 	t.Run("by prompt_cache_key", func(t *testing.T) {
 		g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}}, "throttle,times=1,model="+testModel)
-		client := openAIClient(g)
 		ask := func(user, key string) string {
-			params := openai.ChatCompletionNewParams{Model: "agent", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(user)}}
-			if key != "" {
-				params.PromptCacheKey = openai.String(key)
-			}
-			_, err := client.Chat.Completions.New(t.Context(), params)
-			require.NoError(t, err)
+			oaChat(t, g, testKey, oaRequest{Model: "agent", Messages: []oaMessage{oaUser(user)}, PromptCacheKey: key})
 			calls := sim.received()
 			return calls[len(calls)-1].Model
 		}
@@ -348,7 +320,7 @@ func TestDefaultMaxTokens(t *testing.T) {
 	}
 	t.Run("default", func(t *testing.T) {
 		sim := recordSim(t)
-		g := start(t, defaultConfig(t))
+		g := start(t, defaultConfig(t), sim.upstream())
 		url := "http://" + g.HTTP + "/llm-apps/chat"
 		ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
 		grpcClient := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC))
@@ -365,14 +337,12 @@ func TestDefaultMaxTokens(t *testing.T) {
 			}, 4096},
 			{"Nirmata max_tokens", func() error { postOK(t, url, hi(testModel, `, "max_tokens": 300`)); return nil }, 300},
 			{"OpenAI", func() error {
-				_, err := openAIClient(g).Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
-					Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
-				return err
+				oaChat(t, g, testKey, oaRequest{Model: testModel, Messages: []oaMessage{oaUser("hi")}})
+				return nil
 			}, 4096},
 			{"OpenAI max_completion_tokens", func() error {
-				_, err := openAIClient(g).Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
-					Model: testModel, MaxCompletionTokens: openai.Int(200), Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
-				return err
+				oaChat(t, g, testKey, oaRequest{Model: testModel, MaxCompletionTokens: 200, Messages: []oaMessage{oaUser("hi")}})
+				return nil
 			}, 200},
 			{"gRPC", func() error { _, err := grpcClient.Chat(ctx, grpcRequest(t, hi(testModel, ""))); return err }, 4096},
 			{"capped at Llama 3's maximum", func() error { postOK(t, url, hi(llama, "")); return nil }, 2048},
@@ -388,7 +358,7 @@ func TestDefaultMaxTokens(t *testing.T) {
 		sim := recordSim(t)
 		cfg := defaultConfig(t)
 		cfg.DefaultMaxTokens = 0
-		g := start(t, cfg)
+		g := start(t, cfg, sim.upstream())
 		url := "http://" + g.HTTP + "/llm-apps/chat"
 		postOK(t, url, hi(testModel, ""))
 		assert.NotContains(t, sim.converseRequests(t)[0], "inferenceConfig")

@@ -488,7 +488,7 @@ func TestHostileEnumIsRefused(t *testing.T) {
 func refuseAttacks(t *testing.T, attacks []struct{ name, schema, says string }, format bool) {
 	t.Helper()
 	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	g := start(t, defaultConfig(t), sim.upstream())
 	grpcClient := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC))
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
 	const msgs = `"model":"` + testModel + `","messages":[{"role":"user","content":"Use t."}]`
@@ -578,7 +578,7 @@ func TestLargeSchemaIsChecked(t *testing.T) {
 	}
 
 	sim := recordSim(t, "invalid_tool_args,times=1")
-	g := start(t, defaultConfig(t))
+	g := start(t, defaultConfig(t), sim.upstream())
 	got := ask(t, g, "nirmata", body(`"required":["spec"],`))
 	require.Len(t, got.calls, 1)
 	assert.Equal(t, []string{`/: missing required property "spec"`}, got.calls[0].errs, "the fault left spec out")

@@ -95,7 +95,7 @@ func TestParallelCallsRemembered(t *testing.T) {
 	cfg.Keys = []config.Key{{Name: "pinned", Key: pinnedKey, Defaults: config.Defaults{ParallelToolCalls: &yes}}}
 	cfg.APIKeys = []string{otherKey}
 	clock := clocktest.New(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
-	g := startWith(t, cfg, gateway.WithClock(clock.Now))
+	g := start(t, cfg, gateway.WithClock(clock.Now))
 
 	calls := firstTurn(t, g, testKey, agentUA, testModel, "")
 	require.Len(t, calls, 2, "nothing known of the client yet")

@@ -85,7 +85,7 @@ const hintedConversation = `{"model":"us.anthropic.claude-sonnet-4-5-20250929-v1
 // reach Bedrock as the same cachePoint blocks, each where 12.1 places it.
 func TestCacheHintsOnEverySurface(t *testing.T) {
 	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	g := start(t, defaultConfig(t), sim.upstream())
 	chatAllSurfaces(t, g, hintedConversation)
 
 	reqs := sim.converseRequests(t)
@@ -107,7 +107,7 @@ func TestCacheHintsOnEverySurface(t *testing.T) {
 // x-gateway-ignored-params; on a model without prompt caching none goes.
 func TestCacheHintsNormalised(t *testing.T) {
 	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	g := start(t, defaultConfig(t), sim.upstream())
 	eph := `"cache_control":{"type":"ephemeral"}`
 	body := `{"messages":[
 		{"role":"system","content":"S1",` + eph + `},{"role":"system","content":"S2",` + eph + `},
@@ -148,7 +148,7 @@ func TestCacheHintsNormalised(t *testing.T) {
 // the same words, naming the field, before anything reaches Bedrock.
 func TestCacheHintErrorsOnEverySurface(t *testing.T) {
 	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	g := start(t, defaultConfig(t), sim.upstream())
 	body := `{"messages":[{"role":"user","content":"hi","cache_control":{"type":"ephemeral","ttl":"2h"}}]}`
 	const want = `invalid request: messages[0].cache_control.ttl "2h" is not one of "5m", "1h"`
 
@@ -198,7 +198,7 @@ func agentTurn(model string, rounds int, extra string) string {
 // gives them 1h where the model has it, and is listed where it does not.
 func TestAutomaticCaching(t *testing.T) {
 	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	g := start(t, defaultConfig(t), sim.upstream())
 	const sonnet4, sonnet45, nova = "us.anthropic.claude-sonnet-4-20250514-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "us.amazon.nova-pro-v1:0"
 	for rounds := 0; rounds < 3; rounds++ {
 		resp, answer := post(t, "http://"+g.HTTP+"/v1/chat/completions", "Bearer "+testKey, agentTurn(sonnet4, rounds, ""))
@@ -243,7 +243,7 @@ model_aliases:
 `), 0o600))
 	cfg, err := config.Load([]string{"--config", file}, func(string) string { return "" })
 	require.NoError(t, err)
-	g := start(t, cfg)
+	g := start(t, cfg, sim.upstream())
 
 	for _, tt := range []struct{ model, extra, budget string }{
 		{"plain", "", ""},

@@ -31,12 +31,13 @@ import (
 // gatedSim is the simulator behind a gate: every Bedrock call waits at it until the test
 // opens it, so a test holds many calls in flight at once without timing them.
 type gatedSim struct {
+	url     string
 	arrived atomic.Int64
 	open    chan struct{}
 	once    sync.Once
 }
 
-// startGatedSim serves a gated simulator and points the gateway's AWS configuration at it.
+// startGatedSim serves a gated simulator.
 func startGatedSim(t *testing.T) *gatedSim {
 	t.Helper()
 	g := &gatedSim{open: make(chan struct{})}
@@ -51,10 +52,12 @@ func startGatedSim(t *testing.T) *gatedSim {
 		sim.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { g.release(); srv.Close(); sim.Close() })
-	pointAWSAt(t, srv.URL)
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	g.url = srv.URL
 	return g
 }
+
+// upstream makes the gateway reach g and try each call once.
+func (g *gatedSim) upstream() gateway.Option { return upstreamAt(g.url, 1) }
 
 // release opens the gate.
 func (g *gatedSim) release() { g.once.Do(func() { close(g.open) }) }
@@ -73,7 +76,7 @@ func TestTokenLimitHoldsUnderABurst(t *testing.T) {
 	// The subject is the reservations, not Redis's latency: a cold burst of 100 requests
 	// on 2 cores can keep a call from the CPU for long.
 	onRedis(&cfg, srv.URL())
-	replicas := []started{startWith(t, cfg, gateway.WithClock(clock.Now)), startWith(t, cfg, gateway.WithClock(clock.Now))}
+	replicas := []started{start(t, cfg, sim.upstream(), gateway.WithClock(clock.Now)), start(t, cfg, sim.upstream(), gateway.WithClock(clock.Now))}
 	question := strings.Repeat("pods ", 800) // 4,000 bytes: 1,000 tokens by estimate
 	body := `{"max_tokens":100,"messages":[{"role":"user","content":"` + question + `"}]}`
 	const reservation = 1000 + 100 // the question and max_tokens
@@ -128,7 +131,7 @@ func TestLeftCallsCountTheirInput(t *testing.T) {
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, tokens_per_day: 100000000}\n")
-	g := startWith(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
+	g := start(t, cfg, sim.upstream(), gateway.WithClock(clock.Now), gateway.WithCounters(counters))
 	var tools []string
 	for i := range 100 {
 		tools = append(tools, fmt.Sprintf(`{"type":"function","function":{"name":"tool_%d","description":"%s","parameters":{"type":"object"}}}`,
@@ -174,7 +177,7 @@ func TestRepairAttemptsAreAdmitted(t *testing.T) {
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "max_repair_attempts: 10\nkeys:\n  - {name: fixer, key: fixer-key-0123456789, tokens_per_minute: 6000, tool_validation: repair}\n")
-	g := startWith(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
+	g := start(t, cfg, sim.upstream(), gateway.WithClock(clock.Now), gateway.WithCounters(counters))
 	// Admitted: about 100 tokens in and default_max_tokens (4,096) out; the first repair
 	// attempt reserves the input, the turn and its own output (about 8,300) on top of that,
 	// under 6,000 before it; the second finds the window over 6,000.

@@ -374,8 +374,7 @@ func TestStreamFaults(t *testing.T) {
 func fakeBedrock(t *testing.T, h http.HandlerFunc) started {
 	upstream := httptest.NewServer(h)
 	t.Cleanup(upstream.Close)
-	pointAWSAt(t, upstream.URL)
-	return start(t, defaultConfig(t))
+	return start(t, defaultConfig(t), upstreamAt(upstream.URL, 1))
 }
 
 // tryFrame writes and flushes one event-stream frame, and reports whether the write

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -357,7 +355,7 @@ func TestToolValidationReport(t *testing.T) {
 	for _, surface := range surfaces {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args")
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), sim.upstream())
 			got := ask(t, g, surface, policyBody(testModel, false, ""))
 			require.Len(t, got.calls, 1)
 			requireWhole(t, surface, got)
@@ -383,7 +381,7 @@ func TestToolValidationRepair(t *testing.T) {
 	for _, surface := range surfaces {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args,times=1")
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), sim.upstream())
 			got := ask(t, g, surface, policyBody(testModel, false, `,"tool_validation":"repair"`))
 			require.Len(t, got.calls, 1)
 			requireWhole(t, surface, got)
@@ -429,7 +427,7 @@ func TestToolValidationUnrepaired(t *testing.T) {
 	for _, surface := range surfaces {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args")
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), sim.upstream())
 			got := ask(t, g, surface, policyBody(testModel, false, `,"tool_validation":"repair"`))
 			require.Len(t, got.calls, 1)
 			if !strings.HasPrefix(surface, "openai") {
@@ -475,8 +473,7 @@ func TestRepairStreamsTextFirst(t *testing.T) {
 			t.Cleanup(upstream.Close)
 			var once sync.Once
 			t.Cleanup(func() { once.Do(func() { close(release) }) }) // runs before upstream.Close
-			pointAWSAt(t, upstream.URL)
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), upstreamAt(upstream.URL, 1))
 
 			const text = "I'll call save_policy."
 			texts, end := streamTexts(t, g, surface, policyBody(testModel, false, `,"tool_validation":"repair"`))
@@ -624,7 +621,7 @@ func TestStrictToolWithoutNativeStrict(t *testing.T) {
 	for _, surface := range []string{"nirmata", "jsonl", "openai-sse", "grpc-stream"} {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args,times=1")
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), sim.upstream())
 			got := ask(t, g, surface, policyBody(native, true, ""))
 			require.Len(t, got.calls, 1)
 			assert.Contains(t, got.calls[0].args, `"filename"`)
@@ -656,7 +653,7 @@ func TestOperatorOffLeavesStrictUnenforced(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args")
 			cfg := defaultConfig(t)
 			cfg.ToolValidation = config.ValidationOff
-			g := start(t, cfg)
+			g := start(t, cfg, sim.upstream())
 			got := ask(t, g, surface, policyBody(testModel, true, `,"tool_validation":"repair"`))
 			require.Len(t, got.calls, 1)
 			assert.NotContains(t, got.calls[0].args, "filename", "returned as the model wrote it")
@@ -675,8 +672,8 @@ func TestOperatorOffLeavesStrictUnenforced(t *testing.T) {
 // TestToolValidationOff: off checks nothing and says nothing; a stream streams the call
 // in fragments as before, and declares no trailer.
 func TestToolValidationOff(t *testing.T) {
-	recordSim(t, "invalid_tool_args")
-	g := start(t, defaultConfig(t))
+	sim := recordSim(t, "invalid_tool_args")
+	g := start(t, defaultConfig(t), sim.upstream())
 	for _, surface := range []string{"nirmata", "jsonl"} {
 		got := ask(t, g, surface, policyBody(testModel, false, `,"tool_validation":"off"`))
 		require.Len(t, got.calls, 1, surface)
@@ -700,34 +697,28 @@ func TestToolValidationOff(t *testing.T) {
 }
 
 // TestRepairKeepsTheFirstReasoning: with thinking on, the answer carries the first
-// attempt's signed blocks with the repaired call (docs/BEDROCK.md G); openai-go drops
+// attempt's signed blocks with the repaired call (docs/BEDROCK.md G); OpenAI clients drop
 // them, the reasoning cache restores them under the id the client got, and the next turn
-// keeps thinking on. The same through the SDK's stream accumulator, whose trailer says
-// repaired.
+// keeps thinking on. The same for a stream, whose trailer says repaired.
 func TestRepairKeepsTheFirstReasoning(t *testing.T) {
+	t.Parallel()
 	for _, streamed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "unary", true: "stream"}[streamed], func(t *testing.T) {
-			client, sim, _ := openAIGateway(t, "invalid_tool_args,times=1")
+			t.Parallel()
+			sim, g := recordedGateway(t, "invalid_tool_args,times=1")
 			params := thinkingParams()
-			repair := option.WithJSONSet("tool_validation", "repair")
-			var httpResp *http.Response
-			var msg openai.ChatCompletionMessage
+			params.ToolValidation = "repair"
+			var msg oaAnswer
 			if streamed {
-				st := client.Chat.Completions.NewStreaming(t.Context(), params, repair, option.WithResponseInto(&httpResp), drainOnClose)
-				var acc openai.ChatCompletionAccumulator
-				for st.Next() {
-					acc.AddChunk(st.Current())
-				}
-				require.NoError(t, st.Err())
-				require.NoError(t, st.Close()) // reads the body to its end, where the trailer is
-				msg = acc.Choices[0].Message
+				httpResp, st := oaStream(t, g, testKey, params) // read to its end, where the trailer is
+				require.Nil(t, st.failure)
+				msg = st.answer
 				assert.Equal(t, "repaired", httpResp.Trailer.Get("X-Gateway-Tool-Validation"))
 			} else {
-				resp, err := client.Chat.Completions.New(t.Context(), params, repair, option.WithResponseInto(&httpResp))
-				require.NoError(t, err)
+				httpResp, resp := oaChat(t, g, testKey, params)
 				msg = resp.Choices[0].Message
 				assert.Equal(t, "repaired", httpResp.Header.Get("X-Gateway-Tool-Validation"))
-				assert.Contains(t, msg.RawJSON(), `"thinking_blocks":[{"type":"thinking"`)
+				requireThinkingBlock(t, msg, "thinking")
 			}
 			require.Len(t, msg.ToolCalls, 1)
 			assert.Contains(t, msg.ToolCalls[0].Function.Arguments, `"city"`)
@@ -738,9 +729,8 @@ func TestRepairKeepsTheFirstReasoning(t *testing.T) {
 			turn := msgs[len(msgs)-2].(map[string]any)["content"].([]any)
 			assert.Contains(t, turn[0], "reasoningContent", "the model's turn goes back reasoning first")
 
-			params.Messages = append(params.Messages, msg.ToParam(), openai.ToolMessage(`{"temp_c":21}`, msg.ToolCalls[0].ID))
-			_, err := client.Chat.Completions.New(t.Context(), params, repair, option.WithResponseInto(&httpResp))
-			require.NoError(t, err)
+			params.Messages = append(params.Messages, msg.param(), oaToolResult(`{"temp_c":21}`, msg.ToolCalls[0].ID))
+			httpResp, _ := oaChat(t, g, testKey, params)
 			assert.Equal(t, "restored", httpResp.Header.Get("X-Gateway-Thinking"))
 			reqs = sim.converseRequests(t)
 			require.Len(t, reqs, 3)
@@ -749,23 +739,6 @@ func TestRepairKeepsTheFirstReasoning(t *testing.T) {
 			assert.Equal(t, turn[0], restored[0], "the first attempt's block, byte for byte, before the repaired call")
 		})
 	}
-}
-
-// drainOnClose makes closing a response body read it to its end first: the SDK stops at
-// [DONE], and an HTTP trailer is there only once the body's end was read.
-var drainOnClose = option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	resp, err := next(req)
-	if err == nil {
-		resp.Body = drainingBody{resp.Body}
-	}
-	return resp, err
-})
-
-type drainingBody struct{ io.ReadCloser }
-
-func (b drainingBody) Close() error {
-	_, _ = io.Copy(io.Discard, b.ReadCloser)
-	return b.ReadCloser.Close()
 }
 
 // TestAnswerToolValidation: the synthetic json_response tool's input (docs/PROTOCOL.md
@@ -790,7 +763,7 @@ func TestAnswerToolValidation(t *testing.T) {
 	for _, surface := range surfaces {
 		t.Run(surface+"/report", func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args")
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), sim.upstream())
 			got := ask(t, g, surface, formatBody(testModel, user, ""))
 			assert.Empty(t, got.calls, "the answer tool is no call")
 			assert.NotContains(t, weather(t, got.text), "city", "returned unchanged: the fault left city out")
@@ -804,7 +777,7 @@ func TestAnswerToolValidation(t *testing.T) {
 		})
 		t.Run(surface+"/repair", func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args,times=1")
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), sim.upstream())
 			got := ask(t, g, surface, formatBody(testModel, user, `,"tool_validation":"repair"`))
 			assert.Empty(t, got.calls, "the answer tool is no call")
 			w := weather(t, got.text)
