@@ -17,6 +17,7 @@ import (
 // TestCacheUsageOnEverySurface: Bedrock's prompt-cache counts reach every usage object
 // (docs/PROTOCOL.md 12.3), with prompt tokens still including them, and the metrics.
 func TestCacheUsageOnEverySurface(t *testing.T) {
+	t.Parallel()
 	const usage = `{"inputTokens":20,"outputTokens":5,"totalTokens":1525,"cacheReadInputTokens":1200,"cacheWriteInputTokens":300}`
 	g := fakeBedrock(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)

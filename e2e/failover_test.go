@@ -47,6 +47,7 @@ func models(calls []simCall) []string {
 // (the OpenAI answer keeps the name the client sent), the simulator saw both attempts, and
 // the metric and a log line without prompt text say so.
 func TestFailoverUnary(t *testing.T) {
+	t.Parallel()
 	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}}, "throttle,model="+testModel)
 
 	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, agentBody("Nirmata asks about Oslo.", ""))
@@ -92,6 +93,7 @@ func TestFailoverUnary(t *testing.T) {
 // content: refused before its body (throttle), or with an exception right after
 // messageStart (stream_exception, after=1), on Nirmata's JSONL stream and OpenAI's SSE.
 func TestFailoverStreams(t *testing.T) {
+	t.Parallel()
 	for _, fault := range []string{"throttle", "stream_exception,after=1"} {
 		t.Run(fault, func(t *testing.T) {
 			g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}}, fault+",model="+testModel)
@@ -122,6 +124,7 @@ func TestFailoverStreams(t *testing.T) {
 // TestNoFailoverAfterTheFirstByte: an exception after the stream's first content is the
 // client's error, as without targets; the second target is never asked.
 func TestNoFailoverAfterTheFirstByte(t *testing.T) {
+	t.Parallel()
 	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}}, "stream_exception,model="+testModel)
 
 	resp := streamPost(t, "http://"+g.HTTP+"/llm-apps/chat?stream=true", agentBody("Tell me about Oslo in many words.", ""))
@@ -144,6 +147,7 @@ func TestNoFailoverAfterTheFirstByte(t *testing.T) {
 // reasoning block with a forged signature, which the simulator refuses as Bedrock does;
 // both targets are the same foundation model, so both would get the block.
 func TestNoFailoverOnValidation(t *testing.T) {
+	t.Parallel()
 	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: testModel, Region: "us-west-2"}})
 	body := `{"model": "agent", "reasoning_effort": "low", "messages": [
 		{"role": "user", "content": "Weather in Oslo? Use get_weather."},
@@ -161,6 +165,7 @@ func TestNoFailoverOnValidation(t *testing.T) {
 // TestFailoverAcrossRegions: targets of one model in two regions; the simulator throttles
 // what is signed for the first region, and sees the second attempt signed for the second.
 func TestFailoverAcrossRegions(t *testing.T) {
+	t.Parallel()
 	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel, Region: "us-east-1"}, {ModelID: testModel, Region: "us-west-2"}},
 		"throttle,region=us-east-1")
 	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, agentBody("Regions.", ""))
@@ -200,6 +205,7 @@ func TestSimFailsOverAcrossRegions(t *testing.T) {
 // it: its next turn goes there first, while another conversation starts at the first
 // target again. prompt_cache_key, when sent, names the conversation whatever its messages.
 func TestFailoverAffinity(t *testing.T) {
+	t.Parallel()
 	t.Run("by its messages", func(t *testing.T) {
 		g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}}, "throttle,times=1,model="+testModel)
 		url := "http://" + g.HTTP + "/llm-apps/chat"
@@ -247,6 +253,7 @@ func TestFailoverAffinity(t *testing.T) {
 // for that call, and the answer says so. The simulator refuses another model's blocks with
 // thinking on (docs/BEDROCK.md G9), so the call would fail otherwise.
 func TestFailoverDisablesThinking(t *testing.T) {
+	t.Parallel()
 	// The fault names the profile id; turn 1 goes to the foundation model itself, which it
 	// leaves alone, and which signs for the same foundation model.
 	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: sonnet45}}, "throttle,model="+testModel)
@@ -314,6 +321,7 @@ func maxTokensSent(t *testing.T, sim *recordedSim, i int) float64 {
 // surface (docs/PROTOCOL.md 14.5), capped at the model's known maximum output; the
 // request's own wins; 0 sends none, except beside a thinking budget.
 func TestDefaultMaxTokens(t *testing.T) {
+	t.Parallel()
 	const llama = "meta.llama3-1-70b-instruct-v1:0"
 	hi := func(model, extra string) string {
 		return `{"model": "` + model + `", "messages": [{"role": "user", "content": "hi"}]` + extra + `}`
@@ -377,6 +385,7 @@ func postOK(t *testing.T, url, body string) {
 // TestFailoverRepairStaysOnTheTarget: the repair attempts of an answer's invalid tool calls
 // (docs/PROTOCOL.md 13.2) go to the target that answered, not back to the first.
 func TestFailoverRepairStaysOnTheTarget(t *testing.T) {
+	t.Parallel()
 	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}},
 		"throttle,model="+testModel, "invalid_tool_args,times=1")
 	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, policyBody("agent", false, `,"tool_validation":"repair"`))

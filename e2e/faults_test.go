@@ -53,6 +53,7 @@ func chatOnceWith(t *testing.T, g started, query, body string) (*http.Response, 
 }
 
 func TestUpstreamFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		fault      string
@@ -69,7 +70,6 @@ func TestUpstreamFaults(t *testing.T) {
 		{"upstream 500 retried, then 502", "internal", 2, 502, "unavailable", false, 2, "InternalServerException"},
 		{"upstream 503", "unavailable", 1, 503, "unavailable", true, 1, "ServiceUnavailableException"},
 	}
-	t.Parallel()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -265,6 +265,7 @@ func TestGRPCStalledReaderIsCut(t *testing.T) {
 }
 
 func TestRequestLimits(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.MaxMessages = 3
@@ -288,6 +289,7 @@ func TestRequestLimits(t *testing.T) {
 // arguments), on every surface: OpenAI's param, the Nirmata error, gRPC's status. A
 // message over it only in all is named with its largest field.
 func TestOversizedFieldIsNamed(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.MaxMessageBytes = 1000
@@ -330,6 +332,7 @@ func TestOversizedFieldIsNamed(t *testing.T) {
 }
 
 func TestKeysFileWithDigests(t *testing.T) {
+	t.Parallel()
 	digest := sha256.Sum256([]byte("file-key-0123456789"))
 	file := filepath.Join(t.TempDir(), "keys")
 	require.NoError(t, os.WriteFile(file, []byte("# team A\nsha256:"+hex.EncodeToString(digest[:])+"\n\n  # team B\nplain-key-0123456789\n"), 0o600))
@@ -355,6 +358,7 @@ func TestKeysFileWithDigests(t *testing.T) {
 // stream is in flight: /readyz turns 503, new calls are refused with 503, the stream
 // finishes with done, and Serve returns nil.
 func TestDrainLetsStreamsFinish(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.Sim.DeltaDelay = 30 * time.Millisecond

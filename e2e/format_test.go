@@ -199,6 +199,7 @@ func requireWeatherJSON(t *testing.T, answers map[string]surfaceAnswer) {
 // TestStructuredOutputEmulated: on models without structured output the schema travels as
 // the forced json_response tool, and every surface answers its input as JSON content.
 func TestStructuredOutputEmulated(t *testing.T) {
+	t.Parallel()
 	for _, model := range []string{testModel, novaPro} {
 		t.Run(model, func(t *testing.T) {
 			sim, g := recordedGateway(t)
@@ -355,6 +356,7 @@ func TestStructuredOutputWithThinking(t *testing.T) {
 // TestStructuredOutputWithoutStreamingTools: a model without streaming tool use is answered
 // through Converse and replayed as a stream; the answer tool's input is still the content.
 func TestStructuredOutputWithoutStreamingTools(t *testing.T) {
+	t.Parallel()
 	g := simGateway(t)
 	body := formatBody(llama31, "Weather in Paris? Answer with json_response.", "")
 	r := streamPost(t, "http://"+g.HTTP+"/llm-apps/chat?stream=true", body)
@@ -368,6 +370,7 @@ func TestStructuredOutputWithoutStreamingTools(t *testing.T) {
 // TestStructuredOutputRefused: a schema Bedrock refuses anyway is a 400 with Bedrock's text
 // and the schema's path, on every surface.
 func TestStructuredOutputRefused(t *testing.T) {
+	t.Parallel()
 	const refusal = "output_config.format.schema: For 'string' type, property pattern is not supported"
 	g := fakeBedrock(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Amzn-ErrorType", "ValidationException")

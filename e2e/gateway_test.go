@@ -223,6 +223,7 @@ func restConversation(t *testing.T, g started) {
 }
 
 func TestRESTToolConversationOnSim(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -242,6 +243,7 @@ func TestRESTToolConversationOnSim(t *testing.T) {
 // TestAdminAddr: --admin-addr serves the probes and the scraper (docs/PROTOCOL.md 7), the
 // same answers as on --http-addr, and no API.
 func TestAdminAddr(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.AdminAddr = "127.0.0.1:0"
@@ -310,6 +312,7 @@ func TestRetriesFromTheEnvironment(t *testing.T) {
 }
 
 func TestGRPCToolConversation(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -368,6 +371,7 @@ func TestGRPCToolConversation(t *testing.T) {
 }
 
 func TestGRPCAuthHealthAndReflection(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -521,6 +525,7 @@ func TestRESTCapabilitiesAndErrors(t *testing.T) {
 // share pooled buffers, each get their own answer: the simulator quotes each call's tool
 // result back.
 func TestRESTLargeAnswersConcurrently(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.DefaultMaxTokens = 0 // answers of up to 24 KB: longer than 4096 tokens

@@ -144,6 +144,7 @@ func TestFailoverTraced(t *testing.T) {
 // its next turn, sent to replica B, go to the second target first: B makes one Bedrock
 // call, to that target, although the first target would answer it now.
 func TestFailoverAffinitySharedByReplicas(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	sim := recordSim(t, "throttle,times=1,model="+testModel)
 	cfg := defaultConfig(t)
@@ -188,6 +189,7 @@ func TestFailoverAffinitySharedByReplicas(t *testing.T) {
 // content, has no usage), so the counters equal what the client got; requests_per_minute
 // counts each call once, however many attempts it took.
 func TestFailoverCountsTheAnswerOnly(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t, "throttle,mode=unary,model="+testModel, "stream_exception,after=1,model="+testModel)
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)

@@ -104,6 +104,7 @@ func requireGRPCRefusal(t *testing.T, g started, key, body, message string, retr
 // name, never the key; a key without limits is served meanwhile, and the next minute opens
 // the window again.
 func TestKeyRequestsPerMinute(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	clock := clocktest.New(at37)
 	g := start(t, keysConfig(t, "keys:\n  - {name: ci, key: ci-key-0123456789, requests_per_minute: 2}\n"), gateway.WithClock(clock.Now), sim.upstream())
@@ -201,6 +202,7 @@ func windowKeys(id string, now time.Time) []string {
 // output + cache writes + 0.1 × cache reads: unary answers, each repair attempt (the key's
 // tool_validation default has the call repaired), and a stream at its end.
 func TestKeyTokensCounted(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t, "invalid_tool_args,times=1")
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
@@ -245,6 +247,7 @@ func TestKeyTokensCounted(t *testing.T) {
 // counted against the key's token limits by estimate (its messages and what it passed on,
 // at 4 bytes a token), so leaving streams early does not spend tokens uncounted.
 func TestKeyStreamLeftEarly(t *testing.T) {
+	t.Parallel()
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, tokens_per_minute: 100000000, tokens_per_day: 100000000}\n")
@@ -317,6 +320,7 @@ func lastJSONLLine(t *testing.T, r io.Reader) (last struct {
 // tokens_per_day (the answer that crosses a limit is served whole), on every surface, until
 // its window ends; a day's Retry-After tells the OpenAI SDKs not to retry.
 func TestKeyTokenLimits(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	clock := clocktest.New(at37)
 	g := start(t, keysConfig(t, `keys:
@@ -366,6 +370,7 @@ func TestKeyTokenLimits(t *testing.T) {
 // request's own values beat them all, as the Converse requests the simulator received
 // show; requestMetadata names the calling key, never holding the key.
 func TestKeyDefaults(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	g := start(t, keysConfig(t, `model_aliases:
   agent:
@@ -432,6 +437,7 @@ keys:
 // alias's, else the gateway's, as the number of model calls shows when every call the
 // simulator makes breaks its schema (repair: one more call, max_repair_attempts 1).
 func TestKeyToolValidationDefault(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t, "invalid_tool_args,times=100")
 	g := start(t, keysConfig(t, `max_repair_attempts: 1
 model_aliases:

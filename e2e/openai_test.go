@@ -50,6 +50,7 @@ func sdkWeatherTool(name string) openai.ChatCompletionToolUnionParam {
 }
 
 func TestOpenAIUnary(t *testing.T) {
+	t.Parallel()
 	client, sim, _ := openAIGateway(t)
 	var raw *http.Response
 	resp, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
@@ -95,6 +96,7 @@ func TestOpenAIUnary(t *testing.T) {
 // TestOpenAIStreamAccumulator: the stream read with the SDK's accumulator is the unary
 // answer, usage comes once, in a chunk of its own, and the stream ends with [DONE].
 func TestOpenAIStreamAccumulator(t *testing.T) {
+	t.Parallel()
 	client, _, _ := openAIGateway(t)
 	params := openai.ChatCompletionNewParams{
 		Model:    testModel,
@@ -147,6 +149,7 @@ func TestOpenAIStreamAccumulator(t *testing.T) {
 // TestOpenAIToolLoop: three turns of a tool loop as SDK users write it, each assistant
 // message sent back as the SDK returned it (ToParam), unary and streamed.
 func TestOpenAIToolLoop(t *testing.T) {
+	t.Parallel()
 	for _, streamed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "unary", true: "stream"}[streamed], func(t *testing.T) {
 			client, sim, _ := openAIGateway(t)
@@ -209,6 +212,7 @@ func TestOpenAIToolLoop(t *testing.T) {
 // TestOpenAIParallelCalls: two tools named in one turn are two calls with their own ids
 // and indexes, and their two results go back in one Bedrock user turn.
 func TestOpenAIParallelCalls(t *testing.T) {
+	t.Parallel()
 	client, sim, _ := openAIGateway(t)
 	tools := []openai.ChatCompletionToolUnionParam{sdkWeatherTool("get_weather"), sdkWeatherTool("get_time")}
 	messages := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Call get_weather and get_time for Lima.")}
@@ -255,6 +259,7 @@ var onePixelPNG = []byte{
 }
 
 func TestOpenAIImage(t *testing.T) {
+	t.Parallel()
 	client, sim, _ := openAIGateway(t)
 	url := "data:image/png;base64," + base64.StdEncoding.EncodeToString(onePixelPNG)
 	resp, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
@@ -289,6 +294,7 @@ func TestOpenAIImage(t *testing.T) {
 // TestOpenAIDocument: a file part becomes a Bedrock document, named from its filename,
 // and a file_id (the gateway stores no files) is refused naming the part.
 func TestOpenAIDocument(t *testing.T) {
+	t.Parallel()
 	client, sim, _ := openAIGateway(t)
 	pdf := []byte("%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n")
 	resp, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
@@ -331,6 +337,7 @@ func requireAPIError(t *testing.T, err error, status int) *openai.Error {
 
 // TestOpenAIErrors: each error class as openai-go reads it, with type, code and param.
 func TestOpenAIErrors(t *testing.T) {
+	t.Parallel()
 	client, sim, g := openAIGateway(t)
 	hello := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}
 	base := openai.ChatCompletionNewParams{Model: testModel, Messages: hello}
@@ -388,6 +395,7 @@ func TestOpenAIErrors(t *testing.T) {
 // TestOpenAIRetryAfter: a throttled call is a 429 with Retry-After, which openai-go waits
 // out and retries; the retry succeeds.
 func TestOpenAIRetryAfter(t *testing.T) {
+	t.Parallel()
 	client, sim, g := openAIGateway(t, "throttle,times=1")
 	var raw *http.Response
 	resp, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
@@ -437,6 +445,7 @@ func TestOpenAIShouldRetry(t *testing.T) {
 // and no [DONE], so stream.Err() reports it; a failure before the first chunk keeps its
 // status.
 func TestOpenAIMidStreamFailure(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		fault, typ, code string
 	}{
@@ -493,6 +502,7 @@ func TestOpenAIMidStreamFailure(t *testing.T) {
 
 // TestOpenAIModels: the models the gateway lists, as openai-go reads them.
 func TestOpenAIModels(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	cfg := defaultConfig(t)
 	cfg.ModelAliases = map[string][]config.Target{"sonnet": {{ModelID: testModel}}, "nova": {{ModelID: "amazon.nova-pro-v1:0"}}}
@@ -532,6 +542,7 @@ func TestOpenAIModels(t *testing.T) {
 
 // TestOpenAIUnknownRoute: a /v1 path the gateway does not serve is an OpenAI-shaped 404.
 func TestOpenAIUnknownRoute(t *testing.T) {
+	t.Parallel()
 	client, _, _ := openAIGateway(t)
 	_, err := client.Embeddings.New(t.Context(), openai.EmbeddingNewParams{
 		Model: "x", Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("hi")},

@@ -84,6 +84,7 @@ const hintedConversation = `{"model":"us.anthropic.claude-sonnet-4-5-20250929-v1
 // TestCacheHintsOnEverySurface: the same hints on the Nirmata API, the OpenAI API and gRPC
 // reach Bedrock as the same cachePoint blocks, each where 12.1 places it.
 func TestCacheHintsOnEverySurface(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	g := start(t, defaultConfig(t), sim.upstream())
 	chatAllSurfaces(t, g, hintedConversation)
@@ -106,6 +107,7 @@ func TestCacheHintsOnEverySurface(t *testing.T) {
 // simulator refuses a fifth), unary and streamed, and the two dropped are named in
 // x-gateway-ignored-params; on a model without prompt caching none goes.
 func TestCacheHintsNormalised(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	g := start(t, defaultConfig(t), sim.upstream())
 	eph := `"cache_control":{"type":"ephemeral"}`
@@ -147,6 +149,7 @@ func TestCacheHintsNormalised(t *testing.T) {
 // TestCacheHintErrors: a hint the gateway cannot honour is refused on every surface with
 // the same words, naming the field, before anything reaches Bedrock.
 func TestCacheHintErrorsOnEverySurface(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	g := start(t, defaultConfig(t), sim.upstream())
 	body := `{"messages":[{"role":"user","content":"hi","cache_control":{"type":"ephemeral","ttl":"2h"}}]}`
@@ -197,6 +200,7 @@ func agentTurn(model string, rounds int, extra string) string {
 // history so they never add up; Nova gets none in the tools; prompt_cache_retention 24h
 // gives them 1h where the model has it, and is listed where it does not.
 func TestAutomaticCaching(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	g := start(t, defaultConfig(t), sim.upstream())
 	const sonnet4, sonnet45, nova = "us.anthropic.claude-sonnet-4-20250514-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "us.amazon.nova-pro-v1:0"
@@ -227,6 +231,7 @@ func TestAutomaticCaching(t *testing.T) {
 // parallel_tool_calls and max_tool_rounds defaults, over the gateway's and under the
 // request's own values (docs/PROTOCOL.md 14.1); string aliases keep the gateway's.
 func TestAliasDefaults(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	file := filepath.Join(t.TempDir(), "gateway.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`prompt_caching: off

@@ -69,6 +69,7 @@ func (g *gatedSim) release() { g.once.Do(func() { close(g.open) }) }
 // either replica, and the shared counter never holds more than the limit and one
 // reservation; once the answers are in, it holds what they used.
 func TestTokenLimitHoldsUnderABurst(t *testing.T) {
+	t.Parallel()
 	sim := startGatedSim(t)
 	srv := redistest.Start(t)
 	clock := clocktest.New(at05)
@@ -127,6 +128,7 @@ func TestTokenLimitHoldsUnderABurst(t *testing.T) {
 // messages and the tools with their descriptions and schemas (100 tools of 4,000-character
 // descriptions: about 100,000 tokens), not the nothing it used to count.
 func TestLeftCallsCountTheirInput(t *testing.T) {
+	t.Parallel()
 	sim := startGatedSim(t)
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
@@ -173,6 +175,7 @@ func TestLeftCallsCountTheirInput(t *testing.T) {
 // max_repair_attempts multiplying what one admission let through; the invalid calls go
 // back with their violations, and the window holds what the calls used.
 func TestRepairAttemptsAreAdmitted(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t, "invalid_tool_args,times=100")
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)

@@ -96,6 +96,7 @@ func readyz(t testing.TB, g started) (int, string) {
 // other when an OpenAI client, which dropped it, sends the next tool turn there; Bedrock's
 // stand-in accepts the turn. Another key's request finds nothing.
 func TestReasoningSharedByReplicas(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	sim, one, two := replicas(t, srv.URL())
 	params, callID := firstToolTurn(t, one)
@@ -127,6 +128,7 @@ func TestReasoningSharedByReplicas(t *testing.T) {
 // key's requests are counted again, in the restarted (empty) Redis. The Redis has a
 // password, which no log line shows.
 func TestRedisOutage(t *testing.T) {
+	t.Parallel()
 	const password = "s3cret-redis-pass"
 	srv := redistest.StartWithPassword(t, password)
 	_, one, two := limitedReplicas(t, srv.URL(), "keys:\n  - {name: ci, key: ci-key-0123456789, requests_per_minute: 1}\n", clocktest.New(at05))
@@ -204,6 +206,7 @@ func requireReady(t testing.TB, g started, store string) {
 // TestStartsWithoutRedis: a gateway whose Redis does not answer starts at once and
 // serves; /readyz is 200 and names the store as unreachable once its ping failed.
 func TestStartsWithoutRedis(t *testing.T) {
+	t.Parallel()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := lis.Addr().String()
@@ -269,6 +272,7 @@ func agentToolTurn(t testing.TB, g started) oaRequest {
 // each is counted as made without the store, and the limits fail open. Before, each call
 // waited its 100 ms: about 0.5 s added to that turn (BenchmarkSilentRedis measures it).
 func TestSilentRedisCostsNothing(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	silent := redistest.StartSilent(t)
 	g := silentRedisGateway(t, sim, silent)

@@ -117,6 +117,7 @@ func requireOpenAIRefusal(t *testing.T, g started, key, message, retryAfter stri
 // the sum of the weighted usage both replicas' clients read, and once that sum reaches
 // tokens_per_minute, which neither replica's own share does, both refuse the key.
 func TestOneBudgetAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	// The simulator's answer to hello weighs 35 tokens on each surface: three answers,
 	// two on replica one, cross 100 together and on neither replica alone.
 	const requestLimit, tokenLimit = 4, 100

@@ -352,6 +352,7 @@ func requireWhole(t *testing.T, surface string, got seen) {
 // TestToolValidationReport: by default (report) an invalid call comes back unchanged with
 // its violations, and the outcome says invalid; one model call.
 func TestToolValidationReport(t *testing.T) {
+	t.Parallel()
 	for _, surface := range surfaces {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args")
@@ -378,6 +379,7 @@ func TestToolValidationReport(t *testing.T) {
 // TestToolValidationRepair: in repair mode the model gets its turn back with an error
 // result and calls again; the client sees only the valid call, and repaired.
 func TestToolValidationRepair(t *testing.T) {
+	t.Parallel()
 	for _, surface := range surfaces {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args,times=1")
@@ -424,6 +426,7 @@ func TestToolValidationRepair(t *testing.T) {
 // TestToolValidationUnrepaired: still invalid when the attempts run out, the last invalid
 // call comes back with its violations, never silently; 1 + max_repair_attempts calls.
 func TestToolValidationUnrepaired(t *testing.T) {
+	t.Parallel()
 	for _, surface := range surfaces {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args")
@@ -450,6 +453,7 @@ func TestToolValidationUnrepaired(t *testing.T) {
 // call until the client has read the whole text: a stream that kept the text back with the
 // calls would never show it.
 func TestRepairStreamsTextFirst(t *testing.T) {
+	t.Parallel()
 	for _, surface := range []string{"jsonl", "chunked", "openai-sse", "grpc-stream"} {
 		t.Run(surface, func(t *testing.T) {
 			sim := bedrocksim.New(bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, "invalid_tool_args,times=1")}})
@@ -614,6 +618,7 @@ type streamEnd struct {
 // whose strict calls match their schema (the simulator's fault spares them); elsewhere
 // the tool's calls are repaired though tool_validation is report.
 func TestStrictToolWithoutNativeStrict(t *testing.T) {
+	t.Parallel()
 	const native = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 	specOf := func(req map[string]any) map[string]any {
 		return req["toolConfig"].(map[string]any)["tools"].([]any)[0].(map[string]any)["toolSpec"].(map[string]any)
@@ -648,6 +653,7 @@ func TestStrictToolWithoutNativeStrict(t *testing.T) {
 // (fragments streamed as they come), with x-gateway-strict: unenforced before the first
 // byte, on every surface. One model call each.
 func TestOperatorOffLeavesStrictUnenforced(t *testing.T) {
+	t.Parallel()
 	for _, surface := range surfaces {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args")
@@ -672,6 +678,7 @@ func TestOperatorOffLeavesStrictUnenforced(t *testing.T) {
 // TestToolValidationOff: off checks nothing and says nothing; a stream streams the call
 // in fragments as before, and declares no trailer.
 func TestToolValidationOff(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t, "invalid_tool_args")
 	g := start(t, defaultConfig(t), sim.upstream())
 	for _, surface := range []string{"nirmata", "jsonl"} {
@@ -747,6 +754,7 @@ func TestRepairKeepsTheFirstReasoning(t *testing.T) {
 // an error result and returns the corrected answer, repaired. The tool never shows as a
 // call, and a stream holds the answer until it is checked.
 func TestAnswerToolValidation(t *testing.T) {
+	t.Parallel()
 	const user = "Weather in Paris?"
 	finishStop := func(surface string) string {
 		if strings.HasPrefix(surface, "grpc") {
