@@ -36,10 +36,10 @@ demo: ## A ten-turn agent tool loop on the simulator: tokens at full price, read
 #   often, about 30% less CPU on large packages for a few hundred MB more at their peak
 #   (under 1.5 GB); only the tools: the tests themselves run with the runtime's defaults,
 #   as the gateway does (some measure their heap);
-# -parallel 8: the end-to-end tests mostly wait (on timers, on sockets, on their simulator),
-#   so eight at a time on 2 cores finish sooner than GOMAXPROCS (2) at a time;
 # CGO_ENABLED=0: as the image is built (Dockerfile), so no C compiler runs either.
-TEST_FLAGS := -count=1 -vet=off -parallel 8 -toolexec 'env GOGC=1000' -ldflags=-w \
+# The end-to-end tests run eight at a time of their own accord (e2e's TestMain): they mostly
+# wait; other packages' tests keep the default, GOMAXPROCS, as some time steps closely.
+TEST_FLAGS := -count=1 -vet=off -toolexec 'env GOGC=1000' -ldflags=-w \
 	-gcflags='all=-N -l -dwarf=false' -gcflags='std=-dwarf=false' -gcflags='github.com/nirmata/llm-gateway/...=-dwarf=false'
 
 # Every package but cmd/demo, which drives the gateway with openai-go (160,000 lines): it

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -39,12 +40,24 @@ import (
 // configuration chain, the OTel variables), which run one at a time before them, as
 // t.Setenv requires.
 
-// TestMain empties the AWS configuration chain, so that a gateway started without an
-// upstream of its own fails to start rather than reach an AWS account this machine is
-// configured for. It checks that no test leaves a goroutine behind, but go-redis's dial
-// probe: after failed dials (a Redis stopped or never started) its pool probes once a
-// second, and the probe sees that the pool was closed only when it wakes.
+// parallelTests is how many tests run at once unless -parallel says otherwise: they mostly
+// wait (on timers, sockets, their simulator), so more than the default, GOMAXPROCS, finish
+// sooner, and unlike other packages' tests, none times a step tightly.
+const parallelTests = 8
+
+// TestMain runs parallelTests tests at once, unless -parallel is given, and empties the AWS
+// configuration chain, so that a gateway started without an upstream of its own fails to
+// start rather than reach an AWS account this machine is configured for. It checks that no
+// test leaves a goroutine behind, but go-redis's dial probe: after failed dials (a Redis
+// stopped or never started) its pool probes once a second, and the probe sees that the
+// pool was closed only when it wakes.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallelTests))
+	}
 	for _, kv := range os.Environ() {
 		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "AWS_") {
 			os.Unsetenv(name)
