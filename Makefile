@@ -18,11 +18,11 @@ help: ## Show the targets
 run: ## Run the gateway on the embedded Bedrock simulator (REST localhost:8080, gRPC localhost:9090; no keys, so loopback only)
 	go run ./cmd/gateway --sim --http-addr 127.0.0.1:8080 --grpc-addr 127.0.0.1:9090
 
-demo: ## A ten-turn agent tool loop on the simulator: tokens at full price, read from and written to the prompt cache, with caching off and on, and with thinking through a client that drops reasoning blocks
+demo: ## What a ten-turn agent tool loop costs on the simulator (dated, sourced prices), with prompt caching off and on, and with thinking kept and lost through a client that drops thinking blocks
 	go run ./cmd/demo
 
-# make test's flags, each cutting the first run on 2 cores (README "Which command runs
-# what"), none a test:
+# make test's flags, each cutting the first run on 2 cores (README.md, the paragraph on
+# make test's times under the first commands), none a test:
 # -vet=off: make lint runs go vet ./... in full, while vet inside go test would analyse every
 #   dependency once more (a tenth of a cold run);
 # -N -l for every dependency, the standard library and this module excepted: the code under

@@ -434,6 +434,34 @@ func TestDrainTimeoutCancelsWithA503(t *testing.T) {
 	assert.EqualValues(t, 1, sim.Requests())
 }
 
+// TestDrainTimeoutCutsStreamsSayingSo holds a stream past the drain timeout: it is cut
+// with an error line that says the gateway is shutting down, in those words only, not the
+// upstream read that the cut failed.
+func TestDrainTimeoutCutsStreamsSayingSo(t *testing.T) {
+	t.Parallel()
+	cfg := defaultConfig(t)
+	cfg.Sim.Enabled = true
+	cfg.Sim.DeltaDelay = time.Minute // the stream outlives the drain
+	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.APIKeys = []string{testKey}
+	cfg.DrainTimeout = 100 * time.Millisecond
+	g, s := startStoppable(t, cfg)
+
+	resp := streamPost(t, "http://"+g.HTTP+"/llm-apps/chat?stream=true", twoTools)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	lines := bufio.NewReader(resp.Body)
+	first, err := lines.ReadString('\n')
+	require.NoError(t, err)
+	assert.Contains(t, first, "content")
+
+	s.cancel()
+	res := readJSONL(t, lines)
+	require.Equal(t, "error", res.last.Type)
+	assert.Equal(t, "unavailable", res.last.Error.Code)
+	assert.Equal(t, "the gateway is shutting down; retry on another instance", res.last.Error.Message)
+	assert.NoError(t, s.stop())
+}
+
 // startStoppable serves the gateway of cfg and opts and lets the test end its Serve
 // context, as SIGTERM does.
 func startStoppable(t *testing.T, cfg config.Config, opts ...gateway.Option) (started, *serving) {

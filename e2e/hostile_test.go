@@ -1,7 +1,7 @@
 package e2e
 
-// What a hostile client tries, and what the gateway answers: the README's hostile-client
-// table names these tests.
+// What a hostile client tries, and what the gateway answers: docs/HOSTILE.md's table names
+// these tests.
 
 import (
 	"bufio"

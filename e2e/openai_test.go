@@ -368,8 +368,10 @@ func TestOpenAIErrors(t *testing.T) {
 			400, "invalid_request_error", "invalid_value", "max_tokens", "want an integer, got string", false, false},
 		{"tool type", client, base, []option.RequestOption{option.WithJSONSet("tools", []any{map[string]any{"type": "custom", "custom": map[string]any{"name": "x"}}})},
 			400, "invalid_request_error", "unsupported_value", "tools[0].type", "not supported", false, false},
-		{"unknown model", client, openai.ChatCompletionNewParams{Model: "no-such-model", Messages: hello}, nil,
-			404, "invalid_request_error", "model_not_found", "", "", true, false},
+		{"not a model id", client, openai.ChatCompletionNewParams{Model: "no-such-model", Messages: hello}, nil,
+			404, "invalid_request_error", "model_not_found", "model", `model "no-such-model" is neither an alias`, false, false},
+		{"a model Bedrock does not know", client, openai.ChatCompletionNewParams{Model: "acme.no-such-model-v1", Messages: hello}, nil,
+			404, "invalid_request_error", "model_not_found", "model", `model "acme.no-such-model-v1" is not a model Bedrock knows`, true, false},
 		{"body too large", client, base, []option.RequestOption{option.WithJSONSet("padding", strings.Repeat("x", 11<<20))},
 			413, "invalid_request_error", "request_too_large", "", "too large", false, true},
 	}

@@ -1,11 +1,11 @@
 // Command demo runs an agent's tool loop against the gateway on its embedded Bedrock
-// simulator and prints, per turn, the input tokens billed at full price, read from the
-// prompt cache and written to it (make demo; docs/PROTOCOL.md 11 and 12):
+// simulator four times and prints what each run costs, turn by turn, at the price table in
+// package report (make demo; docs/PROTOCOL.md 11 and 12):
 //
 //  1. prompt caching off;
 //  2. prompt caching auto (the default): the gateway places the cache points;
 //  3. the same with extended thinking on, through the official openai-go client, whose
-//     message.ToParam() drops the reasoning blocks: the gateway restores them from its
+//     message.ToParam() drops the thinking blocks: the gateway puts them back from its
 //     reasoning cache, so thinking stays on every turn;
 //  4. the same with the reasoning cache off: thinking is turned off for each tool turn
 //     instead of sending a history Bedrock would refuse.
@@ -18,70 +18,69 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/go-json-experiment/json"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 	"go.uber.org/zap"
 
+	"github.com/nirmata/llm-gateway/cmd/demo/report"
 	"github.com/nirmata/llm-gateway/internal/config"
 	"github.com/nirmata/llm-gateway/internal/gateway"
 )
 
 func main() {
-	model := flag.String("model", config.DefaultModel, "the model the agent asks for")
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "demo (make demo): what an agent's ten-step tool loop costs with prompt caching off and on,\nand with thinking through a client that drops the thinking blocks; takes no flags.")
+	}
 	flag.Parse()
-	if err := run(*model); err != nil {
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-// scenario is one run of the loop against a gateway started with args.
-type scenario struct {
-	title    string
-	args     []string
-	thinking bool
-}
-
-func run(model string) error {
-	scenarios := []scenario{
-		{"1. prompt caching off", []string{"--prompt-caching=off"}, false},
-		{"2. prompt caching auto (the default)", nil, false},
-		{"3. auto caching, thinking on, a client that drops reasoning blocks (openai-go ToParam)", nil, true},
-		{"4. as 3, with the reasoning cache off", []string{"--reasoning-cache=max_entries=0"}, true},
-	}
-	fmt.Printf("A ten-tool investigation on %s, one tool call per turn, through the gateway's OpenAI API on its simulator.\n", model)
-	for _, s := range scenarios {
-		fmt.Printf("\n%s\n\n", s.title)
-		if err := loop(model, s); err != nil {
-			return fmt.Errorf("%s: %w", s.title, err)
+func run() error {
+	var r report.Runs
+	for _, s := range []struct {
+		run      *report.Run
+		args     []string
+		thinking bool
+	}{
+		{&r.CachingOff, []string{"--prompt-caching=off"}, false},
+		{&r.CachingOn, nil, false},
+		{&r.ThinkingKept, nil, true},
+		{&r.ThinkingLost, []string{"--reasoning-cache=max_entries=0"}, true},
+	} {
+		var err error
+		if *s.run, err = loop(report.Sonnet4.ModelID, s.args, s.thinking); err != nil {
+			return fmt.Errorf("gateway %s: %w", strings.Join(s.args, " "), err)
 		}
 	}
-	return nil
+	return report.Write(os.Stdout, report.Sonnet4, r)
 }
 
-// loop starts a gateway, runs the agent's loop on it to the final answer, prints each
-// turn's tokens, and stops the gateway.
-func loop(model string, s scenario) error {
-	args := append([]string{"--sim", "--http-addr=127.0.0.1:0", "--grpc-addr=127.0.0.1:0", "--log-level=error"}, s.args...)
+// loop starts a gateway with args, runs the agent's loop on it to the final answer, and
+// stops the gateway.
+func loop(model string, args []string, thinking bool) (report.Run, error) {
+	run := report.Run{Thinking: thinking}
+	args = append([]string{"--sim", "--http-addr=127.0.0.1:0", "--grpc-addr=127.0.0.1:0", "--log-level=error"}, args...)
 	cfg, err := config.Load(args, func(string) string { return "" })
 	if err != nil {
-		return err
+		return run, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	g, err := gateway.New(ctx, cfg, zap.NewNop())
 	if err != nil {
 		cancel()
-		return fmt.Errorf("the gateway did not start: %w", err)
+		return run, fmt.Errorf("the gateway did not start: %w", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- g.Serve(ctx) }()
@@ -98,62 +97,46 @@ func loop(model string, s scenario) error {
 		Tools:             tools(),
 		ParallelToolCalls: openai.Bool(false),
 	}
-	if s.thinking {
+	if thinking {
 		params.ReasoningEffort = shared.ReasoningEffortLow
 	}
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "turn\ttool called\tinput, full price\tread from cache\twritten to cache\tthinking\t")
-	var full, read, written int64
-	for turn := 1; turn <= 20; turn++ {
+	for range 20 {
 		var httpResp *http.Response
 		resp, err := client.Chat.Completions.New(ctx, params, option.WithResponseInto(&httpResp))
 		if err != nil {
-			return err
+			return run, err
 		}
 		u := resp.Usage
 		var details struct {
 			CacheWriteTokens int64 `json:"cache_write_tokens"`
 		}
 		_ = json.Unmarshal([]byte(u.PromptTokensDetails.RawJSON()), &details)
-		turnFull := u.PromptTokens - u.PromptTokensDetails.CachedTokens - details.CacheWriteTokens
-		full, read, written = full+turnFull, read+u.PromptTokensDetails.CachedTokens, written+details.CacheWriteTokens
-
+		read := u.PromptTokensDetails.CachedTokens
+		turn := report.Turn{
+			Usage: report.Usage{
+				Full:       u.PromptTokens - read - details.CacheWriteTokens,
+				CacheRead:  read,
+				CacheWrite: details.CacheWriteTokens,
+				Output:     u.CompletionTokens,
+			},
+			Thinking: httpResp.Header.Get("X-Gateway-Thinking"),
+		}
 		msg := resp.Choices[0].Message
-		called := "(answer)"
 		if len(msg.ToolCalls) > 0 {
-			called = msg.ToolCalls[0].Function.Name
+			turn.Tool = msg.ToolCalls[0].Function.Name
 		}
-		thinking := httpResp.Header.Get("X-Gateway-Thinking")
-		if thinking == "" && s.thinking {
-			thinking = "on"
-		}
-		fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t%s\t\n", turn, called, turnFull, u.PromptTokensDetails.CachedTokens, details.CacheWriteTokens, thinking)
-
+		run.Turns = append(run.Turns, turn)
 		if len(msg.ToolCalls) == 0 {
-			total := full + read + written
-			fmt.Fprintf(w, "total\t\t%d\t%d\t%d\t\t\n", full, read, written)
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			fmt.Printf("\n%d input tokens in %d turns: %.0f%% read from the cache, %.0f%% written to it, %.0f%% at full price.\n",
-				total, turn, pct(read, total), pct(written, total), pct(full, total))
-			return nil
+			return run, nil
 		}
 		// The agent sends the answer back as its client library builds it: ToParam drops
-		// the reasoning blocks the gateway returned.
+		// the thinking blocks the gateway returned.
 		params.Messages = append(params.Messages, msg.ToParam())
 		for _, call := range msg.ToolCalls {
 			params.Messages = append(params.Messages, openai.ToolMessage(toolOutput(call.Function.Name), call.ID))
 		}
 	}
-	return errors.New("the loop did not end in 20 turns")
-}
-
-func pct(n, total int64) float64 {
-	if total == 0 {
-		return 0
-	}
-	return 100 * float64(n) / float64(total)
+	return run, errors.New("the loop did not end in 20 turns")
 }
 
 // task names the ten tools, which the simulator's model calls one per turn, in order.

@@ -34,6 +34,13 @@ func TestCommandLine(t *testing.T) {
 		{"--max-tools 0", 2, "", "gateway: max_tools: must be at least 1, got 0 (from --max-tools)\nRun 'gateway --help' for usage.\n"},
 		{"--help", 0, "Simulator settings", ""},
 		{"frobnicate", 2, "", `unknown command "frobnicate"`},
+		{"--help", 0, "Start with 'gateway --sim --http-addr 127.0.0.1:8080 --grpc-addr 127.0.0.1:9090'", ""},
+		{"--help", 0, "gateway probe <url>", ""},
+		{"help probe", 0, "2  the gateway cannot be reached", ""},
+		{"sim --help", 0, "  --addr string  (default 127.0.0.1:4566)\n", ""},
+		{"sim --help", 0, "(stream_exception; default throttlingException)", ""},
+		{"--sim --model-aliases smart=not-a-model", 2, "", `gateway: model_aliases: smart: "not-a-model" is not a Bedrock model id; want provider.model`},
+		{"--sim --default-model gpt-4o", 2, "", `gateway: default_model: "gpt-4o" is neither an alias of model_aliases nor a Bedrock model id`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
@@ -81,6 +88,48 @@ func TestBadKeysStopStartup(t *testing.T) {
 			assert.Empty(t, stdout.String())
 			assert.Equal(t, tt.stderr+"Run 'gateway --help' for usage.\n", stderr.String())
 			assert.NotContains(t, stderr.String(), tt.secret)
+		})
+	}
+}
+
+// TestBadAWSSettingsStopStartup: an AWS or OpenTelemetry setting the gateway cannot serve
+// with stops startup with exit code 2, like every bad setting: no region, a profile that
+// is not there, an exporter it does not have. The context is already cancelled, so a
+// gateway that started anyway would return at once, with 0.
+func TestBadAWSSettingsStopStartup(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	tests := []struct {
+		name, args string
+		env        []string // KEY=value
+		stderr     string
+	}{
+		{"no region", "", nil, "gateway: AWS settings: no region: set AWS_REGION, or region in the AWS profile\n"},
+		{"no such profile", "", []string{"AWS_REGION=us-east-1", "AWS_PROFILE=nosuch"}, "gateway: AWS settings: failed to get shared config profile, nosuch\n"},
+		{"exporter", "--sim", []string{"OTEL_TRACES_EXPORTER=zipkin"},
+			"gateway: OpenTelemetry settings: OTEL_TRACES_EXPORTER: exporter \"zipkin\" is not supported; the gateway exports traces with otlp, or none\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, kv := range os.Environ() {
+				if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "AWS_") || strings.HasPrefix(k, "OTEL_") {
+					t.Setenv(k, "") // an empty variable counts as unset
+				}
+			}
+			t.Setenv("AWS_CONFIG_FILE", empty)
+			t.Setenv("AWS_SHARED_CREDENTIALS_FILE", empty)
+			t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+			for _, kv := range tt.env {
+				k, v, _ := strings.Cut(kv, "=")
+				t.Setenv(k, v)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0"}, strings.Fields(tt.args)...)
+			assert.Equal(t, 2, run(ctx, args, &stdout, &stderr))
+			assert.Empty(t, stdout.String())
+			assert.Equal(t, tt.stderr+"Run 'gateway --help' for usage.\n", stderr.String())
 		})
 	}
 }

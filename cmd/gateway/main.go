@@ -29,8 +29,10 @@ const usage = `gateway: OpenAI-style chat with tools, over gRPC and REST, answer
 Usage:
   gateway [flags]          serve (REST on --http-addr, gRPC on --grpc-addr)
   gateway sim [flags]      run the Bedrock simulator alone (gateway sim --help)
+  gateway probe <url>      ask a running gateway whether a model takes tools; exit 0 if so
+                           (gateway probe --help)
   gateway version          print the version (also --version)
-  gateway help [sim]       print this help, or the simulator's
+  gateway help [sim|probe] print this help, or the simulator's or the probe's
 
 `
 
@@ -68,13 +70,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runGateway(ctx, args)
 	case "sim":
 		err = runSim(ctx, args)
+	case "probe":
+		return runProbe(ctx, args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, buildinfo.String())
 		return 0
 	case "help":
-		if len(args) > 0 && args[0] == "sim" {
+		switch {
+		case len(args) > 0 && args[0] == "sim":
 			printSimUsage(stdout)
-		} else {
+		case len(args) > 0 && args[0] == "probe":
+			printProbeUsage(stdout)
+		default:
 			printUsage(stdout)
 		}
 		return 0
@@ -109,18 +116,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // the help.
 type usageError struct{ error }
 
+// tryIt is the help's first command: the gateway on the simulator, on loopback only, as
+// make run starts it (with no keys, calls need none, so nothing beyond this host may reach
+// it).
+const tryIt = "gateway --sim --http-addr 127.0.0.1:8080 --grpc-addr 127.0.0.1:9090"
+
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, usage)
 	config.PrintFlags(w)
-	fmt.Fprint(w, "\nStart with 'gateway --sim' (no AWS account needed), then README.md \"Try it\".\n")
+	fmt.Fprintf(w, "\nStart with '%s' (no AWS account needed; loopback only, as make run does), then README.md \"Try it\".\n", tryIt)
 }
 
 func printSimUsage(w io.Writer) {
 	fmt.Fprint(w, simUsage)
 	fs, _ := simFlags()
-	fs.SetOutput(w)
-	fs.PrintDefaults()
+	printFlags(w, fs)
 	fmt.Fprintf(w, "\nFault syntax (--fault, repeatable): %s\n", bedrocksim.FaultHelp)
+}
+
+// printFlags writes the flags of a subcommand as gateway --help writes the settings: --name,
+// the kind of its value, its default, then what it does.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, help := flag.UnquoteUsage(f)
+		if kind != "" {
+			kind = " " + kind
+		}
+		def := f.DefValue
+		if def == "" {
+			def = "none"
+		}
+		fmt.Fprintf(w, "  --%s%s  (default %s)\n        %s\n", f.Name, kind, def, help)
+	})
 }
 
 func runGateway(ctx context.Context, args []string) error {
@@ -139,7 +166,7 @@ func runGateway(ctx context.Context, args []string) error {
 	g, err := gateway.New(ctx, cfg, log)
 	if err != nil {
 		if errors.As(err, new(*config.SettingError)) {
-			return usageError{err} // a bad value found after config.Load: exit 2 all the same
+			return usageError{err} // a bad value found after config.Load (an AWS setting, a fault spec): exit 2 all the same
 		}
 		return err
 	}
@@ -160,7 +187,7 @@ func simFlags() (*flag.FlagSet, *simOptions) {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:4566", "listen address")
 	fs.DurationVar(&o.sim.FirstTokenDelay, "first-token-delay", 0, "delay before the first event")
 	fs.DurationVar(&o.sim.DeltaDelay, "delta-delay", 0, "delay between stream deltas")
-	fs.Func("fault", "inject a fault, repeatable, e.g. \"throttle,times=2\" (syntax below)", func(spec string) error {
+	fs.Func("fault", "inject a `fault`, repeatable, e.g. \"throttle,times=2\" (syntax below)", func(spec string) error {
 		f, err := bedrocksim.ParseFault(spec)
 		if err == nil {
 			o.sim.Faults = append(o.sim.Faults, f)
@@ -212,7 +239,9 @@ func runSim(ctx context.Context, args []string) error {
 // newLogger logs JSON to stderr. Info and debug lines (the access log) are written in
 // batches, at most a second late or 256 KiB at a time, rather than one write(2) per request;
 // warnings and errors are written at once, so a crash cannot swallow them. flush writes
-// what is left, and runs on every way out of main.
+// what is left, and runs on every way out of main. No line carries a stack trace but a
+// panic's, which observe adds itself: an error line is an operational failure (Bedrock
+// unreachable, no credentials), and the stack of the code that logged it says nothing.
 func newLogger(level string) (log *zap.Logger, flush func(), err error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
@@ -230,6 +259,6 @@ func newLogger(level string) (log *zap.Logger, flush func(), err error) {
 			return l >= lvl && l >= zapcore.WarnLevel
 		})),
 	)
-	log = zap.New(core, zap.AddCaller(), zap.ErrorOutput(stderr), zap.AddStacktrace(zapcore.ErrorLevel))
+	log = zap.New(core, zap.AddCaller(), zap.ErrorOutput(stderr))
 	return log, func() { _ = buffered.Stop() }, nil
 }

@@ -75,11 +75,12 @@ type ClientOptions struct {
 // resolution gives the base endpoint (AWS_ENDPOINT_URL_BEDROCK_RUNTIME, AWS_ENDPOINT_URL,
 // the shared config file), the retryer (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE) and the Bedrock
 // API key (AWS_BEARER_TOKEN_BEDROCK); its endpoint resolver turns region and base endpoint
-// into the URL.
+// into the URL. Its errors are bad AWS settings (no region, an endpoint it cannot use).
+// The credentials are not looked up: see CheckCredentials.
 func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, error) {
 	opts := bedrockruntime.NewFromConfig(cfg).Options()
 	if opts.Region == "" && opts.BaseEndpoint == nil {
-		return nil, errors.New("bedrock: no AWS region configured (set AWS_REGION or a profile region)")
+		return nil, errors.New("no region: set AWS_REGION, or region in the AWS profile")
 	}
 	ep, err := opts.EndpointResolverV2.ResolveEndpoint(ctx, bedrockruntime.EndpointParameters{
 		Region:       aws.String(opts.Region),
@@ -88,12 +89,12 @@ func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, e
 		UseDualStack: aws.Bool(opts.EndpointOptions.UseDualStackEndpoint == aws.DualStackEndpointStateEnabled),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bedrock: resolve endpoint: %w", err)
+		return nil, fmt.Errorf("Bedrock endpoint: %w", err)
 	}
 	endpoint := ep.URI
 	if endpoint.RawQuery != "" || endpoint.Fragment != "" {
 		// Not the query itself in the message: it may carry a secret.
-		return nil, fmt.Errorf("bedrock: endpoint %s://%s%s: a query or fragment is not allowed", endpoint.Scheme, endpoint.Host, endpoint.Path)
+		return nil, fmt.Errorf("Bedrock endpoint %s://%s%s: a query or fragment is not allowed", endpoint.Scheme, endpoint.Host, endpoint.Path)
 	}
 	endpoint.Path = strings.TrimSuffix(endpoint.Path, "/")
 	endpoint.RawPath = ""
@@ -111,7 +112,7 @@ func NewClient(ctx context.Context, cfg aws.Config, o ClientOptions) (*Client, e
 		c.bearer = opts.BearerAuthTokenProvider
 	}
 	if c.bearer == nil && c.creds == nil {
-		return nil, errors.New("bedrock: no AWS credentials configured")
+		return nil, errors.New("no AWS credentials provider")
 	}
 	if c.http == nil {
 		c.http = NewTransport()
@@ -131,7 +132,12 @@ func hostHeader(u *url.URL) string {
 
 // NewTransport returns an HTTP transport for one upstream host carrying many concurrent
 // streams: a deep idle pool, no response timeout (a model may think for minutes; callers
-// bound calls with their context), no transparent gzip (event streams are not compressed).
+// bound calls with their context), no transparent gzip (event streams are not compressed),
+// and a read buffer of 1 KiB, not 4, on each HTTP/1.1 connection, held for as long as the
+// connection is: it holds an answer's status line and headers (half a kilobyte from
+// Bedrock) and chunk sizes, while an answer's bytes go past it, straight into the reads
+// that ask for more (a unary answer's sized buffer, an event stream's pooled one:
+// bodyReader), so a thousand open streams hold 1 MiB of them, not 4.
 func NewTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -143,6 +149,7 @@ func NewTransport() *http.Transport {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
+		ReadBufferSize:        1 << 10,
 	}
 }
 

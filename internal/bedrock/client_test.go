@@ -87,6 +87,9 @@ func TestBearerToken(t *testing.T) {
 	_, err := c.Converse(t.Context(), "m", simpleRequest)
 	require.NoError(t, err)
 	assert.Equal(t, "Bearer bedrock-api-key-123", gotAuth)
+	got, err := c.CheckCredentials(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, Credentials{Source: "bedrock_api_key", Provider: "AWS_BEARER_TOKEN_BEDROCK"}, got)
 
 	// SigV4Only (the simulator) never sends the key from the environment.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

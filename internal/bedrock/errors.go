@@ -3,6 +3,7 @@ package bedrock
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/aws/smithy-go"
@@ -41,10 +42,10 @@ var ErrTransport error = &clientError{msg: "bedrock transport error",
 	failure: fault.Failure{Kind: fault.KindUpstream, Message: "the upstream model service failed", Logged: true}}
 
 // ErrCredentials marks a call that could not be signed because the gateway's own AWS
-// credentials (or Bedrock API key) could not be had. It is also an ErrTransport, and
-// answered as Bedrock refusing the credentials.
+// credentials (or Bedrock API key) could not be had: Bedrock was not called. It is also an
+// ErrTransport, and answered as the gateway having no credentials (docs/PROTOCOL.md 14.7).
 var ErrCredentials error = &clientError{msg: "bedrock transport error: no usable AWS credentials", wrapped: ErrTransport,
-	failure: fault.Failure{Kind: fault.KindCredentials, Message: credentialsRefused, Logged: true}}
+	failure: fault.Failure{Kind: fault.KindNoCredentials, Message: noCredentials, Logged: true}}
 
 // clientError is a failure of the client itself, not an answer of Bedrock's, with how it
 // is answered (fault.Classified).
@@ -63,6 +64,10 @@ func (e *clientError) Failure() fault.Failure { return e.failure }
 // credentialsRefused stands in for Bedrock's text when Bedrock refuses the gateway's own
 // AWS credentials (docs/PROTOCOL.md 14.7).
 const credentialsRefused = "Bedrock refused the gateway's AWS credentials; the gateway log has the cause under this request id"
+
+// noCredentials is what a client is told when the gateway has no AWS credentials (or
+// Bedrock API key) to call Bedrock with (docs/PROTOCOL.md 14.7).
+const noCredentials = "the gateway has no AWS credentials, so Bedrock was not called; the gateway log has the cause under this request id"
 
 // codeAnswer is what one of Bedrock's error codes means: the HTTP status Bedrock answers
 // it with, and how the gateway answers it.
@@ -118,6 +123,12 @@ var contextLengthTexts = []string{
 	"too many total text bytes", "prompt is too long",
 }
 
+// modelIDTexts are what Bedrock's ValidationException says of a model id it cannot use as
+// one: "The provided model identifier is invalid." (an id of no model Bedrock has), and the
+// constraint error of a modelId that does not match its pattern. They are answered as an
+// unknown model, as ResourceNotFoundException is (docs/PROTOCOL.md 5).
+var modelIDTexts = []string{"model identifier is invalid", "at 'modelid' failed to satisfy constraint"}
+
 // APIError is an error answered by Bedrock, before or during a stream. It implements
 // smithy.APIError, so it is classified by ErrorCode() like the SDK's own errors, and the
 // HTTPStatusCode method the SDK's retryer consults.
@@ -163,10 +174,13 @@ func (e *APIError) Failure() fault.Failure {
 	if a.retry {
 		f.RetryAfter = fault.RetrySoon
 	}
-	switch a.kind {
+	lower := strings.ToLower(e.Message)
+	if a.kind == fault.KindInvalid && slices.ContainsFunc(modelIDTexts, func(t string) bool { return strings.Contains(lower, t) }) {
+		f.Kind = fault.KindNotFound
+	}
+	switch f.Kind {
 	case fault.KindInvalid:
 		f.Reason = fault.ReasonInvalidValue
-		lower := strings.ToLower(e.Message)
 		for _, t := range contextLengthTexts {
 			if strings.Contains(lower, t) {
 				f.Reason = fault.ReasonContextLength

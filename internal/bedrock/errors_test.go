@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -57,7 +56,7 @@ func TestFailures(t *testing.T) {
 }
 
 // TestFailureDetails: an empty text is replaced by the code; a ValidationException about
-// the input's length says so; a refusal of the gateway's credentials hides Bedrock's text,
+// the input's length says so, one about the model id is an unknown model; a refusal of the gateway's credentials hides Bedrock's text,
 // which names its role ARN and account.
 func TestFailureDetails(t *testing.T) {
 	t.Parallel()
@@ -71,6 +70,14 @@ func TestFailureDetails(t *testing.T) {
 		assert.Equal(t, fault.ReasonContextLength, f.Reason, text)
 		assert.Equal(t, text, f.Message)
 	}
+	// A model id Bedrock cannot use is an unknown model, whichever way Bedrock says it.
+	for _, text := range []string{
+		"The provided model identifier is invalid.",
+		"1 validation error detected: Value 'x y' at 'modelId' failed to satisfy constraint: Member must satisfy regular expression pattern: …",
+	} {
+		f := (&APIError{Code: CodeValidation, Message: text}).Failure()
+		assert.Equal(t, fault.Failure{Kind: fault.KindNotFound, Message: text, Reason: fault.ReasonModelNotFound}, f, text)
+	}
 	const identity = "User: arn:aws:sts::123456789012:assumed-role/gateway-role/i-0abc is not authorized to perform: bedrock:InvokeModel"
 	f := (&APIError{Code: CodeAccessDenied, Message: identity}).Failure()
 	assert.NotContains(t, f.Message, "123456789012")
@@ -80,7 +87,7 @@ func TestFailureDetails(t *testing.T) {
 
 // TestClientFailures: what the client returns is answered as the table says: an answer
 // Bedrock gave by its code (over real HTTP), an upstream out of reach as an upstream
-// failure, credentials that cannot be had as refused credentials; neither shows the
+// failure, credentials that cannot be had as the gateway having none; none shows the
 // detail, which is the log's.
 func TestClientFailures(t *testing.T) {
 	t.Parallel()
@@ -100,7 +107,8 @@ func TestClientFailures(t *testing.T) {
 	noCredentials := fmt.Errorf("%w: AWS credentials: %w", ErrCredentials, errors.New("no EC2 IMDS role found"))
 	require.ErrorIs(t, noCredentials, ErrTransport)
 	assert.Equal(t, "bedrock transport error: no usable AWS credentials: AWS credentials: no EC2 IMDS role found", noCredentials.Error())
-	f := fault.Classify(t.Context(), noCredentials)
-	assert.Equal(t, fault.KindCredentials, f.Kind)
-	assert.False(t, strings.Contains(f.Message, "IMDS"))
+	// No credentials: Bedrock was not called, so it did not refuse them either.
+	assert.Equal(t, fault.Failure{Kind: fault.KindNoCredentials, Logged: true,
+		Message: "the gateway has no AWS credentials, so Bedrock was not called; the gateway log has the cause under this request id"},
+		fault.Classify(t.Context(), noCredentials))
 }

@@ -47,7 +47,8 @@ const FaultHelp = `KIND[,OPTION=VALUE...]
          invalid_tool_args (tool calls whose arguments break the tool's schema;
            times=N counts only answers that call a tool)
   options: times=N (only the first N requests), mode=stream|unary,
-           exception=<Bedrock exception, e.g. modelStreamErrorException> (stream_exception),
+           exception=<Bedrock exception, e.g. modelStreamErrorException>
+             (stream_exception; default throttlingException),
            after=N (events before a stream_exception or truncate; default 3),
            model=<model id> (only requests to that model: the id as sent, or its
              foundation model), region=<AWS region> (only requests signed for that

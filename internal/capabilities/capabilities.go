@@ -144,6 +144,42 @@ func FamilyOf(modelID string) string {
 	return id
 }
 
+// IsModelID reports whether id has the shape of a model identifier Bedrock's Converse may
+// accept: an ARN of Bedrock or SageMaker (a foundation model's, an inference profile's, a
+// provisioned, custom or imported model's), or an id that names its provider,
+// "provider.model", possibly behind an inference profile's geography ("us.provider.model"):
+// a provider segment of lower-case letters, digits and '-', starting with a letter, then a
+// model segment starting with a lower-case letter, in the characters Bedrock's ids use
+// (letters, digits, '.', '-' and ':'). It does not say that Bedrock serves the model (only
+// Bedrock knows, and new models appear every week); names of other services' models
+// ("gpt-4o", "gpt-4.1", "claude-3.5-sonnet") fail it (docs/PROTOCOL.md 4).
+func IsModelID(id string) bool {
+	if rest, ok := strings.CutPrefix(id, "arn:"); ok {
+		// partition, service, region, account (empty for foundation models), resource
+		p := strings.SplitN(rest, ":", 5)
+		return len(p) == 5 && strings.HasPrefix(p[0], "aws") && (p[1] == "bedrock" || p[1] == "sagemaker") &&
+			p[4] != "" && strings.IndexFunc(id, func(r rune) bool { return r <= ' ' || r > '~' }) < 0
+	}
+	provider, model, ok := strings.Cut(id, ".")
+	if !ok || provider == "" || model == "" || !lower(provider[0]) || !lower(model[0]) {
+		return false
+	}
+	for i := range len(provider) {
+		if c := provider[i]; !lower(c) && !digit(c) && c != '-' {
+			return false
+		}
+	}
+	for i := range len(model) {
+		if c := model[i]; !lower(c) && !digit(c) && !(c >= 'A' && c <= 'Z') && c != '.' && c != '-' && c != ':' {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(c byte) bool { return c >= 'a' && c <= 'z' }
+func digit(c byte) bool { return c >= '0' && c <= '9' }
+
 // Lookup tells what the model supports.
 func Lookup(modelID string) Model {
 	m := Model{ID: modelID, Family: FamilyOf(modelID)}

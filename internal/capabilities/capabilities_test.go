@@ -89,3 +89,35 @@ func TestFeatures(t *testing.T) {
 		assert.Equal(t, tt.want, Lookup(tt.id).Features, tt.id)
 	}
 }
+
+// TestIsModelID: the ids, profiles and ARNs Bedrock takes pass, new models included;
+// other services' model names do not.
+func TestIsModelID(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{
+		"anthropic.claude-sonnet-4-20250514-v1:0",
+		"us.anthropic.claude-sonnet-4-20250514-v1:0",
+		"us-gov.anthropic.claude-3-haiku-20240307-v1:0",
+		"global.anthropic.claude-opus-4-6-v1",
+		"ai21.jamba-1-5-large-v1:0",
+		"deepseek.r1-v1:0",
+		"zai.glm-4.6",
+		"acme.model-released-next-week-v1:0",
+		"arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-sonnet-4-6",
+		"arn:aws:bedrock:us-east-1:123456789012:inference-profile/eu.amazon.nova-pro-v1:0",
+		"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123",
+		"arn:aws:bedrock:us-east-1:123456789012:provisioned-model/abcdefghijkl",
+		"arn:aws-us-gov:bedrock:us-gov-west-1:123456789012:custom-model/x.y/abcdefghijkl",
+		"arn:aws:sagemaker:us-east-1:123456789012:endpoint/my-endpoint",
+	} {
+		assert.True(t, IsModelID(id), id)
+	}
+	for _, id := range []string{
+		"", "gpt-4o", "gpt-4.1", "gpt-3.5-turbo", "claude-3.5-sonnet", "o3", "sonnet", "not-a-model",
+		"llama3.1", "Anthropic.claude-v2", "anthropic.Claude-v2", "anthropic.", ".claude", "anthropic.claude v2",
+		"anthropic.claude/v2", "a:b.claude", "arn:aws:s3:::bucket/key", "arn:aws:bedrock:us-east-1:1:", "arn:bedrock",
+		"arn:aws:bedrock:us-east-1::foundation-model/anthropic claude",
+	} {
+		assert.False(t, IsModelID(id), id)
+	}
+}

@@ -24,6 +24,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
 )
@@ -273,7 +274,7 @@ func bind[T any](p *T, check func(T) error) value {
 	return v
 }
 
-// table declares every setting, in the order --help and the README list them.
+// table declares every setting, in the order --help and docs/CONFIG.md list them.
 func table(c *Config) []setting {
 	return []setting{
 		{key: fileKey, help: "YAML file with any setting below, by its key; an unknown key stops startup", v: bind(&c.File, nil)},
@@ -654,6 +655,11 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 			}
 		}
 	}
+	if !bad["default_model"] && !bad["model_aliases"] {
+		if err := c.defaultModel(); err != nil {
+			fail("default_model", err)
+		}
+	}
 	if from["api_keys"] == "--api-keys" && plaintext(c.APIKeys) {
 		c.warn("api_keys", "keys given with --api-keys are visible to every user of this host (ps, /proc); give them in --api-keys-file or GATEWAY_API_KEYS")
 	}
@@ -814,14 +820,39 @@ func optionalHostPort(s string) error {
 	return hostPort(s)
 }
 
+// aliases checks model_aliases: every alias named, and each of its targets a Bedrock model
+// id, an inference profile or an ARN by its shape (capabilities.IsModelID), so that a
+// target no call could reach stops startup rather than every call to the alias.
 func aliases(t aliasTable) error {
 	m := *t.targets
 	for _, name := range slices.Sorted(maps.Keys(m)) { // the first bad one, always the same
 		if id := m[name][0].ModelID; name == "" || id == "" {
 			return fmt.Errorf("%q=%q: both the name and the model id must be set", name, id)
 		}
+		for i, target := range m[name] {
+			if capabilities.IsModelID(target.ModelID) {
+				continue
+			}
+			at := name
+			if _, object := (*t.defaults)[name]; object {
+				at = fmt.Sprintf("%s.targets[%d].model_id", name, i)
+			}
+			return fmt.Errorf("%s: %q is not a Bedrock model id; %s", at, target.ModelID, modelIDShapes)
+		}
 	}
 	return nil
+}
+
+// modelIDShapes says what a Bedrock model id looks like (capabilities.IsModelID).
+const modelIDShapes = "want provider.model (anthropic.claude-sonnet-4-20250514-v1:0), an inference profile (us.anthropic.claude-sonnet-4-20250514-v1:0) or an ARN"
+
+// defaultModel checks default_model against model_aliases: an alias, or a Bedrock model id
+// by its shape.
+func (c *Config) defaultModel() error {
+	if _, alias := c.ModelAliases[c.DefaultModel]; alias || capabilities.IsModelID(c.DefaultModel) {
+		return nil
+	}
+	return fmt.Errorf("%q is neither an alias of model_aliases nor a Bedrock model id; %s", c.DefaultModel, modelIDShapes)
 }
 
 // fraction checks a weight: from 0 to 1.

@@ -75,9 +75,9 @@ func TestPrecedence(t *testing.T) {
 		def, file, fromEnv, flag any
 	}{
 		{
-			name: "string", yaml: "default_model: file-model",
-			env: map[string]string{"GATEWAY_DEFAULT_MODEL": "env-model"}, flags: strs{"--default-model", "flag-model"},
-			get: func(c Config) any { return c.DefaultModel }, def: DefaultModel, file: "file-model", fromEnv: "env-model", flag: "flag-model",
+			name: "string", yaml: "default_model: acme.file-model",
+			env: map[string]string{"GATEWAY_DEFAULT_MODEL": "acme.env-model"}, flags: strs{"--default-model", "acme.flag-model"},
+			get: func(c Config) any { return c.DefaultModel }, def: DefaultModel, file: "acme.file-model", fromEnv: "acme.env-model", flag: "acme.flag-model",
 		},
 		{
 			name: "int", yaml: "max_tools: 64",
@@ -138,12 +138,12 @@ func TestPrecedence(t *testing.T) {
 			flag: [4]int{1 << 20, 3000, 40, 9000},
 		},
 		{
-			name: "map", yaml: "model_aliases: {a: id-a, b: 'arn:aws:bedrock:us-east-1:1:x/y'}",
-			env:   map[string]string{"GATEWAY_MODEL_ALIASES": "c=id-c, d = id-d"},
-			flags: strs{"--model-aliases", "e=id-e", "--model-aliases=f=id-f"},
+			name: "map", yaml: "model_aliases: {a: acme.model-a, b: 'arn:aws:bedrock:us-east-1:1:x/y'}",
+			env:   map[string]string{"GATEWAY_MODEL_ALIASES": "c=acme.model-c, d = acme.model-d"},
+			flags: strs{"--model-aliases", "e=acme.model-e", "--model-aliases=f=acme.model-f"},
 			get:   func(c Config) any { return c.ModelAliases }, def: aliases(nil),
-			file:    aliases{"a": {{ModelID: "id-a"}}, "b": {{ModelID: "arn:aws:bedrock:us-east-1:1:x/y"}}},
-			fromEnv: aliases{"c": {{ModelID: "id-c"}}, "d": {{ModelID: "id-d"}}}, flag: aliases{"e": {{ModelID: "id-e"}}, "f": {{ModelID: "id-f"}}},
+			file:    aliases{"a": {{ModelID: "acme.model-a"}}, "b": {{ModelID: "arn:aws:bedrock:us-east-1:1:x/y"}}},
+			fromEnv: aliases{"c": {{ModelID: "acme.model-c"}}, "d": {{ModelID: "acme.model-d"}}}, flag: aliases{"e": {{ModelID: "acme.model-e"}}, "f": {{ModelID: "acme.model-f"}}},
 		},
 	}
 	for _, tt := range tests {
@@ -234,6 +234,14 @@ func TestLoadErrors(t *testing.T) {
 			want: `model_aliases: agent.targets[1].model_id: missing (from FILE)`},
 		{name: "alias target with an empty model_id", yaml: "model_aliases: {agent: {targets: [{model_id: ''}]}}",
 			want: `model_aliases: agent.targets[0].model_id: want a Bedrock model id, got "" (from FILE)`},
+		{name: "alias not a model id", yaml: "model_aliases: {fast: amazon.nova-lite-v1:0, smart: not-a-model}",
+			want: `model_aliases: smart: "not-a-model" is not a Bedrock model id; want provider.model (anthropic.claude-sonnet-4-20250514-v1:0), an inference profile (us.anthropic.claude-sonnet-4-20250514-v1:0) or an ARN (from FILE)`},
+		{name: "alias flag not a model id", args: strs{"--model-aliases", "fast=gpt-4o"},
+			want: `model_aliases: fast: "gpt-4o" is not a Bedrock model id; want provider.model (anthropic.claude-sonnet-4-20250514-v1:0), an inference profile (us.anthropic.claude-sonnet-4-20250514-v1:0) or an ARN (from --model-aliases)`},
+		{name: "alias target not a model id", yaml: "model_aliases: {agent: {targets: [{model_id: amazon.nova-pro-v1:0}, {model_id: gpt-4.1}]}}",
+			want: `model_aliases: agent.targets[1].model_id: "gpt-4.1" is not a Bedrock model id; want provider.model (anthropic.claude-sonnet-4-20250514-v1:0), an inference profile (us.anthropic.claude-sonnet-4-20250514-v1:0) or an ARN (from FILE)`},
+		{name: "default_model not a model id", env: vars{"GATEWAY_DEFAULT_MODEL": "gpt-4o"},
+			want: `default_model: "gpt-4o" is neither an alias of model_aliases nor a Bedrock model id; want provider.model (anthropic.claude-sonnet-4-20250514-v1:0), an inference profile (us.anthropic.claude-sonnet-4-20250514-v1:0) or an ARN (from GATEWAY_DEFAULT_MODEL)`},
 		{name: "alias target with an unknown key", yaml: "model_aliases: {agent: {targets: [{model: a}]}}",
 			want: `model_aliases: agent.targets[0].model: unknown key; a target takes model_id and region (from FILE)`},
 		{name: "alias with an unknown key", yaml: "model_aliases: {agent: {targets: [{model_id: a}], max_repair_attempts: 3}}",
@@ -274,9 +282,13 @@ func TestLoadErrors(t *testing.T) {
 		{name: "keys name of another's digest", yaml: "keys: [{name: '" + sha256Hex("first-key-012345")[:8] + "', key: second-key-01234}, {key: first-key-012345}]",
 			want: `keys[1]: its SHA-256 starts as that of keys[0], whose name it would take; give it a name (from FILE)`},
 		{name: "keys unknown member", yaml: "keys: [{key: first-key-012345, prompt_caching: off}]",
-			want: `keys[0]: an unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+			want: `keys[0].prompt_caching: unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
 		{name: "keys a key as a member's name", yaml: "keys: [{key: first-key-012345, sk-live-secret: 1}]",
-			want: `keys[0]: an unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+			want: `keys[0]: an unknown member, not quoted because it could be a key; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+		{name: "keys a misspelt member", yaml: "keys: [{key: first-key-012345, requests_per_minutes: 1}]",
+			want: `keys[0].requests_per_minutes: unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+		{name: "keys a lower-case key as a member's name", yaml: "keys: [{key: first-key-012345, our_team_secret_abc: 1}]",
+			want: `keys[0]: an unknown member, not quoted because it could be a key; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
 		{name: "keys requests_per_minute", yaml: "keys: [{key: first-key-012345, requests_per_minute: -1}]", want: `keys[0].requests_per_minute: must be at least 0, got -1 (from FILE)`},
 		{name: "keys tokens_per_minute", yaml: "keys: [{key: first-key-012345}, {key: second-key-01234}, {key: third-key-012345, tokens_per_minute: 1.5}]", want: `keys[2].tokens_per_minute: want a whole number, 0 or more (0: no limit) (from FILE)`},
 		{name: "keys tokens_per_day", yaml: "keys: [{key: first-key-012345, tokens_per_day: '100'}]", want: `keys[0].tokens_per_day: want a whole number, 0 or more (0: no limit) (from FILE)`},
@@ -508,14 +520,14 @@ func TestHelpListsEverySetting(t *testing.T) {
 	}
 }
 
-// TestDocsListEverySetting: README.md's configuration section and PROTOCOL.md section 1
-// hold a row for each setting (flag, variable, key, default), in its group, and none for a
-// setting that does not exist, so neither can drift from the table.
+// TestDocsListEverySetting: docs/CONFIG.md, the one page that lists the settings (the README
+// and PROTOCOL.md section 1 link it), holds a row for each setting (flag, variable, key,
+// default), in its group, and none for a setting that does not exist, so it cannot drift
+// from the table.
 func TestDocsListEverySetting(t *testing.T) {
 	t.Parallel()
 	for _, doc := range []struct{ path, section string }{
-		{"../../README.md", "## Configuration"},
-		{"../../docs/PROTOCOL.md", "## 1. Processes and configuration"},
+		{"../../docs/CONFIG.md", "## Every setting"},
 	} {
 		t.Run(filepath.Base(doc.path), func(t *testing.T) {
 			raw, err := os.ReadFile(doc.path)
@@ -576,4 +588,15 @@ func TestDocsListEverySetting(t *testing.T) {
 			assert.Empty(t, rows, "rows for settings that do not exist")
 		})
 	}
+}
+
+// TestDefaultModelMayBeAnAlias: default_model names an alias or a Bedrock model id; an
+// alias need not look like one.
+func TestDefaultModelMayBeAnAlias(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load([]string{"--model-aliases", "agent=us.anthropic.claude-sonnet-4-20250514-v1:0", "--default-model", "agent"}, env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, "agent", cfg.DefaultModel)
+	_, err = Load([]string{"--default-model", "agent"}, env(nil))
+	assert.EqualError(t, err, `default_model: "agent" is neither an alias of model_aliases nor a Bedrock model id; want provider.model (anthropic.claude-sonnet-4-20250514-v1:0), an inference profile (us.anthropic.claude-sonnet-4-20250514-v1:0) or an ARN (from --default-model)`)
 }

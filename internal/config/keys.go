@@ -106,8 +106,7 @@ func keyObject(raw jsontext.Value) (k Key, err error) {
 		default:
 			known, merr := k.member(m, v)
 			if !known {
-				// Not named: a key written as a member's name would reach the terminal.
-				return k, fmt.Errorf(": an unknown member; a keys entry takes %s", strings.Join(keyMembers, ", "))
+				return k, unknownKeyMember(m)
 			}
 			if merr != nil {
 				err = errors.New(keyDefaultWants[m]) // the value, which may be a key, not quoted
@@ -121,6 +120,38 @@ func keyObject(raw jsontext.Value) (k Key, err error) {
 		return k, errors.New(".key: missing")
 	}
 	return k, nil
+}
+
+// unknownKeyMember is the error of a member a keys entry does not take. It names the member
+// only when it reads as a setting's name (lower-case words joined by '_', one of them a word
+// of a keys entry's member, an alias object's or a setting's, as prompt_caching or
+// requests_per_minutes): a key written where a member's name goes would reach the terminal.
+func unknownKeyMember(m string) error {
+	wants := strings.Join(keyMembers, ", ")
+	if !settingLike(m) {
+		return fmt.Errorf(": an unknown member, not quoted because it could be a key; a keys entry takes %s", wants)
+	}
+	return fmt.Errorf(".%s: unknown member; a keys entry takes %s", m, wants)
+}
+
+// settingLike reports whether m is lower-case words joined by '_' with a word of a setting's
+// name among them.
+func settingLike(m string) bool {
+	if strings.Trim(m, "abcdefghijklmnopqrstuvwxyz_") != "" {
+		return false
+	}
+	names := slices.Concat(keyMembers, aliasKeys)
+	for _, s := range table(new(Config)) {
+		names = append(names, s.key)
+	}
+	for _, word := range strings.Split(m, "_") {
+		for _, name := range names {
+			if word != "" && slices.Contains(strings.Split(name, "_"), word) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // keyDefaultWants say what each default of a keys entry takes, without quoting the value

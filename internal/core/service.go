@@ -232,7 +232,7 @@ func (s *Service) Model(name string) (ModelEntry, error) {
 			return m, nil
 		}
 	}
-	return ModelEntry{}, fault.ErrModelNotFound
+	return ModelEntry{}, s.unknownModel(name, "is not one this gateway lists", nil)
 }
 
 // Started is when the Service was made: the "created" time of the models it lists.
@@ -243,7 +243,9 @@ func (s *Service) DefaultModel() string { return s.opts.DefaultModel }
 
 // Capabilities is what the gateway and one model support (docs/PROTOCOL.md 4): the one
 // view of them every surface renders. Its JSON is the Nirmata REST surface's document;
-// gRPC maps it field by field.
+// gRPC maps it field by field. A model outside the capability table (Known false) is
+// described as supporting no tools: the gateway does not know that it does, though it
+// still sends a request's tools and lets Bedrock decide.
 type Capabilities struct {
 	// Model is the model the top-level flags describe.
 	Model          string `json:"-"`
@@ -256,8 +258,10 @@ type Capabilities struct {
 	StreamingFormats []string `json:"streaming_formats"`
 	// ToolChoice lists the client tool_choice values the model takes: auto, required,
 	// function, none.
-	ToolChoice   []string `json:"tool_choice"`
-	DefaultModel string   `json:"default_model"`
+	ToolChoice []string `json:"tool_choice"`
+	// Known: the capability table knows the model's family (docs/BEDROCK.md F).
+	Known        bool   `json:"known"`
+	DefaultModel string `json:"default_model"`
 	// Surfaces are the APIs the gateway serves.
 	Surfaces []string            `json:"surfaces"`
 	Models   []ModelCapabilities `json:"models"`
@@ -275,9 +279,11 @@ var StreamingFormats = []string{"jsonl", "chunked"}
 
 // ModelCapabilities describes one listed model.
 type ModelCapabilities struct {
-	ID             string `json:"id"`
-	Tools          bool   `json:"tools"`
-	StreamingTools bool   `json:"streaming_tools"`
+	ID string `json:"id"`
+	// Known: the capability table knows the model's family.
+	Known          bool `json:"known"`
+	Tools          bool `json:"tools"`
+	StreamingTools bool `json:"streaming_tools"`
 	// ToolChoice lists Bedrock's toolChoice kinds: auto, any, tool.
 	ToolChoice []string `json:"tool_choice"`
 	Flags      `json:",inline"`
@@ -310,18 +316,23 @@ var clientChoiceOf = map[string]string{
 }
 
 // Capabilities describes the gateway, and model (or the default model) in the top-level
-// flags. "none" is always offered: the gateway implements it by not sending tools.
+// flags. "none" is always offered: the gateway implements it by not sending tools. A model
+// name that cannot reach a model is refused as a chat naming it is (checkModel).
 func (s *Service) Capabilities(model string) (*Capabilities, error) {
 	if err := checkModelID(model); err != nil {
 		return nil, err
 	}
-	m := capabilities.Lookup(s.resolveModel(model))
+	if err := s.checkModel(s.modelName(model)); err != nil {
+		return nil, err
+	}
+	m := advertised(s.resolveModel(model))
 	out := &Capabilities{
 		Model:          m.ID,
 		ToolsSupported: m.Tools,
 		ToolTypes:      []string{},
-		StreamingTools: m.Tools && m.StreamingTools,
+		StreamingTools: m.StreamingTools,
 		ToolChoice:     []string{},
+		Known:          m.Known,
 		MaxTools:       s.opts.MaxTools,
 		DefaultModel:   s.opts.DefaultModel,
 		Surfaces:       Surfaces,
@@ -342,16 +353,28 @@ func (s *Service) Capabilities(model string) (*Capabilities, error) {
 		out.ToolChoice = append(out.ToolChoice, "none")
 	}
 	seen := map[string]bool{}
-	for _, id := range append([]string{s.opts.DefaultModel, m.ID}, s.router.Targets()...) {
+	for _, id := range append([]string{s.resolveModel(""), m.ID}, s.router.Targets()...) {
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
-		mc := capabilities.Lookup(id)
+		mc := advertised(id)
 		out.Models = append(out.Models, ModelCapabilities{
-			ID: id, Tools: mc.Tools, StreamingTools: mc.Tools && mc.StreamingTools, ToolChoice: slices.Clone(mc.ToolChoice),
+			ID: id, Known: mc.Known, Tools: mc.Tools, StreamingTools: mc.StreamingTools, ToolChoice: slices.Clone(mc.ToolChoice),
 			Flags: flagsOf(mc),
 		})
 	}
 	return out, nil
+}
+
+// advertised is what the capabilities say of the model id: the table's row, with tools
+// and streaming tools only where the table knows the model (capabilities.Lookup assumes
+// them for a model it does not know, so that its calls keep their tools).
+func advertised(id string) capabilities.Model {
+	m := capabilities.Lookup(id)
+	if !m.Known {
+		m.Tools, m.ToolChoice = false, nil
+	}
+	m.StreamingTools = m.Tools && m.StreamingTools
+	return m
 }

@@ -130,14 +130,14 @@ func (s *Service) open(ctx context.Context, t *turn) (*bedrock.EventStream, *ups
 	if err != nil {
 		span.endStream(nil, err)
 		s.upstreamFailed(ctx, t.id, t.model.ID, err)
-		return nil, nil, blame(t.plan, err)
+		return nil, nil, s.refused(t, err)
 	}
 	if t.route.More() {
 		if err := events.Start(); err != nil && err != io.EOF {
 			_ = events.Close()
 			span.endStream(nil, err)
 			s.upstreamFailed(ctx, t.id, t.model.ID, err)
-			return nil, nil, blame(t.plan, err)
+			return nil, nil, s.refused(t, err)
 		}
 	}
 	return events, span, nil

@@ -128,10 +128,13 @@ func (s *Service) prepare(t *turn) error {
 	if p := req.Provider; p != "" && !strings.EqualFold(p, "bedrock") {
 		return fault.Refuse(fault.ErrInvalidRequest, fault.ReasonUnsupportedValue, "provider %s is not supported; this gateway serves \"bedrock\"", clip.Quote(p))
 	}
+	name := s.modelName(req.Model)
+	if err := s.checkModel(name); err != nil {
+		return err
+	}
 	if err := s.checkLimits(req); err != nil {
 		return err
 	}
-	name := s.modelName(req.Model)
 	opts, mode, err := s.applyDefaults(req, name)
 	if err != nil {
 		return err

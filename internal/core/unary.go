@@ -75,7 +75,7 @@ func (s *Service) converseUnary(ctx context.Context, t *turn, req *bedrock.Conve
 	answer, err := t.up().Converse(ctx, t.model.ID, req)
 	if err != nil {
 		s.upstreamFailed(ctx, t.id, t.model.ID, err)
-		return nil, bedrock.Message{}, blame(t.plan, err)
+		return nil, bedrock.Message{}, s.refused(t, err)
 	}
 	t.quota.Count(translate.Usage(answer.Usage)) // used, whether its answer is usable or not
 	s.logUnknownStop(t.id, answer.StopReason)
@@ -93,7 +93,7 @@ func (s *Service) converseStreamed(ctx context.Context, t *turn, req *bedrock.Co
 	events, err := t.up().ConverseStream(ctx, t.model.ID, req)
 	if err != nil {
 		s.upstreamFailed(ctx, t.id, t.model.ID, err)
-		return nil, bedrock.Message{}, blame(t.plan, err)
+		return nil, bedrock.Message{}, s.refused(t, err)
 	}
 	defer events.Close()
 	var src stream.Events = events

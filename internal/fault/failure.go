@@ -21,8 +21,6 @@ var (
 	// ErrDraining: the gateway is shutting down. It is also the cause with which calls
 	// still running at the end of a drain are cancelled.
 	ErrDraining = errors.New("the gateway is shutting down; retry on another instance")
-	// ErrModelNotFound: a model name the gateway does not list.
-	ErrModelNotFound = errors.New("model not found: GET /v1/models lists the models this gateway serves")
 	// ErrUpstream: the upstream answered 200 but the answer is unusable (no output, a
 	// malformed_model_output / malformed_tool_use stop, a tool input that is not a JSON
 	// object, a stream cut short or out of order).
@@ -82,6 +80,9 @@ const (
 	KindUpstream
 	// KindCredentials: the upstream refused the gateway's own credentials.
 	KindCredentials
+	// KindNoCredentials: the gateway has no credentials of its own to call the upstream
+	// with, so it did not call it.
+	KindNoCredentials
 	// KindCanceled: the client went away.
 	KindCanceled
 	// KindWrongMethod: a REST path served for another method.
@@ -107,6 +108,7 @@ var codeOf = [...]string{
 	KindUnavailable:     "unavailable",
 	KindUpstream:        "unavailable",
 	KindCredentials:     "internal",
+	KindNoCredentials:   "unavailable",
 	KindCanceled:        "canceled",
 	KindWrongMethod:     "unimplemented",
 	KindURITooLong:      "resource_exhausted",
@@ -174,12 +176,14 @@ func classify(err error) Failure {
 		return Failure{Kind: KindCanceled, Message: "request canceled"}
 	case errors.Is(err, ErrUnauthenticated):
 		return Failure{Kind: KindUnauthenticated, Message: err.Error()}
-	case errors.Is(err, ErrOverloaded), errors.Is(err, ErrDraining):
-		return Failure{Kind: KindUnavailable, Message: err.Error(), RetryAfter: RetrySoon}
+	case errors.Is(err, ErrOverloaded):
+		return Failure{Kind: KindUnavailable, Message: ErrOverloaded.Error(), RetryAfter: RetrySoon}
+	case errors.Is(err, ErrDraining):
+		// The sentinel's text alone: a call the drain cut is often an upstream read that
+		// failed with it, whose wrapping says nothing to the client.
+		return Failure{Kind: KindUnavailable, Message: ErrDraining.Error(), RetryAfter: RetrySoon}
 	case errors.As(err, &classified):
 		return classified.Failure()
-	case errors.Is(err, ErrModelNotFound):
-		return Failure{Kind: KindNotFound, Message: err.Error(), Reason: ReasonModelNotFound}
 	case errors.Is(err, ErrBodyTooLarge):
 		return Failure{Kind: KindTooLarge, Message: err.Error()}
 	case errors.Is(err, ErrBodyTimeout):

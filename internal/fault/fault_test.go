@@ -73,11 +73,14 @@ func TestClassify(t *testing.T) {
 		{"missing key", ErrUnauthenticated, Failure{Kind: KindUnauthenticated, Message: ErrUnauthenticated.Error()}},
 		{"body too large", ErrBodyTooLarge, Failure{Kind: KindTooLarge, Message: "request body too large"}},
 		{"body read timeout", ErrBodyTimeout, Failure{Kind: KindBodyTimeout, Message: "the request body did not arrive in time"}},
-		{"unknown model", ErrModelNotFound, Failure{Kind: KindNotFound, Message: ErrModelNotFound.Error(), Reason: ReasonModelNotFound}},
 		{"gateway deadline", fmt.Errorf("call: %w", context.DeadlineExceeded), Failure{Kind: KindTimeout, Message: "the upstream model did not answer in time"}},
 		{"client gone", fmt.Errorf("call: %w", context.Canceled), Failure{Kind: KindCanceled, Message: "request canceled"}},
 		{"overloaded", ErrOverloaded, Failure{Kind: KindUnavailable, Message: ErrOverloaded.Error(), RetryAfter: time.Second}},
 		{"draining", ErrDraining, Failure{Kind: KindUnavailable, Message: ErrDraining.Error(), RetryAfter: time.Second}},
+		// A stream the drain cut: its upstream read failed with the drain's cause, which
+		// the reader wrapped. The client reads the sentinel's text alone.
+		{"stream cut by the drain", fmt.Errorf("%w: decode event: %w", classified{throttled}, ErrDraining),
+			Failure{Kind: KindUnavailable, Message: ErrDraining.Error(), RetryAfter: time.Second}},
 		{"no route", &RouteError{Message: "no route for GET /x"}, Failure{Kind: KindNotFound, Message: "no route for GET /x"}},
 		{"wrong method", &RouteError{Message: "method PUT is not allowed on /x", WrongMethod: true},
 			Failure{Kind: KindWrongMethod, Message: "method PUT is not allowed on /x"}},

@@ -63,6 +63,9 @@ type Gateway struct {
 	upstream string
 	svc      *core.Service
 	keys     *auth.Keyring
+	// creds tells /readyz whether the gateway has AWS credentials; nil under --sim, which
+	// signs with its own.
+	creds *credentialsCheck
 
 	grpcServer              *grpc.Server
 	health                  interface{ Shutdown() }
@@ -109,9 +112,12 @@ func WithAWSConfig(cfg aws.Config) Option { return func(o *options) { o.aws = &c
 // New builds the gateway of cfg: the upstream (AWS Bedrock, or the embedded simulator under
 // --sim, which it starts), tracing, the keys, the shared store, the core service, and the
 // gRPC, REST and admin servers on their listeners, which it opens, so that Addrs holds the
-// ports the system chose for ":0". It serves nothing yet: Serve does. A setting New finds
-// bad (a simulator fault spec) is a *config.SettingError; on any error New releases what it
-// built.
+// ports the system chose for ":0". It serves nothing yet: Serve does. For AWS Bedrock it
+// looks the AWS credentials up, within a few seconds and without calling Bedrock, and logs
+// where it found them, or warns that it found none: then it serves, and /readyz answers
+// 503 until some are found. A setting New finds bad (a simulator fault spec, an AWS
+// setting such as a missing region, an OpenTelemetry variable) is a *config.SettingError;
+// on any error New releases what it built.
 func New(ctx context.Context, cfg config.Config, log *zap.Logger, opts ...Option) (_ *Gateway, err error) {
 	o := options{now: time.Now}
 	for _, opt := range opts {
@@ -138,6 +144,9 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, opts ...Option
 	own, regions, err := upstreams(ctx, awsCfg, cfg, m, log)
 	if err != nil {
 		return nil, err
+	}
+	if !cfg.Sim.Enabled {
+		g.creds = checkCredentials(own, log, o.now)
 	}
 	tracing, err := g.tracing(ctx)
 	if err != nil {
@@ -253,9 +262,9 @@ func (g *Gateway) awsConfig(ctx context.Context, given *aws.Config) (aws.Config,
 		if given != nil {
 			return *given, nil
 		}
-		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithLogger(sdkLogger{g.log.WithOptions(zap.WithCaller(false))}))
 		if err != nil {
-			return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
+			return aws.Config{}, awsSettingError(err) // a profile that is not there, a bad AWS_MAX_ATTEMPTS
 		}
 		return awsCfg, nil
 	}
@@ -274,7 +283,8 @@ func (g *Gateway) awsConfig(ctx context.Context, given *aws.Config) (aws.Config,
 func (g *Gateway) tracing(ctx context.Context) (*telemetry.Tracing, error) {
 	tracing, err := telemetry.Setup(ctx, buildinfo.Version(), g.log)
 	if err != nil {
-		return nil, err
+		// Setup makes no connection: what fails is a variable's value.
+		return nil, &config.SettingError{Key: "OpenTelemetry settings", Err: err}
 	}
 	g.release = append(g.release, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
@@ -371,6 +381,9 @@ func (g *Gateway) servers(storeStatus interface{ Status() string }, obs *observe
 		StreamWriteTimeout: g.cfg.StreamWriteTimeout,
 		BodyReadTimeout:    g.cfg.BodyReadTimeout,
 		Observer:           obs,
+	}
+	if g.creds != nil {
+		httpOpts.Credentials = g.creds
 	}
 	g.httpServer = &http.Server{
 		Handler:           server.NewHTTPHandler(g.svc, httpOpts),
@@ -469,7 +482,7 @@ func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *met
 	}
 	own, err := bedrock.NewClient(ctx, awsCfg, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, awsSettingError(err)
 	}
 	log.Info("bedrock upstream", zap.String("endpoint", own.Endpoint()), zap.String("region", awsCfg.Region))
 	regions := map[string]route.Upstream{}
@@ -486,7 +499,7 @@ func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *met
 			regional.Region = t.Region
 			c, err := bedrock.NewClient(ctx, regional, opts)
 			if err != nil {
-				return nil, nil, fmt.Errorf("alias %s: region %s: %w", name, t.Region, err)
+				return nil, nil, &config.SettingError{Key: "model_aliases", Err: fmt.Errorf("%s: region %s: %w", name, t.Region, err)}
 			}
 			regions[t.Region] = c
 			if c.Endpoint() == own.Endpoint() && !cfg.Sim.Enabled {
@@ -499,6 +512,12 @@ func upstreams(ctx context.Context, awsCfg aws.Config, cfg config.Config, m *met
 		}
 	}
 	return own, regions, nil
+}
+
+// awsSettingError is err, a bad AWS setting the SDK or the Bedrock client found (no region,
+// a profile that is not there, an endpoint with a query), as the setting error it is.
+func awsSettingError(err error) error {
+	return &config.SettingError{Key: "AWS settings", Err: err}
 }
 
 // aliasTargets are the configured aliases' targets as the core takes them.

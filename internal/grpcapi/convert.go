@@ -270,9 +270,10 @@ func capabilitiesProto(c *core.Capabilities) *llmgatewayv1.Capabilities {
 		ToolChoice:       c.ToolChoice,
 		DefaultModel:     c.DefaultModel,
 		Surfaces:         c.Surfaces,
+		Known:            c.Known,
 	}
 	for _, m := range c.Models {
-		out.Models = append(out.Models, &llmgatewayv1.ModelCapabilities{Id: m.ID, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice,
+		out.Models = append(out.Models, &llmgatewayv1.ModelCapabilities{Id: m.ID, Known: m.Known, Tools: m.Tools, StreamingTools: m.StreamingTools, ToolChoice: m.ToolChoice,
 			Reasoning: m.Reasoning, PromptCaching: m.PromptCaching, StrictTools: m.StrictTools,
 			StructuredOutput: m.StructuredOutput, Images: m.Images, Documents: m.Documents})
 	}

@@ -327,6 +327,7 @@ var statuses = [fault.Kinds]struct {
 	fault.KindUnavailable:     {codes.Unavailable, "UNAVAILABLE"},
 	fault.KindUpstream:        {codes.Unavailable, "UPSTREAM_FAILED"},
 	fault.KindCredentials:     {codes.Internal, "UPSTREAM_CREDENTIALS_REFUSED"},
+	fault.KindNoCredentials:   {codes.Unavailable, "UPSTREAM_CREDENTIALS_MISSING"},
 	fault.KindCanceled:        {codes.Canceled, "CANCELED"},
 	fault.KindWrongMethod:     {codes.Unimplemented, "METHOD_NOT_ALLOWED"},
 	// REST only: net/http's refusals of a head (internal/server Listener).

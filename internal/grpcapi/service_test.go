@@ -137,6 +137,7 @@ func TestStatuses(t *testing.T) {
 	}
 	assert.Equal(t, codes.Unimplemented, statusOf("", fault.Failure{Kind: fault.KindWrongMethod}).Code())
 	assert.Equal(t, codes.Internal, statusOf("", fault.Failure{Kind: fault.KindCredentials}).Code())
+	assert.Equal(t, codes.Unavailable, statusOf("", fault.Failure{Kind: fault.KindNoCredentials}).Code())
 }
 
 func TestCodeName(t *testing.T) {

@@ -137,6 +137,7 @@ var statusOf = [fault.Kinds]int{
 	fault.KindUnavailable:     http.StatusServiceUnavailable,
 	fault.KindUpstream:        http.StatusBadGateway,
 	fault.KindCredentials:     http.StatusBadGateway,
+	fault.KindNoCredentials:   http.StatusServiceUnavailable,
 	fault.KindCanceled:        499, // nginx's "client closed request"
 	fault.KindWrongMethod:     http.StatusMethodNotAllowed,
 	fault.KindURITooLong:      http.StatusRequestURITooLong,

@@ -41,7 +41,7 @@ func TestStatus(t *testing.T) {
 	for k, want := range map[fault.Kind]int{
 		fault.KindInternal: 500, fault.KindInvalid: 400, fault.KindUnauthenticated: 401, fault.KindNotFound: 404,
 		fault.KindTooLarge: 413, fault.KindBodyTimeout: 408, fault.KindRateLimited: 429, fault.KindTimeout: 504,
-		fault.KindUnavailable: 503, fault.KindUpstream: 502, fault.KindCredentials: 502, fault.KindCanceled: 499,
+		fault.KindUnavailable: 503, fault.KindUpstream: 502, fault.KindCredentials: 502, fault.KindNoCredentials: 503, fault.KindCanceled: 499,
 		fault.KindWrongMethod: 405, fault.KindURITooLong: 414, fault.KindHeadersTooLarge: 431,
 	} {
 		assert.Equal(t, want, Status(k), "kind %d", k)

@@ -40,19 +40,26 @@ func NewHandler(svc *core.Service, opts Options) *Handler {
 // Chat serves POST /llm-apps/chat: the unary answer, or with stream=true the JSONL delta
 // stream, with chunked=true the Nirmata chunked events.
 func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
+	return httpx.Serve(w, r, call, h.opts.StreamWriteTimeout, func() (*core.Stream, httpx.Frames, error) {
+		return h.chat(w, r, call)
+	})
+}
+
+// chat answers a unary call, or opens the call's stream and returns it with its frames.
+func (h *Handler) chat(w http.ResponseWriter, r *http.Request, call *observe.Call) (*core.Stream, httpx.Frames, error) {
 	bp, body, err := httpx.ReadPooledBody(w, r, h.opts.MaxBodyBytes, h.svc.Metrics())
 	if err != nil {
-		return err
+		return nil, httpx.Frames{}, err
 	}
 	req, stream, err := DecodeRequest(body)
 	bufpool.Put(bp, body) // the request copies what it keeps of the body
 	if err != nil {
-		return err
+		return nil, httpx.Frames{}, err
 	}
 	chunked := false
 	if r.URL.RawQuery != "" {
 		if stream, chunked, err = applyQuery(req, r.URL.Query(), stream); err != nil {
-			return err
+			return nil, httpx.Frames{}, err
 		}
 	}
 	req.ID, req.KeyID, req.UserAgent = call.RequestID, call.KeyID, r.UserAgent()
@@ -61,15 +68,14 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Cal
 		st, res, err := h.svc.Stream(r.Context(), req)
 		call.Result = res
 		if err != nil {
-			return err
+			return nil, httpx.Frames{}, err
 		}
-		defer st.Close()
-		return httpx.Relay(w, r, st, frames(call.RequestID, chunked, req.StreamReasoning), h.opts.StreamWriteTimeout, call)
+		return st, frames(call.RequestID, chunked, req.StreamReasoning), nil
 	}
 	resp, res, err := h.svc.Chat(r.Context(), req)
 	call.Result = res
 	if err != nil {
-		return err
+		return nil, httpx.Frames{}, err
 	}
 	bp = bufpool.Get()
 	b := AppendResponse(*bp, resp)
@@ -81,7 +87,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Cal
 	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
 	_, _ = w.Write(b) // copied into the connection's buffer or written: b is free after
 	bufpool.Put(bp, b)
-	return nil
+	return nil, httpx.Frames{}, nil
 }
 
 // applyQuery folds the query parameters of POST /llm-apps/chat into the request: model

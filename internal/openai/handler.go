@@ -40,14 +40,21 @@ func NewHandler(svc *core.Service, opts Options) *Handler {
 // Chat serves POST /v1/chat/completions: the unary answer, or with "stream": true the SSE
 // stream.
 func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
+	return httpx.Serve(w, r, call, h.opts.StreamWriteTimeout, func() (*core.Stream, httpx.Frames, error) {
+		return h.chat(w, r, call)
+	})
+}
+
+// chat answers a unary call, or opens the call's stream and returns it with its frames.
+func (h *Handler) chat(w http.ResponseWriter, r *http.Request, call *observe.Call) (*core.Stream, httpx.Frames, error) {
 	bp, body, err := httpx.ReadPooledBody(w, r, h.opts.MaxBodyBytes, h.svc.Metrics())
 	if err != nil {
-		return err
+		return nil, httpx.Frames{}, err
 	}
 	c, err := decodeRequest(body)
 	bufpool.Put(bp, body) // the request copies what it keeps of the body
 	if err != nil {
-		return err
+		return nil, httpx.Frames{}, err
 	}
 	c.req.ID, c.req.KeyID, c.req.UserAgent = call.RequestID, call.KeyID, r.UserAgent()
 	hd := head{ID: "chatcmpl-" + call.RequestID, Created: time.Now().Unix(), Model: c.req.Model}
@@ -59,21 +66,19 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Cal
 		st, res, err := h.svc.Stream(r.Context(), c.req)
 		call.Result = res
 		if err != nil {
-			return err
+			return nil, httpx.Frames{}, err
 		}
-		defer st.Close()
 		// Server-sent events (docs/PROTOCOL.md 10.3). A failure before the first event is
 		// answered with its status; after it, with one error event, and the stream ends
 		// without [DONE], so the client knows the answer is incomplete.
 		ch := newChunker(hd, c.includeUsage)
-		return httpx.Relay(w, r, st, httpx.Frames{ContentType: "text/event-stream", Event: ch.appendEvent,
-			Error: func(dst []byte, f fault.Failure) []byte { return appendErrorEvent(dst, errorOf(f)) }, WaitFirst: true},
-			h.opts.StreamWriteTimeout, call)
+		return st, httpx.Frames{ContentType: "text/event-stream", Event: ch.appendEvent,
+			Error: func(dst []byte, f fault.Failure) []byte { return appendErrorEvent(dst, errorOf(f)) }, WaitFirst: true}, nil
 	}
 	resp, res, err := h.svc.Chat(r.Context(), c.req)
 	call.Result = res
 	if err != nil {
-		return err
+		return nil, httpx.Frames{}, err
 	}
 	bp = bufpool.Get()
 	b := appendCompletion(*bp, hd, resp)
@@ -83,7 +88,7 @@ func (h *Handler) Chat(w http.ResponseWriter, r *http.Request, call *observe.Cal
 	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
 	_, _ = w.Write(b)
 	bufpool.Put(bp, b)
-	return nil
+	return nil, httpx.Frames{}, nil
 }
 
 // modelObject is one model of GET /v1/models (docs/PROTOCOL.md 10.4).
@@ -154,6 +159,7 @@ var errorTypes = [fault.Kinds]struct{ typ, code string }{
 	fault.KindUnavailable:     {"server_error", "service_unavailable"},
 	fault.KindUpstream:        {"server_error", "upstream_error"},
 	fault.KindCredentials:     {"server_error", "upstream_error"},
+	fault.KindNoCredentials:   {"server_error", "upstream_credentials_missing"},
 	fault.KindCanceled:        {"invalid_request_error", "canceled"},
 	fault.KindWrongMethod:     {"invalid_request_error", "method_not_allowed"},
 	fault.KindURITooLong:      {"invalid_request_error", "uri_too_long"},

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/nirmata/llm-gateway/internal/auth"
@@ -39,6 +40,10 @@ type Options struct {
 	// Store describes the shared store on /readyz ("redis", "redis unreachable"); nil:
 	// state is kept in the process ("memory").
 	Store interface{ Status() string }
+	// Credentials tells /readyz why the gateway has no AWS credentials to call the upstream
+	// with, or "" when it has some; nil: the upstream needs none of the operator's (the
+	// simulator).
+	Credentials interface{ Missing() string }
 	// StreamWriteTimeout bounds one write of a stream to a client that stopped reading.
 	StreamWriteTimeout time.Duration
 	// BodyReadTimeout bounds the time from a request's headers to the end of its body.
@@ -172,7 +177,9 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 			call.End()
 		}()
 		if route != metrics.RouteOther { // no spans for paths no route serves
-			r = r.WithContext(call.Trace(r.Context(), r.Pattern, propagation.HeaderCarrier(r.Header)))
+			if ctx := call.Trace(r.Context(), r.Pattern, propagation.HeaderCarrier(r.Header)); ctx != r.Context() {
+				r = r.WithContext(ctx) // a copy of the request, held for as long as the call: only with a span
+			}
 		}
 		if keys := s.opts.Keys; needKey && keys.Enabled() {
 			keyID, ok := keys.Check(r.Header.Values("Authorization"))
@@ -214,21 +221,37 @@ func (s *httpServer) noRoute(mux *http.ServeMux) serveFunc {
 	}
 }
 
-// readyz answers whether the gateway takes calls: 503 only while draining. A shared store
-// that does not answer is named but leaves the gateway ready (docs/PROTOCOL.md 14.3): it
-// serves without it.
+// readiness is /readyz's body (docs/PROTOCOL.md 7).
+type readiness struct {
+	Status string `json:"status"`
+	// Reason says why the gateway is not ready, when the status alone does not.
+	Reason   string `json:"reason,omitempty"`
+	Upstream string `json:"upstream"`
+	Store    string `json:"store"`
+}
+
+// readyz answers whether the gateway takes calls: 503 while draining, and while it has no
+// AWS credentials. A shared store that does not answer is named but leaves the gateway
+// ready (docs/PROTOCOL.md 14.3): it serves without it.
 func (s *httpServer) readyz(w http.ResponseWriter, _ *http.Request) {
+	r := readiness{Status: "ready", Upstream: s.opts.Upstream, Store: "memory"}
+	if s.opts.Store != nil {
+		r.Store = s.opts.Store.Status()
+	}
+	switch {
+	case s.svc.Draining():
+		r.Status = "draining"
+	case s.opts.Credentials != nil:
+		if r.Reason = s.opts.Credentials.Missing(); r.Reason != "" {
+			r.Status = "not_ready"
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
-	state := "ready"
-	if s.svc.Draining() {
-		state = "draining"
+	if r.Status != "ready" {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	store := "memory"
-	if s.opts.Store != nil {
-		store = s.opts.Store.Status()
-	}
-	_, _ = io.WriteString(w, `{"status":"`+state+`","upstream":"`+s.opts.Upstream+`","store":"`+store+`"}`)
+	b, _ := json.Marshal(&r) // strings only: it cannot fail
+	_, _ = w.Write(b)
 }
 
 // statusRecorder remembers the status for the access log. It unwraps, so

@@ -10,14 +10,20 @@
 // contentBlockStart, so parallel calls whose deltas interleave never share state. The
 // events it produces are:
 //
-//	content        a non-empty text fragment (empty deltas and reasoning are dropped)
-//	tool_call      a header {id, type, function.name} without arguments, at contentBlockStart,
-//	               then one non-empty function.arguments fragment per toolUse input delta;
-//	               a tool block that stops without one gets a "{}" fragment
-//	tool_call_end  the call's arguments are complete (for the chunked format's ToolStart;
-//	               JSONL and gRPC have no such event and skip it)
-//	done           finish_reason and usage, once messageStop and metadata have both come
-//	               (or at the end of the stream if metadata never came); nothing follows it
+//	content          a non-empty text fragment (empty deltas are dropped)
+//	reasoning        a non-empty fragment of reasoning text, as it comes
+//	reasoning_block  a whole reasoning block (its text, or its redacted data, with its
+//	                 signature) once it ends: at its contentBlockStop, at another block's
+//	                 first event, or at the end of the stream; Reasoning returns them all
+//	tool_call        a header {id, type, function.name} without arguments, at
+//	                 contentBlockStart, then one non-empty function.arguments fragment per
+//	                 toolUse input delta; a tool block that stops without one gets a "{}"
+//	                 fragment
+//	tool_call_end    the call's arguments are complete (for the chunked format's ToolStart;
+//	                 JSONL and gRPC have no such event and skip it)
+//	done             finish_reason and usage, once messageStop and metadata have both come
+//	                 (or at the end of the stream if metadata never came); nothing follows
+//	                 it
 //
 // Tool and tool-call names go back to the client's through the request's translate.Plan.
 // The synthetic answer tool of a json_schema request (docs/PROTOCOL.md 13.3) is not a tool

@@ -146,14 +146,7 @@ func (m *Machine) Feed(ev bedrock.StreamEvent, out []chat.Event) ([]chat.Event, 
 		// Other block kinds carry nothing the protocol has.
 	case bedrock.EventContentBlockStop:
 		if s := ev.ContentBlockStop; s != nil {
-			if i := m.lookup(s.ContentBlockIndex); i >= 0 {
-				out = m.stopTool(i, out)
-			} else if a := m.answerAt(s.ContentBlockIndex); a >= 0 {
-				out = m.stopAnswer(a, out)
-			} else if m.thinking.open && m.thinking.block == s.ContentBlockIndex {
-				out = m.stopReasoning(out)
-			}
-			// Text blocks stop without anything to say.
+			out = m.stopBlock(s.ContentBlockIndex, out)
 		}
 	case bedrock.EventMessageStop:
 		if s := ev.MessageStop; s != nil && !m.stopped {
@@ -179,6 +172,23 @@ func (m *Machine) Feed(ev bedrock.StreamEvent, out []chat.Event) ([]chat.Event, 
 	}
 	// messageStart, and event types Bedrock adds later, produce nothing.
 	return out, nil
+}
+
+// stopBlock ends the block of Bedrock's index: a tool call, the answer tool's input or
+// the reasoning; text blocks stop without anything to say. Its own function, as the
+// other cases' are: each case's locals count only when it runs, on the small stack a
+// stream is relayed on (httpx.Serve).
+func (m *Machine) stopBlock(index int, out []chat.Event) []chat.Event {
+	if i := m.lookup(index); i >= 0 {
+		return m.stopTool(i, out)
+	}
+	if a := m.answerAt(index); a >= 0 {
+		return m.stopAnswer(a, out)
+	}
+	if m.thinking.open && m.thinking.block == index {
+		return m.stopReasoning(out)
+	}
+	return out
 }
 
 // Finish is called when the upstream ended cleanly (Events.Next returned io.EOF). It

@@ -71,7 +71,7 @@ func Setup(ctx context.Context, version string, log *zap.Logger) (*Tracing, erro
 		exp, err = otlptracehttp.New(ctx)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("OpenTelemetry OTLP exporter (%s): %w", protocol, err)
+		return nil, fmt.Errorf("OTLP exporter (%s): %w", protocol, err)
 	}
 	attrs := []attribute.KeyValue{semconv.ServiceName(ServiceName)}
 	if version != "" {
@@ -81,7 +81,7 @@ func Setup(ctx context.Context, version string, log *zap.Logger) (*Tracing, erro
 	res, err := resource.New(ctx, resource.WithTelemetrySDK(), resource.WithAttributes(attrs...), resource.WithFromEnv())
 	if err != nil {
 		_ = exp.Shutdown(ctx)
-		return nil, fmt.Errorf("OpenTelemetry resource: %w", err)
+		return nil, fmt.Errorf("resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES): %w", err)
 	}
 	// The SDK reports export failures here; its default writes plain text to stderr.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {

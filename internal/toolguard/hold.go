@@ -57,13 +57,7 @@ func (h *Holder) Pass(in, out []chat.Event) []chat.Event {
 			}
 		case chat.EventToolCallEnd:
 			if c := h.call(ev.Index); c != nil && !h.untilDone {
-				call := c.toolCall()
-				v := h.check.check(&call)
-				if settle([]chat.ToolCall{call}, []verdict{v}, false, &h.check.Outcomes) == Invalid {
-					call.ValidationErrors = v.violations
-					h.check.Outcome = Invalid
-				}
-				out = h.send(out, ev.Index, call)
+				out = h.pass(out, ev.Index, c)
 			}
 		case chat.EventContent:
 			if ev.Answer && h.check.answer != nil {
@@ -77,19 +71,37 @@ func (h *Holder) Pass(in, out []chat.Event) []chat.Event {
 				h.done = &d
 				continue
 			}
-			if h.answer.Len() > 0 {
-				text := h.answer.String()
-				if settle(nil, []verdict{h.check.checkAnswer(text)}, false, &h.check.Outcomes) == Invalid {
-					h.check.Outcome = Invalid
-				}
-				out = append(out, chat.Event{Kind: chat.EventContent, Text: text, Answer: true})
-			}
-			out = append(out, *ev)
+			out = h.passDone(out, ev)
 		default:
 			out = append(out, *ev)
 		}
 	}
 	return out
+}
+
+// pass checks c, the call of index, now whole, and appends it (send). Its own function,
+// as are passDone and send: a stream's events go through Pass on a stack kept small
+// (httpx.Serve), and each case's locals count only when it runs.
+func (h *Holder) pass(out []chat.Event, index int, c *heldCall) []chat.Event {
+	call := c.toolCall()
+	v := h.check.check(&call)
+	if settle([]chat.ToolCall{call}, []verdict{v}, false, &h.check.Outcomes) == Invalid {
+		call.ValidationErrors = v.violations
+		h.check.Outcome = Invalid
+	}
+	return h.send(out, index, call)
+}
+
+// passDone appends done, after the answer tool's input, checked, when it was held.
+func (h *Holder) passDone(out []chat.Event, done *chat.Event) []chat.Event {
+	if h.answer.Len() > 0 {
+		text := h.answer.String()
+		if settle(nil, []verdict{h.check.checkAnswer(text)}, false, &h.check.Outcomes) == Invalid {
+			h.check.Outcome = Invalid
+		}
+		out = append(out, chat.Event{Kind: chat.EventContent, Text: text, Answer: true})
+	}
+	return append(out, *done)
 }
 
 // call is the held call of index, nil for none.

@@ -2194,8 +2194,12 @@ type Capabilities struct {
 	StructuredOutput *bool `protobuf:"varint,13,opt,name=structured_output,json=structuredOutput,proto3,oneof" json:"structured_output,omitempty"`
 	Images           *bool `protobuf:"varint,14,opt,name=images,proto3,oneof" json:"images,omitempty"`
 	Documents        *bool `protobuf:"varint,15,opt,name=documents,proto3,oneof" json:"documents,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The gateway's capability table knows the model the top-level fields describe. An
+	// unknown model (a new one, an application inference profile) is described without
+	// tools: the gateway cannot tell; its calls still send tools, and Bedrock decides.
+	Known         bool `protobuf:"varint,16,opt,name=known,proto3" json:"known,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Capabilities) Reset() {
@@ -2333,6 +2337,13 @@ func (x *Capabilities) GetDocuments() bool {
 	return false
 }
 
+func (x *Capabilities) GetKnown() bool {
+	if x != nil {
+		return x.Known
+	}
+	return false
+}
+
 type ModelCapabilities struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -2348,8 +2359,10 @@ type ModelCapabilities struct {
 	StructuredOutput bool `protobuf:"varint,8,opt,name=structured_output,json=structuredOutput,proto3" json:"structured_output,omitempty"`
 	Images           bool `protobuf:"varint,9,opt,name=images,proto3" json:"images,omitempty"`
 	Documents        bool `protobuf:"varint,10,opt,name=documents,proto3" json:"documents,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The gateway's capability table knows the model; tools are false when it does not.
+	Known         bool `protobuf:"varint,11,opt,name=known,proto3" json:"known,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ModelCapabilities) Reset() {
@@ -2448,6 +2461,13 @@ func (x *ModelCapabilities) GetImages() bool {
 func (x *ModelCapabilities) GetDocuments() bool {
 	if x != nil {
 		return x.Documents
+	}
+	return false
+}
+
+func (x *ModelCapabilities) GetKnown() bool {
+	if x != nil {
+		return x.Known
 	}
 	return false
 }
@@ -2617,7 +2637,7 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12.\n" +
 	"\adetails\x18\x03 \x03(\v2\x14.google.protobuf.AnyR\adetails\".\n" +
 	"\x16GetCapabilitiesRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\"\xaf\x05\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\"\xc5\x05\n" +
 	"\fCapabilities\x12'\n" +
 	"\x0ftools_supported\x18\x01 \x01(\bR\x0etoolsSupported\x12\x1d\n" +
 	"\n" +
@@ -2636,7 +2656,8 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\fstrict_tools\x18\f \x01(\bH\x02R\vstrictTools\x88\x01\x01\x120\n" +
 	"\x11structured_output\x18\r \x01(\bH\x03R\x10structuredOutput\x88\x01\x01\x12\x1b\n" +
 	"\x06images\x18\x0e \x01(\bH\x04R\x06images\x88\x01\x01\x12!\n" +
-	"\tdocuments\x18\x0f \x01(\bH\x05R\tdocuments\x88\x01\x01B\f\n" +
+	"\tdocuments\x18\x0f \x01(\bH\x05R\tdocuments\x88\x01\x01\x12\x14\n" +
+	"\x05known\x18\x10 \x01(\bR\x05knownB\f\n" +
 	"\n" +
 	"_reasoningB\x11\n" +
 	"\x0f_prompt_cachingB\x0f\n" +
@@ -2644,7 +2665,7 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\x12_structured_outputB\t\n" +
 	"\a_imagesB\f\n" +
 	"\n" +
-	"_documents\"\xce\x02\n" +
+	"_documents\"\xe4\x02\n" +
 	"\x11ModelCapabilities\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05tools\x18\x02 \x01(\bR\x05tools\x12'\n" +
@@ -2657,7 +2678,8 @@ const file_llmgateway_v1_chat_proto_rawDesc = "" +
 	"\x11structured_output\x18\b \x01(\bR\x10structuredOutput\x12\x16\n" +
 	"\x06images\x18\t \x01(\bR\x06images\x12\x1c\n" +
 	"\tdocuments\x18\n" +
-	" \x01(\bR\tdocuments*s\n" +
+	" \x01(\bR\tdocuments\x12\x14\n" +
+	"\x05known\x18\v \x01(\bR\x05known*s\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_SYSTEM\x10\x01\x12\x12\n" +
