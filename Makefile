@@ -10,7 +10,7 @@ BUF := go tool -modfile=tools/go.mod buf
 # test/node's npm packages (see the rule below test).
 NODE_MODULES := test/node/node_modules
 
-.PHONY: help run demo test race lint generate checkgenerate fuzz chart image-check
+.PHONY: help run demo test clients race lint generate checkgenerate fuzz chart image-check
 
 help: ## Show the targets
 	@grep -hE '^[a-z][a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -26,30 +26,53 @@ demo: ## What a ten-turn agent tool loop costs on the simulator (dated, sourced 
 # -vet=off: make lint runs go vet ./... in full, while vet inside go test would analyse every
 #   dependency once more (a tenth of a cold run);
 # -N -l for every dependency, the standard library and this module excepted: the code under
-#   test is compiled as it ships, the code it calls (the AWS SDK, gRPC, go-redis, and
-#   openai-go, 160,000 lines that only the tests use) unoptimized, which behaves the same
-#   and compiles in about 30% less time; make race compiles everything as it ships;
+#   test is compiled as it ships, the code it calls (the AWS SDK, gRPC, go-redis, OTel)
+#   unoptimized, which behaves the same and compiles in about 30% less time; make race
+#   compiles everything as it ships;
+# -dwarf=false and -ldflags=-w: no debug information, which nothing in a test run reads
+#   (stack traces come from the symbol table), written by every compile and by the link of
+#   each of the 30-odd test binaries, which the build cache never keeps;
+# -toolexec 'env GOGC=1000': the compiler and the linker collect garbage ten times less
+#   often, about 30% less CPU on large packages for a few hundred MB more at their peak
+#   (under 1.5 GB); only the tools: the tests themselves run with the runtime's defaults,
+#   as the gateway does (some measure their heap);
 # CGO_ENABLED=0: as the image is built (Dockerfile), so no C compiler runs either.
-TEST_FLAGS := -count=1 -vet=off -gcflags='all=-N -l' -gcflags='std=' -gcflags='github.com/nirmata/llm-gateway/...='
+# The end-to-end tests run eight at a time of their own accord (e2e's TestMain): they mostly
+# wait; other packages' tests keep the default, GOMAXPROCS, as some time steps closely.
+TEST_FLAGS := -count=1 -vet=off -toolexec 'env GOGC=1000' -ldflags=-w \
+	-gcflags='all=-N -l -dwarf=false' -gcflags='std=-dwarf=false' -gcflags='github.com/nirmata/llm-gateway/...=-dwarf=false'
 
-test: $(NODE_MODULES) ## Run every test; installs test/node's npm packages first when missing; needs redis-server
+# Every package but cmd/demo, which drives the gateway with openai-go (160,000 lines): it
+# belongs with the real client programs (make clients).
+TEST_PACKAGES = $$(go list ./... | grep -v '/cmd/demo$$')
+
+test: ## Run every test but the real client programs' (make clients); needs redis-server
 	@command -v redis-server >/dev/null || { echo "redis-server not found: make test runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
-	CGO_ENABLED=0 go test $(TEST_FLAGS) ./...
+	CGO_ENABLED=0 go test $(TEST_FLAGS) $(TEST_PACKAGES)
 
-race: $(NODE_MODULES) ## Run every test again under the race detector (CI runs it after make test); needs what make test needs
+# The real client programs are tests under the clients build tag (e2e): the official
+# openai-go client and the npm clients of test/node today, the agent CLIs later. They run
+# with the whole end-to-end suite, and cmd/demo is built with them.
+clients: $(NODE_MODULES) ## Run the real client programs (openai-go, the openai npm client, the Vercel AI SDK) against the gateway, with the end-to-end suite; installs test/node's npm packages first when missing; needs Node.js 20 or later and redis-server
+	@command -v redis-server >/dev/null || { echo "redis-server not found: make clients runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
+	CGO_ENABLED=0 go test $(TEST_FLAGS) -tags clients ./e2e/ ./cmd/demo/
+
+race: $(NODE_MODULES) ## Run every test, the real client programs' included, under the race detector (CI runs it after make test and make clients); needs what make clients needs
 	@command -v redis-server >/dev/null || { echo "redis-server not found: make race runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
-	go test -race -count=1 ./...
+	go test -race -count=1 -tags clients ./...
 
 # The official openai npm client and the Vercel AI SDK, which e2e's
-# TestNodeClients runs against the gateway: pinned in test/node/package-lock.json, installed
-# when node_modules is absent or older than the lock file.
+# TestNodeClients runs against the gateway (make clients, make race): pinned in
+# test/node/package-lock.json, installed when node_modules is absent or older than the lock
+# file.
 $(NODE_MODULES): test/node/package-lock.json test/node/package.json
-	@command -v npm >/dev/null || { echo "npm not found: make test needs Node.js 20 or later with npm (test/node)"; exit 1; }
+	@command -v npm >/dev/null || { echo "npm not found: make clients needs Node.js 20 or later with npm (test/node)"; exit 1; }
 	npm ci --prefix test/node --no-audit --no-fund --ignore-scripts
 	@touch $@
 
-lint: ## go vet, gofmt, buf lint, buf format, and buf breaking against the main branch
+lint: ## go vet (with and without the clients build tag), gofmt, buf lint, buf format, and buf breaking against the main branch
 	go vet ./...
+	go vet -tags clients ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(BUF) lint
 	$(BUF) format --diff --exit-code

@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
-	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/config"
 )
 
@@ -78,15 +77,12 @@ func TestAccessLinesSayWhy(t *testing.T) {
 		failing    = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
 		streamCuts = "us.anthropic.claude-3-5-sonnet-20241022-v2:0"
 	)
-	simUpstream(t, bedrocksim.Options{Faults: []bedrocksim.Fault{
-		mustFault(t, "throttle,model="+throttled),
-		mustFault(t, "internal,model="+failing),
-		mustFault(t, "stream_exception,exception=modelStreamErrorException,model="+streamCuts),
-	}})
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	t.Parallel()
+	sim := recordSim(t, "throttle,model="+throttled, "internal,model="+failing,
+		"stream_exception,exception=modelStreamErrorException,model="+streamCuts)
 	cfg := defaultConfig(t)
 	cfg.ModelAliases = map[string][]config.Target{"agent": {{ModelID: testModel}}}
-	g := start(t, cfg)
+	g := start(t, cfg, sim.upstream())
 
 	type rest struct {
 		name, path, body string

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/metadata"
@@ -19,6 +17,7 @@ import (
 // TestCacheUsageOnEverySurface: Bedrock's prompt-cache counts reach every usage object
 // (docs/PROTOCOL.md 12.3), with prompt tokens still including them, and the metrics.
 func TestCacheUsageOnEverySurface(t *testing.T) {
+	t.Parallel()
 	const usage = `{"inputTokens":20,"outputTokens":5,"totalTokens":1525,"cacheReadInputTokens":1200,"cacheWriteInputTokens":300}`
 	g := fakeBedrock(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -54,21 +53,16 @@ func TestCacheUsageOnEverySurface(t *testing.T) {
 	assert.Equal(t, wantNirmata, done.Usage)
 
 	// OpenAI unary and stream.
-	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey), drainOnClose)
-	params := openai.ChatCompletionNewParams{Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
-	c, err := client.Chat.Completions.New(t.Context(), params)
-	require.NoError(t, err)
+	params := oaRequest{Model: testModel, Messages: []oaMessage{oaUser("hi")}}
+	_, c := oaChat(t, g, testKey, params)
 	assert.EqualValues(t, 1520, c.Usage.PromptTokens)
 	assert.EqualValues(t, 1200, c.Usage.PromptTokensDetails.CachedTokens)
-	assert.Contains(t, c.Usage.PromptTokensDetails.RawJSON(), `"cache_write_tokens":300`)
-	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-	stream := client.Chat.Completions.NewStreaming(t.Context(), params)
-	var acc openai.ChatCompletionAccumulator
-	for stream.Next() {
-		acc.AddChunk(stream.Current())
-	}
-	require.NoError(t, stream.Err())
-	assert.EqualValues(t, 1200, acc.Usage.PromptTokensDetails.CachedTokens)
+	assert.Equal(t, new(int64(300)), c.Usage.PromptTokensDetails.CacheWriteTokens)
+	params.StreamOptions = &oaStreamOptions{IncludeUsage: true}
+	_, st := oaStream(t, g, testKey, params)
+	require.Nil(t, st.failure)
+	require.NotNil(t, st.usage)
+	assert.EqualValues(t, 1200, st.usage.PromptTokensDetails.CachedTokens)
 
 	// gRPC.
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)

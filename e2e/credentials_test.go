@@ -79,7 +79,7 @@ func TestNoAWSCredentials(t *testing.T) {
 	containerURL, serving := containerCredentials(t, keyID)
 	sim := withoutAWSCredentials(t, containerURL)
 	clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	g := startWith(t, defaultConfig(t), gateway.WithClock(clock.Now))
+	g := start(t, defaultConfig(t), gateway.WithClock(clock.Now))
 
 	warnings := g.logs.FilterMessageSnippet("no AWS credentials").AllUntimed()
 	require.Len(t, warnings, 1, "one warning at startup")

@@ -192,6 +192,7 @@ func matchesShown(shown, printed []string) bool {
 // make run starts it (the simulator, no keys), and fails when one prints other than what
 // the README shows after it, or, showing nothing, is not answered 2xx.
 func TestReadmeExamples(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatal("curl not found: the README's examples are curl commands, and this test runs them with the real curl")
 	}
@@ -232,6 +233,7 @@ func TestReadmeExamples(t *testing.T) {
 
 // TestMatchesShown pins the elision rule TestReadmeExamples compares by.
 func TestMatchesShown(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		shown, printed string
 		match          bool
@@ -255,6 +257,7 @@ func TestMatchesShown(t *testing.T) {
 // TestReadmeExampleParsing pins which blocks TestReadmeExamples runs and which output it
 // holds them to.
 func TestReadmeExampleParsing(t *testing.T) {
+	t.Parallel()
 	md := "Prose.\n\n```sh\ncurl -s localhost:8080/a -d '{\n  \"x\": 1}'\ncurl -s localhost:8080/b\n```\n\n```json\n{\"a\":1}\n```\n" +
 		"\n```sh\ncurl -s localhost:8080/c\n```\n\nProse between.\n\n```json\n{}\n```\n" +
 		"\n```sh\ngo run ./cmd/gateway\n```\n\n```json\n{}\n```\n"
@@ -306,6 +309,7 @@ func headingAnchors(md string) map[string]bool {
 // TestDocLinks fails when a relative link of the README or a page under docs/ points to a
 // file that does not exist, or to a heading its file does not have.
 func TestDocLinks(t *testing.T) {
+	t.Parallel()
 	pages, err := filepath.Glob("../docs/*.md")
 	require.NoError(t, err)
 	pages = append(pages, "../README.md")

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/metadata"
@@ -27,7 +25,7 @@ func failoverGateway(t *testing.T, targets []config.Target, faults ...string) (s
 	sim := recordSim(t, faults...)
 	cfg := defaultConfig(t)
 	cfg.ModelAliases = map[string][]config.Target{"agent": targets}
-	return start(t, cfg), sim
+	return start(t, cfg, sim.upstream()), sim
 }
 
 // agentBody is a Nirmata request to the alias with a system prompt, a tool and user text.
@@ -44,20 +42,12 @@ func models(calls []simCall) []string {
 	return out
 }
 
-// openAIClient is openai-go on g's OpenAI surface. A stream the SDK ends (at [DONE], or an
-// error event) is read to the end of its response (drainOnClose): the gateway records the
-// call (its access line, metrics and span) once the handler returns, after the client
-// read the last event, and before the response's end.
-func openAIClient(g started) *openai.Client {
-	c := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey), drainOnClose)
-	return &c
-}
-
 // TestFailoverUnary: a throttled first target is failed over to the second on every
 // surface, before anything reached the client: the answer names the model that answered
 // (the OpenAI answer keeps the name the client sent), the simulator saw both attempts, and
 // the metric and a log line without prompt text say so.
 func TestFailoverUnary(t *testing.T) {
+	t.Parallel()
 	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}}, "throttle,model="+testModel)
 
 	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, agentBody("Nirmata asks about Oslo.", ""))
@@ -67,10 +57,7 @@ func TestFailoverUnary(t *testing.T) {
 	assert.Equal(t, novaPro, r.Metadata.Model)
 	assert.Contains(t, *r.Message, "Nirmata asks about Oslo.")
 
-	completion, err := openAIClient(g).Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
-		Model: "agent", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("OpenAI asks about Lima.")},
-	})
-	require.NoError(t, err)
+	_, completion := oaChat(t, g, testKey, oaRequest{Model: "agent", Messages: []oaMessage{oaUser("OpenAI asks about Lima.")}})
 	assert.Equal(t, "agent", completion.Model, "OpenAI's model is the name the client sent")
 	assert.Contains(t, completion.Choices[0].Message.Content, "OpenAI asks about Lima.")
 
@@ -106,6 +93,7 @@ func TestFailoverUnary(t *testing.T) {
 // content: refused before its body (throttle), or with an exception right after
 // messageStart (stream_exception, after=1), on Nirmata's JSONL stream and OpenAI's SSE.
 func TestFailoverStreams(t *testing.T) {
+	t.Parallel()
 	for _, fault := range []string{"throttle", "stream_exception,after=1"} {
 		t.Run(fault, func(t *testing.T) {
 			g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}}, fault+",model="+testModel)
@@ -116,15 +104,9 @@ func TestFailoverStreams(t *testing.T) {
 			assert.Equal(t, "done", res.last.Type)
 			assert.Contains(t, res.text, "Stream about Oslo.")
 
-			stream := openAIClient(g).Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{
-				Model: "agent", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Stream about Lima.")},
-			})
-			var acc openai.ChatCompletionAccumulator
-			for stream.Next() {
-				require.True(t, acc.AddChunk(stream.Current()))
-			}
-			require.NoError(t, stream.Err())
-			assert.Contains(t, acc.Choices[0].Message.Content, "Stream about Lima.")
+			_, st := oaStream(t, g, testKey, oaRequest{Model: "agent", Messages: []oaMessage{oaUser("Stream about Lima.")}})
+			require.Nil(t, st.failure)
+			assert.Contains(t, st.answer.Content, "Stream about Lima.")
 
 			calls := sim.received()
 			assert.Equal(t, []string{testModel, novaPro, testModel, novaPro}, models(calls))
@@ -142,6 +124,7 @@ func TestFailoverStreams(t *testing.T) {
 // TestNoFailoverAfterTheFirstByte: an exception after the stream's first content is the
 // client's error, as without targets; the second target is never asked.
 func TestNoFailoverAfterTheFirstByte(t *testing.T) {
+	t.Parallel()
 	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}}, "stream_exception,model="+testModel)
 
 	resp := streamPost(t, "http://"+g.HTTP+"/llm-apps/chat?stream=true", agentBody("Tell me about Oslo in many words.", ""))
@@ -151,15 +134,9 @@ func TestNoFailoverAfterTheFirstByte(t *testing.T) {
 	assert.Equal(t, "error", res.last.Type)
 	assert.Equal(t, "resource_exhausted", res.last.Error.Code)
 
-	stream := openAIClient(g).Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{
-		Model: "agent", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Tell me about Lima in many words.")},
-	})
-	chunks := 0
-	for stream.Next() {
-		chunks++
-	}
-	require.Error(t, stream.Err(), "the error event ends the stream")
-	assert.Positive(t, chunks)
+	_, st := oaStream(t, g, testKey, oaRequest{Model: "agent", Messages: []oaMessage{oaUser("Tell me about Lima in many words.")}})
+	require.NotNil(t, st.failure, "the error event ends the stream")
+	assert.Positive(t, st.chunks)
 
 	assert.Equal(t, []string{testModel, testModel}, models(sim.received()), "one attempt each")
 	assert.Zero(t, metricValue(t, g, "gateway_failovers_total", nil))
@@ -170,6 +147,7 @@ func TestNoFailoverAfterTheFirstByte(t *testing.T) {
 // reasoning block with a forged signature, which the simulator refuses as Bedrock does;
 // both targets are the same foundation model, so both would get the block.
 func TestNoFailoverOnValidation(t *testing.T) {
+	t.Parallel()
 	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: testModel, Region: "us-west-2"}})
 	body := `{"model": "agent", "reasoning_effort": "low", "messages": [
 		{"role": "user", "content": "Weather in Oslo? Use get_weather."},
@@ -187,6 +165,7 @@ func TestNoFailoverOnValidation(t *testing.T) {
 // TestFailoverAcrossRegions: targets of one model in two regions; the simulator throttles
 // what is signed for the first region, and sees the second attempt signed for the second.
 func TestFailoverAcrossRegions(t *testing.T) {
+	t.Parallel()
 	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel, Region: "us-east-1"}, {ModelID: testModel, Region: "us-west-2"}},
 		"throttle,region=us-east-1")
 	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, agentBody("Regions.", ""))
@@ -226,6 +205,7 @@ func TestSimFailsOverAcrossRegions(t *testing.T) {
 // it: its next turn goes there first, while another conversation starts at the first
 // target again. prompt_cache_key, when sent, names the conversation whatever its messages.
 func TestFailoverAffinity(t *testing.T) {
+	t.Parallel()
 	t.Run("by its messages", func(t *testing.T) {
 		g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}}, "throttle,times=1,model="+testModel)
 		url := "http://" + g.HTTP + "/llm-apps/chat"
@@ -255,14 +235,8 @@ func TestFailoverAffinity(t *testing.T) {
 	})
 	t.Run("by prompt_cache_key", func(t *testing.T) {
 		g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}}, "throttle,times=1,model="+testModel)
-		client := openAIClient(g)
 		ask := func(user, key string) string {
-			params := openai.ChatCompletionNewParams{Model: "agent", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(user)}}
-			if key != "" {
-				params.PromptCacheKey = openai.String(key)
-			}
-			_, err := client.Chat.Completions.New(t.Context(), params)
-			require.NoError(t, err)
+			oaChat(t, g, testKey, oaRequest{Model: "agent", Messages: []oaMessage{oaUser(user)}, PromptCacheKey: key})
 			calls := sim.received()
 			return calls[len(calls)-1].Model
 		}
@@ -279,6 +253,7 @@ func TestFailoverAffinity(t *testing.T) {
 // for that call, and the answer says so. The simulator refuses another model's blocks with
 // thinking on (docs/BEDROCK.md G9), so the call would fail otherwise.
 func TestFailoverDisablesThinking(t *testing.T) {
+	t.Parallel()
 	// The fault names the profile id; turn 1 goes to the foundation model itself, which it
 	// leaves alone, and which signs for the same foundation model.
 	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: sonnet45}}, "throttle,model="+testModel)
@@ -346,13 +321,14 @@ func maxTokensSent(t *testing.T, sim *recordedSim, i int) float64 {
 // surface (docs/PROTOCOL.md 14.5), capped at the model's known maximum output; the
 // request's own wins; 0 sends none, except beside a thinking budget.
 func TestDefaultMaxTokens(t *testing.T) {
+	t.Parallel()
 	const llama = "meta.llama3-1-70b-instruct-v1:0"
 	hi := func(model, extra string) string {
 		return `{"model": "` + model + `", "messages": [{"role": "user", "content": "hi"}]` + extra + `}`
 	}
 	t.Run("default", func(t *testing.T) {
 		sim := recordSim(t)
-		g := start(t, defaultConfig(t))
+		g := start(t, defaultConfig(t), sim.upstream())
 		url := "http://" + g.HTTP + "/llm-apps/chat"
 		ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
 		grpcClient := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC))
@@ -369,14 +345,12 @@ func TestDefaultMaxTokens(t *testing.T) {
 			}, 4096},
 			{"Nirmata max_tokens", func() error { postOK(t, url, hi(testModel, `, "max_tokens": 300`)); return nil }, 300},
 			{"OpenAI", func() error {
-				_, err := openAIClient(g).Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
-					Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
-				return err
+				oaChat(t, g, testKey, oaRequest{Model: testModel, Messages: []oaMessage{oaUser("hi")}})
+				return nil
 			}, 4096},
 			{"OpenAI max_completion_tokens", func() error {
-				_, err := openAIClient(g).Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
-					Model: testModel, MaxCompletionTokens: openai.Int(200), Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
-				return err
+				oaChat(t, g, testKey, oaRequest{Model: testModel, MaxCompletionTokens: 200, Messages: []oaMessage{oaUser("hi")}})
+				return nil
 			}, 200},
 			{"gRPC", func() error { _, err := grpcClient.Chat(ctx, grpcRequest(t, hi(testModel, ""))); return err }, 4096},
 			{"capped at Llama 3's maximum", func() error { postOK(t, url, hi(llama, "")); return nil }, 2048},
@@ -392,7 +366,7 @@ func TestDefaultMaxTokens(t *testing.T) {
 		sim := recordSim(t)
 		cfg := defaultConfig(t)
 		cfg.DefaultMaxTokens = 0
-		g := start(t, cfg)
+		g := start(t, cfg, sim.upstream())
 		url := "http://" + g.HTTP + "/llm-apps/chat"
 		postOK(t, url, hi(testModel, ""))
 		assert.NotContains(t, sim.converseRequests(t)[0], "inferenceConfig")
@@ -411,6 +385,7 @@ func postOK(t *testing.T, url, body string) {
 // TestFailoverRepairStaysOnTheTarget: the repair attempts of an answer's invalid tool calls
 // (docs/PROTOCOL.md 13.2) go to the target that answered, not back to the first.
 func TestFailoverRepairStaysOnTheTarget(t *testing.T) {
+	t.Parallel()
 	g, sim := failoverGateway(t, []config.Target{{ModelID: testModel}, {ModelID: novaPro}},
 		"throttle,model="+testModel, "invalid_tool_args,times=1")
 	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, policyBody("agent", false, `,"tool_validation":"repair"`))

@@ -30,39 +30,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
-	"github.com/nirmata/llm-gateway/internal/bedrocksim"
 	"github.com/nirmata/llm-gateway/internal/config"
+	"github.com/nirmata/llm-gateway/internal/gateway"
 )
-
-// simUpstream runs a simulator with faults in its own server and points the AWS
-// configuration chain at it, so the test can count what reached "Bedrock".
-func simUpstream(t *testing.T, opts bedrocksim.Options) *bedrocksim.Server {
-	sim := bedrocksim.New(opts)
-	srv := httptest.NewServer(sim)
-	t.Cleanup(func() { sim.Close(); srv.Close() })
-	pointAWSAt(t, srv.URL)
-	return sim
-}
-
-// pointAWSAt makes the standard AWS configuration chain reach url with static fake
-// credentials, whatever the machine's own AWS settings are.
-func pointAWSAt(t testing.TB, url string) {
-	t.Setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url)
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
-	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-	t.Setenv("AWS_PROFILE", "")
-	t.Setenv("AWS_BEARER_TOKEN_BEDROCK", "")
-	t.Setenv("AWS_RETRY_MODE", "standard")
-}
-
-func mustFault(t testing.TB, spec string) bedrocksim.Fault {
-	f, err := bedrocksim.ParseFault(spec)
-	require.NoError(t, err)
-	return f
-}
 
 type errorBody struct {
 	Error, Code, RequestID string
@@ -83,27 +53,28 @@ func chatOnceWith(t *testing.T, g started, query, body string) (*http.Response, 
 }
 
 func TestUpstreamFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		fault      string
-		attempts   string // AWS_MAX_ATTEMPTS
+		attempts   int // the retryer's; AWS_MAX_ATTEMPTS in production
 		status     int
 		code       string
 		retryAfter bool
 		upstream   int64  // requests that reached the simulator
 		errorCode  string // gateway_upstream_errors_total's error_code, if the call failed
 	}{
-		{"throttling then recovery", "throttle,times=2", "3", 200, "", false, 3, ""},
-		{"throttling exhausted", "throttle", "3", 429, "resource_exhausted", true, 3, "ThrottlingException"},
-		{"model not ready is not retried", "model_not_ready", "3", 429, "resource_exhausted", true, 1, "ModelNotReadyException"},
-		{"upstream 500 retried, then 502", "internal", "2", 502, "unavailable", false, 2, "InternalServerException"},
-		{"upstream 503", "unavailable", "1", 503, "unavailable", true, 1, "ServiceUnavailableException"},
+		{"throttling then recovery", "throttle,times=2", 3, 200, "", false, 3, ""},
+		{"throttling exhausted", "throttle", 3, 429, "resource_exhausted", true, 3, "ThrottlingException"},
+		{"model not ready is not retried", "model_not_ready", 3, 429, "resource_exhausted", true, 1, "ModelNotReadyException"},
+		{"upstream 500 retried, then 502", "internal", 2, 502, "unavailable", false, 2, "InternalServerException"},
+		{"upstream 503", "unavailable", 1, 503, "unavailable", true, 1, "ServiceUnavailableException"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sim := simUpstream(t, bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, tt.fault)}})
-			t.Setenv("AWS_MAX_ATTEMPTS", tt.attempts)
-			g := start(t, defaultConfig(t))
+			t.Parallel()
+			sim := recordSim(t, tt.fault)
+			g := start(t, defaultConfig(t), upstreamAt(sim.url, tt.attempts))
 			resp, e, body := chatOnce(t, g, "")
 			require.Equal(t, tt.status, resp.StatusCode, string(body))
 			assert.Equal(t, tt.code, e.Code)
@@ -130,11 +101,11 @@ func TestUpstreamFaults(t *testing.T) {
 }
 
 func TestUpstreamHangIs504(t *testing.T) {
-	simUpstream(t, bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, "hang")}})
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	t.Parallel()
+	sim := recordSim(t, "hang")
 	cfg := defaultConfig(t)
 	cfg.UpstreamTimeout = 300 * time.Millisecond
-	g := start(t, cfg)
+	g := start(t, cfg, sim.upstream())
 	begin := time.Now()
 	resp, e, _ := chatOnce(t, g, "")
 	assert.Equal(t, http.StatusGatewayTimeout, resp.StatusCode)
@@ -146,11 +117,11 @@ func TestUpstreamHangIs504(t *testing.T) {
 }
 
 func TestOverloadIs503(t *testing.T) {
-	sim := simUpstream(t, bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, "hang,times=1")}})
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	t.Parallel()
+	sim := recordSim(t, "hang,times=1")
 	cfg := defaultConfig(t)
 	cfg.MaxConcurrent = 1
-	g := start(t, cfg)
+	g := start(t, cfg, sim.upstream())
 
 	// The first call holds the only slot (the simulator hangs it) until its client leaves.
 	ctx, cancel := context.WithCancel(t.Context())
@@ -205,8 +176,7 @@ func endlessUpstream(t *testing.T, cfg config.Config) (started, <-chan struct{})
 		once.Do(func() { close(cut) })
 	}))
 	t.Cleanup(upstream.Close)
-	pointAWSAt(t, upstream.URL)
-	return start(t, cfg), cut
+	return start(t, cfg, upstreamAt(upstream.URL, 1)), cut
 }
 
 // waitCut waits for the gateway to hang up on the endless upstream.
@@ -222,6 +192,7 @@ func waitCut(t *testing.T, cut <-chan struct{}) {
 // TestStalledReaderIsCut: a client that stops reading its stream loses it (and with it the
 // upstream call and the only max_concurrent slot) once a write has waited too long.
 func TestStalledReaderIsCut(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.MaxConcurrent = 1
 	cfg.StreamWriteTimeout = 2 * time.Second
@@ -268,6 +239,7 @@ func TestStalledReaderIsCut(t *testing.T) {
 // its flow-control window and the server's Send blocks: the call ends with
 // DeadlineExceeded once a Send has waited stream_write_timeout, and the slot comes back.
 func TestGRPCStalledReaderIsCut(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.MaxConcurrent = 1
 	cfg.StreamWriteTimeout = 2 * time.Second
@@ -309,6 +281,7 @@ func TestGRPCStalledReaderIsCut(t *testing.T) {
 }
 
 func TestRequestLimits(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.MaxMessages = 3
@@ -332,6 +305,7 @@ func TestRequestLimits(t *testing.T) {
 // arguments), on every surface: OpenAI's param, the Nirmata error, gRPC's status. A
 // message over it only in all is named with its largest field.
 func TestOversizedFieldIsNamed(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.MaxMessageBytes = 1000
@@ -374,6 +348,7 @@ func TestOversizedFieldIsNamed(t *testing.T) {
 }
 
 func TestKeysFileWithDigests(t *testing.T) {
+	t.Parallel()
 	digest := sha256.Sum256([]byte("file-key-0123456789"))
 	file := filepath.Join(t.TempDir(), "keys")
 	require.NoError(t, os.WriteFile(file, []byte("# team A\nsha256:"+hex.EncodeToString(digest[:])+"\n\n  # team B\nplain-key-0123456789\n"), 0o600))
@@ -399,6 +374,7 @@ func TestKeysFileWithDigests(t *testing.T) {
 // stream is in flight: /readyz turns 503, new calls are refused with 503, the stream
 // finishes with done, and Serve returns nil.
 func TestDrainLetsStreamsFinish(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.Sim.DeltaDelay = 30 * time.Millisecond
@@ -440,13 +416,13 @@ func TestDrainLetsStreamsFinish(t *testing.T) {
 // TestDrainTimeoutCancelsWithA503 holds a call past the drain timeout: it is cancelled,
 // and its client is told the gateway is shutting down.
 func TestDrainTimeoutCancelsWithA503(t *testing.T) {
-	sim := simUpstream(t, bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, "hang")}})
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	t.Parallel()
+	sim := recordSim(t, "hang")
 	cfg := defaultConfig(t)
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.APIKeys = []string{testKey}
 	cfg.DrainTimeout = 200 * time.Millisecond
-	g, s := startStoppable(t, cfg)
+	g, s := startStoppable(t, cfg, sim.upstream())
 
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -478,6 +454,7 @@ func TestDrainTimeoutCancelsWithA503(t *testing.T) {
 // with an error line that says the gateway is shutting down, in those words only, not the
 // upstream read that the cut failed.
 func TestDrainTimeoutCutsStreamsSayingSo(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.Sim.DeltaDelay = time.Minute // the stream outlives the drain
@@ -501,9 +478,9 @@ func TestDrainTimeoutCutsStreamsSayingSo(t *testing.T) {
 	assert.NoError(t, s.stop())
 }
 
-// startStoppable serves the gateway of cfg and lets the test end its Serve context, as
-// SIGTERM does.
-func startStoppable(t *testing.T, cfg config.Config) (started, *serving) {
-	addrs, s := serve(t, cfg, zap.NewNop())
+// startStoppable serves the gateway of cfg and opts and lets the test end its Serve
+// context, as SIGTERM does.
+func startStoppable(t *testing.T, cfg config.Config, opts ...gateway.Option) (started, *serving) {
+	addrs, s := serve(t, cfg, zap.NewNop(), opts...)
 	return started{Addrs: addrs}, s
 }

@@ -10,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
@@ -45,14 +43,10 @@ func formatBody(model, user, extra string) string {
 		`"response_format":{"type":"json_schema","json_schema":{"name":"weather","strict":true,"schema":` + weatherSchema + `}}` + extra + `}`
 }
 
-// formatParams is the same request for openai-go.
-func formatParams(model, user string) openai.ChatCompletionNewParams {
-	return openai.ChatCompletionNewParams{
-		Model:    model,
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(user)},
-		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "weather", Strict: openai.Bool(true), Schema: json.RawMessage(weatherSchema)}}},
-	}
+// formatParams is the same request on the OpenAI surface.
+func formatParams(model, user string) oaRequest {
+	return oaRequest{Model: model, Messages: []oaMessage{oaUser(user)},
+		ResponseFormat: jsontext.Value(`{"type":"json_schema","json_schema":{"name":"weather","strict":true,"schema":` + weatherSchema + `}}`)}
 }
 
 // surfaceAnswer is what one surface and stream format returned: the text, the names of the
@@ -63,10 +57,10 @@ type surfaceAnswer struct {
 	finish string
 }
 
-// everySurface sends a Nirmata body, and params (the same request for openai-go), as each of
-// the seven answers the gateway has: Nirmata unary, JSONL and chunked; OpenAI unary and SSE
-// through openai-go; gRPC unary and stream. It returns each answer by its name.
-func everySurface(t *testing.T, g started, body string, params openai.ChatCompletionNewParams, mutate ...func(*llmgatewayv1.ChatRequest)) map[string]surfaceAnswer {
+// everySurface sends a Nirmata body, and params (the same request on the OpenAI surface),
+// as each of the seven answers the gateway has: Nirmata unary, JSONL and chunked; OpenAI
+// unary and SSE; gRPC unary and stream. It returns each answer by its name.
+func everySurface(t *testing.T, g started, body string, params oaRequest, mutate ...func(*llmgatewayv1.ChatRequest)) map[string]surfaceAnswer {
 	t.Helper()
 	out := map[string]surfaceAnswer{}
 	base := "http://" + g.HTTP + "/llm-apps/chat"
@@ -95,18 +89,12 @@ func everySurface(t *testing.T, g started, body string, params openai.ChatComple
 	require.Equal(t, http.StatusOK, r.StatusCode)
 	out["nirmata chunked"] = readChunkedAnswer(t, r.Body)
 
-	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey))
-	completion, err := client.Chat.Completions.New(t.Context(), params)
-	require.NoError(t, err)
-	out["openai"] = openAIAnswer(completion.Choices[0].Message, string(completion.Choices[0].FinishReason))
+	_, completion := oaChat(t, g, testKey, params)
+	out["openai"] = openAIAnswer(completion.Choices[0].Message, completion.Choices[0].FinishReason)
 
-	s := client.Chat.Completions.NewStreaming(t.Context(), params)
-	var acc openai.ChatCompletionAccumulator
-	for s.Next() {
-		acc.AddChunk(s.Current())
-	}
-	require.NoError(t, s.Err())
-	out["openai sse"] = openAIAnswer(acc.Choices[0].Message, string(acc.Choices[0].FinishReason))
+	_, s := oaStream(t, g, testKey, params)
+	require.Nil(t, s.failure)
+	out["openai sse"] = openAIAnswer(s.answer, s.finish)
 
 	in := grpcRequest(t, body)
 	for _, m := range mutate {
@@ -144,7 +132,7 @@ func everySurface(t *testing.T, g started, body string, params openai.ChatComple
 	return out
 }
 
-func openAIAnswer(m openai.ChatCompletionMessage, finish string) surfaceAnswer {
+func openAIAnswer(m oaAnswer, finish string) surfaceAnswer {
 	a := surfaceAnswer{text: m.Content, finish: finish}
 	for _, c := range m.ToolCalls {
 		a.calls = append(a.calls, c.Function.Name)
@@ -211,10 +199,10 @@ func requireWeatherJSON(t *testing.T, answers map[string]surfaceAnswer) {
 // TestStructuredOutputEmulated: on models without structured output the schema travels as
 // the forced json_response tool, and every surface answers its input as JSON content.
 func TestStructuredOutputEmulated(t *testing.T) {
+	t.Parallel()
 	for _, model := range []string{testModel, novaPro} {
 		t.Run(model, func(t *testing.T) {
-			sim := recordSim(t)
-			g := start(t, defaultConfig(t))
+			sim, g := recordedGateway(t)
 			const user = "Weather in Paris?"
 			requireWeatherJSON(t, everySurface(t, g, formatBody(model, user, ""), formatParams(model, user)))
 
@@ -238,8 +226,8 @@ func TestStructuredOutputEmulated(t *testing.T) {
 // TestStructuredOutputNative: Claude Sonnet 4.5 gets outputConfig.textFormat with the schema
 // sanitised (the bound moved into the description, keys sorted) as a string.
 func TestStructuredOutputNative(t *testing.T) {
-	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	t.Parallel()
+	sim, g := recordedGateway(t)
 	const user = "Weather in Paris?"
 	// gRPC sends its schema as a Struct here: the same bytes reach Bedrock.
 	schema := &structpb.Struct{}
@@ -268,15 +256,17 @@ func TestStructuredOutputNative(t *testing.T) {
 // back as a call and the answer as content; with parallel calls off, the answer tool is not
 // the one call kept.
 func TestStructuredOutputWithClientTools(t *testing.T) {
-	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	t.Parallel()
+	sim, g := recordedGateway(t)
 	// The simulator calls the tools a user names; a real model calls json_response on its
 	// own, told by the system note.
 	const user = "Call get_weather and json_response."
 	tools := `,"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]`
 	params := formatParams(testModel, user)
-	params.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
-		Name: "get_weather", Parameters: openai.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}})}
+	var getWeather oaTool
+	getWeather.Type, getWeather.Function.Name = "function", "get_weather"
+	getWeather.Function.Parameters = jsontext.Value(`{"type":"object","properties":{"city":{"type":"string"}}}`)
+	params.Tools = []oaTool{getWeather}
 	answers := everySurface(t, g, formatBody(testModel, user, tools), params)
 	for name, a := range answers {
 		assert.True(t, json.Valid([]byte(a.text)), "%s: the content is the answer tool's input alone: %q", name, a.text)
@@ -307,8 +297,8 @@ func TestStructuredOutputWithClientTools(t *testing.T) {
 // client's tools are not offered and the answer tool is forced, so the answer still comes
 // as JSON.
 func TestStructuredOutputBudgetAndNone(t *testing.T) {
-	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	t.Parallel()
+	sim, g := recordedGateway(t)
 	tools := `,"tools":[{"type":"function","function":{"name":"get_weather"}}]`
 	spent := `{"model":"` + testModel + `","max_tool_rounds":1,"messages":[{"role":"user","content":"Weather in Paris? Use get_weather."},
 		{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},
@@ -341,8 +331,8 @@ func TestStructuredOutputBudgetAndNone(t *testing.T) {
 // refuses a forced tool with thinking, BEDROCK.md G10): it is offered under auto with the
 // note, and thinking stays on.
 func TestStructuredOutputWithThinking(t *testing.T) {
-	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	t.Parallel()
+	sim, g := recordedGateway(t)
 	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey,
 		formatBody(testModel, "Weather in Paris? Answer with json_response.", `,"reasoning_effort":"low"`))
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
@@ -366,6 +356,7 @@ func TestStructuredOutputWithThinking(t *testing.T) {
 // TestStructuredOutputWithoutStreamingTools: a model without streaming tool use is answered
 // through Converse and replayed as a stream; the answer tool's input is still the content.
 func TestStructuredOutputWithoutStreamingTools(t *testing.T) {
+	t.Parallel()
 	g := simGateway(t)
 	body := formatBody(llama31, "Weather in Paris? Answer with json_response.", "")
 	r := streamPost(t, "http://"+g.HTTP+"/llm-apps/chat?stream=true", body)
@@ -379,6 +370,7 @@ func TestStructuredOutputWithoutStreamingTools(t *testing.T) {
 // TestStructuredOutputRefused: a schema Bedrock refuses anyway is a 400 with Bedrock's text
 // and the schema's path, on every surface.
 func TestStructuredOutputRefused(t *testing.T) {
+	t.Parallel()
 	const refusal = "output_config.format.schema: For 'string' type, property pattern is not supported"
 	g := fakeBedrock(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Amzn-ErrorType", "ValidationException")
@@ -387,17 +379,14 @@ func TestStructuredOutputRefused(t *testing.T) {
 		_, _ = fmt.Fprintf(w, `{"message":%q}`, refusal)
 	})
 	const user = "Weather in Paris?"
-	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
-	_, err := client.Chat.Completions.New(t.Context(), formatParams(sonnet45, user))
-	apiErr := requireAPIError(t, err, http.StatusBadRequest)
+	_, apiErr := oaRefusal(t, g, testKey, formatParams(sonnet45, user), http.StatusBadRequest)
 	assert.Equal(t, "response_format.json_schema.schema", apiErr.Param)
 	assert.Equal(t, refusal, apiErr.Message)
 	assert.Equal(t, "invalid_value", apiErr.Code)
 
-	stream := client.Chat.Completions.NewStreaming(t.Context(), formatParams(sonnet45, user))
-	for stream.Next() {
-	}
-	apiErr = requireAPIError(t, stream.Err(), http.StatusBadRequest)
+	streamed := formatParams(sonnet45, user)
+	streamed.Stream = true
+	_, apiErr = oaRefusal(t, g, testKey, streamed, http.StatusBadRequest)
 	assert.Equal(t, "response_format.json_schema.schema", apiErr.Param)
 
 	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, formatBody(sonnet45, user, ""))
@@ -407,7 +396,7 @@ func TestStructuredOutputRefused(t *testing.T) {
 	assert.Equal(t, refusal, e.Error)
 
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
-	_, err = llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, grpcRequest(t, formatBody(sonnet45, user, "")))
+	_, err := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, grpcRequest(t, formatBody(sonnet45, user, "")))
 	assert.Equal(t, codes.InvalidArgument, status.Code(err))
 	assert.Equal(t, refusal, status.Convert(err).Message())
 }
@@ -415,9 +404,8 @@ func TestStructuredOutputRefused(t *testing.T) {
 // TestResponseFormatErrors: a response_format the gateway cannot honour is refused before
 // Bedrock on every surface, naming the field.
 func TestResponseFormatErrors(t *testing.T) {
-	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
-	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
+	t.Parallel()
+	sim, g := recordedGateway(t)
 	for _, tt := range []struct {
 		name, format, param, msg string
 	}{
@@ -429,9 +417,8 @@ func TestResponseFormatErrors(t *testing.T) {
 			"response_format.json_schema.schema", `invalid request body: response_format.json_schema.schema: want an object, got string`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			params := openai.ChatCompletionNewParams{Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
-			_, err := client.Chat.Completions.New(t.Context(), params, option.WithJSONSet("response_format", json.RawMessage(tt.format)))
-			apiErr := requireAPIError(t, err, http.StatusBadRequest)
+			params := oaRequest{Model: testModel, Messages: []oaMessage{oaUser("hi")}, ResponseFormat: jsontext.Value(tt.format)}
+			_, apiErr := oaRefusal(t, g, testKey, params, http.StatusBadRequest)
 			assert.Equal(t, tt.param, apiErr.Param)
 			assert.Equal(t, tt.msg, apiErr.Message)
 
@@ -456,11 +443,10 @@ func TestResponseFormatErrors(t *testing.T) {
 // TestJSONObject: json_object is a system instruction; the simulator's greeting is not a
 // JSON object, so each answer comes back unchanged and is logged and counted.
 func TestJSONObject(t *testing.T) {
-	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	t.Parallel()
+	sim, g := recordedGateway(t)
 	body := `{"model":"` + testModel + `","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`
-	params := openai.ChatCompletionNewParams{Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
-		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}}
+	params := oaRequest{Model: testModel, Messages: []oaMessage{oaUser("hi")}, ResponseFormat: jsontext.Value(`{"type":"json_object"}`)}
 	for name, a := range everySurface(t, g, body, params) {
 		assert.Equal(t, "Hello from the Bedrock simulator. You said: hi", a.text, name)
 	}

@@ -3,10 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,14 +35,36 @@ import (
 	"github.com/nirmata/llm-gateway/internal/gateway"
 )
 
-// Tests that set environment variables (the AWS configuration chain the gateway reads, the
-// OTel variables) run one at a time, as t.Setenv requires; the slow ones that set none run
-// in parallel (t.Parallel), after them.
+// Tests run in parallel (t.Parallel), each gateway on an upstream of its own (upstreamAt,
+// or the embedded simulator), except those that set environment variables (the AWS
+// configuration chain, the OTel variables), which run one at a time before them, as
+// t.Setenv requires.
 
-// TestMain checks that no test leaves a goroutine behind, but go-redis's dial probe: after
-// failed dials (a Redis stopped or never started) its pool probes once a second, and the
-// probe sees that the pool was closed only when it wakes.
+// parallelTests is how many tests run at once unless -parallel says otherwise: they mostly
+// wait (on timers, sockets, their simulator), so more than the default, GOMAXPROCS, finish
+// sooner, and unlike other packages' tests, none times a step tightly.
+const parallelTests = 8
+
+// TestMain runs parallelTests tests at once, unless -parallel is given, and empties the AWS
+// configuration chain, so that a gateway started without an upstream of its own fails to
+// start rather than reach an AWS account this machine is configured for. It checks that no
+// test leaves a goroutine behind, but go-redis's dial probe: after failed dials (a Redis
+// stopped or never started) its pool probes once a second, and the probe sees that the
+// pool was closed only when it wakes.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallelTests))
+	}
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "AWS_") {
+			os.Unsetenv(name)
+		}
+	}
+	os.Setenv("AWS_CONFIG_FILE", os.DevNull)
+	os.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
 }
 
@@ -55,15 +79,9 @@ type started struct {
 	logs *observer.ObservedLogs
 }
 
-// start serves the gateway of cfg until the test ends, with every listener on a free
-// loopback port and testKey among its keys.
-func start(t *testing.T, cfg config.Config) started {
-	t.Helper()
-	return startWith(t, cfg)
-}
-
-// startWith is start with options: a clock and counters for the keys' limits.
-func startWith(t testing.TB, cfg config.Config, opts ...gateway.Option) started {
+// start serves the gateway of cfg and opts (an upstream, a clock, counters) until the
+// test ends, with every listener on a free loopback port and testKey among its keys.
+func start(t testing.TB, cfg config.Config, opts ...gateway.Option) started {
 	t.Helper()
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.APIKeys = append(cfg.APIKeys, testKey)
@@ -218,6 +236,7 @@ func restConversation(t *testing.T, g started) {
 }
 
 func TestRESTToolConversationOnSim(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -237,6 +256,7 @@ func TestRESTToolConversationOnSim(t *testing.T) {
 // TestAdminAddr: --admin-addr serves the probes and the scraper (docs/PROTOCOL.md 7), the
 // same answers as on --http-addr, and no API.
 func TestAdminAddr(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.AdminAddr = "127.0.0.1:0"
@@ -290,7 +310,22 @@ func TestRESTToolConversationOnSeparateUpstream(t *testing.T) {
 	assert.EqualValues(t, 2, hits.Load())
 }
 
+// TestRetriesFromTheEnvironment: the retries the AWS SDK's configuration chain reads
+// (AWS_MAX_ATTEMPTS) are the gateway's: with one attempt a throttled call is the client's
+// 429 at once, where the SDK's default of three would have retried it into an answer.
+func TestRetriesFromTheEnvironment(t *testing.T) {
+	sim := recordSim(t, "throttle,times=1")
+	pointAWSAt(t, sim.url)
+	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	g := start(t, defaultConfig(t))
+	resp, e, body := chatOnce(t, g, "")
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, string(body))
+	assert.Equal(t, "resource_exhausted", e.Code)
+	assert.Equal(t, int64(1), sim.Requests())
+}
+
 func TestGRPCToolConversation(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -349,6 +384,7 @@ func TestGRPCToolConversation(t *testing.T) {
 }
 
 func TestGRPCAuthHealthAndReflection(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -502,6 +538,7 @@ func TestRESTCapabilitiesAndErrors(t *testing.T) {
 // share pooled buffers, each get their own answer: the simulator quotes each call's tool
 // result back.
 func TestRESTLargeAnswersConcurrently(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.DefaultMaxTokens = 0 // answers of up to 24 KB: longer than 4096 tokens

@@ -95,6 +95,7 @@ func toolResult(t *testing.T, id string, result map[string]any) gollmMessage {
 }
 
 func TestGollmNirmataClientConversation(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -167,6 +168,7 @@ func TestGollmNirmataClientConversation(t *testing.T) {
 
 // The same conversation start with the wrapped tool form the newer gollm client sends.
 func TestWrappedToolsAreAccepted(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.ModelAliases = map[string][]config.Target{"sonnet": {{ModelID: testModel}}}

@@ -158,6 +158,7 @@ var historyCases = []historyCase{
 }
 
 func TestHistoriesOverREST(t *testing.T) {
+	t.Parallel()
 	g := simGateway(t)
 	for _, tc := range historyCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,6 +180,7 @@ func TestHistoriesOverREST(t *testing.T) {
 }
 
 func TestHistoriesOverGRPC(t *testing.T) {
+	t.Parallel()
 	g := simGateway(t)
 	conn, err := grpc.NewClient(g.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
@@ -212,6 +214,7 @@ func TestHistoriesOverGRPC(t *testing.T) {
 }
 
 func TestStreamedNamesAreMappedBack(t *testing.T) {
+	t.Parallel()
 	g := simGateway(t)
 	body := `{"messages":[{"role":"user","content":"read it"}],"tools":` + tools(mcpName) +
 		`,"tool_choice":{"type":"function","function":{"name":"` + mcpName + `"}}}`
@@ -229,6 +232,7 @@ func TestStreamedNamesAreMappedBack(t *testing.T) {
 
 // Bad input names the offending field (docs/PROTOCOL.md section 5).
 func TestBadHistoriesNameTheField(t *testing.T) {
+	t.Parallel()
 	g := simGateway(t)
 	tests := []struct{ body, field string }{
 		{`{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"a","arguments":"{not json"}}]}],"tools":` + tools("a") + `}`,

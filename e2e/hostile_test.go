@@ -42,6 +42,7 @@ func grpcConn(t *testing.T, addr string) *grpc.ClientConn {
 // in an interceptor, it would wait for a message that never comes (and a flood of calls
 // carrying 9 MB each would all be read into memory before being refused).
 func TestGRPCKeyIsCheckedBeforeTheMessage(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -76,6 +77,7 @@ func TestGRPCKeyIsCheckedBeforeTheMessage(t *testing.T) {
 // messages are received at once, so strangers cannot make the gateway hold many large
 // messages; long-lived keyless streams hold no place once their message is in.
 func TestGRPCKeylessCallsAreBounded(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -156,6 +158,7 @@ func readResponse(t *testing.T, conn net.Conn) (*http.Response, string, bool) {
 // TestStalledBodyWithoutKeyIs401AtOnce: a request without a key whose body never arrives
 // is answered 401 without waiting for the body, and its connection is closed.
 func TestStalledBodyWithoutKeyIs401AtOnce(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -194,6 +197,7 @@ func TestStalledBodyWithKeyIsCut(t *testing.T) {
 // TestRESTOneAuthorizationHeader: several Authorization headers are a 401 even when one
 // holds a right key.
 func TestRESTOneAuthorizationHeader(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -271,6 +275,7 @@ func TestClientStringsAreBounded(t *testing.T) {
 // served a request before, too. A head of many megabytes is answered after net/http's
 // bound, not read to its end.
 func TestOversizedHeadsAreJSON(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -385,6 +390,7 @@ func TestOversizedHeadsAreJSON(t *testing.T) {
 // TestBogusModelsDoNotPoisonLabels: a hundred and more requests naming models that do not
 // exist (all 404) leave a real model its own series in the metrics.
 func TestBogusModelsDoNotPoisonLabels(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
@@ -402,6 +408,7 @@ func TestBogusModelsDoNotPoisonLabels(t *testing.T) {
 // TestAccessDeniedHidesTheAccount: Bedrock's AccessDenied text names the gateway's role
 // and account; clients get a generic message on every transport, the log the detail.
 func TestAccessDeniedHidesTheAccount(t *testing.T) {
+	t.Parallel()
 	const text = "User: arn:aws:sts::123456789012:assumed-role/gw/i-0abc is not authorized to perform: bedrock:InvokeModel on resource: arn:aws:bedrock:us-east-1::foundation-model/x"
 	g := fakeBedrock(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("X-Amzn-ErrorType", "AccessDeniedException")
@@ -475,11 +482,13 @@ func enumAttack() struct{ name, schema, says string } {
 // OpenAI's (its param) and gRPC (InvalidArgument), and never reaches Bedrock: the gateway
 // measures it before anything compiles or translates it.
 func TestHostileSchemasAreRefused(t *testing.T) {
+	t.Parallel()
 	refuseAttacks(t, attackSchemas(), true)
 }
 
 // TestHostileEnumIsRefused is TestHostileSchemasAreRefused for the 3 MB enum.
 func TestHostileEnumIsRefused(t *testing.T) {
+	t.Parallel()
 	refuseAttacks(t, []struct{ name, schema, says string }{enumAttack()}, false)
 }
 
@@ -488,7 +497,7 @@ func TestHostileEnumIsRefused(t *testing.T) {
 func refuseAttacks(t *testing.T, attacks []struct{ name, schema, says string }, format bool) {
 	t.Helper()
 	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	g := start(t, defaultConfig(t), sim.upstream())
 	grpcClient := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC))
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
 	const msgs = `"model":"` + testModel + `","messages":[{"role":"user","content":"Use t."}]`
@@ -550,6 +559,7 @@ func refuseAttacks(t *testing.T, attacks []struct{ name, schema, says string }, 
 // its call checked like any other: the model's invalid call of it (a required property
 // left out) is reported on REST, its valid call is valid, not unchecked, on gRPC.
 func TestLargeSchemaIsChecked(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../internal/toolcheck/testdata/deployment.json")
 	require.NoError(t, err)
 	var schema map[string]any
@@ -578,7 +588,7 @@ func TestLargeSchemaIsChecked(t *testing.T) {
 	}
 
 	sim := recordSim(t, "invalid_tool_args,times=1")
-	g := start(t, defaultConfig(t))
+	g := start(t, defaultConfig(t), sim.upstream())
 	got := ask(t, g, "nirmata", body(`"required":["spec"],`))
 	require.Len(t, got.calls, 1)
 	assert.Equal(t, []string{`/: missing required property "spec"`}, got.calls[0].errs, "the fault left spec out")

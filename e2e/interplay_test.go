@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -92,7 +90,7 @@ func TestFailoverTraced(t *testing.T) {
 	setOTelEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.endpoint})
 	cfg := defaultConfig(t)
 	cfg.ModelAliases = map[string][]config.Target{"agent": twoTargets}
-	g, stop := startTraced(t, cfg)
+	g, stop := startTraced(t, cfg, sim.upstream())
 	url := "http://" + g.HTTP + "/llm-apps/chat"
 
 	resp, raw := post(t, url, "Bearer "+testKey, agentBody("Trace about Oslo.", ""))
@@ -100,17 +98,10 @@ func TestFailoverTraced(t *testing.T) {
 	var unary struct{ Usage nirmataUsage }
 	require.NoError(t, json.Unmarshal(raw, &unary))
 
-	var sse *http.Response
-	st := openAIClient(g).Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{
-		Model:         "agent",
-		Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Stream about Lima.")},
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-	}, option.WithResponseInto(&sse))
-	var acc openai.ChatCompletionAccumulator
-	for st.Next() {
-		acc.AddChunk(st.Current())
-	}
-	require.NoError(t, st.Err())
+	sse, st := oaStream(t, g, testKey, oaRequest{Model: "agent", Messages: []oaMessage{oaUser("Stream about Lima.")},
+		StreamOptions: &oaStreamOptions{IncludeUsage: true}})
+	require.Nil(t, st.failure)
+	require.NotNil(t, st.usage)
 
 	jsonl := streamPostKey(t, url+"?stream=true", testKey, agentBody("Stream about Pune.", ""))
 	require.Equal(t, http.StatusOK, jsonl.StatusCode)
@@ -131,8 +122,8 @@ func TestFailoverTraced(t *testing.T) {
 		usage              nirmataUsage
 	}{
 		{resp.Header.Get("X-Request-Id"), "ThrottlingException", unary.Usage},
-		{sse.Header.Get("X-Request-Id"), "ServiceUnavailableException", nirmataUsage{PromptTokens: acc.Usage.PromptTokens,
-			CompletionTokens: acc.Usage.CompletionTokens, CachedTokens: acc.Usage.PromptTokensDetails.CachedTokens}},
+		{sse.Header.Get("X-Request-Id"), "ServiceUnavailableException", nirmataUsage{PromptTokens: st.usage.PromptTokens,
+			CompletionTokens: st.usage.CompletionTokens, CachedTokens: st.usage.PromptTokensDetails.CachedTokens}},
 		{jsonl.Header.Get("X-Request-Id"), "ThrottlingException", done.Usage},
 	} {
 		srv := serverSpan(t, spans, call.requestID)
@@ -153,12 +144,13 @@ func TestFailoverTraced(t *testing.T) {
 // its next turn, sent to replica B, go to the second target first: B makes one Bedrock
 // call, to that target, although the first target would answer it now.
 func TestFailoverAffinitySharedByReplicas(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	sim := recordSim(t, "throttle,times=1,model="+testModel)
 	cfg := defaultConfig(t)
 	onRedis(&cfg, srv.URL())
 	cfg.ModelAliases = map[string][]config.Target{"agent": twoTargets}
-	a, b := start(t, cfg), start(t, cfg)
+	a, b := start(t, cfg, sim.upstream()), start(t, cfg, sim.upstream())
 
 	const user = "Weather in Oslo? Use get_weather."
 	resp, raw := post(t, "http://"+a.HTTP+"/llm-apps/chat", "Bearer "+testKey, agentBody(user, ""))
@@ -197,12 +189,13 @@ func TestFailoverAffinitySharedByReplicas(t *testing.T) {
 // content, has no usage), so the counters equal what the client got; requests_per_minute
 // counts each call once, however many attempts it took.
 func TestFailoverCountsTheAnswerOnly(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t, "throttle,mode=unary,model="+testModel, "stream_exception,after=1,model="+testModel)
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, requests_per_minute: 100, tokens_per_minute: 100000000, tokens_per_day: 100000000}\n")
 	cfg.ModelAliases = map[string][]config.Target{"agent": twoTargets}
-	g := startWith(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
+	g := start(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters), sim.upstream())
 	url := "http://" + g.HTTP + "/llm-apps/chat"
 
 	var got []nirmataUsage

@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -106,9 +104,10 @@ func requireGRPCRefusal(t *testing.T, g started, key, body, message string, retr
 // name, never the key; a key without limits is served meanwhile, and the next minute opens
 // the window again.
 func TestKeyRequestsPerMinute(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	clock := clocktest.New(at37)
-	g := startWith(t, keysConfig(t, "keys:\n  - {name: ci, key: ci-key-0123456789, requests_per_minute: 2}\n"), gateway.WithClock(clock.Now))
+	g := start(t, keysConfig(t, "keys:\n  - {name: ci, key: ci-key-0123456789, requests_per_minute: 2}\n"), gateway.WithClock(clock.Now), sim.upstream())
 	base := "http://" + g.HTTP
 	for range 2 {
 		resp, answer := post(t, base+"/llm-apps/chat", "Bearer ci-key-0123456789", hello)
@@ -118,21 +117,16 @@ func TestKeyRequestsPerMinute(t *testing.T) {
 	const message = `key "ci" is over its requests_per_minute limit (2); retry in 23 s`
 	requireNirmataRefusal(t, g, "ci-key-0123456789", hello, message, "requests_per_minute", "23")
 
-	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("ci-key-0123456789"), option.WithMaxRetries(0))
-	params := openai.ChatCompletionNewParams{Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
-	_, err := client.Chat.Completions.New(t.Context(), params)
-	apiErr := requireAPIError(t, err, http.StatusTooManyRequests)
+	params := oaRequest{Model: testModel, Messages: []oaMessage{oaUser("hi")}}
+	resp, apiErr := oaRefusal(t, g, "ci-key-0123456789", params, http.StatusTooManyRequests)
 	assert.Equal(t, "rate_limit_error", apiErr.Type)
 	assert.Equal(t, "rate_limit_exceeded", apiErr.Code)
 	assert.Equal(t, message, apiErr.Message)
-	assert.Equal(t, "23", apiErr.Response.Header.Get("Retry-After"))
-	assert.Empty(t, apiErr.Response.Header.Get("X-Should-Retry"), "23 s: the SDKs may wait it out")
-	stream := client.Chat.Completions.NewStreaming(t.Context(), params)
-	for stream.Next() {
-		t.Fatal("no chunk expected")
-	}
-	apiErr = requireAPIError(t, stream.Err(), http.StatusTooManyRequests)
-	assert.Equal(t, "23", apiErr.Response.Header.Get("Retry-After"))
+	assert.Equal(t, "23", resp.Header.Get("Retry-After"))
+	assert.Empty(t, resp.Header.Get("X-Should-Retry"), "23 s: the SDKs may wait it out")
+	params.Stream = true
+	resp, _ = oaRefusal(t, g, "ci-key-0123456789", params, http.StatusTooManyRequests)
+	assert.Equal(t, "23", resp.Header.Get("Retry-After"))
 
 	requireGRPCRefusal(t, g, "ci-key-0123456789", hello, message, 23*time.Second)
 
@@ -208,11 +202,12 @@ func windowKeys(id string, now time.Time) []string {
 // output + cache writes + 0.1 × cache reads: unary answers, each repair attempt (the key's
 // tool_validation default has the call repaired), and a stream at its end.
 func TestKeyTokensCounted(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t, "invalid_tool_args,times=1")
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, tokens_per_minute: 100000000, tokens_per_day: 100000000, tool_validation: repair}\n")
-	g := startWith(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
+	g := start(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters), sim.upstream())
 	base := "http://" + g.HTTP + "/llm-apps/chat"
 
 	// An agent's second turn reads from the prompt cache what its first wrote.
@@ -252,12 +247,13 @@ func TestKeyTokensCounted(t *testing.T) {
 // counted against the key's token limits by estimate (its messages and what it passed on,
 // at 4 bytes a token), so leaving streams early does not spend tokens uncounted.
 func TestKeyStreamLeftEarly(t *testing.T) {
+	t.Parallel()
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, tokens_per_minute: 100000000, tokens_per_day: 100000000}\n")
 	cfg.Sim.Enabled = true
 	cfg.Sim.DeltaDelay = 300 * time.Millisecond // the answer takes seconds; reading its first line, far less
-	g := startWith(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
+	g := start(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
 	question := strings.Repeat("How are the pods doing? ", 40)
 	body := `{"messages":[{"role":"user","content":"` + question + `"}]}`
 
@@ -324,12 +320,13 @@ func lastJSONLLine(t *testing.T, r io.Reader) (last struct {
 // tokens_per_day (the answer that crosses a limit is served whole), on every surface, until
 // its window ends; a day's Retry-After tells the OpenAI SDKs not to retry.
 func TestKeyTokenLimits(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	clock := clocktest.New(at37)
-	g := startWith(t, keysConfig(t, `keys:
+	g := start(t, keysConfig(t, `keys:
   - {name: small, key: small-key-0123456789, tokens_per_minute: 10}
   - {name: daily, key: daily-key-0123456789, tokens_per_day: 10}
-`), gateway.WithClock(clock.Now))
+`), gateway.WithClock(clock.Now), sim.upstream())
 	base := "http://" + g.HTTP
 
 	for _, key := range []string{"small-key-0123456789", "daily-key-0123456789"} {
@@ -341,21 +338,18 @@ func TestKeyTokenLimits(t *testing.T) {
 	const dayLeft = "49163" // 13 h 39 min 22.6 s, rounded up
 	requireNirmataRefusal(t, g, "daily-key-0123456789", hello, `key "daily" is over its tokens_per_day limit (10); retry in `+dayLeft+` s`, "tokens_per_day", dayLeft)
 
-	// openai-go with its default retries: x-should-retry false keeps it from retrying.
+	// The OpenAI surface: x-should-retry false keeps the official clients from retrying
+	// (TestOpenAIShouldRetry shows openai-go obeying it).
 	refusals := func() float64 {
 		return metricValue(t, g, "gateway_rate_limited_total", map[string]string{"key": "daily", "limit": "tokens_per_day"})
 	}
 	before := refusals()
-	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("daily-key-0123456789"))
-	_, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
-		Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
-	})
-	apiErr := requireAPIError(t, err, http.StatusTooManyRequests)
+	oaResp, apiErr := oaRefusal(t, g, "daily-key-0123456789", oaRequest{Model: testModel, Messages: []oaMessage{oaUser("hi")}}, http.StatusTooManyRequests)
 	assert.Equal(t, "rate_limit_error", apiErr.Type)
 	assert.Equal(t, "rate_limit_exceeded", apiErr.Code)
-	assert.Equal(t, dayLeft, apiErr.Response.Header.Get("Retry-After"))
-	assert.Equal(t, "false", apiErr.Response.Header.Get("X-Should-Retry"))
-	assert.Equal(t, before+1, refusals(), "one call: the SDK did not retry")
+	assert.Equal(t, dayLeft, oaResp.Header.Get("Retry-After"))
+	assert.Equal(t, "false", oaResp.Header.Get("X-Should-Retry"))
+	assert.Equal(t, before+1, refusals())
 	assert.Equal(t, int64(2), sim.Requests(), "refusals cost no Bedrock call")
 	assert.EqualValues(t, 5, metricValue(t, g, "gateway_rate_limited_total", map[string]string{"key": "small", "limit": "tokens_per_minute"}))
 
@@ -376,6 +370,7 @@ func TestKeyTokenLimits(t *testing.T) {
 // request's own values beat them all, as the Converse requests the simulator received
 // show; requestMetadata names the calling key, never holding the key.
 func TestKeyDefaults(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	g := start(t, keysConfig(t, `model_aliases:
   agent:
@@ -389,7 +384,7 @@ keys:
     parallel_tool_calls: false
     max_tool_rounds: 1
     reasoning_effort: medium
-`))
+`), sim.upstream())
 	type sent struct {
 		budget   any  // thinking.budget_tokens, nil without thinking
 		parallel bool // no disable_parallel_tool_use
@@ -442,13 +437,14 @@ keys:
 // alias's, else the gateway's, as the number of model calls shows when every call the
 // simulator makes breaks its schema (repair: one more call, max_repair_attempts 1).
 func TestKeyToolValidationDefault(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t, "invalid_tool_args,times=100")
 	g := start(t, keysConfig(t, `max_repair_attempts: 1
 model_aliases:
   agent: {targets: [{model_id: `+testModel+`}], tool_validation: "off"}
 keys:
   - {name: fixer, key: fixer-key-0123456789, tool_validation: repair}
-`))
+`), sim.upstream())
 	for _, tt := range []struct {
 		name, key, model, extra string
 		calls                   int

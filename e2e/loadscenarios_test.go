@@ -17,6 +17,7 @@ import (
 // surface's shape. With an upstream failure mid-stream, each stream surface's answer counts
 // as a stream error, not as a fast success.
 func TestLoadScenarios(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		scenario, fault string
 		want            loadtest.Kind

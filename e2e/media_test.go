@@ -29,6 +29,7 @@ func mediaFixtures(t *testing.T) (pngURL, pdfURL string) {
 // documents), so a 200 proves the translation valid. What the gateway cannot send is a
 // 400 naming the part.
 func TestImagesAndDocumentsOnSim(t *testing.T) {
+	t.Parallel()
 	g := simGateway(t)
 	pngURL, pdfURL := mediaFixtures(t)
 	imagePart := func(url string) string {

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -26,6 +24,7 @@ import (
 // (the simulator answers ResourceNotFoundException, as Bedrock does) after it. The
 // capabilities of a model outside the gateway's table say it is unknown, without tools.
 func TestUnknownModels(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.ModelAliases = map[string][]config.Target{"fast": {{ModelID: "amazon.nova-lite-v1:0"}}}
@@ -39,7 +38,6 @@ func TestUnknownModels(t *testing.T) {
 	defer conn.Close()
 	chatClient := llmgatewayv1.NewChatServiceClient(conn)
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
-	oai := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
 
 	for _, tt := range []struct{ model, want string }{{"gpt-4o", notAnID}, {"anthropic.claude-opus-9-v1:0", unknownToBedrock}} {
 		t.Run(tt.model, func(t *testing.T) {
@@ -50,15 +48,13 @@ func TestUnknownModels(t *testing.T) {
 			assert.Equal(t, tt.want, nirmata.Error)
 			assert.Equal(t, "not_found", nirmata.Code)
 
-			_, err := oai.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
-				Model: tt.model, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
-			apiErr := requireAPIError(t, err, http.StatusNotFound)
+			_, apiErr := oaRefusal(t, g, testKey, oaRequest{Model: tt.model, Messages: []oaMessage{oaUser("hi")}}, http.StatusNotFound)
 			assert.Equal(t, tt.want, apiErr.Message)
 			assert.Equal(t, "invalid_request_error", apiErr.Type)
 			assert.Equal(t, "model_not_found", apiErr.Code)
 			assert.Equal(t, "model", apiErr.Param)
 
-			_, err = chatClient.Chat(ctx, &llmgatewayv1.ChatRequest{Model: tt.model,
+			_, err := chatClient.Chat(ctx, &llmgatewayv1.ChatRequest{Model: tt.model,
 				Messages: []*llmgatewayv1.Message{{Role: llmgatewayv1.Role_ROLE_USER, Content: "hi"}}})
 			st := status.Convert(err)
 			assert.Equal(t, codes.NotFound, st.Code())
@@ -110,12 +106,19 @@ func TestUnknownModels(t *testing.T) {
 
 // TestUnlistedModelOnV1: GET /v1/models/{id} of a name the gateway does not list names it.
 func TestUnlistedModelOnV1(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	g := start(t, cfg)
-	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey))
-	_, err := client.Models.Get(t.Context(), "gpt-4o")
-	apiErr := requireAPIError(t, err, http.StatusNotFound)
-	assert.Equal(t, "model_not_found", apiErr.Code)
-	assert.Equal(t, `model "gpt-4o" is not one this gateway lists; GET /v1/models lists the models this gateway serves (it has no aliases)`, apiErr.Message)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+g.HTTP+"/v1/models/gpt-4o", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	var body struct{ Error oaError }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	assert.Equal(t, "model_not_found", body.Error.Code)
+	assert.Equal(t, `model "gpt-4o" is not one this gateway lists; GET /v1/models lists the models this gateway serves (it has no aliases)`, body.Error.Message)
 }

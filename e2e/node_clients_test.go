@@ -1,3 +1,5 @@
+//go:build clients
+
 package e2e
 
 import (
@@ -16,7 +18,8 @@ import (
 
 // nodeDir holds the scripts that run the official openai npm client and the Vercel AI SDK
 // against a gateway (docs/PROTOCOL.md 10: both MUST work unmodified), with their packages
-// pinned in its package-lock.json.
+// pinned in its package-lock.json. Real client programs, so under the clients build tag:
+// make clients installs the packages and runs them.
 const nodeDir = "../test/node"
 
 // minNodeMajor is the oldest Node.js the pinned packages support.
@@ -33,10 +36,10 @@ func requireNode(t *testing.T) (node, dir string) {
 	require.NoError(t, err)
 	node, err = exec.LookPath("node")
 	if err != nil {
-		t.Fatalf("node is not on PATH: install Node.js %d or later and npm, then run `make test` (it installs the packages of test/node): %v", minNodeMajor, err)
+		t.Fatalf("node is not on PATH: install Node.js %d or later and npm, then run `make clients` (it installs the packages of test/node): %v", minNodeMajor, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatalf("%s/node_modules is missing: run `make test`, which installs them (npm ci --prefix test/node): %v", dir, err)
+		t.Fatalf("%s/node_modules is missing: run `make clients`, which installs them (npm ci --prefix test/node): %v", dir, err)
 	}
 	out, err := exec.CommandContext(t.Context(), node, "-p", "process.versions.node").Output()
 	require.NoError(t, err, "node -p process.versions.node")

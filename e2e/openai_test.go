@@ -1,16 +1,13 @@
+//go:build clients
+
 package e2e
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -18,62 +15,17 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/proto"
 
-	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
-	"github.com/nirmata/llm-gateway/internal/bedrocksim"
+	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/config"
+	"github.com/nirmata/llm-gateway/internal/gateway"
 )
 
 // The official openai-go client against the gateway's OpenAI surface, with the simulator
-// behind it over HTTP and the real AWS SDK configuration chain in between. Every answer
-// the client reads is also checked against what Bedrock was sent.
-
-// recordedSim is a simulator whose Converse requests the test can read back.
-type recordedSim struct {
-	*bedrocksim.Server
-	mu     sync.Mutex
-	bodies [][]byte
-	calls  []simCall
-	// usages are the usage of each unary answer it gave.
-	usages []bedrockUsage
-}
-
-// simCall is where one request to the simulator went: the model its path named, whether it
-// was a stream, and the region its SigV4 credential scope named.
-type simCall struct {
-	Model  string
-	Stream bool
-	Region string
-}
-
-// received returns what the simulator received, in order.
-func (s *recordedSim) received() []simCall {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.calls)
-}
-
-// answers returns the usage of each unary answer the simulator gave, in order.
-func (s *recordedSim) answers() []bedrockUsage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.usages)
-}
-
-// converseRequests returns the bodies the simulator received, decoded.
-func (s *recordedSim) converseRequests(t *testing.T) []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]map[string]any, len(s.bodies))
-	for i, b := range s.bodies {
-		require.NoError(t, json.Unmarshal(b, &out[i]))
-	}
-	return out
-}
+// behind it over HTTP: what is about the client itself (its round trips, its stream
+// accumulator, its errors and retries). Every answer the client reads is also checked
+// against what Bedrock was sent. A real client program, so under the clients build tag
+// (make clients); openaiwire_test.go speaks the same wire without it.
 
 // openAIGateway starts a gateway whose Bedrock is a recorded simulator with faults, and
 // returns an openai-go client for it, which reads a stream to its response's end
@@ -81,53 +33,33 @@ func (s *recordedSim) converseRequests(t *testing.T) []map[string]any {
 // what one Bedrock call did.
 func openAIGateway(t *testing.T, faults ...string) (openai.Client, *recordedSim, started) {
 	t.Helper()
-	sim := recordSim(t, faults...)
-	g := start(t, defaultConfig(t))
+	sim, g := recordedGateway(t, faults...)
 	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey), drainOnClose)
 	return client, sim, g
 }
 
-// recordSim runs a recorded simulator with faults and points the AWS configuration chain
-// at it, with no retries.
-func recordSim(t testing.TB, faults ...string) *recordedSim {
-	t.Helper()
-	var fs []bedrocksim.Fault
-	for _, f := range faults {
-		fs = append(fs, mustFault(t, f))
+// drainOnClose makes closing a response body read it to its end first: the SDK stops at
+// [DONE] (or an error event), and an HTTP trailer is there only once the body's end was
+// read. That end is also when the gateway has recorded the call: its access line, metrics
+// and span are recorded as the handler returns, after the last event went out and before
+// net/http ends the response.
+var drainOnClose = option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	resp, err := next(req)
+	if err == nil {
+		resp.Body = drainingBody{resp.Body}
 	}
-	sim := &recordedSim{Server: bedrocksim.New(bedrocksim.Options{Faults: fs})}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err == nil {
-			op, _ := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), "/model/"))
-			model, stream := strings.CutSuffix(op, "/converse-stream")
-			model = strings.TrimSuffix(model, "/converse")
-			sim.mu.Lock()
-			sim.bodies = append(sim.bodies, body)
-			sim.calls = append(sim.calls, simCall{Model: model, Stream: stream, Region: bedrocksim.SigningRegion(r.Header.Get("Authorization"))})
-			sim.mu.Unlock()
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if !strings.HasSuffix(r.URL.Path, "/converse") {
-			sim.ServeHTTP(w, r)
-			return
-		}
-		tee := &teeWriter{ResponseWriter: w}
-		sim.ServeHTTP(tee, r)
-		var answer struct{ Usage bedrockUsage }
-		if json.Unmarshal(tee.body.Bytes(), &answer) == nil {
-			sim.mu.Lock()
-			sim.usages = append(sim.usages, answer.Usage)
-			sim.mu.Unlock()
-		}
-	}))
-	t.Cleanup(func() { sim.Close(); srv.Close() })
-	pointAWSAt(t, srv.URL)
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
-	return sim
+	return resp, err
+})
+
+type drainingBody struct{ io.ReadCloser }
+
+func (b drainingBody) Close() error {
+	_, _ = io.Copy(io.Discard, b.ReadCloser)
+	return b.ReadCloser.Close()
 }
 
-func weatherTool(name string) openai.ChatCompletionToolUnionParam {
+// sdkWeatherTool is weatherTool as openai-go's caller writes it.
+func sdkWeatherTool(name string) openai.ChatCompletionToolUnionParam {
 	return openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
 		Name:        name,
 		Description: openai.String("Look something up for a city"),
@@ -140,6 +72,7 @@ func weatherTool(name string) openai.ChatCompletionToolUnionParam {
 }
 
 func TestOpenAIUnary(t *testing.T) {
+	t.Parallel()
 	client, sim, _ := openAIGateway(t)
 	var raw *http.Response
 	resp, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
@@ -185,11 +118,12 @@ func TestOpenAIUnary(t *testing.T) {
 // TestOpenAIStreamAccumulator: the stream read with the SDK's accumulator is the unary
 // answer, usage comes once, in a chunk of its own, and the stream ends with [DONE].
 func TestOpenAIStreamAccumulator(t *testing.T) {
+	t.Parallel()
 	client, _, _ := openAIGateway(t)
 	params := openai.ChatCompletionNewParams{
 		Model:    testModel,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Use lookup_weather for Paris, then say what you found")},
-		Tools:    []openai.ChatCompletionToolUnionParam{weatherTool("lookup_weather")},
+		Tools:    []openai.ChatCompletionToolUnionParam{sdkWeatherTool("lookup_weather")},
 	}
 	unary, err := client.Chat.Completions.New(t.Context(), params)
 	require.NoError(t, err)
@@ -237,10 +171,11 @@ func TestOpenAIStreamAccumulator(t *testing.T) {
 // TestOpenAIToolLoop: three turns of a tool loop as SDK users write it, each assistant
 // message sent back as the SDK returned it (ToParam), unary and streamed.
 func TestOpenAIToolLoop(t *testing.T) {
+	t.Parallel()
 	for _, streamed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "unary", true: "stream"}[streamed], func(t *testing.T) {
 			client, sim, _ := openAIGateway(t)
-			tools := []openai.ChatCompletionToolUnionParam{weatherTool("get_weather"), weatherTool("get_forecast")}
+			tools := []openai.ChatCompletionToolUnionParam{sdkWeatherTool("get_weather"), sdkWeatherTool("get_forecast")}
 			messages := []openai.ChatCompletionMessageParamUnion{
 				openai.SystemMessage("You answer questions about the weather."),
 				openai.UserMessage("Call get_weather for Oslo."),
@@ -296,23 +231,12 @@ func TestOpenAIToolLoop(t *testing.T) {
 	}
 }
 
-// blockOf returns the first content block of a Converse message that holds key.
-func blockOf(t *testing.T, message any, key string) map[string]any {
-	t.Helper()
-	for _, b := range message.(map[string]any)["content"].([]any) {
-		if v, ok := b.(map[string]any)[key]; ok {
-			return v.(map[string]any)
-		}
-	}
-	t.Fatalf("no %s block in %v", key, message)
-	return nil
-}
-
 // TestOpenAIParallelCalls: two tools named in one turn are two calls with their own ids
 // and indexes, and their two results go back in one Bedrock user turn.
 func TestOpenAIParallelCalls(t *testing.T) {
+	t.Parallel()
 	client, sim, _ := openAIGateway(t)
-	tools := []openai.ChatCompletionToolUnionParam{weatherTool("get_weather"), weatherTool("get_time")}
+	tools := []openai.ChatCompletionToolUnionParam{sdkWeatherTool("get_weather"), sdkWeatherTool("get_time")}
 	messages := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Call get_weather and get_time for Lima.")}
 	stream := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{Model: testModel, Messages: messages, Tools: tools})
 	var acc openai.ChatCompletionAccumulator
@@ -357,6 +281,7 @@ var onePixelPNG = []byte{
 }
 
 func TestOpenAIImage(t *testing.T) {
+	t.Parallel()
 	client, sim, _ := openAIGateway(t)
 	url := "data:image/png;base64," + base64.StdEncoding.EncodeToString(onePixelPNG)
 	resp, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
@@ -391,6 +316,7 @@ func TestOpenAIImage(t *testing.T) {
 // TestOpenAIDocument: a file part becomes a Bedrock document, named from its filename,
 // and a file_id (the gateway stores no files) is refused naming the part.
 func TestOpenAIDocument(t *testing.T) {
+	t.Parallel()
 	client, sim, _ := openAIGateway(t)
 	pdf := []byte("%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n")
 	resp, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
@@ -433,6 +359,7 @@ func requireAPIError(t *testing.T, err error, status int) *openai.Error {
 
 // TestOpenAIErrors: each error class as openai-go reads it, with type, code and param.
 func TestOpenAIErrors(t *testing.T) {
+	t.Parallel()
 	client, sim, g := openAIGateway(t)
 	hello := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}
 	base := openai.ChatCompletionNewParams{Model: testModel, Messages: hello}
@@ -492,6 +419,7 @@ func TestOpenAIErrors(t *testing.T) {
 // TestOpenAIRetryAfter: a throttled call is a 429 with Retry-After, which openai-go waits
 // out and retries; the retry succeeds.
 func TestOpenAIRetryAfter(t *testing.T) {
+	t.Parallel()
 	client, sim, g := openAIGateway(t, "throttle,times=1")
 	var raw *http.Response
 	resp, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
@@ -513,10 +441,35 @@ func TestOpenAIRetryAfter(t *testing.T) {
 	assert.Equal(t, "1", apiErr.Response.Header.Get("Retry-After"))
 }
 
+// TestOpenAIShouldRetry: a key over its tokens_per_day is refused with a Retry-After too
+// long to wait and x-should-retry false, which keeps openai-go, with its default retries,
+// from retrying: the gateway sees one request.
+func TestOpenAIShouldRetry(t *testing.T) {
+	t.Parallel()
+	sim := recordSim(t)
+	clock := clocktest.New(at37)
+	g := start(t, keysConfig(t, "keys:\n  - {name: daily, key: daily-key-0123456789, tokens_per_day: 10}\n"),
+		gateway.WithClock(clock.Now), sim.upstream())
+	resp, answer := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer daily-key-0123456789", hello)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the first answer overshoots: %s", answer)
+
+	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey("daily-key-0123456789"))
+	_, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
+		Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+	})
+	apiErr := requireAPIError(t, err, http.StatusTooManyRequests)
+	assert.Equal(t, "rate_limit_exceeded", apiErr.Code)
+	assert.Equal(t, "false", apiErr.Response.Header.Get("X-Should-Retry"))
+	assert.EqualValues(t, 1, metricValue(t, g, "gateway_rate_limited_total", map[string]string{"key": "daily", "limit": "tokens_per_day"}),
+		"one call: the SDK did not retry")
+	assert.Equal(t, int64(1), sim.Requests(), "refusals cost no Bedrock call")
+}
+
 // TestOpenAIMidStreamFailure: a Bedrock failure after the first chunk is an error event
 // and no [DONE], so stream.Err() reports it; a failure before the first chunk keeps its
 // status.
 func TestOpenAIMidStreamFailure(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		fault, typ, code string
 	}{
@@ -573,11 +526,12 @@ func TestOpenAIMidStreamFailure(t *testing.T) {
 
 // TestOpenAIModels: the models the gateway lists, as openai-go reads them.
 func TestOpenAIModels(t *testing.T) {
-	simUpstream(t, bedrocksim.Options{})
+	t.Parallel()
+	sim := recordSim(t)
 	cfg := defaultConfig(t)
 	cfg.ModelAliases = map[string][]config.Target{"sonnet": {{ModelID: testModel}}, "nova": {{ModelID: "amazon.nova-pro-v1:0"}}}
-	g := start(t, cfg)
-	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey))
+	g := start(t, cfg, sim.upstream())
+	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey), drainOnClose)
 
 	page, err := client.Models.List(t.Context())
 	require.NoError(t, err)
@@ -612,6 +566,7 @@ func TestOpenAIModels(t *testing.T) {
 
 // TestOpenAIUnknownRoute: a /v1 path the gateway does not serve is an OpenAI-shaped 404.
 func TestOpenAIUnknownRoute(t *testing.T) {
+	t.Parallel()
 	client, _, _ := openAIGateway(t)
 	_, err := client.Embeddings.New(t.Context(), openai.EmbeddingNewParams{
 		Model: "x", Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("hi")},
@@ -619,176 +574,4 @@ func TestOpenAIUnknownRoute(t *testing.T) {
 	apiErr := requireAPIError(t, err, http.StatusNotFound)
 	assert.Equal(t, "invalid_request_error", apiErr.Type)
 	assert.Contains(t, apiErr.Message, "no route for POST /v1/embeddings")
-}
-
-// TestIgnoredParamsOnNirmataAndGRPC: the Nirmata surface reports what it accepted without
-// effect in the same header and in the answer's metadata; gRPC in header metadata and the
-// answer's metadata.
-func TestIgnoredParamsOnNirmataAndGRPC(t *testing.T) {
-	_, sim, g := openAIGateway(t)
-	body := `{"model":"us.anthropic.claude-sonnet-4-5-20250929-v1:0","temperature":0.5,"top_p":0.9,"stop":["\n","END"],
-		"messages":[{"role":"user","content":"hi"}]}`
-	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, body)
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
-	assert.Equal(t, "top_p,stop[0]", resp.Header.Get("X-Gateway-Ignored-Params"))
-	var answer struct {
-		Metadata struct {
-			IgnoredParams []string `json:"ignored_params"`
-		} `json:"metadata"`
-	}
-	require.NoError(t, json.Unmarshal(b, &answer))
-	assert.Equal(t, []string{"top_p", "stop[0]"}, answer.Metadata.IgnoredParams)
-	sent := sim.converseRequests(t)[0]["inferenceConfig"]
-	assert.Equal(t, map[string]any{"maxTokens": 4096.0, "temperature": 0.5, "stopSequences": []any{"END"}}, sent, "maxTokens: default_max_tokens")
-
-	// gRPC: response header metadata, and the answer's metadata.
-	var header metadata.MD
-	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
-	out, err := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, grpcRequest(t, body), grpc.Header(&header))
-	require.NoError(t, err)
-	assert.Equal(t, []string{"top_p,stop[0]"}, header.Get("x-gateway-ignored-params"))
-	assert.Equal(t, []string{"top_p", "stop[0]"}, out.GetMetadata().GetIgnoredParams())
-}
-
-// TestParallelToolCallsOff: parallel_tool_calls false reaches Claude as Anthropic's
-// tool_choice; on other families the gateway keeps the first call itself, and counts the
-// rest; streams never show them.
-func TestParallelToolCallsOff(t *testing.T) {
-	client, sim, g := openAIGateway(t)
-	tools := []openai.ChatCompletionToolUnionParam{weatherTool("get_weather"), weatherTool("get_time")}
-	ask := func(model string) openai.ChatCompletionNewParams {
-		return openai.ChatCompletionNewParams{Model: model, Tools: tools, ParallelToolCalls: openai.Bool(false),
-			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Call get_weather and get_time for Lima.")}}
-	}
-	resp, err := client.Chat.Completions.New(t.Context(), ask(testModel))
-	require.NoError(t, err)
-	require.Len(t, resp.Choices[0].Message.ToolCalls, 1)
-	assert.Equal(t, map[string]any{"tool_choice": map[string]any{"type": "auto", "disable_parallel_tool_use": true}},
-		sim.converseRequests(t)[0]["additionalModelRequestFields"])
-
-	const nova = "us.amazon.nova-pro-v1:0"
-	resp, err = client.Chat.Completions.New(t.Context(), ask(nova))
-	require.NoError(t, err)
-	require.Len(t, resp.Choices[0].Message.ToolCalls, 1)
-	assert.Equal(t, "get_weather", resp.Choices[0].Message.ToolCalls[0].Function.Name)
-	assert.Equal(t, "tool_calls", resp.Choices[0].FinishReason)
-	assert.NotContains(t, sim.converseRequests(t)[1], "additionalModelRequestFields")
-
-	stream := client.Chat.Completions.NewStreaming(t.Context(), ask(nova))
-	var acc openai.ChatCompletionAccumulator
-	for stream.Next() {
-		acc.AddChunk(stream.Current())
-	}
-	require.NoError(t, stream.Err())
-	require.Len(t, acc.Choices[0].Message.ToolCalls, 1)
-	assert.Equal(t, "get_weather", acc.Choices[0].Message.ToolCalls[0].Function.Name)
-	assert.InDelta(t, 2, metricValue(t, g, "gateway_tool_calls_dropped_total", map[string]string{"reason": "parallel", "model": nova}), 0,
-		"Nova's second call, unary and streamed")
-
-	// gRPC takes the same field.
-	in := grpcRequest(t, `{"model":"`+nova+`","messages":[{"role":"user","content":"Call get_weather and get_time for Lima."}],
-		"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}]}`)
-	in.ParallelToolCalls = proto.Bool(false)
-	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
-	out, err := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, in)
-	require.NoError(t, err)
-	require.Len(t, out.GetToolCalls(), 1)
-}
-
-// TestPartialResultsTurnParallelCallsOff: a client that answered only the first of two
-// calls (the deployed gollm client) gets one call per turn from then on, without asking.
-func TestPartialResultsTurnParallelCallsOff(t *testing.T) {
-	_, sim, g := openAIGateway(t)
-	body := `{"messages":[{"role":"user","content":"Call get_weather and get_time for Lima."},
-		{"role":"assistant","content":"","tool_calls":[
-			{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}},
-			{"id":"c2","type":"function","function":{"name":"get_time","arguments":"{}"}}]},
-		{"role":"tool","tool_call_id":"c1","content":"sunny"}],
-		"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}]}`
-	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat?client_type=gollm", "Bearer "+testKey, body)
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
-	assert.Equal(t, map[string]any{"tool_choice": map[string]any{"type": "auto", "disable_parallel_tool_use": true}},
-		sim.converseRequests(t)[0]["additionalModelRequestFields"])
-	assert.EqualValues(t, 1, metricValue(t, g, "gateway_parallel_calls_disabled_total", map[string]string{"client_type": "gollm"}))
-	assert.Equal(t, 1, g.logs.FilterMessage("request repaired").FilterField(zap.Bool("parallel_calls_disabled", true)).Len())
-}
-
-// TestParallelToolCallsDefault: parallel_tool_calls false in the configuration is the
-// default of requests that do not set it; a request that sets it wins.
-func TestParallelToolCallsDefault(t *testing.T) {
-	cfg := defaultConfig(t)
-	cfg.Sim.Enabled = true
-	cfg.ParallelToolCalls = false
-	g := start(t, cfg)
-	client := openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(testKey))
-	params := openai.ChatCompletionNewParams{Model: "us.amazon.nova-pro-v1:0",
-		Tools:    []openai.ChatCompletionToolUnionParam{weatherTool("get_weather"), weatherTool("get_time")},
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Call get_weather and get_time for Lima.")}}
-	resp, err := client.Chat.Completions.New(t.Context(), params)
-	require.NoError(t, err)
-	assert.Len(t, resp.Choices[0].Message.ToolCalls, 1)
-	params.ParallelToolCalls = openai.Bool(true)
-	resp, err = client.Chat.Completions.New(t.Context(), params)
-	require.NoError(t, err)
-	assert.Len(t, resp.Choices[0].Message.ToolCalls, 2)
-}
-
-// TestToolBudget: a request whose max_tool_rounds are spent offers the model no tools,
-// drops a call made anyway, and says so on every surface.
-func TestToolBudget(t *testing.T) {
-	client, sim, g := openAIGateway(t)
-	// One round done, then the user asks for another tool: tools stay in toolConfig for
-	// the history, so the simulated model calls it anyway.
-	body := `{"max_tool_rounds":0,"messages":[{"role":"user","content":"Call get_weather for Lima."},
-		{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},
-		{"role":"tool","tool_call_id":"c1","content":"sunny"},
-		{"role":"assistant","content":"It is sunny."},
-		{"role":"user","content":"Now call get_time for Lima."}],
-		"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}]}`
-	resp, b := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, body)
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
-	assert.Equal(t, "exhausted", resp.Header.Get("X-Gateway-Tool-Budget"))
-	var answer struct {
-		ToolCalls    []any  `json:"tool_calls"`
-		FinishReason string `json:"finish_reason"`
-		Metadata     struct {
-			ToolBudget string `json:"tool_budget"`
-		} `json:"metadata"`
-	}
-	require.NoError(t, json.Unmarshal(b, &answer))
-	assert.Empty(t, answer.ToolCalls)
-	assert.Equal(t, "stop", answer.FinishReason)
-	assert.Equal(t, "exhausted", answer.Metadata.ToolBudget)
-	sent := sim.converseRequests(t)[0]
-	assert.NotContains(t, sent["toolConfig"], "toolChoice")
-	system := sent["system"].([]any)
-	assert.Contains(t, system[len(system)-1].(map[string]any)["text"], "tool budget for this task is used up")
-	assert.EqualValues(t, 1, metricValue(t, g, "gateway_tool_calls_dropped_total", map[string]string{"reason": "budget"}))
-
-	// OpenAI, streamed: no call in the stream, finish "stop", the header before the first byte.
-	var raw *http.Response
-	stream := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{
-		Model: testModel, Tools: []openai.ChatCompletionToolUnionParam{weatherTool("get_weather"), weatherTool("get_time")},
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Call get_weather for Lima.")},
-	}, option.WithJSONSet("max_tool_rounds", 0), option.WithResponseInto(&raw))
-	var acc openai.ChatCompletionAccumulator
-	for stream.Next() {
-		acc.AddChunk(stream.Current())
-	}
-	require.NoError(t, stream.Err())
-	assert.Empty(t, acc.Choices[0].Message.ToolCalls)
-	assert.Equal(t, "stop", acc.Choices[0].FinishReason)
-	assert.Equal(t, "exhausted", raw.Header.Get("X-Gateway-Tool-Budget"))
-	assert.NotContains(t, sim.converseRequests(t)[1], "toolConfig", "no history of tool use: no tools at all")
-
-	// gRPC: header metadata and the answer's metadata.
-	in := grpcRequest(t, body)
-	in.MaxToolRounds = proto.Int32(0)
-	var header metadata.MD
-	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
-	out, err := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC)).Chat(ctx, in, grpc.Header(&header))
-	require.NoError(t, err)
-	assert.Empty(t, out.GetToolCalls())
-	assert.Equal(t, "exhausted", out.GetMetadata().GetToolBudget())
-	assert.Equal(t, []string{"exhausted"}, header.Get("x-gateway-tool-budget"))
 }

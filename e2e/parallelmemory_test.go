@@ -87,6 +87,7 @@ func postAs(t *testing.T, g started, key, ua, body string) []gollmToolCall {
 // parallel_tool_calls: true, an alias's or a key's setting beat that; another User-Agent
 // of the same key is another client; the memory ends after parallel_memory_ttl.
 func TestParallelCallsRemembered(t *testing.T) {
+	t.Parallel()
 	yes := true
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
@@ -95,7 +96,7 @@ func TestParallelCallsRemembered(t *testing.T) {
 	cfg.Keys = []config.Key{{Name: "pinned", Key: pinnedKey, Defaults: config.Defaults{ParallelToolCalls: &yes}}}
 	cfg.APIKeys = []string{otherKey}
 	clock := clocktest.New(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
-	g := startWith(t, cfg, gateway.WithClock(clock.Now))
+	g := start(t, cfg, gateway.WithClock(clock.Now))
 
 	calls := firstTurn(t, g, testKey, agentUA, testModel, "")
 	require.Len(t, calls, 2, "nothing known of the client yet")
@@ -145,6 +146,7 @@ func parallelEntry(key, ua string) string {
 // TestParallelMemorySharedByReplicas: what one replica learned of a client, the other
 // applies through the shared Redis; the entry expires after parallel_memory_ttl.
 func TestParallelMemorySharedByReplicas(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	_, one, two := replicas(t, srv.URL())
 	answerFirst(t, one, testKey, agentUA, firstTurn(t, one, testKey, agentUA, testModel, ""))

@@ -84,8 +84,9 @@ const hintedConversation = `{"model":"us.anthropic.claude-sonnet-4-5-20250929-v1
 // TestCacheHintsOnEverySurface: the same hints on the Nirmata API, the OpenAI API and gRPC
 // reach Bedrock as the same cachePoint blocks, each where 12.1 places it.
 func TestCacheHintsOnEverySurface(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	g := start(t, defaultConfig(t), sim.upstream())
 	chatAllSurfaces(t, g, hintedConversation)
 
 	reqs := sim.converseRequests(t)
@@ -106,8 +107,9 @@ func TestCacheHintsOnEverySurface(t *testing.T) {
 // simulator refuses a fifth), unary and streamed, and the two dropped are named in
 // x-gateway-ignored-params; on a model without prompt caching none goes.
 func TestCacheHintsNormalised(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	g := start(t, defaultConfig(t), sim.upstream())
 	eph := `"cache_control":{"type":"ephemeral"}`
 	body := `{"messages":[
 		{"role":"system","content":"S1",` + eph + `},{"role":"system","content":"S2",` + eph + `},
@@ -147,8 +149,9 @@ func TestCacheHintsNormalised(t *testing.T) {
 // TestCacheHintErrors: a hint the gateway cannot honour is refused on every surface with
 // the same words, naming the field, before anything reaches Bedrock.
 func TestCacheHintErrorsOnEverySurface(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	g := start(t, defaultConfig(t), sim.upstream())
 	body := `{"messages":[{"role":"user","content":"hi","cache_control":{"type":"ephemeral","ttl":"2h"}}]}`
 	const want = `invalid request: messages[0].cache_control.ttl "2h" is not one of "5m", "1h"`
 
@@ -197,8 +200,9 @@ func agentTurn(model string, rounds int, extra string) string {
 // history so they never add up; Nova gets none in the tools; prompt_cache_retention 24h
 // gives them 1h where the model has it, and is listed where it does not.
 func TestAutomaticCaching(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
-	g := start(t, defaultConfig(t))
+	g := start(t, defaultConfig(t), sim.upstream())
 	const sonnet4, sonnet45, nova = "us.anthropic.claude-sonnet-4-20250514-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "us.amazon.nova-pro-v1:0"
 	for rounds := 0; rounds < 3; rounds++ {
 		resp, answer := post(t, "http://"+g.HTTP+"/v1/chat/completions", "Bearer "+testKey, agentTurn(sonnet4, rounds, ""))
@@ -227,6 +231,7 @@ func TestAutomaticCaching(t *testing.T) {
 // parallel_tool_calls and max_tool_rounds defaults, over the gateway's and under the
 // request's own values (docs/PROTOCOL.md 14.1); string aliases keep the gateway's.
 func TestAliasDefaults(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t)
 	file := filepath.Join(t.TempDir(), "gateway.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`prompt_caching: off
@@ -243,7 +248,7 @@ model_aliases:
 `), 0o600))
 	cfg, err := config.Load([]string{"--config", file}, func(string) string { return "" })
 	require.NoError(t, err)
-	g := start(t, cfg)
+	g := start(t, cfg, sim.upstream())
 
 	for _, tt := range []struct{ model, extra, budget string }{
 		{"plain", "", ""},

@@ -31,12 +31,13 @@ import (
 // gatedSim is the simulator behind a gate: every Bedrock call waits at it until the test
 // opens it, so a test holds many calls in flight at once without timing them.
 type gatedSim struct {
+	url     string
 	arrived atomic.Int64
 	open    chan struct{}
 	once    sync.Once
 }
 
-// startGatedSim serves a gated simulator and points the gateway's AWS configuration at it.
+// startGatedSim serves a gated simulator.
 func startGatedSim(t *testing.T) *gatedSim {
 	t.Helper()
 	g := &gatedSim{open: make(chan struct{})}
@@ -51,10 +52,12 @@ func startGatedSim(t *testing.T) *gatedSim {
 		sim.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { g.release(); srv.Close(); sim.Close() })
-	pointAWSAt(t, srv.URL)
-	t.Setenv("AWS_MAX_ATTEMPTS", "1")
+	g.url = srv.URL
 	return g
 }
+
+// upstream makes the gateway reach g and try each call once.
+func (g *gatedSim) upstream() gateway.Option { return upstreamAt(g.url, 1) }
 
 // release opens the gate.
 func (g *gatedSim) release() { g.once.Do(func() { close(g.open) }) }
@@ -66,6 +69,7 @@ func (g *gatedSim) release() { g.once.Do(func() { close(g.open) }) }
 // either replica, and the shared counter never holds more than the limit and one
 // reservation; once the answers are in, it holds what they used.
 func TestTokenLimitHoldsUnderABurst(t *testing.T) {
+	t.Parallel()
 	sim := startGatedSim(t)
 	srv := redistest.Start(t)
 	clock := clocktest.New(at05)
@@ -73,7 +77,7 @@ func TestTokenLimitHoldsUnderABurst(t *testing.T) {
 	// The subject is the reservations, not Redis's latency: a cold burst of 100 requests
 	// on 2 cores can keep a call from the CPU for long.
 	onRedis(&cfg, srv.URL())
-	replicas := []started{startWith(t, cfg, gateway.WithClock(clock.Now)), startWith(t, cfg, gateway.WithClock(clock.Now))}
+	replicas := []started{start(t, cfg, sim.upstream(), gateway.WithClock(clock.Now)), start(t, cfg, sim.upstream(), gateway.WithClock(clock.Now))}
 	question := strings.Repeat("pods ", 800) // 4,000 bytes: 1,000 tokens by estimate
 	body := `{"max_tokens":100,"messages":[{"role":"user","content":"` + question + `"}]}`
 	const reservation = 1000 + 100 // the question and max_tokens
@@ -124,11 +128,12 @@ func TestTokenLimitHoldsUnderABurst(t *testing.T) {
 // messages and the tools with their descriptions and schemas (100 tools of 4,000-character
 // descriptions: about 100,000 tokens), not the nothing it used to count.
 func TestLeftCallsCountTheirInput(t *testing.T) {
+	t.Parallel()
 	sim := startGatedSim(t)
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "keys:\n  - {name: agent, key: agent-key-0123456789, tokens_per_day: 100000000}\n")
-	g := startWith(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
+	g := start(t, cfg, sim.upstream(), gateway.WithClock(clock.Now), gateway.WithCounters(counters))
 	var tools []string
 	for i := range 100 {
 		tools = append(tools, fmt.Sprintf(`{"type":"function","function":{"name":"tool_%d","description":"%s","parameters":{"type":"object"}}}`,
@@ -170,11 +175,12 @@ func TestLeftCallsCountTheirInput(t *testing.T) {
 // max_repair_attempts multiplying what one admission let through; the invalid calls go
 // back with their violations, and the window holds what the calls used.
 func TestRepairAttemptsAreAdmitted(t *testing.T) {
+	t.Parallel()
 	sim := recordSim(t, "invalid_tool_args,times=100")
 	clock := clocktest.New(at37)
 	counters := store.NewMemory(clock.Now)
 	cfg := keysConfig(t, "max_repair_attempts: 10\nkeys:\n  - {name: fixer, key: fixer-key-0123456789, tokens_per_minute: 6000, tool_validation: repair}\n")
-	g := startWith(t, cfg, gateway.WithClock(clock.Now), gateway.WithCounters(counters))
+	g := start(t, cfg, sim.upstream(), gateway.WithClock(clock.Now), gateway.WithCounters(counters))
 	// Admitted: about 100 tokens in and default_max_tokens (4,096) out; the first repair
 	// attempt reserves the input, the turn and its own output (about 8,300) on top of that,
 	// under 6,000 before it; the second finds the window over 6,000.

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -28,47 +25,59 @@ import (
 // parallel calls are off.
 const thinkingTask = "Check the weather: call get_weather and then get_forecast."
 
-// agentTurns runs openai-go's loop the way agents write it: each answer goes back through
-// message.ToParam(), which drops thinking_blocks, with a result per call; it returns the
-// x-gateway-thinking header of every turn.
-func agentTurns(t *testing.T, client openai.Client, params openai.ChatCompletionNewParams, opts ...option.RequestOption) []string {
+// agentTurns runs the loop of an OpenAI client the way agents write it: each answer goes
+// back as the official clients resend it (oaAnswer.param, which drops thinking_blocks),
+// with a result per call; it returns the x-gateway-thinking header of every turn.
+func agentTurns(t *testing.T, g started, req oaRequest) []string {
 	t.Helper()
 	var outcomes []string
 	for turn := 0; turn < 5; turn++ {
-		var httpResp *http.Response
-		resp, err := client.Chat.Completions.New(t.Context(), params, append(opts, option.WithResponseInto(&httpResp))...)
-		require.NoError(t, err, "turn %d", turn)
+		httpResp, resp := oaChat(t, g, testKey, req)
 		outcomes = append(outcomes, httpResp.Header.Get("X-Gateway-Thinking"))
 		msg := resp.Choices[0].Message
-		raw := msg.RawJSON()
-		assert.Contains(t, raw, `"thinking_blocks":[{"type":"thinking","thinking":"`, "turn %d carries its blocks", turn)
-		assert.NotEmpty(t, msg.JSON.ExtraFields["reasoning_content"].Raw(), "turn %d", turn)
+		requireThinkingBlock(t, msg, "thinking", "turn %d carries its blocks", turn)
+		require.NotNil(t, msg.ReasoningContent, "turn %d", turn)
+		assert.NotEmpty(t, *msg.ReasoningContent, "turn %d", turn)
 		if len(msg.ToolCalls) == 0 {
 			return outcomes
 		}
 		require.Len(t, msg.ToolCalls, 1, "parallel calls are off")
-		params.Messages = append(params.Messages, msg.ToParam())
-		params.Messages = append(params.Messages, openai.ToolMessage(`{"temp_c":21}`, msg.ToolCalls[0].ID))
+		req.Messages = append(req.Messages, msg.param(), oaToolResult(`{"temp_c":21}`, msg.ToolCalls[0].ID))
 	}
 	t.Fatal("the loop did not end")
 	return nil
 }
 
-func thinkingParams() openai.ChatCompletionNewParams {
-	return openai.ChatCompletionNewParams{
-		Model:             testModel,
-		Messages:          []openai.ChatCompletionMessageParamUnion{openai.UserMessage(thinkingTask)},
-		Tools:             []openai.ChatCompletionToolUnionParam{weatherTool("get_weather"), weatherTool("get_forecast")},
-		ParallelToolCalls: openai.Bool(false),
-		ReasoningEffort:   shared.ReasoningEffortLow,
+// requireThinkingBlock requires an answer's first thinking block to be of typ and to carry
+// its text (a thinking block) or its data (a redacted one).
+func requireThinkingBlock(t testing.TB, msg oaAnswer, typ string, msgAndArgs ...any) {
+	t.Helper()
+	require.NotEmpty(t, msg.ThinkingBlocks, msgAndArgs...)
+	b := msg.ThinkingBlocks[0]
+	require.Equal(t, typ, b.Type, msgAndArgs...)
+	if typ == "thinking" {
+		require.NotEmpty(t, b.Thinking, msgAndArgs...)
+	} else {
+		require.NotEmpty(t, b.Data, msgAndArgs...)
 	}
 }
 
-// TestReasoningRestoredForOpenAIClients: openai-go drops the blocks, the gateway puts them
-// back from its reasoning cache, and thinking stays on through the whole tool loop.
+func thinkingParams() oaRequest {
+	return oaRequest{
+		Model:             testModel,
+		Messages:          []oaMessage{oaUser(thinkingTask)},
+		Tools:             []oaTool{weatherTool("get_weather"), weatherTool("get_forecast")},
+		ParallelToolCalls: new(false),
+		ReasoningEffort:   "low",
+	}
+}
+
+// TestReasoningRestoredForOpenAIClients: OpenAI clients drop the blocks, the gateway puts
+// them back from its reasoning cache, and thinking stays on through the whole tool loop.
 func TestReasoningRestoredForOpenAIClients(t *testing.T) {
-	client, sim, g := openAIGateway(t)
-	outcomes := agentTurns(t, client, thinkingParams())
+	t.Parallel()
+	sim, g := recordedGateway(t)
+	outcomes := agentTurns(t, g, thinkingParams())
 	assert.Equal(t, []string{"", "restored", "restored"}, outcomes)
 
 	// Bedrock got the thinking switch every turn, and each tool turn's blocks first.
@@ -89,17 +98,15 @@ func TestReasoningRestoredForOpenAIClients(t *testing.T) {
 // (the cache is per key and per answer: here the call id is one the gateway never gave)
 // goes without thinking instead of being refused, and says so.
 func TestReasoningMissingBlocks(t *testing.T) {
-	client, sim, g := openAIGateway(t)
+	t.Parallel()
+	sim, g := recordedGateway(t)
 	params := thinkingParams()
-	assistant := openai.AssistantMessage("")
-	assistant.OfAssistant.ToolCalls = []openai.ChatCompletionMessageToolCallUnionParam{{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-		ID: "call_from_elsewhere", Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "get_weather", Arguments: "{}"}}}}
-	params.Messages = append(params.Messages, assistant, openai.ToolMessage("21", "call_from_elsewhere"))
-	var httpResp *http.Response
-	resp, err := client.Chat.Completions.New(t.Context(), params, option.WithResponseInto(&httpResp))
-	require.NoError(t, err)
+	assistant := oaMessage{Role: "assistant", ToolCalls: []oaToolCall{{ID: "call_from_elsewhere", Type: "function",
+		Function: oaFunction{Name: "get_weather", Arguments: "{}"}}}}
+	params.Messages = append(params.Messages, assistant, oaToolResult("21", "call_from_elsewhere"))
+	httpResp, resp := oaChat(t, g, testKey, params)
 	assert.Equal(t, "disabled-missing-signature", httpResp.Header.Get("X-Gateway-Thinking"))
-	assert.NotContains(t, resp.Choices[0].Message.RawJSON(), "thinking_blocks")
+	assert.Nil(t, resp.Choices[0].Message.ThinkingBlocks)
 	assert.NotContains(t, sim.converseRequests(t)[0]["additionalModelRequestFields"], "thinking", "no thinking sent")
 	assert.InDelta(t, 1, metricValue(t, g, "gateway_thinking_disabled_total", map[string]string{"model": testModel, "reason": "missing-signature"}), 0)
 }
@@ -107,40 +114,23 @@ func TestReasoningMissingBlocks(t *testing.T) {
 // TestReasoningStreamedForOpenAIClients: the SSE stream carries reasoning_content deltas and
 // the whole block; the gateway keeps a streamed answer's blocks too.
 func TestReasoningStreamedForOpenAIClients(t *testing.T) {
-	client, _, _ := openAIGateway(t)
+	t.Parallel()
+	_, g := recordedGateway(t)
 	params := thinkingParams()
 	for turn := 0; turn < 3; turn++ {
-		var httpResp *http.Response
-		stream := client.Chat.Completions.NewStreaming(t.Context(), params, option.WithResponseInto(&httpResp))
-		var acc openai.ChatCompletionAccumulator
-		var reasoning strings.Builder
-		blocks := 0
-		for stream.Next() {
-			chunk := stream.Current()
-			acc.AddChunk(chunk)
-			if len(chunk.Choices) == 0 {
-				continue
-			}
-			var d struct {
-				ReasoningContent string            `json:"reasoning_content"`
-				ThinkingBlocks   []json.RawMessage `json:"thinking_blocks"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(chunk.Choices[0].Delta.RawJSON()), &d))
-			reasoning.WriteString(d.ReasoningContent)
-			blocks += len(d.ThinkingBlocks)
-		}
-		require.NoError(t, stream.Err(), "turn %d", turn)
-		assert.NotEmpty(t, reasoning.String(), "turn %d", turn)
-		assert.Equal(t, 1, blocks, "turn %d", turn)
+		httpResp, st := oaStream(t, g, testKey, params)
+		require.Nil(t, st.failure, "turn %d", turn)
+		assert.NotEmpty(t, st.reasoning, "turn %d", turn)
+		assert.Len(t, st.blocks, 1, "turn %d", turn)
 		if turn > 0 {
 			assert.Equal(t, "restored", httpResp.Header.Get("X-Gateway-Thinking"))
 		}
-		msg := acc.Choices[0].Message
+		msg := st.answer
 		if len(msg.ToolCalls) == 0 {
 			assert.Equal(t, 2, turn)
 			return
 		}
-		params.Messages = append(params.Messages, msg.ToParam(), openai.ToolMessage("21", msg.ToolCalls[0].ID))
+		params.Messages = append(params.Messages, msg.param(), oaToolResult("21", msg.ToolCalls[0].ID))
 	}
 	t.Fatal("the loop did not end")
 }
@@ -149,7 +139,8 @@ func TestReasoningStreamedForOpenAIClients(t *testing.T) {
 // cache; the unary answer carries reasoning and reasoning_blocks, JSONL only on opt-in,
 // chunked always.
 func TestReasoningOnNirmata(t *testing.T) {
-	_, _, g := openAIGateway(t)
+	t.Parallel()
+	_, g := recordedGateway(t)
 	url := "http://" + g.HTTP + "/llm-apps/chat"
 	tools := `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}]`
 	first := `{"model":"` + testModel + `","reasoning_effort":"medium",` + tools + `,"messages":[{"role":"user","content":"call get_weather"}]}`
@@ -219,7 +210,8 @@ func lineTypes(t *testing.T, body []byte) []string {
 // TestReasoningOverGRPCStream: stream_reasoning sends reasoning and reasoning_block events;
 // the unary answer has the blocks and the thinking metadata.
 func TestReasoningOverGRPCStream(t *testing.T) {
-	_, _, g := openAIGateway(t)
+	t.Parallel()
+	_, g := recordedGateway(t)
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+testKey)
 	c := llmgatewayv1.NewChatServiceClient(grpcConn(t, g.GRPC))
 	req := &llmgatewayv1.ChatRequest{Model: testModel, ReasoningEffort: "low", StreamReasoning: true,
@@ -264,14 +256,11 @@ func TestReasoningOverGRPCStream(t *testing.T) {
 // above 21,333 is served through ConverseStream, which the simulator, like Bedrock,
 // requires.
 func TestThinkingAboveConverseLimit(t *testing.T) {
-	client, sim, _ := openAIGateway(t)
-	resp, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
-		Model: testModel, ReasoningEffort: shared.ReasoningEffortXhigh,
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hello")},
-	})
-	require.NoError(t, err)
+	t.Parallel()
+	sim, g := recordedGateway(t)
+	_, resp := oaChat(t, g, testKey, oaRequest{Model: testModel, ReasoningEffort: "xhigh", Messages: []oaMessage{oaUser("hello")}})
 	assert.NotEmpty(t, resp.Choices[0].Message.Content)
-	assert.Contains(t, resp.Choices[0].Message.RawJSON(), `"thinking_blocks"`)
+	assert.NotEmpty(t, resp.Choices[0].Message.ThinkingBlocks)
 	reqs := sim.converseRequests(t)
 	require.Len(t, reqs, 1)
 	assert.EqualValues(t, 32000+4096, reqs[0]["inferenceConfig"].(map[string]any)["maxTokens"])
@@ -281,18 +270,16 @@ func ptr[T any](v T) *T { return &v }
 // TestRedactedReasoning: a redacted block reaches the client as its base64 data, is kept by
 // the gateway like any block, and goes back to Bedrock byte for byte, which checks it.
 func TestRedactedReasoning(t *testing.T) {
-	client, sim, _ := openAIGateway(t, "redacted_thinking")
+	t.Parallel()
+	sim, g := recordedGateway(t, "redacted_thinking")
 	params := thinkingParams()
-	resp, err := client.Chat.Completions.New(t.Context(), params)
-	require.NoError(t, err)
+	_, resp := oaChat(t, g, testKey, params)
 	msg := resp.Choices[0].Message
-	assert.Contains(t, msg.RawJSON(), `"thinking_blocks":[{"type":"redacted_thinking","data":"`)
-	assert.NotContains(t, msg.RawJSON(), "reasoning_content", "a redacted block has no text to show")
+	requireThinkingBlock(t, msg, "redacted_thinking")
+	assert.Nil(t, msg.ReasoningContent, "a redacted block has no text to show")
 	require.Len(t, msg.ToolCalls, 1)
-	params.Messages = append(params.Messages, msg.ToParam(), openai.ToolMessage("21", msg.ToolCalls[0].ID))
-	var httpResp *http.Response
-	_, err = client.Chat.Completions.New(t.Context(), params, option.WithResponseInto(&httpResp))
-	require.NoError(t, err)
+	params.Messages = append(params.Messages, msg.param(), oaToolResult("21", msg.ToolCalls[0].ID))
+	httpResp, _ := oaChat(t, g, testKey, params)
 	assert.Equal(t, "restored", httpResp.Header.Get("X-Gateway-Thinking"))
 	reqs := sim.converseRequests(t)
 	msgs := reqs[1]["messages"].([]any)

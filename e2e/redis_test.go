@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -43,34 +41,28 @@ func replicas(t *testing.T, url string) (*recordedSim, started, started) {
 	cfg := defaultConfig(t)
 	onRedis(&cfg, url)
 	cfg.APIKeys = []string{otherKey}
-	return sim, start(t, cfg), start(t, cfg)
+	return sim, start(t, cfg, sim.upstream()), start(t, cfg, sim.upstream())
 }
 
-func clientOf(g started, key string) openai.Client {
-	return openai.NewClient(option.WithBaseURL("http://"+g.HTTP+"/v1/"), option.WithAPIKey(key))
-}
-
-// firstToolTurn asks for a tool call with thinking on, and returns the next turn's
-// params as agents on openai-go build them (ToParam drops the reasoning blocks) and the
-// call's id.
-func firstToolTurn(t *testing.T, client openai.Client) (openai.ChatCompletionNewParams, string) {
+// firstToolTurn asks g, as testKey, for a tool call with thinking on, and returns the next
+// turn's request as OpenAI clients build it (oaAnswer.param drops the reasoning blocks)
+// and the call's id.
+func firstToolTurn(t *testing.T, g started) (oaRequest, string) {
 	t.Helper()
 	params := thinkingParams()
-	resp, err := client.Chat.Completions.New(t.Context(), params)
-	require.NoError(t, err)
+	_, resp := oaChat(t, g, testKey, params)
 	msg := resp.Choices[0].Message
-	require.Contains(t, msg.RawJSON(), `"thinking_blocks":[{"type":"thinking"`)
+	requireThinkingBlock(t, msg, "thinking")
 	require.Len(t, msg.ToolCalls, 1)
-	params.Messages = append(params.Messages, msg.ToParam(), openai.ToolMessage(`{"temp_c":21}`, msg.ToolCalls[0].ID))
+	params.Messages = append(params.Messages, msg.param(), oaToolResult(`{"temp_c":21}`, msg.ToolCalls[0].ID))
 	return params, msg.ToolCalls[0].ID
 }
 
-// nextTurn sends params and returns the answer's x-gateway-thinking.
-func nextTurn(t *testing.T, client openai.Client, params openai.ChatCompletionNewParams) string {
+// nextTurn sends params to g with key, which the simulator, like Bedrock, must accept, and
+// returns the answer's x-gateway-thinking.
+func nextTurn(t *testing.T, g started, key string, params oaRequest) string {
 	t.Helper()
-	var httpResp *http.Response
-	_, err := client.Chat.Completions.New(t.Context(), params, option.WithResponseInto(&httpResp))
-	require.NoError(t, err, "the simulator, like Bedrock, accepts the turn")
+	httpResp, _ := oaChat(t, g, key, params)
 	return httpResp.Header.Get("X-Gateway-Thinking")
 }
 
@@ -104,12 +96,13 @@ func readyz(t testing.TB, g started) (int, string) {
 // other when an OpenAI client, which dropped it, sends the next tool turn there; Bedrock's
 // stand-in accepts the turn. Another key's request finds nothing.
 func TestReasoningSharedByReplicas(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	sim, one, two := replicas(t, srv.URL())
-	params, callID := firstToolTurn(t, clientOf(one, testKey))
+	params, callID := firstToolTurn(t, one)
 	assert.Equal(t, ":1", srv.Do("EXISTS", sharedEntry(testKey, callID)), "replica one wrote the turn to Redis")
 
-	assert.Equal(t, "restored", nextTurn(t, clientOf(two, testKey), params))
+	assert.Equal(t, "restored", nextTurn(t, two, testKey, params))
 	assert.InDelta(t, 1, metricValue(t, two, "gateway_reasoning_restored_total", map[string]string{"model": testModel}), 0)
 	assert.InDelta(t, 0, metricValue(t, one, "gateway_reasoning_restored_total", nil), 0)
 	reqs := sim.converseRequests(t)
@@ -119,7 +112,7 @@ func TestReasoningSharedByReplicas(t *testing.T) {
 	assert.Contains(t, assistant[0], "reasoningContent", "the blocks first in the tool turn")
 	assert.Contains(t, reqs[1]["additionalModelRequestFields"], "thinking", "thinking stayed on")
 
-	assert.Equal(t, "disabled-missing-signature", nextTurn(t, clientOf(two, otherKey), params), "another key reads nothing")
+	assert.Equal(t, "disabled-missing-signature", nextTurn(t, two, otherKey, params), "another key reads nothing")
 	for _, g := range []started{one, two} {
 		for _, op := range []string{"incr", "counts", "put", "get"} {
 			assert.InDelta(t, 0, metricValue(t, g, "gateway_store_errors_total", map[string]string{"op": op}), 0, op)
@@ -135,10 +128,11 @@ func TestReasoningSharedByReplicas(t *testing.T) {
 // key's requests are counted again, in the restarted (empty) Redis. The Redis has a
 // password, which no log line shows.
 func TestRedisOutage(t *testing.T) {
+	t.Parallel()
 	const password = "s3cret-redis-pass"
 	srv := redistest.StartWithPassword(t, password)
 	_, one, two := limitedReplicas(t, srv.URL(), "keys:\n  - {name: ci, key: ci-key-0123456789, requests_per_minute: 1}\n", clocktest.New(at05))
-	params, callID := firstToolTurn(t, clientOf(one, testKey))
+	params, callID := firstToolTurn(t, one)
 	require.Equal(t, ":1", srv.Do("EXISTS", sharedEntry(testKey, callID)))
 	// The pings decide what /readyz says; the first may answer after the turn's write.
 	requireReady(t, one, "redis")
@@ -153,11 +147,11 @@ func TestRedisOutage(t *testing.T) {
 	srv.Stop()
 	// Replica one answers and keeps the turn itself; writing it to Redis fails (refused,
 	// or not sent once a ping found Redis gone).
-	params, callID = firstToolTurn(t, clientOf(one, testKey))
+	params, callID = firstToolTurn(t, one)
 	assert.InDelta(t, 1, metricValue(t, one, "gateway_store_errors_total", map[string]string{"op": "put"}), 0)
-	assert.Equal(t, "restored", nextTurn(t, clientOf(one, testKey), params), "from its own cache")
+	assert.Equal(t, "restored", nextTurn(t, one, testKey, params), "from its own cache")
 	// Replica two cannot read it: it serves the turn without thinking.
-	assert.Equal(t, "disabled-missing-signature", nextTurn(t, clientOf(two, testKey), params))
+	assert.Equal(t, "disabled-missing-signature", nextTurn(t, two, testKey, params))
 	assert.InDelta(t, 1, metricValue(t, two, "gateway_store_errors_total", map[string]string{"op": "get"}), 0)
 	for _, g := range []started{one, two} {
 		// A failed call asks for a ping, and the ping says Redis is gone.
@@ -177,9 +171,9 @@ func TestRedisOutage(t *testing.T) {
 	// Each replica uses Redis again once its next ping (every 2 s) has an answer.
 	requireReady(t, one, "redis")
 	requireReady(t, two, "redis")
-	params, callID = firstToolTurn(t, clientOf(one, testKey))
+	params, callID = firstToolTurn(t, one)
 	require.Equal(t, ":1", srv.Do("EXISTS", sharedEntry(testKey, callID)), "the answer reached the restarted Redis")
-	assert.Equal(t, "restored", nextTurn(t, clientOf(two, testKey), params), "shared again")
+	assert.Equal(t, "restored", nextTurn(t, two, testKey, params), "shared again")
 	// Counted again, by both, in the restarted Redis, which lost the count before the outage.
 	require.Equal(t, "(nil)", srv.Do("GET", rpm))
 	requireStatus(t, two, "ci-key-0123456789", http.StatusOK)
@@ -212,21 +206,22 @@ func requireReady(t testing.TB, g started, store string) {
 // TestStartsWithoutRedis: a gateway whose Redis does not answer starts at once and
 // serves; /readyz is 200 and names the store as unreachable once its ping failed.
 func TestStartsWithoutRedis(t *testing.T) {
+	t.Parallel()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := lis.Addr().String()
 	require.NoError(t, lis.Close()) // nothing listens there now
-	recordSim(t)
+	sim := recordSim(t)
 	cfg := defaultConfig(t)
 	cfg.RedisURL = "redis://" + addr
-	g := start(t, cfg)
-	params, _ := firstToolTurn(t, clientOf(g, testKey))
+	g := start(t, cfg, sim.upstream())
+	params, _ := firstToolTurn(t, g)
 	assert.InDelta(t, 1, metricValue(t, g, "gateway_store_errors_total", map[string]string{"op": "put"}), 0)
 	requireReady(t, g, "redis unreachable")
 	code, body := readyz(t, g)
 	assert.Equal(t, http.StatusOK, code)
 	assert.JSONEq(t, `{"status":"ready","upstream":"bedrock","store":"redis unreachable"}`, body)
-	assert.Equal(t, "restored", nextTurn(t, clientOf(g, testKey), params), "the local cache serves")
+	assert.Equal(t, "restored", nextTurn(t, g, testKey, params), "the local cache serves")
 }
 
 // agentConfig has a key with token limits ("agent-key-0123456789") and an alias of two
@@ -246,12 +241,12 @@ model_aliases:
 // silentRedisGateway starts a gateway of agentConfig whose Redis accepts connections and
 // never answers, and waits until its first ping has found Redis unreachable. It pings
 // once only, so a test can count the connections its requests make.
-func silentRedisGateway(t testing.TB, silent *redistest.Silent) started {
+func silentRedisGateway(t testing.TB, sim *recordedSim, silent *redistest.Silent) started {
 	t.Helper()
 	cfg := agentConfig(t)
 	cfg.RedisURL = silent.URL()
 	cfg.RedisPingInterval = time.Hour
-	g := startWith(t, cfg)
+	g := start(t, cfg, sim.upstream())
 	requireReady(t, g, "redis unreachable")
 	return g
 }
@@ -259,16 +254,14 @@ func silentRedisGateway(t testing.TB, silent *redistest.Silent) started {
 // agentToolTurn is a thinking tool-result turn to the alias "agent": the first turn of a
 // tool conversation is asked of g, and the second (with the tool's result, the reasoning
 // dropped as OpenAI clients drop it) returned unsent.
-func agentToolTurn(t testing.TB, g started) openai.ChatCompletionNewParams {
+func agentToolTurn(t testing.TB, g started) oaRequest {
 	t.Helper()
-	client := clientOf(g, "agent-key-0123456789")
 	params := thinkingParams()
 	params.Model = "agent"
-	resp, err := client.Chat.Completions.New(t.Context(), params)
-	require.NoError(t, err)
+	_, resp := oaChat(t, g, "agent-key-0123456789", params)
 	msg := resp.Choices[0].Message
 	require.Len(t, msg.ToolCalls, 1)
-	params.Messages = append(params.Messages, msg.ToParam(), openai.ToolMessage(`{"temp_c":21}`, msg.ToolCalls[0].ID))
+	params.Messages = append(params.Messages, msg.param(), oaToolResult(`{"temp_c":21}`, msg.ToolCalls[0].ID))
 	return params
 }
 
@@ -279,16 +272,14 @@ func agentToolTurn(t testing.TB, g started) openai.ChatCompletionNewParams {
 // each is counted as made without the store, and the limits fail open. Before, each call
 // waited its 100 ms: about 0.5 s added to that turn (BenchmarkSilentRedis measures it).
 func TestSilentRedisCostsNothing(t *testing.T) {
-	recordSim(t)
+	t.Parallel()
+	sim := recordSim(t)
 	silent := redistest.StartSilent(t)
-	g := silentRedisGateway(t, silent)
+	g := silentRedisGateway(t, sim, silent)
 	require.Equal(t, 1, silent.Connections(), "the ping's")
 
 	params := agentToolTurn(t, g)
-	var httpResp *http.Response
-	client := clientOf(g, "agent-key-0123456789")
-	_, err := client.Chat.Completions.New(t.Context(), params, option.WithResponseInto(&httpResp))
-	require.NoError(t, err, "served")
+	httpResp, _ := oaChat(t, g, "agent-key-0123456789", params) // served
 	assert.Equal(t, "restored", httpResp.Header.Get("X-Gateway-Thinking"), "from the replica's own cache")
 	assert.Equal(t, 0, silent.Connections(), "no call reached Redis")
 	for op, n := range map[string]float64{"get": 2, "incr": 4, "put": 4} {
@@ -303,27 +294,24 @@ func TestSilentRedisCostsNothing(t *testing.T) {
 // and through one that never pings its silent Redis (what it adds before: the budget,
 // redis_timeout, for all the request's calls together).
 func BenchmarkSilentRedis(b *testing.B) {
-	recordSim(b)
+	sim := recordSim(b)
 	for _, name := range []string{"no-redis", "silent-redis", "silent-redis-unnoticed"} {
 		b.Run(name, func(b *testing.B) {
 			var g started
 			switch name {
 			case "no-redis":
-				g = startWith(b, agentConfig(b))
+				g = start(b, agentConfig(b), sim.upstream())
 			case "silent-redis":
-				g = silentRedisGateway(b, redistest.StartSilent(b))
+				g = silentRedisGateway(b, sim, redistest.StartSilent(b))
 			default:
 				cfg := agentConfig(b)
 				cfg.RedisURL = redistest.StartSilent(b).URL()
 				cfg.RedisPingInterval = 0 // never
-				g = startWith(b, cfg)
+				g = start(b, cfg, sim.upstream())
 			}
 			params := agentToolTurn(b, g)
-			client := clientOf(g, "agent-key-0123456789")
 			for b.Loop() {
-				if _, err := client.Chat.Completions.New(b.Context(), params); err != nil {
-					b.Fatal(err)
-				}
+				oaChat(b, g, "agent-key-0123456789", params)
 			}
 		})
 	}

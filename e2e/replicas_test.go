@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,7 +33,7 @@ func limitedReplicas(t *testing.T, url, yaml string, clock *clocktest.Clock) (*r
 	cfg := keysConfig(t, yaml)
 	onRedis(&cfg, url)
 	cfg.APIKeys = []string{otherKey}
-	return sim, startWith(t, cfg, gateway.WithClock(clock.Now)), startWith(t, cfg, gateway.WithClock(clock.Now))
+	return sim, start(t, cfg, gateway.WithClock(clock.Now), sim.upstream()), start(t, cfg, gateway.WithClock(clock.Now), sim.upstream())
 }
 
 // redisClient is a go-redis client of its own for the test, to read what the gateways wrote.
@@ -82,9 +80,7 @@ var (
 	}}
 	openAISurface = surface{"OpenAI", func(t *testing.T, g started, key string) nirmataUsage {
 		t.Helper()
-		client := clientOf(g, key)
-		c, err := client.Chat.Completions.New(t.Context(), helloParams, option.WithMaxRetries(0))
-		require.NoError(t, err)
+		_, c := oaChat(t, g, key, helloParams)
 		// Cache writes are in prompt_tokens and weigh as input does: the weighted sum
 		// needs only the reads apart.
 		return nirmataUsage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens,
@@ -101,19 +97,17 @@ var (
 	}}
 )
 
-// helloParams is hello as openai-go sends it.
-var helloParams = openai.ChatCompletionNewParams{Model: testModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
+// helloParams is hello on the OpenAI surface.
+var helloParams = oaRequest{Model: testModel, Messages: []oaMessage{oaUser("hi")}}
 
-// requireOpenAIRefusal requires openai-go, retries off, to get key's refusal from g: 429,
+// requireOpenAIRefusal requires key's refusal from g's OpenAI surface: 429,
 // rate_limit_exceeded, the message and Retry-After.
 func requireOpenAIRefusal(t *testing.T, g started, key, message, retryAfter string) {
 	t.Helper()
-	client := clientOf(g, key)
-	_, err := client.Chat.Completions.New(t.Context(), helloParams, option.WithMaxRetries(0))
-	apiErr := requireAPIError(t, err, http.StatusTooManyRequests)
+	resp, apiErr := oaRefusal(t, g, key, helloParams, http.StatusTooManyRequests)
 	assert.Equal(t, "rate_limit_exceeded", apiErr.Code)
 	assert.Equal(t, message, apiErr.Message)
-	assert.Equal(t, retryAfter, apiErr.Response.Header.Get("Retry-After"))
+	assert.Equal(t, retryAfter, resp.Header.Get("Retry-After"))
 }
 
 // TestOneBudgetAcrossReplicas: two gateways on one Redis enforce one budget between them.
@@ -123,6 +117,7 @@ func requireOpenAIRefusal(t *testing.T, g started, key, message, retryAfter stri
 // the sum of the weighted usage both replicas' clients read, and once that sum reaches
 // tokens_per_minute, which neither replica's own share does, both refuse the key.
 func TestOneBudgetAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	// The simulator's answer to hello weighs 35 tokens on each surface: three answers,
 	// two on replica one, cross 100 together and on neither replica alone.
 	const requestLimit, tokenLimit = 4, 100

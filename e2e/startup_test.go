@@ -17,6 +17,7 @@ import (
 // TestConfigWarningsAreLogged: the risky settings the configuration found are each one
 // warning line at startup, naming no key.
 func TestConfigWarningsAreLogged(t *testing.T) {
+	t.Parallel()
 	cfg, err := config.Load([]string{"--sim", "--api-keys", "cli-key-0123456789"}, func(string) string { return "" })
 	require.NoError(t, err)
 	require.Len(t, cfg.Warnings, 1)
@@ -31,6 +32,7 @@ func TestConfigWarningsAreLogged(t *testing.T) {
 // is refused, rather than served without the file's keys, which could mean without
 // authentication.
 func TestKeysFileMustBeRead(t *testing.T) {
+	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
@@ -43,6 +45,7 @@ func TestKeysFileMustBeRead(t *testing.T) {
 // builds it, and a bad one is a setting error naming sim_faults and the spec's place in the
 // list, found even without --sim (every bad value stops startup).
 func TestBadSimFaultStopsStartup(t *testing.T) {
+	t.Parallel()
 	for _, sim := range []bool{true, false} {
 		cfg := defaultConfig(t)
 		cfg.Sim.Enabled = sim
@@ -61,6 +64,7 @@ func TestBadSimFaultStopsStartup(t *testing.T) {
 // (the gRPC port can be listened on again, and TestMain finds no goroutine left behind),
 // so a caller has nothing to clean up after an error.
 func TestNewReleasesWhatItBuilt(t *testing.T) {
+	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer taken.Close()

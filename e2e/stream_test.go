@@ -128,6 +128,7 @@ func simGateway(t *testing.T, faults ...string) started {
 }
 
 func TestJSONLStream(t *testing.T) {
+	t.Parallel()
 	g := simGateway(t)
 	base := "http://" + g.HTTP + "/llm-apps/chat"
 
@@ -223,6 +224,7 @@ func readChunked(t *testing.T, r io.Reader) chunkedResult {
 }
 
 func TestChunkedStream(t *testing.T) {
+	t.Parallel()
 	g := simGateway(t)
 	url := "http://" + g.HTTP + "/llm-apps/chat?model=" + testModel + "&chunked=true&provider=bedrock&stream=true"
 	resp := streamPost(t, url, twoTools)
@@ -263,6 +265,7 @@ func TestChunkedStream(t *testing.T) {
 }
 
 func TestGRPCChatStream(t *testing.T) {
+	t.Parallel()
 	g := simGateway(t)
 	conn, err := grpc.NewClient(g.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
@@ -374,8 +377,7 @@ func TestStreamFaults(t *testing.T) {
 func fakeBedrock(t *testing.T, h http.HandlerFunc) started {
 	upstream := httptest.NewServer(h)
 	t.Cleanup(upstream.Close)
-	pointAWSAt(t, upstream.URL)
-	return start(t, defaultConfig(t))
+	return start(t, defaultConfig(t), upstreamAt(upstream.URL, 1))
 }
 
 // tryFrame writes and flushes one event-stream frame, and reports whether the write
@@ -409,6 +411,7 @@ func writeFrame(t *testing.T, w http.ResponseWriter, eventType, payload string) 
 // TestFirstLineArrivesWhileUpstreamHoldsTheRest proves lines are flushed per event, not
 // buffered: the client reads the first delta while Bedrock has not sent the rest yet.
 func TestFirstLineArrivesWhileUpstreamHoldsTheRest(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	g := fakeBedrock(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
@@ -449,6 +452,7 @@ func TestFirstLineArrivesWhileUpstreamHoldsTheRest(t *testing.T) {
 // TestClientDisconnectCancelsUpstream proves a client that goes away cancels the Bedrock
 // call at once.
 func TestClientDisconnectCancelsUpstream(t *testing.T) {
+	t.Parallel()
 	cancelled := make(chan struct{})
 	g := fakeBedrock(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")

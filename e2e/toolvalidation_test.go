@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -354,10 +352,11 @@ func requireWhole(t *testing.T, surface string, got seen) {
 // TestToolValidationReport: by default (report) an invalid call comes back unchanged with
 // its violations, and the outcome says invalid; one model call.
 func TestToolValidationReport(t *testing.T) {
+	t.Parallel()
 	for _, surface := range surfaces {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args")
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), sim.upstream())
 			got := ask(t, g, surface, policyBody(testModel, false, ""))
 			require.Len(t, got.calls, 1)
 			requireWhole(t, surface, got)
@@ -380,10 +379,11 @@ func TestToolValidationReport(t *testing.T) {
 // TestToolValidationRepair: in repair mode the model gets its turn back with an error
 // result and calls again; the client sees only the valid call, and repaired.
 func TestToolValidationRepair(t *testing.T) {
+	t.Parallel()
 	for _, surface := range surfaces {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args,times=1")
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), sim.upstream())
 			got := ask(t, g, surface, policyBody(testModel, false, `,"tool_validation":"repair"`))
 			require.Len(t, got.calls, 1)
 			requireWhole(t, surface, got)
@@ -426,10 +426,11 @@ func TestToolValidationRepair(t *testing.T) {
 // TestToolValidationUnrepaired: still invalid when the attempts run out, the last invalid
 // call comes back with its violations, never silently; 1 + max_repair_attempts calls.
 func TestToolValidationUnrepaired(t *testing.T) {
+	t.Parallel()
 	for _, surface := range surfaces {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args")
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), sim.upstream())
 			got := ask(t, g, surface, policyBody(testModel, false, `,"tool_validation":"repair"`))
 			require.Len(t, got.calls, 1)
 			if !strings.HasPrefix(surface, "openai") {
@@ -452,6 +453,7 @@ func TestToolValidationUnrepaired(t *testing.T) {
 // call until the client has read the whole text: a stream that kept the text back with the
 // calls would never show it.
 func TestRepairStreamsTextFirst(t *testing.T) {
+	t.Parallel()
 	for _, surface := range []string{"jsonl", "chunked", "openai-sse", "grpc-stream"} {
 		t.Run(surface, func(t *testing.T) {
 			sim := bedrocksim.New(bedrocksim.Options{Faults: []bedrocksim.Fault{mustFault(t, "invalid_tool_args,times=1")}})
@@ -475,8 +477,7 @@ func TestRepairStreamsTextFirst(t *testing.T) {
 			t.Cleanup(upstream.Close)
 			var once sync.Once
 			t.Cleanup(func() { once.Do(func() { close(release) }) }) // runs before upstream.Close
-			pointAWSAt(t, upstream.URL)
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), upstreamAt(upstream.URL, 1))
 
 			const text = "I'll call save_policy."
 			texts, end := streamTexts(t, g, surface, policyBody(testModel, false, `,"tool_validation":"repair"`))
@@ -617,6 +618,7 @@ type streamEnd struct {
 // whose strict calls match their schema (the simulator's fault spares them); elsewhere
 // the tool's calls are repaired though tool_validation is report.
 func TestStrictToolWithoutNativeStrict(t *testing.T) {
+	t.Parallel()
 	const native = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 	specOf := func(req map[string]any) map[string]any {
 		return req["toolConfig"].(map[string]any)["tools"].([]any)[0].(map[string]any)["toolSpec"].(map[string]any)
@@ -624,7 +626,7 @@ func TestStrictToolWithoutNativeStrict(t *testing.T) {
 	for _, surface := range []string{"nirmata", "jsonl", "openai-sse", "grpc-stream"} {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args,times=1")
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), sim.upstream())
 			got := ask(t, g, surface, policyBody(native, true, ""))
 			require.Len(t, got.calls, 1)
 			assert.Contains(t, got.calls[0].args, `"filename"`)
@@ -651,12 +653,13 @@ func TestStrictToolWithoutNativeStrict(t *testing.T) {
 // (fragments streamed as they come), with x-gateway-strict: unenforced before the first
 // byte, on every surface. One model call each.
 func TestOperatorOffLeavesStrictUnenforced(t *testing.T) {
+	t.Parallel()
 	for _, surface := range surfaces {
 		t.Run(surface, func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args")
 			cfg := defaultConfig(t)
 			cfg.ToolValidation = config.ValidationOff
-			g := start(t, cfg)
+			g := start(t, cfg, sim.upstream())
 			got := ask(t, g, surface, policyBody(testModel, true, `,"tool_validation":"repair"`))
 			require.Len(t, got.calls, 1)
 			assert.NotContains(t, got.calls[0].args, "filename", "returned as the model wrote it")
@@ -675,8 +678,9 @@ func TestOperatorOffLeavesStrictUnenforced(t *testing.T) {
 // TestToolValidationOff: off checks nothing and says nothing; a stream streams the call
 // in fragments as before, and declares no trailer.
 func TestToolValidationOff(t *testing.T) {
-	recordSim(t, "invalid_tool_args")
-	g := start(t, defaultConfig(t))
+	t.Parallel()
+	sim := recordSim(t, "invalid_tool_args")
+	g := start(t, defaultConfig(t), sim.upstream())
 	for _, surface := range []string{"nirmata", "jsonl"} {
 		got := ask(t, g, surface, policyBody(testModel, false, `,"tool_validation":"off"`))
 		require.Len(t, got.calls, 1, surface)
@@ -700,34 +704,28 @@ func TestToolValidationOff(t *testing.T) {
 }
 
 // TestRepairKeepsTheFirstReasoning: with thinking on, the answer carries the first
-// attempt's signed blocks with the repaired call (docs/BEDROCK.md G); openai-go drops
+// attempt's signed blocks with the repaired call (docs/BEDROCK.md G); OpenAI clients drop
 // them, the reasoning cache restores them under the id the client got, and the next turn
-// keeps thinking on. The same through the SDK's stream accumulator, whose trailer says
-// repaired.
+// keeps thinking on. The same for a stream, whose trailer says repaired.
 func TestRepairKeepsTheFirstReasoning(t *testing.T) {
+	t.Parallel()
 	for _, streamed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "unary", true: "stream"}[streamed], func(t *testing.T) {
-			client, sim, _ := openAIGateway(t, "invalid_tool_args,times=1")
+			t.Parallel()
+			sim, g := recordedGateway(t, "invalid_tool_args,times=1")
 			params := thinkingParams()
-			repair := option.WithJSONSet("tool_validation", "repair")
-			var httpResp *http.Response
-			var msg openai.ChatCompletionMessage
+			params.ToolValidation = "repair"
+			var msg oaAnswer
 			if streamed {
-				st := client.Chat.Completions.NewStreaming(t.Context(), params, repair, option.WithResponseInto(&httpResp), drainOnClose)
-				var acc openai.ChatCompletionAccumulator
-				for st.Next() {
-					acc.AddChunk(st.Current())
-				}
-				require.NoError(t, st.Err())
-				require.NoError(t, st.Close()) // reads the body to its end, where the trailer is
-				msg = acc.Choices[0].Message
+				httpResp, st := oaStream(t, g, testKey, params) // read to its end, where the trailer is
+				require.Nil(t, st.failure)
+				msg = st.answer
 				assert.Equal(t, "repaired", httpResp.Trailer.Get("X-Gateway-Tool-Validation"))
 			} else {
-				resp, err := client.Chat.Completions.New(t.Context(), params, repair, option.WithResponseInto(&httpResp))
-				require.NoError(t, err)
+				httpResp, resp := oaChat(t, g, testKey, params)
 				msg = resp.Choices[0].Message
 				assert.Equal(t, "repaired", httpResp.Header.Get("X-Gateway-Tool-Validation"))
-				assert.Contains(t, msg.RawJSON(), `"thinking_blocks":[{"type":"thinking"`)
+				requireThinkingBlock(t, msg, "thinking")
 			}
 			require.Len(t, msg.ToolCalls, 1)
 			assert.Contains(t, msg.ToolCalls[0].Function.Arguments, `"city"`)
@@ -738,9 +736,8 @@ func TestRepairKeepsTheFirstReasoning(t *testing.T) {
 			turn := msgs[len(msgs)-2].(map[string]any)["content"].([]any)
 			assert.Contains(t, turn[0], "reasoningContent", "the model's turn goes back reasoning first")
 
-			params.Messages = append(params.Messages, msg.ToParam(), openai.ToolMessage(`{"temp_c":21}`, msg.ToolCalls[0].ID))
-			_, err := client.Chat.Completions.New(t.Context(), params, repair, option.WithResponseInto(&httpResp))
-			require.NoError(t, err)
+			params.Messages = append(params.Messages, msg.param(), oaToolResult(`{"temp_c":21}`, msg.ToolCalls[0].ID))
+			httpResp, _ := oaChat(t, g, testKey, params)
 			assert.Equal(t, "restored", httpResp.Header.Get("X-Gateway-Thinking"))
 			reqs = sim.converseRequests(t)
 			require.Len(t, reqs, 3)
@@ -751,32 +748,13 @@ func TestRepairKeepsTheFirstReasoning(t *testing.T) {
 	}
 }
 
-// drainOnClose makes closing a response body read it to its end first: the SDK stops at
-// [DONE] (or an error event), and an HTTP trailer is there only once the body's end was
-// read. That end is also when the gateway has recorded the call: its access line, metrics
-// and span are recorded as the handler returns, after the last event went out and before
-// net/http ends the response.
-var drainOnClose = option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	resp, err := next(req)
-	if err == nil {
-		resp.Body = drainingBody{resp.Body}
-	}
-	return resp, err
-})
-
-type drainingBody struct{ io.ReadCloser }
-
-func (b drainingBody) Close() error {
-	_, _ = io.Copy(io.Discard, b.ReadCloser)
-	return b.ReadCloser.Close()
-}
-
 // TestAnswerToolValidation: the synthetic json_response tool's input (docs/PROTOCOL.md
 // 13.3) is checked against the response_format schema as any call is (13.2). Report
 // returns the answer unchanged and says invalid; repair shows the model its own call with
 // an error result and returns the corrected answer, repaired. The tool never shows as a
 // call, and a stream holds the answer until it is checked.
 func TestAnswerToolValidation(t *testing.T) {
+	t.Parallel()
 	const user = "Weather in Paris?"
 	finishStop := func(surface string) string {
 		if strings.HasPrefix(surface, "grpc") {
@@ -793,7 +771,7 @@ func TestAnswerToolValidation(t *testing.T) {
 	for _, surface := range surfaces {
 		t.Run(surface+"/report", func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args")
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), sim.upstream())
 			got := ask(t, g, surface, formatBody(testModel, user, ""))
 			assert.Empty(t, got.calls, "the answer tool is no call")
 			assert.NotContains(t, weather(t, got.text), "city", "returned unchanged: the fault left city out")
@@ -807,7 +785,7 @@ func TestAnswerToolValidation(t *testing.T) {
 		})
 		t.Run(surface+"/repair", func(t *testing.T) {
 			sim := recordSim(t, "invalid_tool_args,times=1")
-			g := start(t, defaultConfig(t))
+			g := start(t, defaultConfig(t), sim.upstream())
 			got := ask(t, g, surface, formatBody(testModel, user, `,"tool_validation":"repair"`))
 			assert.Empty(t, got.calls, "the answer tool is no call")
 			w := weather(t, got.text)

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -34,6 +32,7 @@ import (
 	llmgatewayv1 "github.com/nirmata/llm-gateway/gen/llmgateway/v1"
 	"github.com/nirmata/llm-gateway/internal/buildinfo"
 	"github.com/nirmata/llm-gateway/internal/config"
+	"github.com/nirmata/llm-gateway/internal/gateway"
 )
 
 // OpenTelemetry traces end to end (docs/PROTOCOL.md 14.6): a real gateway on the simulator
@@ -202,11 +201,11 @@ func setOTelEnv(t *testing.T, env map[string]string) {
 
 // startTraced serves the gateway on the simulator; stop ends its Serve and returns once
 // Serve has, which is once the spans are exported.
-func startTraced(t *testing.T, cfg config.Config) (g started, stop func()) {
+func startTraced(t *testing.T, cfg config.Config, opts ...gateway.Option) (g started, stop func()) {
 	t.Helper()
 	cfg.HTTPAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
 	cfg.APIKeys = []string{testKey}
-	addrs, s := serve(t, cfg, zap.NewNop())
+	addrs, s := serve(t, cfg, zap.NewNop(), opts...)
 	stop = func() { require.NoError(t, s.stop()) }
 	t.Cleanup(stop)
 	return started{Addrs: addrs}, stop
@@ -295,23 +294,18 @@ func TestTracesOverOTLP(t *testing.T) {
 	returnedArgs := []string{nirmata.ToolCalls[0].Function.Arguments}
 
 	// OpenAI, streamed, a tool call, no caller's trace.
-	var oaResp *http.Response
-	client := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(testKey))
-	st := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{
+	oaResp, st := oaStream(t, g, testKey, oaRequest{
 		Model:         testModel,
-		MaxTokens:     openai.Int(600),
-		Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Use lookup_weather for Paris. " + promptMarker)},
-		Tools:         []openai.ChatCompletionToolUnionParam{weatherTool("lookup_weather")},
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-	}, option.WithResponseInto(&oaResp))
-	var acc openai.ChatCompletionAccumulator
-	for st.Next() {
-		acc.AddChunk(st.Current())
-	}
-	require.NoError(t, st.Err())
-	require.Len(t, acc.Choices, 1)
-	require.Len(t, acc.Choices[0].Message.ToolCalls, 1)
-	returnedArgs = append(returnedArgs, acc.Choices[0].Message.ToolCalls[0].Function.Arguments)
+		MaxTokens:     600,
+		Messages:      []oaMessage{oaUser("Use lookup_weather for Paris. " + promptMarker)},
+		Tools:         []oaTool{weatherTool("lookup_weather")},
+		StreamOptions: &oaStreamOptions{IncludeUsage: true},
+	})
+	require.Nil(t, st.failure)
+	require.Equal(t, 1, st.choices)
+	require.Len(t, st.answer.ToolCalls, 1)
+	require.NotNil(t, st.usage)
+	returnedArgs = append(returnedArgs, st.answer.ToolCalls[0].Function.Arguments)
 
 	// gRPC, streamed, a tool call, with the caller's trace in metadata.
 	conn, err := grpc.NewClient(g.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -389,7 +383,7 @@ func TestTracesOverOTLP(t *testing.T) {
 	assert.Nil(t, srv.attr("gateway.client_type"), "none sent")
 	kids = children(spans, srv)
 	require.Len(t, kids, 1)
-	genAI(t, kids[0], 600, acc.Usage.PromptTokens, acc.Usage.CompletionTokens, acc.Usage.PromptTokensDetails.CachedTokens, 0, "tool_use", []string{"lookup_weather"})
+	genAI(t, kids[0], 600, st.usage.PromptTokens, st.usage.CompletionTokens, st.usage.PromptTokensDetails.CachedTokens, 0, "tool_use", []string{"lookup_weather"})
 
 	// gRPC.
 	srv = serverSpan(t, spans, header.Get("x-request-id")[0])
@@ -457,9 +451,9 @@ func TestTracesOverOTLPGRPC(t *testing.T) {
 // client got.
 func TestTraceOfAFailedCall(t *testing.T) {
 	rcv := newHTTPReceiver(t)
-	recordSim(t, "throttle")
+	sim := recordSim(t, "throttle")
 	setOTelEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": rcv.endpoint + "/v1/traces"})
-	g, stop := startTraced(t, defaultConfig(t))
+	g, stop := startTraced(t, defaultConfig(t), sim.upstream())
 	resp, raw := post(t, "http://"+g.HTTP+"/llm-apps/chat", "Bearer "+testKey, policyBody(testModel, false, ""))
 	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, string(raw))
 	stop()

@@ -88,6 +88,7 @@ type Option func(*options)
 type options struct {
 	now      func() time.Time
 	counters store.Counters
+	aws      *aws.Config
 }
 
 // WithClock makes now the clock of the keys' limit windows (docs/PROTOCOL.md 14.2) and of
@@ -100,6 +101,13 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // redis_url is set (with one, Redis keeps them). It is for programs that embed the gateway
 // with a store of their own, and for tests that read the counters.
 func WithCounters(c store.Counters) Option { return func(o *options) { o.counters = c } }
+
+// WithAWSConfig gives the Bedrock clients cfg (region, credentials, endpoint, retryer)
+// instead of what the AWS SDK's default configuration chain (the AWS_* variables, the
+// shared files) resolves. It is for programs that embed the gateway and resolve AWS
+// settings their own way, and for tests that run gateways side by side, each on its own
+// upstream; under --sim the simulator's configuration is used.
+func WithAWSConfig(cfg aws.Config) Option { return func(o *options) { o.aws = &cfg } }
 
 // New builds the gateway of cfg: the upstream (AWS Bedrock, or the embedded simulator under
 // --sim, which it starts), tracing, the keys, the shared store, the core service, and the
@@ -128,7 +136,7 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, opts ...Option
 	if err := checkConfig(cfg, log); err != nil {
 		return nil, err
 	}
-	awsCfg, err := g.awsConfig(ctx)
+	awsCfg, err := g.awsConfig(ctx, o.aws)
 	if err != nil {
 		return nil, err
 	}
@@ -240,16 +248,20 @@ func checkConfig(cfg config.Config, log *zap.Logger) error {
 	return nil
 }
 
-// awsConfig is the AWS configuration of the Bedrock clients: the SDK's default chain, or
-// under --sim one that reaches the embedded simulator, which it starts. The simulator's
-// settings are parsed either way, so a bad one stops startup even without --sim.
-func (g *Gateway) awsConfig(ctx context.Context) (aws.Config, error) {
+// awsConfig is the AWS configuration of the Bedrock clients: given (WithAWSConfig) or else
+// the SDK's default chain, or under --sim one that reaches the embedded simulator, which
+// it starts. The simulator's settings are parsed either way, so a bad one stops startup
+// even without --sim.
+func (g *Gateway) awsConfig(ctx context.Context, given *aws.Config) (aws.Config, error) {
 	sim, err := simOptions(g.cfg.Sim)
 	if err != nil {
 		return aws.Config{}, err
 	}
 	if !g.cfg.Sim.Enabled {
 		g.upstream = "bedrock"
+		if given != nil {
+			return *given, nil
+		}
 		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithLogger(sdkLogger{g.log.WithOptions(zap.WithCaller(false))}))
 		if err != nil {
 			return aws.Config{}, awsSettingError(err) // a profile that is not there, a bad AWS_MAX_ATTEMPTS
