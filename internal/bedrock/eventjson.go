@@ -102,11 +102,7 @@ func (d *eventDecoder) release() {
 	eventDecoders.Put(d)
 }
 
-// eventError is the error of an event that does not decode. It is not inlined: its
-// formatting would take stack in decodeEvent's frame on every event (the relay goroutine
-// that decodes has 8 KiB in all).
-//
-//go:noinline
+// eventError is the error of an event that does not decode.
 func eventError(typ string, err error) error {
 	if err == io.EOF { // an empty payload
 		err = io.ErrUnexpectedEOF
