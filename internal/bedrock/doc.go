@@ -7,7 +7,9 @@
 //
 // Requests, answers and stream event payloads are the declared structs of wire.go, encoded
 // and decoded with json/v2 (github.com/go-json-experiment/json), the gateway's one JSON
-// library; no codec is written by hand.
+// library. Only the event payloads, decoded on the goroutine that relays a stream and whose
+// stack must stay small, are read by hand on its jsontext (eventjson.go), held to exactly
+// what json.Unmarshal decodes by a differential test and fuzz target.
 //
 // The generated bedrockruntime client is not used on the hot path: per call it costs about
 // twice the CPU of this client. It remains the reference for the wire structs, and the tests

@@ -218,36 +218,3 @@ func (s *EventStream) Close() error {
 	s.r = nil
 	return err
 }
-
-// decodeEvent decodes one event payload by its :event-type. Unknown event types are
-// returned with only Type set, so newer Bedrock events pass by without failing a stream.
-func decodeEvent(typ string, payload []byte) (StreamEvent, error) {
-	ev := StreamEvent{Type: typ}
-	var dst any
-	switch typ {
-	case EventMessageStart:
-		ev.MessageStart = new(MessageStartEvent)
-		dst = ev.MessageStart
-	case EventContentBlockStart:
-		ev.ContentBlockStart = new(ContentBlockStartEvent)
-		dst = ev.ContentBlockStart
-	case EventContentBlockDelta:
-		ev.ContentBlockDelta = new(ContentBlockDeltaEvent)
-		dst = ev.ContentBlockDelta
-	case EventContentBlockStop:
-		ev.ContentBlockStop = new(ContentBlockStopEvent)
-		dst = ev.ContentBlockStop
-	case EventMessageStop:
-		ev.MessageStop = new(MessageStopEvent)
-		dst = ev.MessageStop
-	case EventMetadata:
-		ev.Metadata = new(MetadataEvent)
-		dst = ev.Metadata
-	default:
-		return ev, nil
-	}
-	if err := json.Unmarshal(payload, dst, Lenient); err != nil {
-		return StreamEvent{}, fmt.Errorf("%w: decode %s event: %w", ErrTransport, typ, err)
-	}
-	return ev, nil
-}

@@ -41,13 +41,28 @@ func BenchmarkMarshalRequest(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeEvent decodes one payload of each event kind, as Bedrock sends them (the
+// "p" member is the padding Bedrock adds to hide the length of what is streamed).
 func BenchmarkDecodeEvent(b *testing.B) {
-	payload := []byte(`{"contentBlockIndex":0,"delta":{"text":"Hello there, "},"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := decodeEvent(EventContentBlockDelta, payload); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct{ name, typ, payload string }{
+		{"messageStart", EventMessageStart, `{"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN","role":"assistant"}`},
+		{"contentBlockStart", EventContentBlockStart, `{"contentBlockIndex":1,"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJ","start":{"toolUse":{"name":"get_weather","toolUseId":"tooluse_abc"}}}`},
+		{"textDelta", EventContentBlockDelta, `{"contentBlockIndex":0,"delta":{"text":"Hello there, "},"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"}`},
+		{"toolUseDelta", EventContentBlockDelta, `{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"city\":"}},"p":"abcdefghijklmnopqrstuvwxyzABCDEF"}`},
+		{"reasoningDelta", EventContentBlockDelta, `{"contentBlockIndex":0,"delta":{"reasoningContent":{"text":"The user wants\nthe weather."}},"p":"abcdefghijklmnopqrstuvwxyzAB"}`},
+		{"contentBlockStop", EventContentBlockStop, `{"contentBlockIndex":1,"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"}`},
+		{"messageStop", EventMessageStop, `{"p":"abcdefghijklmnopqrstuvwxyzABCDEFGHIJ","stopReason":"tool_use"}`},
+		{"metadata", EventMetadata, `{"metrics":{"latencyMs":1234},"p":"abcdefghijklmnop","usage":{"cacheReadInputTokens":2048,"cacheWriteInputTokens":0,"inputTokens":262,"outputTokens":41,"totalTokens":2351}}`},
+	} {
+		payload := []byte(c.payload)
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := decodeEvent(c.typ, payload); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
