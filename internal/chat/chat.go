@@ -45,6 +45,13 @@ type Request struct {
 	Temperature *float64
 	TopP        *float64
 	Stop        []string
+	// TopK samples from the K likeliest tokens (Anthropic's top_k); the translator sends it
+	// where the model takes it (docs/BEDROCK.md A21) and reports it dropped elsewhere.
+	TopK *int32
+	// Betas are the anthropic-beta values the client asked for (Anthropic's Messages API);
+	// the translator forwards those the target model takes as anthropic_beta and reports
+	// the others dropped.
+	Betas []string
 
 	// ParallelToolCalls false asks for one tool call per answer; nil leaves it to the
 	// gateway (docs/PROTOCOL.md 13.4).
@@ -91,6 +98,9 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolCallID names the call a tool message answers.
 	ToolCallID string
+	// ToolError: the tool message reports that the call failed (Anthropic's is_error);
+	// Bedrock gets the result with status error.
+	ToolError bool
 	// Name is an optional participant or tool name.
 	Name string
 	// Reasoning is an assistant's reasoning blocks, sent back as an answer gave them
