@@ -227,7 +227,11 @@ func (r *response) finish(f chat.FinishReason, u chat.Usage, tier string) {
 // fail sets the response's status to failed with f's error.
 func (r *response) fail(f fault.Failure) {
 	r.Status = statusFailed
-	r.Error = &responseError{Code: openai.ErrorCode(f), Message: f.Message}
+	code := openai.ErrorCode(f)
+	if code == "" {
+		code = f.Kind.Code() // a kind OpenAI's table gives no code of its own
+	}
+	r.Error = &responseError{Code: code, Message: f.Message}
 }
 
 // appendResponse appends the whole response to a unary call: its output in Bedrock's order
