@@ -577,3 +577,28 @@ func TestResponsesMidStreamFailure(t *testing.T) {
 	assert.Equal(t, "rate_limit_exceeded", rsErrorOf(t, b).Code)
 	assert.False(t, bytes.HasPrefix(b, []byte("event:")))
 }
+
+// TestResponsesReasoningRestored: a reasoning tool loop whose items go back without their
+// blocks (a reasoning item carries only its summary) keeps thinking on: the reasoning cache
+// restores the signed blocks for Bedrock (docs/PROTOCOL.md 11.4), which the simulator
+// checks as Bedrock does.
+func TestResponsesReasoningRestored(t *testing.T) {
+	t.Parallel()
+	sim, g := recordedGateway(t)
+	const extra = `,"reasoning":{"effort":"low","summary":"auto"}`
+	input := []any{rsUser("Call get_weather for Oslo.")}
+	_, r := rsCreate(t, g, rsBody(t, extra, input, rsWeatherTools))
+	require.Equal(t, "reasoning", r.Output[0].Type)
+	calls := r.calls()
+	require.Len(t, calls, 1)
+	for _, it := range r.Output {
+		input = append(input, it)
+	}
+	input = append(input, rsOutput("function_call_output", calls[0].CallID, "sunny"))
+	resp, r := rsCreate(t, g, rsBody(t, extra, input, rsWeatherTools))
+	assert.Equal(t, "restored", resp.Header.Get("X-Gateway-Thinking"))
+	assert.Equal(t, "input[1]", resp.Header.Get("X-Gateway-Ignored-Params"), "the reasoning item sent back")
+	assert.Equal(t, "reasoning", r.Output[0].Type)
+	history := sim.converseRequests(t)[1]["messages"].([]any)
+	assert.NotNil(t, blockOf(t, history[1], "reasoningContent"), "Bedrock got the signed block back")
+}
