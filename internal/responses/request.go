@@ -132,16 +132,12 @@ func (t *tool) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 type content struct {
 	text  string
 	parts []*part
-	isSet bool
 }
 
 func (c *content) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	*c = content{isSet: true}
+	*c = content{}
 	switch k := dec.PeekKind(); k {
-	case '"':
-		return json.UnmarshalDecode(dec, &c.text)
-	case 'n':
-		c.isSet = false
+	case '"', 'n':
 		return json.UnmarshalDecode(dec, &c.text)
 	case '[':
 		return json.UnmarshalDecode(dec, &c.parts)
@@ -170,11 +166,19 @@ type tool struct {
 	Description string              `json:"description"`
 	Parameters  chatjson.Parameters `json:"parameters"`
 	Strict      *bool               `json:"strict"`
-	// Format is a custom tool's input format: text, or a grammar, which the model is not
-	// held to.
-	Format jsontext.Value `json:"format"`
+	// Format is a custom tool's input format: text, or a grammar, which the model is told
+	// and not held to.
+	Format *customFormat `json:"format"`
 	// Tools are a namespace's.
 	Tools []*tool `json:"tools"`
+}
+
+// customFormat is a custom tool's format: {type: text}, or {type: grammar, syntax: lark |
+// regex, definition}.
+type customFormat struct {
+	Type       string `json:"type"`
+	Syntax     string `json:"syntax"`
+	Definition string `json:"definition"`
 }
 
 // Item and tool types.
@@ -424,10 +428,10 @@ func (c *call) tools(ts []*tool, ignored []string) ([]string, error) {
 					c.names.namespaced = map[string][2]string{}
 				}
 				c.names.namespaced[flat] = [2]string{t.Name, inner.Name}
-				ignored = c.addTool(inner, flat, innerPath, ignored)
+				c.addTool(inner, flat, innerPath)
 			}
 		case t.Type == typeFunction || t.Type == typeCustom:
-			ignored = c.addTool(t, t.Name, path, ignored)
+			c.addTool(t, t.Name, path)
 		case hosted[t.Type]:
 			c.dropped = append(c.dropped, path)
 			ignored = append(ignored, path)
@@ -439,7 +443,7 @@ func (c *call) tools(ts []*tool, ignored []string) ([]string, error) {
 }
 
 // addTool adds a function or custom tool under name.
-func (c *call) addTool(t *tool, name, path string, ignored []string) []string {
+func (c *call) addTool(t *tool, name, path string) {
 	out := chat.Tool{Type: typeFunction, Name: name, Description: t.Description, Parameters: t.Parameters}
 	if t.Strict != nil {
 		out.Strict = *t.Strict
@@ -450,13 +454,13 @@ func (c *call) addTool(t *tool, name, path string, ignored []string) []string {
 			c.names.custom = map[string]bool{}
 		}
 		c.names.custom[name] = true
-		if len(t.Format) > 0 && t.Format.Kind() == '{' && !strings.Contains(string(t.Format), `"text"`) {
-			ignored = append(ignored, path+".format") // a grammar the model is not held to
+		if f := t.Format; f != nil && f.Definition != "" {
+			// Bedrock has no grammars: the model is told the input's, and not held to it.
+			out.Description = strings.TrimSpace(out.Description + "\n\nThe input must match this " + f.Syntax + " grammar:\n" + f.Definition)
 		}
 	}
 	c.req.Tools = append(c.req.Tools, out)
 	c.paths.tools = append(c.paths.tools, path)
-	return ignored
 }
 
 // choice is tool_choice as Responses writes it.

@@ -67,10 +67,11 @@ func TestDecodeCodexTurn(t *testing.T) {
 	require.Len(t, r.Tools, 3)
 	assert.Equal(t, chat.Tool{Type: "function", Name: "exec_command", Description: "run", Strict: true,
 		Parameters: []byte(`{"type":"object","properties":{"cmd":{"type":"string"}},"required":["cmd"],"additionalProperties":false}`)}, r.Tools[0])
-	assert.Equal(t, chat.Tool{Type: "function", Name: "apply_patch", Description: "patch", Parameters: customParameters}, r.Tools[1])
+	assert.Equal(t, chat.Tool{Type: "function", Name: "apply_patch", Description: "patch\n\nThe input must match this lark grammar:\nstart: x",
+		Parameters: customParameters}, r.Tools[1], "the model is told the grammar")
 	assert.Equal(t, "mcp__search", r.Tools[2].Name)
 	assert.Equal(t, []string{"tools[3]"}, c.dropped)
-	assert.Equal(t, []string{"tools[1].format", "tools[3]", "input[2]", "include[0]", "client_metadata"}, r.Ignored)
+	assert.Equal(t, []string{"tools[3]", "input[2]", "include[0]", "client_metadata"}, r.Ignored)
 	ns, name, custom := c.names.of("mcp__search")
 	assert.Equal(t, []any{"mcp", "search", false}, []any{ns, name, custom})
 	ns, name, custom = c.names.of("apply_patch")
