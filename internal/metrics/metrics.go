@@ -47,6 +47,7 @@ const (
 	StoreCounts = "counts" // reading limit counters
 	StorePut    = "put"    // writing a value: a reasoning-cache entry, an affinity
 	StoreGet    = "get"    // reading values
+	StoreDelete = "delete" // deleting a value: a stored response
 )
 
 // The error_code values of an upstream failure that carries no Bedrock error code.
@@ -228,7 +229,7 @@ func New() *Metrics {
 	for _, r := range []string{RejectOverloaded, RejectDraining, RejectUnauthenticated, RejectTooLarge} {
 		m.rejected.WithLabelValues(r)
 	}
-	for _, op := range []string{StoreIncr, StoreCounts, StorePut, StoreGet} {
+	for _, op := range []string{StoreIncr, StoreCounts, StorePut, StoreGet, StoreDelete} {
 		m.storeErrors.WithLabelValues(op)
 	}
 	m.storeUp.Set(1) // the in-process store; a Guard over Redis sets it from then on
