@@ -21,7 +21,7 @@ var testHead = head{requestID: "r1", createdAt: 1767225600, model: "sonnet"}
 func testCall(t *testing.T, extra string) *call {
 	t.Helper()
 	c, err := decodeRequest([]byte(`{"model":"sonnet","input":"go","store":false,"tools":[{"type":"function","name":"save"},
-		{"type":"custom","name":"patch"},{"type":"namespace","name":"fs","tools":[{"type":"function","name":"read"}]}]` + extra + `}`))
+		{"type":"custom","name":"patch"},{"type":"namespace","name":"fs","tools":[{"type":"function","name":"read"}]}]`+extra+`}`), nil)
 	require.NoError(t, err)
 	return c
 }
@@ -84,7 +84,7 @@ func TestResponseEcho(t *testing.T) {
 	t.Parallel()
 	c, err := decodeRequest([]byte(`{"model":"m","input":"x","instructions":"be brief","max_output_tokens":50,"max_tool_calls":2,
 		"temperature":0.2,"top_p":0.5,"parallel_tool_calls":false,"prompt_cache_key":"k","user":"u","safety_identifier":"s","service_tier":"flex",
-		"metadata":{"a":"b"},"text":{"format":{"type":"json_object"}},"tool_choice":"required","truncation":"auto","reasoning":{"effort":"high","summary":"detailed"}}`))
+		"metadata":{"a":"b"},"text":{"format":{"type":"json_object"}},"tool_choice":"required","truncation":"auto","reasoning":{"effort":"high","summary":"detailed"}}`), nil)
 	require.NoError(t, err)
 	r := c.response(&testHead)
 	b, err := json.Marshal(&r)
@@ -138,7 +138,7 @@ func readSSE(t *testing.T, b []byte) []sse {
 
 func stream(t *testing.T, c *call, events []chat.Event) ([]byte, *streamer) {
 	t.Helper()
-	s := c.streamer(testHead)
+	s := c.streamer(testHead, "")
 	var b []byte
 	for i := range events {
 		b = s.appendEvent(b, &events[i])
@@ -300,11 +300,11 @@ func TestFailedCodes(t *testing.T) {
 	c := testCall(t, "")
 	for k := range fault.Kinds {
 		f := fault.Failure{Kind: fault.Kind(k), Message: "m"}
-		b := c.streamer(testHead).appendError(nil, f)
+		b := c.streamer(testHead, "").appendError(nil, f)
 		r := readSSE(t, b)[0].data["response"].(map[string]any)
 		code := r["error"].(map[string]any)["code"]
 		assert.NotEmpty(t, code, f.Kind.Code())
 	}
-	b := c.streamer(testHead).appendError(nil, fault.Failure{Kind: fault.KindInvalid, Message: "m", Reason: fault.ReasonContextLength})
+	b := c.streamer(testHead, "").appendError(nil, fault.Failure{Kind: fault.KindInvalid, Message: "m", Reason: fault.ReasonContextLength})
 	assert.True(t, bytes.Contains(b, []byte(`"code":"context_length_exceeded"`)), string(b))
 }

@@ -43,7 +43,7 @@ const (
 // Errors of Open; none says more than what the client can act on.
 var (
 	ErrTooLarge  = fmt.Errorf("is over %d bytes", MaxValueBytes)
-	ErrMalformed = errors.New("is not a value this gateway sealed")
+	ErrMalformed = errors.New("was not sealed by this gateway")
 	// ErrUnknownKey: the value names a key the gateway does not hold (sealed by another
 	// gateway, or with a key since retired).
 	ErrUnknownKey = errors.New("was sealed with a key this gateway does not hold")
