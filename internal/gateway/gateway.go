@@ -337,7 +337,7 @@ func (g *Gateway) sharedStore(m *metrics.Metrics) (*store.Guard, error) {
 		return nil, fmt.Errorf("redis_url: %w", err)
 	}
 	// The address only: the URL may hold a password.
-	g.log.Info("shared store: limit counters, the reasoning cache and failover affinity are shared with the replicas using this Redis",
+	g.log.Info("shared store: limit counters, the reasoning cache, failover affinity and stored responses are shared with the replicas using this Redis",
 		zap.String("store", "redis"), zap.String("addr", r.Addr()), zap.Bool("tls", r.TLS()))
 	pingEvery := g.cfg.RedisPingInterval
 	if pingEvery == 0 {
