@@ -94,7 +94,10 @@ func (s *Store) Save(ctx context.Context, id string, r *Record) (notStored strin
 	if err == nil && !ok {
 		return NotStoredKeyLimit
 	}
-	if err := s.opts.Backend.Put(ctx, keyPrefix+id, b, s.opts.TTL); err != nil {
+	switch err := s.opts.Backend.Put(ctx, keyPrefix+id, b, s.opts.TTL); {
+	case errors.Is(err, ErrTooLarge):
+		return NotStoredTooLarge
+	case err != nil:
 		return NotStoredUnavailable
 	}
 	return ""
@@ -154,8 +157,11 @@ func NewMemory(maxBytes int, now func() time.Time) *Memory {
 
 func size(e *entry) int { return entryOverhead + len(e.key) + len(e.value) }
 
+// ErrTooLarge is Memory's answer to a value larger than all it may hold.
+var ErrTooLarge = errors.New("larger than the memory of stored responses")
+
 // Put stores a copy of value, dropping the least recently used values beyond the bound;
-// a value larger than the bound is not kept.
+// a value larger than the bound is not kept (ErrTooLarge).
 func (m *Memory) Put(_ context.Context, key string, value []byte, ttl time.Duration) error {
 	e := &entry{key: key, value: append([]byte(nil), value...), expires: m.now().Add(ttl)}
 	m.mu.Lock()
@@ -164,7 +170,7 @@ func (m *Memory) Put(_ context.Context, key string, value []byte, ttl time.Durat
 		m.remove(el)
 	}
 	if size(e) > m.max {
-		return nil
+		return ErrTooLarge
 	}
 	m.byKey[key] = m.lru.PushFront(e)
 	m.bytes += size(e)

@@ -128,7 +128,7 @@ func TestMemoryBounds(t *testing.T) {
 		assert.True(t, ok, k)
 	}
 
-	require.NoError(t, m.Put(ctx, "huge", make([]byte, 4*(entryOverhead+100)), time.Hour))
+	require.ErrorIs(t, m.Put(ctx, "huge", make([]byte, 4*(entryOverhead+100)), time.Hour), ErrTooLarge)
 	_, ok, _ = m.Get(ctx, "huge")
 	assert.False(t, ok)
 	_, ok, _ = m.Get(ctx, "k1")
@@ -138,4 +138,12 @@ func TestMemoryBounds(t *testing.T) {
 	_, ok, _ = m.Get(ctx, "k1")
 	assert.False(t, ok, "expired")
 	assert.LessOrEqual(t, m.bytes, m.max)
+}
+
+// TestStoreOverMemory: a record larger than all the process may hold is not stored, and
+// says so, rather than being dropped after it was said to be kept.
+func TestStoreOverMemory(t *testing.T) {
+	t.Parallel()
+	s := New(Options{TTL: time.Hour, MaxBytes: 1 << 20, KeyMaxBytes: 1 << 20, Counters: store.NewMemory(nil), Backend: NewMemory(100, nil)})
+	assert.Equal(t, NotStoredTooLarge, s.Save(context.Background(), "resp_1", record("key-a", 10)))
 }
