@@ -94,7 +94,7 @@ generate: ## Regenerate gen/ from proto/
 checkgenerate: generate ## Fail when gen/ is not what proto/ generates
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then git status --short -- gen; echo "gen/ is stale: run 'make generate' and commit"; exit 1; fi
 
-fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fast path, REST decoders (Nirmata, OpenAI), stream machine, frames, stream events, signer, simulator (FUZZTIME=30s each)
+fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fast path, REST decoders (Nirmata, OpenAI, Responses), stream machine, frames, stream events, signer, simulator (FUZZTIME=30s each)
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzJSONSchema$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/toolcheck -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $${FUZZTIME:-30s}
@@ -102,6 +102,7 @@ fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fa
 	go test ./internal/toolcheck -run '^$$' -fuzz '^FuzzFastPath$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/nirmata -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/openai -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/responses -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/stream -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzValidateJSON$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzServe$$' -fuzztime $${FUZZTIME:-30s}
@@ -112,7 +113,7 @@ fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fa
 .PHONY: soak bench bench-e2e
 
 bench: ## Go benchmarks of the hot paths, then the end-to-end run (both REST surfaces) against a raw proxy (the floor), a reverse proxy and Portkey (bench-e2e)
-	go test -run '^$$' -bench . -benchmem ./internal/nirmata ./internal/openai ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
+	go test -run '^$$' -bench . -benchmem ./internal/nirmata ./internal/openai ./internal/responses ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
 	scripts/bench-e2e.sh
 
 soak: ## 1,000 concurrent streams for 60 s against a slow simulator; fails on any error (SOAK_DURATION, SOAK_CONCURRENCY)

@@ -895,3 +895,39 @@ func (t *Tool) chat() chat.Tool {
 	return chat.Tool{Type: t.Type, Name: t.Name, Description: t.Description, Parameters: t.Parameters, CacheControl: t.CacheControl.chat(),
 		Strict: t.Strict}
 }
+
+// WantErr is the error a surface's own union type returns from UnmarshalJSONFrom for a
+// value of the wrong kind: the body's refusal then names the member and says "want <want>,
+// got <kind>", as this package's own types do.
+func WantErr(want string, k jsontext.Kind) error { return wantErr(want, k) }
+
+// maxUndeclaredName bounds a listed member's name.
+const maxUndeclaredName = 64
+
+// Undeclared appends to out the names of the members of unknown (a body's undeclared
+// top-level members, gathered with `json:",embed"`) whose value is not null, until out
+// holds max names. The body was read leniently (a member named twice keeps its last
+// value; invalid UTF-8 is U+FFFD), and unknown is read back the same way.
+func Undeclared(out []string, unknown jsontext.Value, max int) []string {
+	if len(unknown) == 0 {
+		return out
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(unknown), Lenient)
+	if _, err := dec.ReadToken(); err != nil { // {
+		return out
+	}
+	for len(out) < max && dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			break
+		}
+		member := clip.String(name.String(), maxUndeclaredName) // before the token is voided
+		if dec.PeekKind() != 'n' {
+			out = append(out, member)
+		}
+		if err := dec.SkipValue(); err != nil {
+			break
+		}
+	}
+	return out
+}

@@ -16,6 +16,8 @@ const (
 	TransportREST   = "rest"   // the Nirmata REST API
 	TransportOpenAI = "openai" // OpenAI's Chat Completions API
 	TransportGRPC   = "grpc"
+	// TransportResponses is OpenAI's Responses API.
+	TransportResponses = "responses"
 )
 
 // Routes, the values of the route label: what a request asked for, on any transport.
@@ -264,7 +266,7 @@ func (m *Metrics) Configure(c Configured) {
 	for _, id := range c.Models {
 		m.models.reserve(id)
 		model := m.models.lookup(id)
-		for _, transport := range []string{TransportREST, TransportOpenAI, TransportGRPC} {
+		for _, transport := range []string{TransportREST, TransportOpenAI, TransportGRPC, TransportResponses} {
 			for _, route := range []string{RouteChat, RouteChatStream} {
 				m.requests.WithLabelValues(transport, route, "ok", model, LabelNone)
 			}

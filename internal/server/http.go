@@ -29,6 +29,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/observe"
 	"github.com/nirmata/llm-gateway/internal/openai"
+	"github.com/nirmata/llm-gateway/internal/responses"
 )
 
 // Options configures the HTTP server.
@@ -69,6 +70,8 @@ type surface struct {
 var (
 	nirmataSurface = surface{metrics.TransportREST, nirmata.WriteError}
 	openaiSurface  = surface{metrics.TransportOpenAI, openai.WriteError}
+	// responsesSurface answers in OpenAI's error shape too, counted apart.
+	responsesSurface = surface{metrics.TransportResponses, openai.WriteError}
 )
 
 // NewHTTPHandler returns the REST API.
@@ -85,6 +88,11 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 	mux.Handle("POST /v1/chat/completions", s.route(openaiSurface, metrics.RouteChat, true, o.Chat))
 	mux.Handle("GET /v1/models", s.route(openaiSurface, metrics.RouteModels, true, o.Models))
 	mux.Handle("GET /v1/models/{id...}", s.route(openaiSurface, metrics.RouteModels, true, o.Model))
+	rs := responses.NewHandler(svc, responses.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
+	mux.Handle("POST /v1/responses", s.route(responsesSurface, metrics.RouteChat, true, rs.Create))
+	for _, p := range []string{"GET /v1/responses/{id}", "DELETE /v1/responses/{id}", "GET /v1/responses/{id}/input_items"} {
+		mux.Handle(p, s.route(responsesSurface, metrics.RouteOther, true, rs.Stored))
+	}
 	s.operations(mux)
 	// Anything else: a JSON 404, or 405 on a known path, in the shape of the surface the
 	// path is under, rather than net/http's text. Unknown paths need a key, so a stranger
@@ -99,7 +107,7 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 		// the clean one, which turns a POST into a GET. The gateway serves no such path; it
 		// answers in the shape of the surface the clean path is under.
 		if p := r.URL.Path; !canonical(p) {
-			if surfaceOf(p).transport == metrics.TransportOpenAI {
+			if surfaceOf(p).transport != metrics.TransportREST {
 				openaiOther.ServeHTTP(w, r)
 				return
 			}
@@ -129,10 +137,14 @@ func (s *httpServer) operations(mux *http.ServeMux) {
 	mux.Handle("GET /metrics", s.svc.Metrics().Handler())
 }
 
-// surfaceOf is the surface a path is under, by its clean form: OpenAI's for /v1 and below,
-// the Nirmata one for the rest.
+// surfaceOf is the surface a path is under, by its clean form: the Responses API's for
+// /v1/responses and below, OpenAI's for the rest of /v1, the Nirmata one for the rest.
 func surfaceOf(p string) surface {
-	if c := path.Clean(p); c == "/v1" || strings.HasPrefix(c, "/v1/") {
+	c := path.Clean(p)
+	switch {
+	case c == "/v1/responses" || strings.HasPrefix(c, "/v1/responses/"):
+		return responsesSurface
+	case c == "/v1" || strings.HasPrefix(c, "/v1/"):
 		return openaiSurface
 	}
 	return nirmataSurface
