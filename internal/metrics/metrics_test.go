@@ -214,7 +214,7 @@ func TestMethods(t *testing.T) {
 				assert.Equal(t, 1.0, testutil.ToFloat64(m.storeErrors.WithLabelValues(StoreIncr)))
 				assert.Equal(t, 2.0, testutil.ToFloat64(m.storeErrors.WithLabelValues(StoreGet)))
 				assert.Equal(t, 0.0, testutil.ToFloat64(m.storeErrors.WithLabelValues(StorePut)))
-				assert.Equal(t, 4, testutil.CollectAndCount(m.storeErrors), "known operations exist from the start")
+				assert.Equal(t, 5, testutil.CollectAndCount(m.storeErrors), "known operations exist from the start")
 			},
 		},
 		{
