@@ -248,12 +248,6 @@ func (r *response) fail(f fault.Failure) {
 	r.Error = &responseError{Code: code, Message: f.Message}
 }
 
-// appendResponse appends the whole response to a unary call.
-func (c *call) appendResponse(dst []byte, h *head, a *chat.Response) []byte {
-	r := c.answer(h, a)
-	return chatjson.Append(dst, &r)
-}
-
 // answer is the whole response to a unary call: its output in Bedrock's order (reasoning,
 // the message, the tool calls).
 func (c *call) answer(h *head, a *chat.Response) response {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/chatjson"
 	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
@@ -74,7 +75,7 @@ func TestAppendResponse(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			c := testCall(t, tt.extra)
-			assert.Equal(t, compact(t, tt.want), string(c.appendResponse(nil, &testHead, &tt.resp)))
+			assert.Equal(t, compact(t, tt.want), string(appendAnswer(c, &tt.resp)))
 		})
 	}
 }
@@ -254,7 +255,7 @@ func TestStreamShapes(t *testing.T) {
 		r := last(t, b).data["response"].(map[string]any)
 		assert.Equal(t, "incomplete", r["status"])
 		assert.Equal(t, map[string]any{"reason": "max_output_tokens"}, r["incomplete_details"])
-		unary := c.appendResponse(nil, &testHead, &chat.Response{Finish: chat.FinishLength})
+		unary := appendAnswer(c, &chat.Response{Finish: chat.FinishLength})
 		var u map[string]any
 		require.NoError(t, json.Unmarshal(unary, &u))
 		assert.Equal(t, u["output"], r["output"])
@@ -270,7 +271,7 @@ func TestStreamShapes(t *testing.T) {
 		})
 		assert.NotContains(t, string(b), "reasoning_summary")
 		r := last(t, b).data["response"].(map[string]any)
-		unary := c.appendResponse(nil, &testHead, &chat.Response{Text: "y", Reasoning: []chat.ReasoningBlock{{Text: "x", Signature: "s"}}, Finish: chat.FinishStop})
+		unary := appendAnswer(c, &chat.Response{Text: "y", Reasoning: []chat.ReasoningBlock{{Text: "x", Signature: "s"}}, Finish: chat.FinishStop})
 		var u map[string]any
 		require.NoError(t, json.Unmarshal(unary, &u))
 		assert.Equal(t, u["output"], r["output"])
@@ -307,4 +308,10 @@ func TestFailedCodes(t *testing.T) {
 	}
 	b := c.streamer(testHead, "").appendError(nil, fault.Failure{Kind: fault.KindInvalid, Message: "m", Reason: fault.ReasonContextLength})
 	assert.True(t, bytes.Contains(b, []byte(`"code":"context_length_exceeded"`)), string(b))
+}
+
+// appendAnswer is the whole response to a unary call, encoded.
+func appendAnswer(c *call, a *chat.Response) []byte {
+	r := c.answer(&testHead, a)
+	return chatjson.Append(nil, &r)
 }

@@ -125,3 +125,42 @@ func TestInputItemsPage(t *testing.T) {
 		assert.Equal(t, fault.KindInvalid, f.Kind, bad)
 	}
 }
+
+// TestAnswerSealsReasoning: with include reasoning.encrypted_content, the reasoning item of
+// a unary answer and of a stream (output_item.done, response.completed) carries the blocks
+// sealed for the caller, which open to them; without it, none does.
+func TestAnswerSealsReasoning(t *testing.T) {
+	t.Parallel()
+	st := testState(t)
+	for _, include := range []bool{false, true} {
+		body := `{"model":"` + sonnet + `","input":"go","store":false}`
+		if include {
+			body = `{"model":"` + sonnet + `","input":"go","store":false,"include":["reasoning.encrypted_content"]}`
+		}
+		c, err := decodeRequest([]byte(body), st)
+		require.NoError(t, err)
+		r := c.answer(&testHead, &chat.Response{Model: sonnet, Reasoning: blocks, Text: "hi", Finish: chat.FinishStop})
+		sealed := r.Output[0].(*reasoningItem).EncryptedContent
+
+		s := c.streamer(testHead, sonnet)
+		var out []byte
+		for _, ev := range []chat.Event{{Kind: chat.EventReasoningBlock, Block: blocks[0]}, {Kind: chat.EventReasoningBlock, Block: blocks[1]},
+			{Kind: chat.EventContent, Text: "hi"}, {Kind: chat.EventDone, Finish: chat.FinishStop}} {
+			out = s.appendEvent(out, &ev)
+		}
+		streamed := s.resp.Output[0].(*reasoningItem).EncryptedContent
+		if !include {
+			assert.Empty(t, sealed)
+			assert.Empty(t, streamed)
+			assert.NotContains(t, string(out), "encrypted_content")
+			continue
+		}
+		for _, v := range []string{sealed, streamed} {
+			model, got, err := st.sealer.Open("key-a", v)
+			require.NoError(t, err)
+			assert.Equal(t, capabilities.Foundation(sonnet), model)
+			assert.Equal(t, blocks, got)
+		}
+		assert.Equal(t, 2, strings.Count(string(out), `"encrypted_content":"`+streamed+`"`), "output_item.done and response.completed")
+	}
+}
