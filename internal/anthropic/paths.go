@@ -60,8 +60,11 @@ func (p *paths) anthropic(path string) string {
 		if j, tail, ok := prefixIndex(rest, ".tool_calls["); ok && j < len(o.calls) {
 			return o.calls[j] + callTail(tail)
 		}
-		if rest == ".tool_call_id" {
+		switch {
+		case rest == ".tool_call_id":
 			return o.path + ".tool_use_id"
+		case o.path == "system" && strings.HasPrefix(rest, ".content"):
+			return "system" // a system prompt given as a string
 		}
 		return o.path + dotted(rest)
 	case strings.HasPrefix(path, "tools["):
