@@ -13,7 +13,7 @@ import (
 
 // Transports, the values of the transport label: which surface a request came in on.
 const (
-	TransportREST   = "rest"   // the Nirmata REST API
+	TransportREST      = "rest"      // the Nirmata REST API
 	TransportOpenAI    = "openai"    // OpenAI's Chat Completions API
 	TransportAnthropic = "anthropic" // Anthropic's Messages API
 	TransportGRPC      = "grpc"
