@@ -158,6 +158,10 @@ type blockStop struct {
 	Index int    `json:"index"`
 }
 
+type messageStop struct {
+	Type string `json:"type"`
+}
+
 type messageDelta struct {
 	Type  string      `json:"type"`
 	Delta stopDetails `json:"delta"`
@@ -259,7 +263,7 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 		reason := stopReasonOf(ev.Finish, "")
 		dst = s.appendData(dst, "message_delta", &messageDelta{Type: "message_delta",
 			Delta: stopDetails{StopReason: reason, StopSequence: s.stopSequence(reason)}, Usage: usageOf(ev.Usage)})
-		dst = s.appendData(dst, "message_stop", &blockStop{Type: "message_stop"})
+		dst = s.appendData(dst, "message_stop", &messageStop{Type: "message_stop"})
 	}
 	return dst
 }
