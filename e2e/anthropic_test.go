@@ -208,7 +208,8 @@ func TestAnthropicMessages(t *testing.T) {
 	sim, g := recordedGateway(t)
 	body := `{"model":"` + testModel + `","max_tokens":256,"system":"Be brief.","messages":[{"role":"user","content":"Hello"}],
 		"metadata":{"user_id":"u1"},"context_management":{"edits":[]}}`
-	resp, m := anMessages(t, g, body)
+	resp, m := anMessages(t, g, body, "Anthropic-Beta", "interleaved-thinking-2025-05-14,context-management-2025-06-27",
+		"X-Claude-Code-Session-Id", "8d4e2c1a-session")
 	assert.Equal(t, "msg_"+resp.Header.Get("X-Request-Id"), m.ID)
 	assert.Equal(t, resp.Header.Get("X-Request-Id"), resp.Header.Get("Request-Id"))
 	assert.Equal(t, "message", m.Type)
@@ -221,13 +222,18 @@ func TestAnthropicMessages(t *testing.T) {
 	assert.NotEmpty(t, blocks[0].Text)
 	assert.Positive(t, m.Usage.InputTokens)
 	assert.Positive(t, m.Usage.OutputTokens)
-	assert.Equal(t, "context_management", resp.Header.Get("X-Gateway-Dropped"))
+	assert.Equal(t, "context_management,anthropic-beta: context-management-2025-06-27", resp.Header.Get("X-Gateway-Dropped"),
+		"what the surface and the translator dropped")
+	assert.Equal(t, resp.Header.Get("X-Gateway-Dropped"), resp.Header.Get("X-Gateway-Ignored-Params"))
 
 	reqs := sim.converseRequests(t)
 	require.Len(t, reqs, 1)
 	assert.Equal(t, []any{map[string]any{"text": "Be brief."}}, reqs[0]["system"])
 	assert.Equal(t, map[string]any{"maxTokens": 256.0}, reqs[0]["inferenceConfig"])
-	assert.Equal(t, "u1", reqs[0]["requestMetadata"].(map[string]any)["user"])
+	md := reqs[0]["requestMetadata"].(map[string]any)
+	assert.Equal(t, "u1", md["user"])
+	assert.Equal(t, "8d4e2c1a-session", md["cache_key"], "Claude Code's session is the prompt-cache key")
+	assert.Equal(t, map[string]any{"anthropic_beta": []any{"interleaved-thinking-2025-05-14"}}, reqs[0]["additionalModelRequestFields"])
 
 	// The same key as a bearer token.
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+g.HTTP+"/v1/messages", strings.NewReader(body))
