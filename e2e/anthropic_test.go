@@ -501,3 +501,20 @@ func TestAnthropicClaudeCodeDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceOfAnAnthropicCall: the server span of a Messages call carries Claude Code's
+// session id (docs/PROTOCOL.md 15.1).
+func TestTraceOfAnAnthropicCall(t *testing.T) {
+	rcv := newHTTPReceiver(t)
+	setOTelEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.endpoint})
+	cfg := defaultConfig(t)
+	cfg.Sim.Enabled = true
+	g, stop := startTraced(t, cfg)
+	resp, b := anPost(t, g, "/v1/messages", `{"model":"`+testModel+`","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`,
+		"X-Claude-Code-Session-Id", "5f6e-session")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	stop()
+	srv := serverSpan(t, rcv.spans(), resp.Header.Get("Request-Id"))
+	assert.Equal(t, "5f6e-session", srv.str("gateway.session_id"))
+	assert.Equal(t, "/v1/messages", srv.str("http.route"))
+}
