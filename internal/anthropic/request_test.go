@@ -146,6 +146,9 @@ func TestDecodeRequestFields(t *testing.T) {
 		{"an assistant's string content", `{"max_tokens":1,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`, func(t *testing.T, c *call) {
 			assert.Equal(t, chat.Message{Role: chat.RoleAssistant, Content: "b"}, c.req.Messages[1])
 		}},
+		{"a message without blocks is kept, for the translator to judge", `{"max_tokens":1,"system":[],"messages":[{"role":"user","content":[]}]}`, func(t *testing.T, c *call) {
+			assert.Equal(t, []chat.Message{{Role: chat.RoleUser}}, c.req.Messages)
+		}},
 		{"at most 32 unknown members listed", "{" + hi + strings.Repeat(`,"k":1`, 1000) + "}", func(t *testing.T, c *call) {
 			assert.Len(t, c.req.Ignored, httpx.MaxIgnored)
 		}},
