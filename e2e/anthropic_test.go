@@ -500,6 +500,8 @@ func TestAnthropicClaudeCodeDefaults(t *testing.T) {
 			assert.Contains(t, dropped, d, model)
 		}
 	}
+	assert.InDelta(t, 4, metricValue(t, g, "gateway_params_dropped_total", map[string]string{"transport": "anthropic", "param": "tools.N.defer_loading"}), 0,
+		"what was dropped is counted")
 }
 
 // TestTraceOfAnAnthropicCall: the server span of a Messages call carries Claude Code's
