@@ -184,9 +184,6 @@ func decodeRequest(body []byte, count bool) (*call, error) {
 		// The stream's reasoning comes as thinking deltas.
 		StreamReasoning: true,
 	}
-	if count {
-		out.MaxTokens = nil
-	}
 	if r.Metadata != nil {
 		out.User = r.Metadata.UserID
 	}

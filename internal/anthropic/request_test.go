@@ -161,13 +161,14 @@ func TestDecodeRequestFields(t *testing.T) {
 	}
 }
 
-// TestDecodeCountTokens: count_tokens' body needs no max_tokens and never streams.
+// TestDecodeCountTokens: count_tokens' body needs no max_tokens (one given is translated
+// as a chat call's would be) and never streams.
 func TestDecodeCountTokens(t *testing.T) {
 	t.Parallel()
 	c, err := decodeRequest([]byte(`{"model":"m","stream":true,"max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`), true)
 	require.NoError(t, err)
 	assert.False(t, c.stream)
-	assert.Nil(t, c.req.MaxTokens)
+	assert.Equal(t, ptr(int32(5)), c.req.MaxTokens)
 	_, err = decodeRequest([]byte(`{"messages":[{"role":"user","content":"hi"}]}`), true)
 	require.NoError(t, err)
 }
