@@ -1,8 +1,9 @@
 // Package server is the gateway's HTTP server: one net/http ServeMux that serves every
-// REST route once (the Nirmata surface, OpenAI's, Anthropic's, health, metrics), with one middleware that gives
-// each call its id, checks its key, bounds its body's arrival, turns a panic into a 500,
-// and hands the call to the core's access log and metrics; and its listener (Listener),
-// which answers in the same shapes what net/http refuses before any handler runs.
+// REST route once (the Nirmata surface, OpenAI's, Anthropic's, health, metrics), with one
+// middleware that gives each call its id, checks its key, bounds its body's arrival, turns
+// a panic into a 500, and hands the call to the core's access log and metrics; and its
+// listener (Listener), which answers in the same shapes what net/http refuses before any
+// handler runs.
 //
 // grpc-gateway is not used: it maps REST onto gRPC methods with the proto's JSON mapping,
 // and none of the gateway's REST surfaces has that shape (the Nirmata and OpenAI bodies
