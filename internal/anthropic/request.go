@@ -529,31 +529,8 @@ func (r *request) ignored() []string {
 			out = append(out, m.name)
 		}
 	}
-	if len(r.Unknown) == 0 {
-		return out
-	}
-	dec := jsontext.NewDecoder(bytes.NewReader(r.Unknown), chatjson.Lenient)
-	if _, err := dec.ReadToken(); err != nil { // {
-		return out
-	}
-	for len(out) < httpx.MaxIgnored && dec.PeekKind() == '"' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			break
-		}
-		member := clip.String(name.String(), maxIgnoredName) // before the token is voided
-		if dec.PeekKind() != 'n' {
-			out = append(out, member)
-		}
-		if err := dec.SkipValue(); err != nil {
-			break
-		}
-	}
-	return out
+	return chatjson.UnknownMembers(out, r.Unknown, httpx.MaxIgnored)
 }
-
-// maxIgnoredName bounds a listed member's name.
-const maxIgnoredName = 64
 
 func cacheControl(c *chatjson.CacheControl) *chat.CacheControl {
 	if c == nil {
