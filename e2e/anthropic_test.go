@@ -458,6 +458,8 @@ func TestAnthropicModels(t *testing.T) {
 	assert.Contains(t, string(b), `{"type":"model","id":"`+testModel+`"`)
 	_, b = get("/v1/models/"+testModel, false)
 	assert.Contains(t, string(b), `"object":"model"`)
+	_, b = get("/v1/models/claude-sonnet-4-5", true)
+	assert.Contains(t, string(b), `{"type":"model","id":"claude-sonnet-4-5","display_name":"claude-sonnet-4-5"`, "an Anthropic name")
 }
 
 // claudeCodeRequest is the shape of the request Claude Code sends by default: system
