@@ -122,3 +122,18 @@ func TestRandom(t *testing.T) {
 	_, _, err = b.Open("k", v)
 	assert.ErrorIs(t, err, ErrUnknownKey)
 }
+
+// BenchmarkSealOpen: one turn's reasoning (4 KiB of thinking and its signature) sealed,
+// then opened, as one Codex tool turn costs the gateway.
+func BenchmarkSealOpen(b *testing.B) {
+	s, err := New(key(1))
+	require.NoError(b, err)
+	turn := []chat.ReasoningBlock{{Text: strings.Repeat("reasoning ", 410), Signature: strings.Repeat("c2ln", 100)}}
+	b.ReportAllocs()
+	for b.Loop() {
+		v := s.Seal("key-a", "anthropic.claude-sonnet-4-5-20250929-v1:0", turn)
+		if _, _, err := s.Open("key-a", v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
