@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -198,6 +199,8 @@ var (
 	codexUnixMillis  = regexp.MustCompile(`(turn_started_at_unix_ms\\*":)[0-9]+`)
 	codexCurrentDate = regexp.MustCompile(`<current_date>[^<]*</current_date>`)
 	codexTimezone    = regexp.MustCompile(`<timezone>[^<]*</timezone>`)
+	codexChunk       = regexp.MustCompile(`Chunk ID: [0-9a-f]+`)
+	codexWallTime    = regexp.MustCompile(`Wall time: [0-9.]+ seconds`)
 	codexFixtureKey  = "sk-codex-fixture-key"
 )
 
@@ -220,21 +223,53 @@ func codexSanitize(reqs []codexRequest, c codexRun) []codexRequest {
 		})
 		s = codexUnixMillis.ReplaceAllString(s, "${1}1700000000000")
 		s = codexCurrentDate.ReplaceAllString(s, "<current_date>2026-01-01</current_date>")
-		return codexTimezone.ReplaceAllString(s, "<timezone>UTC</timezone>")
+		s = codexTimezone.ReplaceAllString(s, "<timezone>UTC</timezone>")
+		s = codexChunk.ReplaceAllString(s, "Chunk ID: 000000")
+		return codexWallTime.ReplaceAllString(s, "Wall time: 0.0000 seconds")
 	}
 	var out []codexRequest
 	for _, r := range reqs {
+		// The body first, then the headers by name, so that the ids are numbered in an
+		// order that is the same from run to run.
+		body := jsontext.Value(replace(string(codexSortMetadata(r.Body))))
 		headers := map[string]string{}
-		for name, v := range r.Headers {
-			headers[name] = replace(v)
-		}
-		body := jsontext.Value(replace(string(r.Body)))
-		if body.IsValid() {
-			_ = body.Indent()
+		for _, name := range slices.Sorted(maps.Keys(r.Headers)) {
+			if name != "Content-Length" {
+				headers[name] = replace(r.Headers[name])
+			}
 		}
 		out = append(out, codexRequest{Method: r.Method, Path: r.Path, Headers: headers, Body: body})
 	}
 	return out
+}
+
+// codexSortMetadata is body indented, with the members of client_metadata, which Codex
+// sends in an order of its hash map's, sorted.
+func codexSortMetadata(body jsontext.Value) jsontext.Value {
+	var members map[string]jsontext.Value
+	if json.Unmarshal(body, &members) != nil || members["client_metadata"] == nil {
+		return body
+	}
+	sorted := members["client_metadata"].Clone()
+	if sorted.Canonicalize() != nil {
+		return body
+	}
+	var out bytes.Buffer
+	enc := jsontext.NewEncoder(&out, jsontext.WithIndent("  "))
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	for dec.PeekKind() != 0 {
+		if dec.StackDepth() == 1 && dec.PeekKind() == '{' && dec.StackPointer() == "/client_metadata" {
+			_ = dec.SkipValue()
+			_ = enc.WriteValue(sorted)
+			continue
+		}
+		tok, err := dec.ReadToken()
+		if err != nil {
+			break
+		}
+		_ = enc.WriteToken(tok)
+	}
+	return out.Bytes()
 }
 
 // codexScenario is a sequence of `codex exec` runs in one CODEX_HOME and working directory.
@@ -297,7 +332,7 @@ func TestCodexRequests(t *testing.T) {
 			got := codexSanitize(srv.requests(), c)
 			file := filepath.Join(codexFixtures, sc.name+".json")
 			if *updateFixtures {
-				data, err := json.Marshal(got, jsontext.WithIndent("  "))
+				data, err := json.Marshal(got, jsontext.WithIndent("  "), json.Deterministic(true))
 				require.NoError(t, err)
 				require.NoError(t, os.WriteFile(file, append(data, '\n'), 0o644))
 			}
