@@ -602,3 +602,18 @@ func TestResponsesReasoningRestored(t *testing.T) {
 	history := sim.converseRequests(t)[1]["messages"].([]any)
 	assert.NotNil(t, blockOf(t, history[1], "reasoningContent"), "Bedrock got the signed block back")
 }
+
+// TestResponsesIgnoredNames: what the translator drops is listed under the name of this
+// body's field: reasoning.effort on a model without reasoning, not the chat model's
+// reasoning_effort, after what the surface itself dropped (a hosted tool), on a unary
+// answer and a stream alike.
+func TestResponsesIgnoredNames(t *testing.T) {
+	t.Parallel()
+	_, g := recordedGateway(t)
+	body := `{"model":"meta.llama3-1-70b-instruct-v1:0","input":"hi","store":false,"reasoning":{"effort":"low"},
+		"tools":[{"type":"web_search"},{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]}`
+	for _, streamed := range []bool{false, true} {
+		resp, _ := rsAsk(t, g, streamed, body)
+		assert.Equal(t, "tools[0],reasoning.effort", resp.Header.Get("X-Gateway-Ignored-Params"), "stream %v", streamed)
+	}
+}

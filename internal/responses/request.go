@@ -193,17 +193,13 @@ const (
 	typeFunction         = "function"
 	typeCustom           = "custom"
 	typeNamespace        = "namespace"
-	namespaceSeparator   = "__"
 	summaryTextPart      = "summary_text"
 	outputTextPart       = "output_text"
-	defaultTruncation    = "disabled"
-	statusCompleted      = "completed"
-	statusInProgress     = "in_progress"
-	statusIncomplete     = "incomplete"
-	statusFailed         = "failed"
-	reasonMaxTokens      = "max_output_tokens"
-	reasonContentFilter  = "content_filter"
 	customInputParameter = "input"
+	// namespaceSeparator joins a namespace and its tool's name into the name Bedrock gets,
+	// in the characters Bedrock takes ([a-zA-Z0-9_-]).
+	namespaceSeparator = "__"
+	defaultTruncation  = "disabled"
 )
 
 // customParameters is the schema of a custom tool as Bedrock gets it: one string, the

@@ -2,6 +2,7 @@ package responses
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -306,6 +307,9 @@ func FuzzDecodeRequest(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	codex, err := os.ReadFile("testdata/codex_turn2.json")
+	require.NoError(f, err)
+	f.Add(codex)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		c, err := decodeRequest(body)
 		if err != nil {
@@ -318,4 +322,36 @@ func FuzzDecodeRequest(f *testing.F) {
 		require.Len(t, c.paths.messages, len(c.req.Messages))
 		require.Len(t, c.paths.tools, len(c.req.Tools))
 	})
+}
+
+// TestDecodeCodexRequest: a second turn of Codex CLI 0.169.0 (`codex exec`), as it sent it
+// to the gateway, its long texts cut: everything in it is read, a namespace and a hosted
+// tool among its tools.
+func TestDecodeCodexRequest(t *testing.T) {
+	t.Parallel()
+	body, err := os.ReadFile("testdata/codex_turn2.json")
+	require.NoError(t, err)
+	c, err := decodeRequest(body)
+	require.NoError(t, err)
+	r := c.req
+	roles := make([]string, len(r.Messages))
+	for i, m := range r.Messages {
+		roles[i] = m.Role
+	}
+	assert.Equal(t, []string{"developer", "developer", "user", "user", "assistant", "tool"}, roles)
+	require.Len(t, r.Messages[4].ToolCalls, 1)
+	assert.Equal(t, "exec_command", r.Messages[4].ToolCalls[0].Name)
+	assert.Equal(t, r.Messages[4].ToolCalls[0].ID, r.Messages[5].ToolCallID)
+	names := make([]string, len(r.Tools))
+	for i, tool := range r.Tools {
+		names[i] = tool.Name
+	}
+	assert.Equal(t, []string{"exec_command", "write_stdin", "request_user_input", "view_image",
+		"multi_agent_v1__close_agent", "multi_agent_v1__resume_agent", "multi_agent_v1__send_input", "multi_agent_v1__spawn_agent", "multi_agent_v1__wait_agent",
+		"get_goal", "create_goal", "update_goal"}, names)
+	assert.Equal(t, []string{"tools[8]"}, c.dropped, "web_search")
+	assert.Equal(t, []string{"tools[8]", "include[0]", "client_metadata"}, r.Ignored)
+	assert.True(t, c.stream)
+	assert.True(t, c.summary)
+	assert.NotEmpty(t, r.CacheKey)
 }

@@ -134,6 +134,16 @@ type customCallItem struct {
 	Input     string `json:"input"`
 }
 
+// A response's and an item's statuses, and why a response is incomplete.
+const (
+	statusCompleted     = "completed"
+	statusInProgress    = "in_progress"
+	statusIncomplete    = "incomplete"
+	statusFailed        = "failed"
+	reasonMaxTokens     = "max_output_tokens"
+	reasonContentFilter = "content_filter"
+)
+
 // Item id prefixes.
 const (
 	prefixMessage   = "msg"

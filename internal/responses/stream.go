@@ -80,12 +80,16 @@ type streamer struct {
 	// A reasoning item's summary parts, and whether one is open.
 	summary     []summaryText
 	summaryOpen bool
+	summaryAt   int
 	// A tool call's header.
 	callID, name string
 	// answered: a message or a tool call was streamed.
 	answered bool
 	zero     int
-	enc      chatjson.Encoder
+	// ev and resp are the event and the response being encoded, reused.
+	ev   event
+	resp response
+	enc  chatjson.Encoder
 }
 
 func (c *call) streamer(h head) *streamer { return &streamer{c: c, head: h} }
@@ -95,9 +99,9 @@ func (c *call) streamer(h head) *streamer { return &streamer{c: c, head: h} }
 func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 	if !s.started {
 		s.started = true
-		r := s.c.response(&s.head)
-		dst = s.emit(dst, &event{Type: evCreated, Response: &r})
-		dst = s.emit(dst, &event{Type: evInProgress, Response: &r})
+		s.resp = s.c.response(&s.head)
+		dst = s.emit(dst, event{Type: evCreated, Response: &s.resp})
+		dst = s.emit(dst, event{Type: evInProgress, Response: &s.resp})
 	}
 	switch ev.Kind {
 	case chat.EventReasoning:
@@ -111,11 +115,11 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 		if !s.summaryOpen {
 			s.summaryOpen = true
 			s.text = s.text[:0]
-			dst = s.emit(dst, &event{Type: evSummaryAdded, ItemID: s.id, OutputIndex: &s.index, SummaryIndex: s.summaryIndex(),
+			dst = s.emit(dst, event{Type: evSummaryAdded, ItemID: s.id, OutputIndex: &s.index, SummaryIndex: s.summaryIndex(),
 				Part: &summaryText{Type: summaryTextPart}})
 		}
 		s.text = append(s.text, ev.Text...)
-		dst = s.emit(dst, &event{Type: evSummaryTextDelta, ItemID: s.id, OutputIndex: &s.index, SummaryIndex: s.summaryIndex(), Delta: &ev.Text})
+		dst = s.emit(dst, event{Type: evSummaryTextDelta, ItemID: s.id, OutputIndex: &s.index, SummaryIndex: s.summaryIndex(), Delta: &ev.Text})
 	case chat.EventReasoningBlock:
 		dst = s.openItem(dst, openReasoning)
 		dst = s.closeSummary(dst)
@@ -125,7 +129,7 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 		}
 		dst = s.openItem(dst, openMessage)
 		s.text = append(s.text, ev.Text...)
-		dst = s.emit(dst, &event{Type: evTextDelta, ItemID: s.id, OutputIndex: &s.index, ContentIndex: &s.zero, Delta: &ev.Text, Logprobs: []struct{}{}})
+		dst = s.emit(dst, event{Type: evTextDelta, ItemID: s.id, OutputIndex: &s.index, ContentIndex: &s.zero, Delta: &ev.Text, Logprobs: []struct{}{}})
 	case chat.EventToolCall:
 		if ev.ToolCall.ID != "" {
 			dst = s.closeItem(dst)
@@ -139,7 +143,7 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 		if _, _, custom := s.c.names.of(s.name); !custom {
 			// A custom tool's input is a string inside the arguments: it is sent whole at the
 			// call's end.
-			dst = s.emit(dst, &event{Type: evArgumentsDelta, ItemID: s.id, OutputIndex: &s.index, Delta: &ev.ToolCall.Arguments})
+			dst = s.emit(dst, event{Type: evArgumentsDelta, ItemID: s.id, OutputIndex: &s.index, Delta: &ev.ToolCall.Arguments})
 		}
 	case chat.EventToolCallEnd:
 		dst = s.closeItem(dst)
@@ -149,14 +153,14 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 			dst = s.openItem(dst, openMessage)
 			dst = s.closeItem(dst)
 		}
-		r := s.c.response(&s.head)
-		r.Output = s.items
-		r.finish(ev.Finish, ev.Usage, "")
+		s.resp = s.c.response(&s.head)
+		s.resp.Output = s.items
+		s.resp.finish(ev.Finish, ev.Usage, "")
 		typ := evCompleted
-		if r.Status == statusIncomplete {
+		if s.resp.Status == statusIncomplete {
 			typ = evIncomplete
 		}
-		dst = s.emit(dst, &event{Type: typ, Response: &r})
+		dst = s.emit(dst, event{Type: typ, Response: &s.resp})
 	}
 	return dst
 }
@@ -164,15 +168,15 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 // appendError appends response.failed: the response with the items completed so far and
 // the failure.
 func (s *streamer) appendError(dst []byte, f fault.Failure) []byte {
-	r := s.c.response(&s.head)
-	r.Output = s.items
-	r.fail(f)
-	return s.emit(dst, &event{Type: evFailed, Response: &r})
+	s.resp = s.c.response(&s.head)
+	s.resp.Output = s.items
+	s.resp.fail(f)
+	return s.emit(dst, event{Type: evFailed, Response: &s.resp})
 }
 
 func (s *streamer) summaryIndex() *int {
-	n := len(s.summary)
-	return &n
+	s.summaryAt = len(s.summary)
+	return &s.summaryAt
 }
 
 // openItem makes an item of kind the open one, closing another first.
@@ -202,9 +206,9 @@ func (s *streamer) openItem(dst []byte, kind open) []byte {
 			s.id = it.ID
 		}
 	}
-	dst = s.emit(dst, &event{Type: evItemAdded, OutputIndex: &s.index, Item: item})
+	dst = s.emit(dst, event{Type: evItemAdded, OutputIndex: &s.index, Item: item})
 	if kind == openMessage {
-		dst = s.emit(dst, &event{Type: evPartAdded, ItemID: s.id, OutputIndex: &s.index, ContentIndex: &s.zero, Part: &outputText{
+		dst = s.emit(dst, event{Type: evPartAdded, ItemID: s.id, OutputIndex: &s.index, ContentIndex: &s.zero, Part: &outputText{
 			Type: outputTextPart, Annotations: []struct{}{}, Logprobs: []struct{}{}}})
 	}
 	return dst
@@ -218,8 +222,8 @@ func (s *streamer) closeSummary(dst []byte) []byte {
 	s.summaryOpen = false
 	text := string(s.text)
 	part := summaryText{Type: summaryTextPart, Text: text}
-	dst = s.emit(dst, &event{Type: evSummaryTextDone, ItemID: s.id, OutputIndex: &s.index, SummaryIndex: s.summaryIndex(), Text: &text})
-	dst = s.emit(dst, &event{Type: evSummaryDone, ItemID: s.id, OutputIndex: &s.index, SummaryIndex: s.summaryIndex(), Part: &part})
+	dst = s.emit(dst, event{Type: evSummaryTextDone, ItemID: s.id, OutputIndex: &s.index, SummaryIndex: s.summaryIndex(), Text: &text})
+	dst = s.emit(dst, event{Type: evSummaryDone, ItemID: s.id, OutputIndex: &s.index, SummaryIndex: s.summaryIndex(), Part: &part})
 	s.summary = append(s.summary, part)
 	return dst
 }
@@ -237,8 +241,8 @@ func (s *streamer) closeItem(dst []byte) []byte {
 	case openMessage:
 		text := string(s.text)
 		part := newOutputText(text)
-		dst = s.emit(dst, &event{Type: evTextDone, ItemID: s.id, OutputIndex: &s.index, ContentIndex: &s.zero, Text: &text, Logprobs: []struct{}{}})
-		dst = s.emit(dst, &event{Type: evPartDone, ItemID: s.id, OutputIndex: &s.index, ContentIndex: &s.zero, Part: &part})
+		dst = s.emit(dst, event{Type: evTextDone, ItemID: s.id, OutputIndex: &s.index, ContentIndex: &s.zero, Text: &text, Logprobs: []struct{}{}})
+		dst = s.emit(dst, event{Type: evPartDone, ItemID: s.id, OutputIndex: &s.index, ContentIndex: &s.zero, Part: &part})
 		item = &messageItem{Type: typeMessage, ID: s.id, Status: statusCompleted, Role: chat.RoleAssistant, Content: []outputText{part}}
 	case openCall:
 		arguments := string(s.text)
@@ -248,24 +252,27 @@ func (s *streamer) closeItem(dst []byte) []byte {
 		item = s.c.callItem(&s.head, s.index, s.callID, s.name, arguments)
 		switch it := item.(type) {
 		case *functionCallItem:
-			dst = s.emit(dst, &event{Type: evArgumentsDone, ItemID: s.id, OutputIndex: &s.index, Arguments: &it.Arguments})
+			dst = s.emit(dst, event{Type: evArgumentsDone, ItemID: s.id, OutputIndex: &s.index, Arguments: &it.Arguments})
 		case *customCallItem:
-			dst = s.emit(dst, &event{Type: evInputDelta, ItemID: s.id, OutputIndex: &s.index, Delta: &it.Input})
-			dst = s.emit(dst, &event{Type: evInputDone, ItemID: s.id, OutputIndex: &s.index, Input: &it.Input})
+			dst = s.emit(dst, event{Type: evInputDelta, ItemID: s.id, OutputIndex: &s.index, Delta: &it.Input})
+			dst = s.emit(dst, event{Type: evInputDone, ItemID: s.id, OutputIndex: &s.index, Input: &it.Input})
 		}
 	}
 	s.open = openNone
 	s.items = append(s.items, item)
-	return s.emit(dst, &event{Type: evItemDone, OutputIndex: &s.index, Item: item})
+	return s.emit(dst, event{Type: evItemDone, OutputIndex: &s.index, Item: item})
 }
 
-// emit appends one event with the next sequence number.
-func (s *streamer) emit(dst []byte, ev *event) []byte {
-	ev.SequenceNumber = s.seq
+// emit appends one event with the next sequence number. The event is encoded from the
+// streamer's own, reused: passed to the encoder as an interface, one built per event would
+// be allocated per event.
+func (s *streamer) emit(dst []byte, ev event) []byte {
+	s.ev = ev
+	s.ev.SequenceNumber = s.seq
 	s.seq++
 	dst = append(dst, "event: "...)
 	dst = append(dst, ev.Type...)
 	dst = append(dst, "\ndata: "...)
-	dst = s.enc.Append(dst, ev)
+	dst = s.enc.Append(dst, &s.ev)
 	return append(dst, "\n\n"...)
 }
