@@ -321,7 +321,7 @@ func TestCodexRequests(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newCodexCapture(t)
-			c := newCodexRun(t, bin, srv.URL+"/v1", sc.model, "sk-codex-capture-"+sc.name)
+			c := newCodexRun(t, bin, srv.URL+"/v1", sc.model, "", "sk-codex-capture-"+sc.name)
 			for _, args := range sc.runs {
 				out, err := c.exec(t.Context(), args...)
 				require.NoError(t, err, "codex exec %q: %s", args, out)

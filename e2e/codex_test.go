@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nirmata/llm-gateway/internal/config"
 )
 
 // Codex CLI (npm @openai/codex, pinned in test/node/package-lock.json) is a native program:
@@ -40,12 +43,15 @@ func requireCodex(t *testing.T) string {
 // codexConfig is the config.toml of a Codex run against a gateway at baseURL (README.md,
 // "Codex and the Agents SDK"): a provider of its own that speaks the Responses API, its
 // key from GATEWAY_API_KEY, no analytics and no update check, so that Codex sends its
-// requests to baseURL and nothing anywhere else. model, when not empty, is the default
-// model.
-func codexConfig(baseURL, model string) string {
+// requests to baseURL and nothing anywhere else. model and effort
+// (model_reasoning_effort), when not empty, are the default model and reasoning effort.
+func codexConfig(baseURL, model, effort string) string {
 	var top string
 	if model != "" {
 		top = "model = \"" + model + "\"\n"
+	}
+	if effort != "" {
+		top += "model_reasoning_effort = \"" + effort + "\"\n"
 	}
 	return top + `model_provider = "gateway"
 check_for_update_on_startup = false
@@ -71,11 +77,11 @@ type codexRun struct {
 }
 
 // newCodexRun makes a CODEX_HOME whose config.toml points at baseURL (".../v1") with
-// model as the default model, and a working directory.
-func newCodexRun(t *testing.T, bin, baseURL, model, key string) codexRun {
+// model and effort as the defaults (codexConfig), and a working directory.
+func newCodexRun(t *testing.T, bin, baseURL, model, effort, key string) codexRun {
 	t.Helper()
 	c := codexRun{bin: bin, home: t.TempDir(), dir: t.TempDir(), key: key}
-	require.NoError(t, os.WriteFile(filepath.Join(c.home, "config.toml"), []byte(codexConfig(baseURL, model)), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(c.home, "config.toml"), []byte(codexConfig(baseURL, model, effort)), 0o600))
 	return c
 }
 
@@ -97,4 +103,103 @@ func (c codexRun) exec(ctx context.Context, args ...string) ([]byte, error) {
 	}
 	cmd.WaitDelay = 5 * time.Second // a child that keeps the pipes open cannot hang the test
 	return cmd.CombinedOutput()
+}
+
+// codexToolLoop runs Codex's two turns through the gateway g: a task whose exec_command
+// call runs a real command in the working directory, then `exec resume --last` whose
+// command needs the first turn's file, so the whole first turn goes back through the
+// gateway with the second. Codex names model (and effort, when not empty, its reasoning
+// effort), which the gateway calls bedrock. It returns the access lines of /v1/responses,
+// in order.
+func codexToolLoop(t *testing.T, g started, model, bedrock, effort string) []map[string]any {
+	t.Helper()
+	c := newCodexRun(t, requireCodex(t), "http://"+g.HTTP+"/v1", model, effort, testKey)
+
+	out, err := c.exec(t.Context(), "Use exec_command to run `echo first > notes.txt`")
+	require.NoError(t, err, "codex exec: %s", out)
+	t.Logf("turn 1: %s", out)
+	assert.Contains(t, string(out), "Tool results received: exec_command", "the answer after the tool's output")
+	notes, err := os.ReadFile(filepath.Join(c.dir, "notes.txt"))
+	require.NoError(t, err, "the exec_command call ran")
+	assert.Equal(t, "first\n", string(notes))
+
+	out, err = c.exec(t.Context(), "resume", "--last", "Now use exec_command to run `mv notes.txt done.txt`")
+	require.NoError(t, err, "codex exec resume --last: %s", out)
+	t.Logf("turn 2: %s", out)
+	done, err := os.ReadFile(filepath.Join(c.dir, "done.txt"))
+	require.NoError(t, err, "the second turn's exec_command call ran on the first turn's file")
+	assert.Equal(t, "first\n", string(done))
+	assert.NoFileExists(t, filepath.Join(c.dir, "notes.txt"))
+
+	var lines []map[string]any
+	for _, e := range g.logs.FilterMessage("http").AllUntimed() {
+		if m := e.ContextMap(); m["route"] == "/v1/responses" {
+			lines = append(lines, m)
+		}
+	}
+	// Two requests a turn (the call, the answer after its output), every one answered.
+	require.Len(t, lines, 4, "requests to /v1/responses")
+	var calls int
+	for _, m := range lines {
+		assert.Equal(t, "ok", m["code"], "access line %v", m)
+		assert.Equal(t, true, m["stream"], "access line %v", m)
+		assert.Equal(t, bedrock, m["model"], "access line %v", m)
+		n, _ := m["tool_calls"].(int)
+		calls += n
+	}
+	assert.Equal(t, 2, calls, "tool calls answered")
+	assert.Zero(t, metricValue(t, g, "gateway_upstream_errors_total", nil), "a Bedrock error")
+	return lines
+}
+
+// TestCodexThroughGateway runs the pinned Codex, unmodified, through the gateway's
+// Responses API on the simulator (codexToolLoop): on a Claude model with reasoning on
+// (model_reasoning_effort: Codex sends reasoning.effort and summary, and with store false
+// hands every reasoning item back), where thinking is kept across the tool loop (the
+// access line says restored on each request that carries the tool's output); and on a
+// model without reasoning through an alias, where the gateway drops it. No request may
+// reach Bedrock invalid.
+func TestCodexThroughGateway(t *testing.T) {
+	t.Parallel()
+	requireCodex(t)
+	t.Run("claude-reasoning", func(t *testing.T) {
+		t.Parallel()
+		cfg := defaultConfig(t)
+		cfg.Sim.Enabled = true
+		g := start(t, cfg)
+		lines := codexToolLoop(t, g, testModel, testModel, "high")
+		for _, i := range []int{1, 3} {
+			assert.Equal(t, "restored", lines[i]["thinking"], "the request with the tool's output, turn %d: %v", i/2+1, lines[i])
+		}
+	})
+	t.Run("nova-pro", func(t *testing.T) {
+		t.Parallel()
+		cfg := defaultConfig(t)
+		cfg.Sim.Enabled = true
+		cfg.ModelAliases = map[string][]config.Target{"nova-pro": {{ModelID: novaPro}}}
+		g := start(t, cfg)
+		lines := codexToolLoop(t, g, "nova-pro", novaPro, "")
+		for _, m := range lines {
+			assert.Nil(t, m["thinking"], "access line %v", m)
+		}
+	})
+}
+
+// TestCodexReasoningThroughEncryptedContent is the Claude tool loop of
+// TestCodexThroughGateway on a gateway that keeps no reasoning (reasoning_cache
+// max_entries=0), as replicas without a shared cache are to one another: thinking can then
+// survive Codex's tool loop only through encrypted_content, which Codex asks for
+// (include: reasoning.encrypted_content) and hands back with each reasoning item. It fails
+// until the Responses surface seals Bedrock's reasoning blocks into encrypted_content
+// (issue 26, docs/PROTOCOL.md 16).
+func TestCodexReasoningThroughEncryptedContent(t *testing.T) {
+	t.Parallel()
+	cfg := defaultConfig(t)
+	cfg.Sim.Enabled = true
+	cfg.ReasoningCache.MaxEntries = 0
+	g := start(t, cfg)
+	lines := codexToolLoop(t, g, testModel, testModel, "high")
+	for _, i := range []int{1, 3} {
+		assert.Equal(t, "restored", lines[i]["thinking"], "the request with the tool's output, turn %d, kept thinking through encrypted_content alone: %v", i/2+1, lines[i])
+	}
 }
