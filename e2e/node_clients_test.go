@@ -88,6 +88,7 @@ func TestNodeClients(t *testing.T) {
 	}{
 		{script: "openai.mjs"},
 		{script: "ai-sdk.mjs"},
+		{script: "agents.mjs"},
 		{
 			script: "openai-faults.mjs",
 			faults: []string{
