@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,6 +153,24 @@ func codexToolLoop(t *testing.T, g started, model, bedrock, effort string) []map
 	return lines
 }
 
+// TestCodexConfigInReadme holds the README's config.toml for Codex ("Codex and the Agents
+// SDK") to the one the tests run Codex with, so that what users copy is what was tested.
+func TestCodexConfigInReadme(t *testing.T) {
+	t.Parallel()
+	md, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, section, found := strings.Cut(string(md), "\n### Codex and the Agents SDK\n")
+	require.True(t, found, "the README's section on Codex")
+	var toml []string
+	for _, b := range fencedBlocks(section) {
+		if b.info == "toml" {
+			toml = append(toml, b.text)
+		}
+	}
+	require.NotEmpty(t, toml, "a toml block in the README's section on Codex")
+	assert.Equal(t, codexConfig("http://localhost:8080/v1", testModel, "medium"), toml[0])
+}
+
 // TestCodexThroughGateway runs the pinned Codex, unmodified, through the gateway's
 // Responses API on the simulator (codexToolLoop): on a Claude model with reasoning on
 // (model_reasoning_effort: Codex sends reasoning.effort and summary, and with store false
@@ -167,7 +186,7 @@ func TestCodexThroughGateway(t *testing.T) {
 		cfg := defaultConfig(t)
 		cfg.Sim.Enabled = true
 		g := start(t, cfg)
-		lines := codexToolLoop(t, g, testModel, testModel, "high")
+		lines := codexToolLoop(t, g, testModel, testModel, "medium")
 		for _, i := range []int{1, 3} {
 			assert.Equal(t, "restored", lines[i]["thinking"], "the request with the tool's output, turn %d: %v", i/2+1, lines[i])
 		}
@@ -198,7 +217,7 @@ func TestCodexReasoningThroughEncryptedContent(t *testing.T) {
 	cfg.Sim.Enabled = true
 	cfg.ReasoningCache.MaxEntries = 0
 	g := start(t, cfg)
-	lines := codexToolLoop(t, g, testModel, testModel, "high")
+	lines := codexToolLoop(t, g, testModel, testModel, "medium")
 	for _, i := range []int{1, 3} {
 		assert.Equal(t, "restored", lines[i]["thinking"], "the request with the tool's output, turn %d, kept thinking through encrypted_content alone: %v", i/2+1, lines[i])
 	}
