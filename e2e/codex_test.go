@@ -110,15 +110,16 @@ func (c codexRun) exec(ctx context.Context, args ...string) ([]byte, error) {
 // call runs a real command in the working directory, then `exec resume --last` whose
 // command needs the first turn's file, so the whole first turn goes back through the
 // gateway with the second. Codex names model (and effort, when not empty, its reasoning
-// effort), which the gateway calls bedrock. It returns the access lines of /v1/responses,
-// in order.
-func codexToolLoop(t *testing.T, g started, model, bedrock, effort string) []map[string]any {
+// effort), which the gateway calls bedrock. It returns what Codex printed in each turn and
+// the access lines of /v1/responses, in order.
+func codexToolLoop(t *testing.T, g started, model, bedrock, effort string) (turns [2]string, lines []map[string]any) {
 	t.Helper()
 	c := newCodexRun(t, requireCodex(t), "http://"+g.HTTP+"/v1", model, effort, testKey)
 
 	out, err := c.exec(t.Context(), "Use exec_command to run `echo first > notes.txt`")
 	require.NoError(t, err, "codex exec: %s", out)
 	t.Logf("turn 1: %s", out)
+	turns[0] = string(out)
 	assert.Contains(t, string(out), "Tool results received: exec_command", "the answer after the tool's output")
 	notes, err := os.ReadFile(filepath.Join(c.dir, "notes.txt"))
 	require.NoError(t, err, "the exec_command call ran")
@@ -127,12 +128,12 @@ func codexToolLoop(t *testing.T, g started, model, bedrock, effort string) []map
 	out, err = c.exec(t.Context(), "resume", "--last", "Now use exec_command to run `mv notes.txt done.txt`")
 	require.NoError(t, err, "codex exec resume --last: %s", out)
 	t.Logf("turn 2: %s", out)
+	turns[1] = string(out)
 	done, err := os.ReadFile(filepath.Join(c.dir, "done.txt"))
 	require.NoError(t, err, "the second turn's exec_command call ran on the first turn's file")
 	assert.Equal(t, "first\n", string(done))
 	assert.NoFileExists(t, filepath.Join(c.dir, "notes.txt"))
 
-	var lines []map[string]any
 	for _, e := range g.logs.FilterMessage("http").AllUntimed() {
 		if m := e.ContextMap(); m["route"] == "/v1/responses" {
 			lines = append(lines, m)
@@ -150,7 +151,7 @@ func codexToolLoop(t *testing.T, g started, model, bedrock, effort string) []map
 	}
 	assert.Equal(t, 2, calls, "tool calls answered")
 	assert.Zero(t, metricValue(t, g, "gateway_upstream_errors_total", nil), "a Bedrock error")
-	return lines
+	return turns, lines
 }
 
 // TestCodexConfigInReadme holds the README's config.toml for Codex ("Codex and the Agents
@@ -175,7 +176,8 @@ func TestCodexConfigInReadme(t *testing.T) {
 // Responses API on the simulator (codexToolLoop): on a Claude model with reasoning on
 // (model_reasoning_effort: Codex sends reasoning.effort and summary, and with store false
 // hands every reasoning item back), where thinking is kept across the tool loop (the
-// access line says restored on each request that carries the tool's output); and on a
+// access line says restored on each request that carries the tool's output) and its
+// reasoning reaches Codex as summary text; and on a
 // model without reasoning through an alias, where the gateway drops it. No request may
 // reach Bedrock invalid.
 func TestCodexThroughGateway(t *testing.T) {
@@ -186,10 +188,13 @@ func TestCodexThroughGateway(t *testing.T) {
 		cfg := defaultConfig(t)
 		cfg.Sim.Enabled = true
 		g := start(t, cfg)
-		lines := codexToolLoop(t, g, testModel, testModel, "medium")
+		turns, lines := codexToolLoop(t, g, testModel, testModel, "medium")
 		for _, i := range []int{1, 3} {
 			assert.Equal(t, "restored", lines[i]["thinking"], "the request with the tool's output, turn %d: %v", i/2+1, lines[i])
 		}
+		// The simulator's reasoning, as summary parts Codex prints.
+		assert.Contains(t, turns[0], "The user asks \"Use exec_command to run `echo first > notes.txt`\"; I will call exec_command.")
+		assert.Contains(t, turns[1], "I will call exec_command.")
 	})
 	t.Run("nova-pro", func(t *testing.T) {
 		t.Parallel()
@@ -197,10 +202,11 @@ func TestCodexThroughGateway(t *testing.T) {
 		cfg.Sim.Enabled = true
 		cfg.ModelAliases = map[string][]config.Target{"nova-pro": {{ModelID: novaPro}}}
 		g := start(t, cfg)
-		lines := codexToolLoop(t, g, "nova-pro", novaPro, "")
+		turns, lines := codexToolLoop(t, g, "nova-pro", novaPro, "")
 		for _, m := range lines {
 			assert.Nil(t, m["thinking"], "access line %v", m)
 		}
+		assert.NotContains(t, turns[0], "I will call exec_command.", "reasoning from a model without it")
 	})
 }
 
@@ -217,7 +223,7 @@ func TestCodexReasoningThroughEncryptedContent(t *testing.T) {
 	cfg.Sim.Enabled = true
 	cfg.ReasoningCache.MaxEntries = 0
 	g := start(t, cfg)
-	lines := codexToolLoop(t, g, testModel, testModel, "medium")
+	_, lines := codexToolLoop(t, g, testModel, testModel, "medium")
 	for _, i := range []int{1, 3} {
 		assert.Equal(t, "restored", lines[i]["thinking"], "the request with the tool's output, turn %d, kept thinking through encrypted_content alone: %v", i/2+1, lines[i])
 	}
