@@ -177,9 +177,8 @@ func TestCodexConfigInReadme(t *testing.T) {
 // (model_reasoning_effort: Codex sends reasoning.effort and summary, and with store false
 // hands every reasoning item back), where thinking is kept across the tool loop (the
 // access line says restored on each request that carries the tool's output) and its
-// reasoning reaches Codex as summary text; and on a
-// model without reasoning through an alias, where the gateway drops it. No request may
-// reach Bedrock invalid.
+// reasoning reaches Codex as summary text; and on a model without reasoning through an
+// alias, where the gateway drops it. No request may reach Bedrock invalid.
 func TestCodexThroughGateway(t *testing.T) {
 	t.Parallel()
 	requireCodex(t)
