@@ -169,11 +169,12 @@ func TestCodexConfigInReadme(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, toml, "a toml block in the README's section on Codex")
-	assert.Equal(t, codexConfig("http://localhost:8080/v1", testModel, "medium"), toml[0])
+	assert.Equal(t, codexConfig("http://localhost:8080/v1", "claude-sonnet-4-5", "medium"), toml[0])
 }
 
 // TestCodexThroughGateway runs the pinned Codex, unmodified, through the gateway's
-// Responses API on the simulator (codexToolLoop): on a Claude model with reasoning on
+// Responses API on the simulator (codexToolLoop): on a Claude model by Anthropic's name
+// (which the gateway resolves to its region's inference profile) with reasoning on
 // (model_reasoning_effort: Codex sends reasoning.effort and summary, and with store false
 // hands every reasoning item back), where thinking is kept across the tool loop (the
 // access line says restored on each request that carries the tool's output) and its
@@ -187,7 +188,7 @@ func TestCodexThroughGateway(t *testing.T) {
 		cfg := defaultConfig(t)
 		cfg.Sim.Enabled = true
 		g := start(t, cfg)
-		turns, lines := codexToolLoop(t, g, testModel, testModel, "medium")
+		turns, lines := codexToolLoop(t, g, "claude-sonnet-4-5", sonnet45, "medium")
 		for _, i := range []int{1, 3} {
 			assert.Equal(t, "restored", lines[i]["thinking"], "the request with the tool's output, turn %d: %v", i/2+1, lines[i])
 		}
@@ -222,7 +223,7 @@ func TestCodexReasoningThroughEncryptedContent(t *testing.T) {
 	cfg.Sim.Enabled = true
 	cfg.ReasoningCache.MaxEntries = 0
 	g := start(t, cfg)
-	_, lines := codexToolLoop(t, g, testModel, testModel, "medium")
+	_, lines := codexToolLoop(t, g, "claude-sonnet-4-5", sonnet45, "medium")
 	for _, i := range []int{1, 3} {
 		assert.Equal(t, "restored", lines[i]["thinking"], "the request with the tool's output, turn %d, kept thinking through encrypted_content alone: %v", i/2+1, lines[i])
 	}
