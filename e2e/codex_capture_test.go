@@ -24,9 +24,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// updateFixtures rewrites the fixtures of the client captures from what the pinned clients
-// send: go test -tags clients ./e2e -run TestCodexRequests -update.
-var updateFixtures = flag.Bool("update", false, "rewrite the captured requests of testdata/ from what the pinned clients send")
+// The flag -update rewrites the fixtures of the client captures from what the pinned
+// clients send: go test -tags clients ./e2e -run TestCodexRequests -update. Every capture
+// test of the package reads the one flag; the first file to define it does (another
+// client's capture test may have, as package variables are set before init runs).
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the captured requests of testdata/ from what the pinned clients send")
+	}
+}
+
+// updateFixtures reports whether -update was given.
+func updateFixtures() bool {
+	return flag.Lookup("update").Value.String() == "true"
+}
 
 // codexFixtures holds, per scenario, the requests the pinned Codex sends (README.md there
 // says what they show).
@@ -331,7 +342,7 @@ func TestCodexRequests(t *testing.T) {
 			}
 			got := codexSanitize(srv.requests(), c)
 			file := filepath.Join(codexFixtures, sc.name+".json")
-			if *updateFixtures {
+			if updateFixtures() {
 				data, err := json.Marshal(got, jsontext.WithIndent("  "), json.Deterministic(true))
 				require.NoError(t, err)
 				require.NoError(t, os.WriteFile(file, append(data, '\n'), 0o644))
