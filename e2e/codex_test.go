@@ -195,6 +195,7 @@ func TestCodexThroughGateway(t *testing.T) {
 		// The simulator's reasoning, as summary parts Codex prints.
 		assert.Contains(t, turns[0], "The user asks \"Use exec_command to run `echo first > notes.txt`\"; I will call exec_command.")
 		assert.Contains(t, turns[1], "I will call exec_command.")
+		assertThoughAfterOutput(t, g, turns)
 	})
 	t.Run("nova-pro", func(t *testing.T) {
 		t.Parallel()
@@ -214,17 +215,32 @@ func TestCodexThroughGateway(t *testing.T) {
 // TestCodexThroughGateway on a gateway that keeps no reasoning (reasoning_cache
 // max_entries=0), as replicas without a shared cache are to one another: thinking can then
 // survive Codex's tool loop only through encrypted_content, which Codex asks for
-// (include: reasoning.encrypted_content) and hands back with each reasoning item. It fails
-// until the Responses surface seals Bedrock's reasoning blocks into encrypted_content
-// (issue 26, docs/PROTOCOL.md 16).
+// (include: reasoning.encrypted_content) and hands back with each reasoning item. Each
+// request with the tool's output must keep thinking on (assertThoughAfterOutput), with
+// nothing restored from a cache. It fails (thinking disabled-missing-signature) until the
+// Responses surface seals Bedrock's reasoning blocks into encrypted_content (issue 26,
+// docs/PROTOCOL.md 16).
 func TestCodexReasoningThroughEncryptedContent(t *testing.T) {
 	t.Parallel()
 	cfg := defaultConfig(t)
 	cfg.Sim.Enabled = true
 	cfg.ReasoningCache.MaxEntries = 0
 	g := start(t, cfg)
-	_, lines := codexToolLoop(t, g, "claude-sonnet-4-5", sonnet45, "medium")
+	turns, lines := codexToolLoop(t, g, "claude-sonnet-4-5", sonnet45, "medium")
+	assertThoughAfterOutput(t, g, turns)
 	for _, i := range []int{1, 3} {
-		assert.Equal(t, "restored", lines[i]["thinking"], "the request with the tool's output, turn %d, kept thinking through encrypted_content alone: %v", i/2+1, lines[i])
+		assert.NotEqual(t, "restored", lines[i]["thinking"], "no cache to restore from, turn %d: %v", i/2+1, lines[i])
 	}
+}
+
+// assertThoughAfterOutput asserts that thinking stayed on for the request of each turn
+// that carries the tool's output: the model reasoned (the simulator's reasoning after tool
+// results, which Codex prints as a summary), and the gateway turned thinking off for none.
+func assertThoughAfterOutput(t *testing.T, g started, turns [2]string) {
+	t.Helper()
+	for i, out := range turns {
+		assert.True(t, strings.Contains(out, "The tool results are in; I will answer from the tool results."),
+			"turn %d: Codex printed no reasoning of the model on the request with the tool's output (its output is logged above)", i+1)
+	}
+	assert.Zero(t, metricValue(t, g, "gateway_thinking_disabled_total", nil), "requests sent without the thinking they asked for")
 }
