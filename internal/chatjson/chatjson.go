@@ -357,6 +357,37 @@ func Named(body []byte) (model string, stream bool) {
 	return named.Model, named.Stream
 }
 
+// UnknownMembers appends to out the names of the members of unknown (a body's undeclared
+// members, as json/v2 embeds them) that are not null, each cut to 64 bytes, until out holds
+// max names. unknown is read as leniently as the body was: a member named twice is listed
+// twice, invalid UTF-8 is U+FFFD.
+func UnknownMembers(out []string, unknown jsontext.Value, max int) []string {
+	if len(unknown) == 0 {
+		return out
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(unknown), Lenient)
+	if _, err := dec.ReadToken(); err != nil { // {
+		return out
+	}
+	for len(out) < max && dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			break
+		}
+		member := clip.String(name.String(), maxMemberName) // before the token is voided
+		if dec.PeekKind() != 'n' {
+			out = append(out, member)
+		}
+		if err := dec.SkipValue(); err != nil {
+			break
+		}
+	}
+	return out
+}
+
+// maxMemberName bounds a listed member's name.
+const maxMemberName = 64
+
 // bodyError words a decoding error for the client: the member's path in the REST body's
 // own notation (messages[2].tool_calls[0].function.name) and what was wrong.
 func bodyError(err error) error {
@@ -396,6 +427,13 @@ func memberPath(p jsontext.Pointer) string {
 	}
 	return b.String()
 }
+
+// KindName names a JSON kind as the errors say it ("string", "array", "null").
+func KindName(k jsontext.Kind) string { return kindName(k) }
+
+// WantError is the error of a member of the wrong JSON kind, for a surface's own
+// UnmarshalJSONFrom: Decode answers it as "<path>: want <want>, got <kind>".
+func WantError(want string, k jsontext.Kind) error { return wantErr(want, k) }
 
 // kindName names a JSON kind as the errors say it.
 func kindName(k jsontext.Kind) string {
@@ -894,40 +932,4 @@ func (t *Tool) chat() chat.Tool {
 	}
 	return chat.Tool{Type: t.Type, Name: t.Name, Description: t.Description, Parameters: t.Parameters, CacheControl: t.CacheControl.chat(),
 		Strict: t.Strict}
-}
-
-// WantErr is the error a surface's own union type returns from UnmarshalJSONFrom for a
-// value of the wrong kind: the body's refusal then names the member and says "want <want>,
-// got <kind>", as this package's own types do.
-func WantErr(want string, k jsontext.Kind) error { return wantErr(want, k) }
-
-// maxUndeclaredName bounds a listed member's name.
-const maxUndeclaredName = 64
-
-// Undeclared appends to out the names of the members of unknown (a body's undeclared
-// top-level members, gathered with `json:",embed"`) whose value is not null, until out
-// holds max names. The body was read leniently (a member named twice keeps its last
-// value; invalid UTF-8 is U+FFFD), and unknown is read back the same way.
-func Undeclared(out []string, unknown jsontext.Value, max int) []string {
-	if len(unknown) == 0 {
-		return out
-	}
-	dec := jsontext.NewDecoder(bytes.NewReader(unknown), Lenient)
-	if _, err := dec.ReadToken(); err != nil { // {
-		return out
-	}
-	for len(out) < max && dec.PeekKind() == '"' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			break
-		}
-		member := clip.String(name.String(), maxUndeclaredName) // before the token is voided
-		if dec.PeekKind() != 'n' {
-			out = append(out, member)
-		}
-		if err := dec.SkipValue(); err != nil {
-			break
-		}
-	}
-	return out
 }

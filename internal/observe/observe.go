@@ -56,7 +56,7 @@ func (o *Observer) Begin(transport, route, method, path string) *Call {
 type Call struct {
 	o     *Observer
 	Start time.Time
-	// Transport is the metrics' transport label: "rest", "openai", "grpc"
+	// Transport is the metrics' transport label: "rest", "openai", "anthropic", "grpc"
 	// (metrics.Transport*).
 	Transport string
 	// Route is the metrics' route label: "chat", "chat_stream", "capabilities", "models",
@@ -178,6 +178,7 @@ func (c *Call) End() {
 		reason = metrics.DropBudget
 	}
 	m.ToolCallsDropped(c.Result.Model, reason, c.Result.DroppedToolCalls)
+	m.ParamsDropped(c.Transport, c.Result.Ignored)
 	m.Thinking(c.Result.Model, c.Result.Thinking)
 	if c.Result.FormatInvalid {
 		m.ResponseFormatInvalid(c.Result.Model)

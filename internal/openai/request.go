@@ -165,7 +165,7 @@ func (r *request) ignored() []string {
 	} else if o != nil && len(o.IncludeObfuscation) > 0 && o.IncludeObfuscation.Kind() != 'n' {
 		out = append(out, "stream_options.include_obfuscation")
 	}
-	return chatjson.Undeclared(out, r.Unknown, httpx.MaxIgnored)
+	return chatjson.UnknownMembers(out, r.Unknown, httpx.MaxIgnored)
 }
 
 // invalid refuses a bad value, with a message that starts with the field's path.

@@ -86,7 +86,7 @@ func (in *input) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	case 'n', '[':
 		return json.UnmarshalDecode(dec, &in.items)
 	default:
-		return chatjson.WantErr("a string or an array of items", k)
+		return chatjson.WantError("a string or an array of items", k)
 	}
 }
 
@@ -142,7 +142,7 @@ func (c *content) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	case '[':
 		return json.UnmarshalDecode(dec, &c.parts)
 	default:
-		return chatjson.WantErr("a string or an array of parts", k)
+		return chatjson.WantError("a string or an array of parts", k)
 	}
 }
 
@@ -364,7 +364,7 @@ func (r *request) ignored(out []string) []string {
 	if len(out) > httpx.MaxIgnored {
 		out = out[:httpx.MaxIgnored]
 	}
-	return chatjson.Undeclared(out, r.Unknown, httpx.MaxIgnored)
+	return chatjson.UnknownMembers(out, r.Unknown, httpx.MaxIgnored)
 }
 
 // setEcho keeps what the response echoes of the request, copied out of the body, whose

@@ -1,8 +1,9 @@
 // Package server is the gateway's HTTP server: one net/http ServeMux that serves every
-// REST route once (the Nirmata surface, OpenAI's, health, metrics), with one middleware that gives
-// each call its id, checks its key, bounds its body's arrival, turns a panic into a 500,
-// and hands the call to the core's access log and metrics; and its listener (Listener),
-// which answers in the same shapes what net/http refuses before any handler runs.
+// REST route once (the Nirmata surface, OpenAI's, Anthropic's, health, metrics), with one
+// middleware that gives each call its id, checks its key, bounds its body's arrival, turns
+// a panic into a 500, and hands the call to the core's access log and metrics; and its
+// listener (Listener), which answers in the same shapes what net/http refuses before any
+// handler runs.
 //
 // grpc-gateway is not used: it maps REST onto gRPC methods with the proto's JSON mapping,
 // and none of the gateway's REST surfaces has that shape (the Nirmata and OpenAI bodies
@@ -20,6 +21,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/nirmata/llm-gateway/internal/anthropic"
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
@@ -65,13 +67,17 @@ type errorWriter func(w http.ResponseWriter, requestID string, f fault.Failure)
 type surface struct {
 	transport  string
 	writeError errorWriter
+	// anthropic: keys come in x-api-key too, and every answer has request-id
+	// (docs/PROTOCOL.md 15).
+	anthropic bool
 }
 
 var (
-	nirmataSurface = surface{metrics.TransportREST, nirmata.WriteError}
-	openaiSurface  = surface{metrics.TransportOpenAI, openai.WriteError}
+	nirmataSurface   = surface{transport: metrics.TransportREST, writeError: nirmata.WriteError}
+	openaiSurface    = surface{transport: metrics.TransportOpenAI, writeError: openai.WriteError}
+	anthropicSurface = surface{transport: metrics.TransportAnthropic, writeError: anthropic.WriteError, anthropic: true}
 	// responsesSurface answers in OpenAI's error shape too, counted apart.
-	responsesSurface = surface{metrics.TransportResponses, openai.WriteError}
+	responsesSurface = surface{transport: metrics.TransportResponses, writeError: openai.WriteError}
 )
 
 // NewHTTPHandler returns the REST API.
@@ -79,6 +85,7 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 	s := &httpServer{svc: svc, opts: opts}
 	n := nirmata.NewHandler(svc, nirmata.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
 	o := openai.NewHandler(svc, openai.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
+	a := anthropic.NewHandler(svc, anthropic.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
 	mux := http.NewServeMux()
 	mux.Handle("POST /llm-apps/chat", s.route(nirmataSurface, metrics.RouteChat, true, n.Chat))
 	for _, path := range []string{"/llm-apps/capabilities", "/capabilities"} {
@@ -86,8 +93,14 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 		mux.Handle("GET "+path, s.route(nirmataSurface, metrics.RouteCapabilities, false, n.Capabilities))
 	}
 	mux.Handle("POST /v1/chat/completions", s.route(openaiSurface, metrics.RouteChat, true, o.Chat))
-	mux.Handle("GET /v1/models", s.route(openaiSurface, metrics.RouteModels, true, o.Models))
-	mux.Handle("GET /v1/models/{id...}", s.route(openaiSurface, metrics.RouteModels, true, o.Model))
+	mux.Handle("POST /v1/messages", s.route(anthropicSurface, metrics.RouteChat, true, a.Messages))
+	mux.Handle("POST /v1/messages/count_tokens", s.route(anthropicSurface, metrics.RouteCountTokens, true, a.CountTokens))
+	// The models are listed in Anthropic's shape to a request of its API, in OpenAI's to
+	// any other.
+	mux.Handle("GET /v1/models", byVersion(s.route(anthropicSurface, metrics.RouteModels, true, a.Models),
+		s.route(openaiSurface, metrics.RouteModels, true, o.Models)))
+	mux.Handle("GET /v1/models/{id...}", byVersion(s.route(anthropicSurface, metrics.RouteModels, true, a.Model),
+		s.route(openaiSurface, metrics.RouteModels, true, o.Model)))
 	rs := responses.NewHandler(svc, responses.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
 	mux.Handle("POST /v1/responses", s.route(responsesSurface, metrics.RouteChat, true, rs.Create))
 	for _, p := range []string{"GET /v1/responses/{id}", "DELETE /v1/responses/{id}", "GET /v1/responses/{id}/input_items"} {
@@ -100,6 +113,9 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 	openaiOther := s.route(openaiSurface, metrics.RouteOther, true, s.noRoute(mux))
 	mux.Handle("/v1/", openaiOther)
 	mux.Handle("/v1", openaiOther) // else ServeMux redirects it to /v1/
+	anthropicOther := s.route(anthropicSurface, metrics.RouteOther, true, s.noRoute(mux))
+	mux.Handle("/v1/messages/", anthropicOther)
+	mux.Handle("/v1/messages", anthropicOther)
 	other := s.route(nirmataSurface, metrics.RouteOther, true, s.noRoute(mux))
 	mux.Handle("/", other)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -107,11 +123,14 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 		// the clean one, which turns a POST into a GET. The gateway serves no such path; it
 		// answers in the shape of the surface the clean path is under.
 		if p := r.URL.Path; !canonical(p) {
-			if surfaceOf(p).transport != metrics.TransportREST {
+			switch surfaceOf(p).transport {
+			case metrics.TransportAnthropic:
+				anthropicOther.ServeHTTP(w, r)
+			case metrics.TransportOpenAI, metrics.TransportResponses:
 				openaiOther.ServeHTTP(w, r)
-				return
+			default:
+				other.ServeHTTP(w, r)
 			}
-			other.ServeHTTP(w, r)
 			return
 		}
 		mux.ServeHTTP(w, r)
@@ -137,11 +156,13 @@ func (s *httpServer) operations(mux *http.ServeMux) {
 	mux.Handle("GET /metrics", s.svc.Metrics().Handler())
 }
 
-// surfaceOf is the surface a path is under, by its clean form: the Responses API's for
-// /v1/responses and below, OpenAI's for the rest of /v1, the Nirmata one for the rest.
+// surfaceOf is the surface a path is under, by its clean form: Anthropic's for
+// /v1/messages and below, the Responses API's for /v1/responses and below, OpenAI's for the
+// rest of /v1, the Nirmata one for the rest.
 func surfaceOf(p string) surface {
-	c := path.Clean(p)
-	switch {
+	switch c := path.Clean(p); {
+	case c == "/v1/messages" || strings.HasPrefix(c, "/v1/messages/"):
+		return anthropicSurface
 	case c == "/v1/responses" || strings.HasPrefix(c, "/v1/responses/"):
 		return responsesSurface
 	case c == "/v1" || strings.HasPrefix(c, "/v1/"):
@@ -149,6 +170,21 @@ func surfaceOf(p string) surface {
 	}
 	return nirmataSurface
 }
+
+// byVersion serves a request that carries anthropic-version with versioned, any other
+// with other.
+func byVersion(versioned, other http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Header[anthropicVersion]; ok {
+			versioned.ServeHTTP(w, r)
+			return
+		}
+		other.ServeHTTP(w, r)
+	})
+}
+
+// anthropicVersion is the canonical key of the anthropic-version header.
+var anthropicVersion = http.CanonicalHeaderKey(anthropic.HeaderVersion)
 
 // canonical says path is its own path.Clean (a trailing slash aside).
 func canonical(p string) bool {
@@ -170,6 +206,9 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		call := s.opts.Observer.Begin(sf.transport, route, r.Method, r.URL.Path)
 		w.Header().Set("X-Request-Id", call.RequestID)
+		if sf.anthropic {
+			w.Header().Set(anthropic.HeaderRequestID, call.RequestID)
+		}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		// The body must arrive within body_read_timeout, whoever reads it: a handler, or
 		// net/http draining what a handler left. A handler that read its body lifts the
@@ -194,7 +233,7 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 			}
 		}
 		if keys := s.opts.Keys; needKey && keys.Enabled() {
-			keyID, ok := keys.Check(r.Header.Values("Authorization"))
+			keyID, ok := checkKey(keys, sf, r.Header)
 			if !ok {
 				s.svc.Metrics().Rejected(metrics.RejectUnauthenticated)
 				httpx.SkipBody(rec)
@@ -209,13 +248,26 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 	})
 }
 
+// checkKey checks the call's key: in Authorization, or, on Anthropic's surface, in
+// x-api-key instead; a call may send one key only.
+func checkKey(keys *auth.Keyring, sf surface, h http.Header) (keyID string, ok bool) {
+	authorization := h.Values("Authorization")
+	if apiKey := h.Values("X-Api-Key"); sf.anthropic && len(apiKey) > 0 {
+		if len(authorization) > 0 {
+			return "", false
+		}
+		return keys.CheckAPIKey(apiKey)
+	}
+	return keys.Check(authorization)
+}
+
 // fail answers err in the route's error shape.
 func (s *httpServer) fail(w http.ResponseWriter, r *http.Request, call *observe.Call, err error, writeError errorWriter) {
 	writeError(w, call.RequestID, call.Fail(r.Context(), err))
 }
 
 // catchAll are the patterns of paths no route serves.
-var catchAll = map[string]bool{"/": true, "/v1/": true, "/v1": true}
+var catchAll = map[string]bool{"/": true, "/v1/": true, "/v1": true, "/v1/messages/": true, "/v1/messages": true}
 
 // noRoute answers a path no route serves: 405 when another method serves it, else 404.
 func (s *httpServer) noRoute(mux *http.ServeMux) serveFunc {
