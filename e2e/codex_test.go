@@ -176,9 +176,9 @@ func TestCodexConfigInReadme(t *testing.T) {
 // Responses API on the simulator (codexToolLoop): on a Claude model by Anthropic's name
 // (which the gateway resolves to its region's inference profile) with reasoning on
 // (model_reasoning_effort: Codex sends reasoning.effort and summary, and with store false
-// hands every reasoning item back), where thinking is kept across the tool loop (the
-// access line says restored on each request that carries the tool's output) and its
-// reasoning reaches Codex as summary text; and on a model without reasoning through an
+// hands every reasoning item back), where thinking is kept across the tool loop
+// (assertThoughAfterOutput: by the gateway's reasoning cache, or by encrypted_content once
+// the surface seals) and its reasoning reaches Codex as summary text; and on a model without reasoning through an
 // alias, where the gateway drops it. No request may reach Bedrock invalid.
 func TestCodexThroughGateway(t *testing.T) {
 	t.Parallel()
@@ -188,10 +188,7 @@ func TestCodexThroughGateway(t *testing.T) {
 		cfg := defaultConfig(t)
 		cfg.Sim.Enabled = true
 		g := start(t, cfg)
-		turns, lines := codexToolLoop(t, g, "claude-sonnet-4-5", sonnet45, "medium")
-		for _, i := range []int{1, 3} {
-			assert.Equal(t, "restored", lines[i]["thinking"], "the request with the tool's output, turn %d: %v", i/2+1, lines[i])
-		}
+		turns, _ := codexToolLoop(t, g, "claude-sonnet-4-5", sonnet45, "medium")
 		// The simulator's reasoning, as summary parts Codex prints.
 		assert.Contains(t, turns[0], "The user asks \"Use exec_command to run `echo first > notes.txt`\"; I will call exec_command.")
 		assert.Contains(t, turns[1], "I will call exec_command.")
