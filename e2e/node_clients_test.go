@@ -17,8 +17,8 @@ import (
 )
 
 // nodeDir holds the scripts that run the official openai npm client and the Vercel AI SDK
-// against a gateway (docs/PROTOCOL.md 10: both MUST work unmodified), with their packages
-// pinned in its package-lock.json. Real client programs, so under the clients build tag:
+// against a gateway (docs/PROTOCOL.md 10: both MUST work unmodified), and the OpenAI
+// Agents SDK (16), with their packages, and Codex CLI's, pinned in its package-lock.json. Real client programs, so under the clients build tag:
 // make clients installs the packages and runs them.
 const nodeDir = "../test/node"
 
@@ -120,7 +120,8 @@ func TestNodeClients(t *testing.T) {
 		listed = append(listed, tt.script)
 	}
 	for _, s := range scripts {
-		if name := filepath.Base(s); name != "lib.mjs" {
+		// lib.mjs is the scripts' library; TestAgentsSDK runs agents.mjs.
+		if name := filepath.Base(s); name != "lib.mjs" && name != "agents.mjs" {
 			assert.Contains(t, listed, name, "a script of test/node that TestNodeClients does not run")
 		}
 	}

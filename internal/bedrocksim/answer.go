@@ -189,12 +189,16 @@ func parallel(msgs []message, tc *toolConfiguration, body []byte) answer {
 			names = toolNames(msgs[lastIndex-1 : lastIndex])
 		}
 		if again := retries(msgs, results, names, tc); len(again) > 0 {
-			return callTools(again, body, " again")
+			var taskText string
+			if task := taskIndex(msgs); task >= 0 {
+				taskText, _ = turnParts(msgs[task])
+			}
+			return callTools(again, body, " again", quoted(taskText))
 		}
 		return answer{Text: quoteResults(results, names), StopReason: stopEndTurn}
 	}
 	if specs := chosenTools(tc, userText); len(specs) > 0 {
-		return callTools(specs, body, "")
+		return callTools(specs, body, "", quoted(userText))
 	}
 	return greeting(userText)
 }
@@ -317,12 +321,12 @@ func oneAtATime(msgs []message, tc *toolConfiguration, body []byte) answer {
 	})
 	for _, s := range named {
 		if retryable(latest[s.Name], s.Name, calls[s.Name]) {
-			return callTools([]*toolSpecification{s}, body, " again")
+			return callTools([]*toolSpecification{s}, body, " again", quoted(taskText))
 		}
 	}
 	for _, s := range named {
 		if calls[s.Name] == 0 {
-			return callTools([]*toolSpecification{s}, body, "")
+			return callTools([]*toolSpecification{s}, body, "", quoted(taskText))
 		}
 	}
 	if len(results) > 0 {
@@ -341,18 +345,79 @@ func lastUser(msgs []message) int {
 	return -1
 }
 
-// turnParts are a turn's text blocks joined by newlines, and its tool results.
+// turnParts are a turn's text blocks joined by newlines, and its tool results. The text is
+// what the user said: tagged elements (`<system-reminder>…</system-reminder>`) that end a
+// block, or make all of it, are context that a client adds to the turn (Claude Code's
+// reminders name most of its tools), so they are left out (withoutContext), unless that
+// leaves no text at all.
 func turnParts(m message) (text string, results []*toolResultBlock) {
-	var texts []string
+	var texts, context []string
 	for _, b := range m.Content {
 		if b.Text != nil {
-			texts = append(texts, *b.Text)
+			if said := withoutContext(*b.Text); said != "" {
+				texts = append(texts, said)
+			} else {
+				context = append(context, *b.Text)
+			}
 		}
 		if b.ToolResult != nil {
 			results = append(results, b.ToolResult)
 		}
 	}
+	if len(texts) == 0 {
+		texts = context
+	}
 	return strings.Join(texts, "\n"), results
+}
+
+// withoutContext is text, trimmed, without the tagged elements <name>…</name> that end it,
+// each starting a line; "" when that is all of it.
+func withoutContext(text string) string {
+	t := strings.TrimSpace(text)
+	for i := len(t) - 1; i >= 0; i-- {
+		if t[i] == '<' && (i == 0 || t[i-1] == '\n') && tagged(t[i:]) {
+			t = strings.TrimSpace(t[:i])
+			i = len(t)
+		}
+	}
+	return t
+}
+
+// maxTagName bounds the name of a tagged element that withoutContext looks for.
+const maxTagName = 64
+
+// tagged reports whether t is one element <name>…</name>.
+func tagged(t string) bool {
+	rest, ok := strings.CutPrefix(t, "<")
+	if !ok {
+		return false
+	}
+	end := strings.IndexByte(rest[:min(len(rest), maxTagName+1)], '>')
+	if end <= 0 {
+		return false
+	}
+	name := rest[:end]
+	for i := range len(name) {
+		if !isNameByte(name[i]) {
+			return false
+		}
+	}
+	return len(t) >= 2*len(name)+5 && strings.HasSuffix(t, "</"+name+">")
+}
+
+// quoted is the first `backquoted` text of the user's words, trimmed, or "": what a call of a
+// tool they name should take (`ls -la`, `notes.txt`).
+func quoted(text string) string {
+	_, rest, ok := strings.Cut(text, "`")
+	if !ok {
+		return ""
+	}
+	rest = strings.TrimLeft(rest, "`")
+	q, _, ok := strings.Cut(rest, "`")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(q)
 }
 
 // toolNames maps the toolUse ids of the assistant turns among msgs to the tools called.
@@ -371,13 +436,18 @@ func toolNames(msgs []message) map[string]string {
 	return names
 }
 
-// callTools calls specs, after the text "I'll call a and b<suffix>."
-func callTools(specs []*toolSpecification, body []byte, suffix string) answer {
+// callTools calls specs, after the text "I'll call a and b<suffix>.", with arguments built
+// from their schemas: by quotedArgs when the task quotes a value (quote), else exampleArgs.
+func callTools(specs []*toolSpecification, body []byte, suffix, quote string) answer {
 	a := answer{StopReason: stopToolUse}
 	names := make([]string, len(specs))
 	for i, spec := range specs {
 		names[i] = spec.Name
-		a.Calls = append(a.Calls, toolCall{ID: toolUseID(body, i), Name: spec.Name, Input: exampleArgs(spec.InputSchema.JSON)})
+		args := exampleArgs(spec.InputSchema.JSON)
+		if quote != "" {
+			args = quotedArgs(spec.InputSchema.JSON, quote)
+		}
+		a.Calls = append(a.Calls, toolCall{ID: toolUseID(body, i), Name: spec.Name, Input: args})
 	}
 	a.Text = "I'll call " + joinAnd(names) + suffix + "."
 	return a
@@ -454,7 +524,9 @@ func isNameByte(c byte) bool {
 }
 
 // quoteResults renders tool results as "Tool results received: name → content; …", names
-// mapping toolUse ids to tool names (an id without a name stands for itself).
+// mapping toolUse ids to tool names (an id without a name stands for itself). Tagged
+// elements that end a result's text are context a client added (turnParts), left out unless
+// that leaves nothing.
 func quoteResults(results []*toolResultBlock, names map[string]string) string {
 	parts := make([]string, 0, len(results))
 	for _, r := range results {
@@ -462,11 +534,13 @@ func quoteResults(results []*toolResultBlock, names map[string]string) string {
 		if name == "" {
 			name = r.ToolUseID
 		}
-		var content []string
+		var content, context []string
 		for _, c := range r.Content {
 			switch {
+			case c.Text != nil && withoutContext(*c.Text) == "":
+				context = append(context, *c.Text)
 			case c.Text != nil:
-				content = append(content, *c.Text)
+				content = append(content, withoutContext(*c.Text))
 			case c.JSON != nil:
 				// Compacted, not decoded: the result's digits come back as the client wrote them.
 				v := slices.Clone(c.JSON)
@@ -476,6 +550,9 @@ func quoteResults(results []*toolResultBlock, names map[string]string) string {
 			case c.Image != nil:
 				content = append(content, "[image]")
 			}
+		}
+		if len(content) == 0 {
+			content = context
 		}
 		part := name + " → " + strings.Join(content, " ")
 		if len(content) == 0 {
