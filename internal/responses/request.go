@@ -2,6 +2,7 @@ package responses
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,6 +95,7 @@ func (in *input) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // and checked by type (items).
 type item struct {
 	Type    string  `json:"type"`
+	ID      string  `json:"id"`
 	Role    string  `json:"role"`
 	Content content `json:"content"`
 	// function_call, custom_tool_call and their outputs.
@@ -218,6 +220,14 @@ var hosted = map[string]bool{
 type call struct {
 	req    *chat.Request
 	stream bool
+	st     *state
+	// encrypted: include asked for reasoning.encrypted_content.
+	encrypted bool
+	// prior counts the items of the stored conversation before the request's own input.
+	prior int
+	// conversation is the input items the response is stored with: the stored
+	// conversation's, then the request's own (item references resolved), a JSON array.
+	conversation jsontext.Value
 	// summary: reasoning.summary asked for the reasoning text as summary parts.
 	summary bool
 	// dropped are the paths of the hosted tools left out (x-gateway-dropped).
@@ -263,11 +273,15 @@ var serviceTiers = map[string]string{
 	"": "", "auto": "", "default": "default", "flex": "flex", "priority": "priority", "fast": "priority", "scale": "reserved",
 }
 
-// decodeRequest reads a POST /v1/responses body into the chat model. It refuses, naming
-// the field, what the gateway cannot honour (background, stored items, sealed reasoning,
-// hosted tools forced by tool_choice) and lists in req.Ignored what it accepts without
-// effect.
-func decodeRequest(body []byte) (*call, error) {
+// encryptedContent is the include value that asks for sealed reasoning.
+const encryptedContent = "reasoning.encrypted_content"
+
+// decodeRequest reads a POST /v1/responses body into the chat model: the conversation of
+// previous_response_id, then the input, from st (a nil st has no stored responses and
+// opens no sealed reasoning). It refuses, naming the field, what the gateway cannot
+// honour (background, unknown stored responses, reasoning it did not seal, hosted tools
+// forced by tool_choice) and lists in req.Ignored what it accepts without effect.
+func decodeRequest(body []byte, st *state) (*call, error) {
 	var r request
 	if err := chatjson.Decode(body, &r); err != nil {
 		return nil, err
@@ -287,12 +301,10 @@ func decodeRequest(body []byte) (*call, error) {
 	if r.SafetyIdentifier != "" {
 		out.User = r.SafetyIdentifier
 	}
-	c := &call{req: out, stream: r.Stream}
+	c := &call{req: out, stream: r.Stream, st: st, encrypted: slices.Contains(r.Include, encryptedContent)}
 	switch {
 	case r.Background != nil && *r.Background:
 		return nil, unsupportedParameter("background: background responses are not supported; the gateway answers while the request is open")
-	case r.PreviousResponseID != "":
-		return nil, notFound("previous_response_id", "previous_response_id %s names no stored response: the gateway stores none yet; send the conversation's items in input", clip.Quote(r.PreviousResponseID))
 	case r.MaxOutputTokens != nil && *r.MaxOutputTokens < 1:
 		return nil, invalid("max_output_tokens must be at least 1, got %d", *r.MaxOutputTokens)
 	}
@@ -331,7 +343,17 @@ func decodeRequest(body []byte) (*call, error) {
 		out.Messages = append(out.Messages, chat.Message{Role: chat.RoleSystem, Content: *instr})
 		c.paths.messages = append(c.paths.messages, origin{item: fromInstructions})
 	}
-	if ignored, err = c.input(&r.Input, ignored); err != nil {
+	var prior []*item
+	if r.PreviousResponseID != "" {
+		rec, err := st.load(r.PreviousResponseID, "previous_response_id")
+		if err != nil {
+			return nil, err
+		}
+		if c.conversation, prior, err = priorItems(rec); err != nil {
+			return nil, err
+		}
+	}
+	if ignored, err = c.input(&r.Input, prior, ownItems(body), ignored); err != nil {
 		return nil, err
 	}
 	out.Ignored = r.ignored(ignored)
@@ -343,11 +365,10 @@ func decodeRequest(body []byte) (*call, error) {
 // and tools: settings the gateway does not honour yet, then every undeclared member that
 // is not null, at most httpx.MaxIgnored in all.
 func (r *request) ignored(out []string) []string {
-	for i := range r.Include { // none is honoured yet: logprobs, encrypted reasoning, sources
-		out = append(out, "include["+strconv.Itoa(i)+"]")
-	}
-	if r.Store == nil || *r.Store {
-		out = append(out, "store") // nothing is stored yet
+	for i, inc := range r.Include { // logprobs and sources are not honoured
+		if inc != encryptedContent {
+			out = append(out, "include["+strconv.Itoa(i)+"]")
+		}
 	}
 	if len(r.ClientMetadata) > 0 && r.ClientMetadata.Kind() != 'n' {
 		out = append(out, "client_metadata")
@@ -539,31 +560,49 @@ func flatName(namespace, name string) string {
 	return namespace + namespaceSeparator + name
 }
 
-// input turns the input into chat messages: a string is one user message; items become
-// messages in order, consecutive tool calls (function_call, custom_tool_call) one
-// assistant turn with the assistant message before them, outputs tool messages.
-func (c *call) input(in *input, ignored []string) ([]string, error) {
-	if in.text != nil {
-		c.req.Messages = append(c.req.Messages, chat.Message{Role: chat.RoleUser, Content: *in.text})
-		c.paths.messages = append(c.paths.messages, origin{item: fromString})
-		return ignored, nil
+// input turns the stored conversation's items (prior) and then the input into chat
+// messages: a string is one user message; items become messages in order, consecutive tool
+// calls (function_call, custom_tool_call) one assistant turn with the assistant message
+// before them, outputs tool messages, and reasoning items' sealed blocks go on the
+// assistant turn after them. own are the input's items as the client wrote them; with
+// item references resolved, they follow the stored conversation's in c.conversation.
+func (c *call) input(in *input, prior []*item, own []jsontext.Value, ignored []string) ([]string, error) {
+	c.prior = len(prior)
+	items := prior
+	if in.text == nil {
+		items = append(prior[:len(prior):len(prior)], in.items...)
 	}
 	var reasoning []chat.ReasoningBlock
-	for i, it := range in.items {
-		path := "input[" + strconv.Itoa(i) + "]"
+	for i, it := range items {
+		n := i - c.prior // the item's index in the input; below 0 one of the stored conversation
+		path := "input[" + strconv.Itoa(n) + "]"
+		at := n
+		if n < 0 {
+			path, at = "previous_response_id", fromPrevious
+		}
 		if it == nil {
 			return nil, nullElement(path)
 		}
+		if it.Type == typeItemReference {
+			ref, raw, err := c.st.reference(path, it.ID)
+			if err != nil {
+				return nil, err
+			}
+			if n < len(own) {
+				own[n] = raw
+			}
+			it = ref
+		}
 		switch it.Type {
 		case "", typeMessage:
-			m, err := message(it, i)
+			m, err := message(it, path)
 			if err != nil {
 				return nil, err
 			}
 			if m.Role == chat.RoleAssistant {
 				m.Reasoning, reasoning = reasoning, nil
 			}
-			c.add(m, origin{item: i, field: "content"})
+			c.add(m, origin{item: at, field: "content"})
 		case typeFunctionCall, typeCustomCall:
 			tc := chat.ToolCall{ID: it.CallID, Type: typeFunction, Name: flatName(it.Namespace, it.Name), Arguments: string(it.Arguments)}
 			if it.Type == typeCustomCall {
@@ -572,35 +611,75 @@ func (c *call) input(in *input, ignored []string) ([]string, error) {
 			}
 			last := len(c.req.Messages) - 1
 			if last < 0 || c.req.Messages[last].Role != chat.RoleAssistant || reasoning != nil {
-				c.add(chat.Message{Role: chat.RoleAssistant, Reasoning: reasoning}, origin{item: i, field: "content"})
+				c.add(chat.Message{Role: chat.RoleAssistant, Reasoning: reasoning}, origin{item: at, field: "content"})
 				reasoning, last = nil, last+1
 			}
 			c.req.Messages[last].ToolCalls = append(c.req.Messages[last].ToolCalls, tc)
 			o := &c.paths.messages[last]
-			o.calls = append(o.calls, i)
+			o.calls = append(o.calls, n)
 		case typeFunctionOutput, typeCustomOutput:
 			m := chat.Message{Role: chat.RoleTool, ToolCallID: it.CallID}
 			var err error
 			if m.Content, m.Parts, err = parts(&it.Output, path+".output"); err != nil {
 				return nil, err
 			}
-			c.add(m, origin{item: i, field: "output"})
+			c.add(m, origin{item: at, field: "output"})
 		case typeReasoning:
-			blocks, err := reasoningBlocks(it, i)
-			if err != nil {
-				return nil, err
+			var blocks []chat.ReasoningBlock
+			if it.EncryptedContent != nil && *it.EncryptedContent != "" {
+				var err error
+				if blocks, err = c.st.open(path, *it.EncryptedContent, c.req.Model); err != nil {
+					return nil, err
+				}
 			}
-			if blocks == nil {
+			// Without blocks of this model, the summary is the reasoning's text, which
+			// Bedrock cannot take back without its signature.
+			if blocks == nil && n >= 0 {
 				ignored = append(ignored, path)
 			}
 			reasoning = append(reasoning, blocks...)
 		case typeItemReference:
-			return nil, notFound(path, "%s: item_reference needs stored items, which the gateway does not keep yet; send the item itself", path)
+			return nil, invalid("%s: an item_reference names another item_reference", path)
 		default:
 			return nil, unsupported(`%s.type %s is not supported; items are "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning" or "item_reference"`, path, clip.Quote(it.Type))
 		}
 	}
+	if in.text != nil {
+		c.req.Messages = append(c.req.Messages, chat.Message{Role: chat.RoleUser, Content: *in.text})
+		c.paths.messages = append(c.paths.messages, origin{item: fromString})
+	}
+	c.conversation = joinArrays(c.conversation, joinValues(own))
 	return ignored, nil
+}
+
+// ownItems are the input's items as the body holds them; a string is one user message.
+func ownItems(body []byte) []jsontext.Value {
+	var raw struct {
+		Input jsontext.Value `json:"input"`
+	}
+	_ = json.Unmarshal(body, &raw, chatjson.Lenient) // Decode read it already
+	switch raw.Input.Kind() {
+	case '"':
+		m, _ := json.Marshal(map[string]any{"type": typeMessage, "role": chat.RoleUser, "content": raw.Input})
+		return []jsontext.Value{m}
+	case '[':
+		var items []jsontext.Value
+		_ = json.Unmarshal(raw.Input, &items)
+		return items
+	}
+	return nil
+}
+
+// joinValues is values in one JSON array.
+func joinValues(values []jsontext.Value) jsontext.Value {
+	out := []byte{'['}
+	for i, v := range values {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	return append(out, ']')
 }
 
 // add appends a message and where it came from.
@@ -609,34 +688,22 @@ func (c *call) add(m chat.Message, o origin) {
 	c.paths.messages = append(c.paths.messages, o)
 }
 
-// reasoningBlocks is the seam where a reasoning item sent back becomes the blocks Bedrock
-// gets again. Until the gateway seals its blocks into encrypted_content, an item gives
-// none (its summary is the reasoning's text, which Bedrock cannot take back without its
-// signature), and an encrypted_content is refused: the gateway sealed none, so none is its
-// own.
-func reasoningBlocks(it *item, i int) ([]chat.ReasoningBlock, error) {
-	if it.EncryptedContent != nil && *it.EncryptedContent != "" {
-		return nil, invalid("input[%d].encrypted_content was not sealed by this gateway, which seals no reasoning yet; send the reasoning item without it", i)
-	}
-	return nil, nil
-}
-
 var roles = map[string]string{
 	"user": chat.RoleUser, "assistant": chat.RoleAssistant, "system": chat.RoleSystem, "developer": chat.RoleDeveloper,
 }
 
-// message is a message item.
-func message(it *item, i int) (chat.Message, error) {
+// message is a message item at path.
+func message(it *item, path string) (chat.Message, error) {
 	role, ok := roles[it.Role]
 	switch {
 	case it.Role == "":
-		return chat.Message{}, invalid("input[%d].role is missing", i)
+		return chat.Message{}, invalid("%s.role is missing", path)
 	case !ok:
-		return chat.Message{}, invalid(`input[%d].role %s is not one of "user", "assistant", "system", "developer"`, i, clip.Quote(it.Role))
+		return chat.Message{}, invalid(`%s.role %s is not one of "user", "assistant", "system", "developer"`, path, clip.Quote(it.Role))
 	}
 	m := chat.Message{Role: role}
 	var err error
-	m.Content, m.Parts, err = parts(&it.Content, "input["+strconv.Itoa(i)+"].content")
+	m.Content, m.Parts, err = parts(&it.Content, path+".content")
 	return m, err
 }
 
