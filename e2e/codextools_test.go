@@ -94,8 +94,8 @@ func codexReplay(t *testing.T, g started, bodies []map[string]any) [][]rsItem {
 	return out
 }
 
-// codexCommand is the cmd of the one exec_command call among items.
-func codexCommand(t *testing.T, items []rsItem) string {
+// codexExec is the cmd of the one exec_command call among items.
+func codexExec(t *testing.T, items []rsItem) string {
 	t.Helper()
 	var cmds []string
 	for _, it := range items {
@@ -152,9 +152,9 @@ func TestCodexToolFormsReplayed(t *testing.T) {
 		bodies := codexBodies(t, "gpt-5.5-tool-loop.json")
 		require.Equal(t, "gpt-5.5", bodies[0]["model"])
 		out := codexReplay(t, g, bodies)
-		assert.Equal(t, "echo first > notes.txt", codexCommand(t, out[0]))
+		assert.Equal(t, "echo first > notes.txt", codexExec(t, out[0]))
 		assert.Contains(t, codexText(t, out[1]), "exec_command", "the tool's output quoted back")
-		assert.Equal(t, "mv notes.txt done.txt", codexCommand(t, out[2]))
+		assert.Equal(t, "mv notes.txt done.txt", codexExec(t, out[2]))
 		assert.NotEmpty(t, codexText(t, out[3]))
 		reqs := sim.converseRequests(t)
 		require.Len(t, reqs, 4)
