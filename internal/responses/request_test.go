@@ -304,6 +304,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"tools":[{"type":"custom","name":"p"},{"type":"namespace","name":"n","tools":[{"type":"function","name":"a","parameters":{"type":"object"}}]},{"type":"web_search"}],"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"custom","name":"p"}]}}`,
 		`{"input":[{"type":"reasoning","summary":[{"type":"summary_text","text":"x"}],"encrypted_content":null},{"type":"item_reference","id":"x"}],"previous_response_id":""}`,
 		`{"text":{"format":{"type":"json_schema","name":"w","schema":{"type":"object"}}},"reasoning":{"effort":"low","summary":"auto"},"metadata":{"k":"\xff"},"include":["a"],"seed":1,"seed":2}`,
+		`{"tools":[{"type":"tool_search","execution":"client","parameters":{"type":"object"}}],"input":[{"type":"additional_tools","tools":[{"type":"namespace","name":"n","tools":[{"type":"custom","name":"c"}]}]},{"type":"tool_search_call","call_id":"s","arguments":{"query":"q"}},{"type":"tool_search_output","call_id":"s","tools":[{"type":"function","name":"f"}]}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
