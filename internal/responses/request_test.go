@@ -43,7 +43,7 @@ func TestDecodeCodexTurn(t *testing.T) {
 			{"type":"custom","name":"apply_patch","description":"patch","format":{"type":"grammar","syntax":"lark","definition":"start: x"}},
 			{"type":"namespace","name":"mcp","description":"tools of mcp","tools":[{"type":"function","name":"search","parameters":{"type":"object"}}]},
 			{"type":"web_search","external_web_access":false}
-		]}`))
+		]}`), nil)
 	require.NoError(t, err)
 	r := c.req
 	assert.True(t, c.stream)
@@ -72,7 +72,7 @@ func TestDecodeCodexTurn(t *testing.T) {
 		Parameters: customParameters}, r.Tools[1], "the model is told the grammar")
 	assert.Equal(t, "mcp__search", r.Tools[2].Name)
 	assert.Equal(t, []string{"tools[3]"}, c.dropped)
-	assert.Equal(t, []string{"tools[3]", "input[2]", "include[0]", "client_metadata"}, r.Ignored)
+	assert.Equal(t, []string{"tools[3]", "input[2]", "client_metadata"}, r.Ignored)
 	ns, name, custom := c.names.of("mcp__search")
 	assert.Equal(t, []any{"mcp", "search", false}, []any{ns, name, custom})
 	ns, name, custom = c.names.of("apply_patch")
@@ -107,8 +107,8 @@ func TestDecodeRequest(t *testing.T) {
 			assert.Empty(t, r.Ignored, "metadata is echoed, truncation disabled is the default")
 			assert.JSONEq(t, `{"k":"v"}`, string(c.echo.metadata))
 		}},
-		{"store left to its default is listed: nothing is stored yet", `{"input":"hi"}`, func(t *testing.T, c *call) {
-			assert.Equal(t, []string{"store"}, c.req.Ignored)
+		{"store left to its default is on, and honoured", `{"input":"hi"}`, func(t *testing.T, c *call) {
+			assert.Empty(t, c.req.Ignored)
 			assert.True(t, c.echo.store)
 		}},
 		{"text.format json_schema, flat", `{"input":"hi","store":false,"text":{"format":{"type":"json_schema","name":"w","strict":true,"schema":` + weatherSchema + `},"verbosity":"low"}}`, func(t *testing.T, c *call) {
@@ -159,7 +159,7 @@ func TestDecodeRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := decodeRequest([]byte(tt.body))
+			c, err := decodeRequest([]byte(tt.body), nil)
 			require.NoError(t, err)
 			tt.check(t, c)
 		})
@@ -208,7 +208,7 @@ func TestDecodeRequestRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
 			t.Parallel()
-			_, err := decodeRequest([]byte(tt.body))
+			_, err := decodeRequest([]byte(tt.body), nil)
 			var re *fault.RequestError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, tt.param, re.Param)
@@ -218,8 +218,8 @@ func TestDecodeRequestRefusals(t *testing.T) {
 	}
 }
 
-// TestDecodeNotFound: what names a stored response or item is a 404 naming it, until the
-// gateway stores them.
+// TestDecodeNotFound: what names a stored response or item the gateway does not hold is a
+// 404 naming it.
 func TestDecodeNotFound(t *testing.T) {
 	t.Parallel()
 	for body, param := range map[string]string{
@@ -227,7 +227,7 @@ func TestDecodeNotFound(t *testing.T) {
 		`{"input":[{"type":"item_reference","id":"msg_1"}]}`:                              "input[0]",
 		`{"input":[{"role":"user","content":"x"},{"type":"item_reference","id":"fc_1"}]}`: "input[1]",
 	} {
-		_, err := decodeRequest([]byte(body))
+		_, err := decodeRequest([]byte(body), nil)
 		f := fault.Classify(t.Context(), err)
 		assert.Equal(t, fault.KindNotFound, f.Kind, body)
 		assert.Equal(t, param, f.Param, body)
@@ -247,7 +247,7 @@ func TestNamed(t *testing.T) {
 		{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},
 		{"type":"custom_tool_call","call_id":"c2","name":"g","input":"x"},
 		{"type":"function_call_output","call_id":"c1","output":[{"type":"input_file","file_data":"x"}]}],
-		"tools":[{"type":"web_search"},{"type":"function","name":"f"},{"type":"namespace","name":"n","tools":[{"type":"custom","name":"h"}]}]}`))
+		"tools":[{"type":"web_search"},{"type":"function","name":"f"},{"type":"namespace","name":"n","tools":[{"type":"custom","name":"h"}]}]}`), nil)
 	require.NoError(t, err)
 	for chatPath, want := range map[string]string{
 		"messages":                                     "input",
@@ -312,7 +312,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	require.NoError(f, err)
 	f.Add(codex)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		c, err := decodeRequest(body)
+		c, err := decodeRequest(body, nil)
 		if err != nil {
 			var re *fault.RequestError
 			var nf *notFoundError
@@ -332,7 +332,7 @@ func TestDecodeCodexRequest(t *testing.T) {
 	t.Parallel()
 	body, err := os.ReadFile("testdata/codex_turn2.json")
 	require.NoError(t, err)
-	c, err := decodeRequest(body)
+	c, err := decodeRequest(body, nil)
 	require.NoError(t, err)
 	r := c.req
 	roles := make([]string, len(r.Messages))
@@ -351,7 +351,7 @@ func TestDecodeCodexRequest(t *testing.T) {
 		"multi_agent_v1__close_agent", "multi_agent_v1__resume_agent", "multi_agent_v1__send_input", "multi_agent_v1__spawn_agent", "multi_agent_v1__wait_agent",
 		"get_goal", "create_goal", "update_goal"}, names)
 	assert.Equal(t, []string{"tools[8]"}, c.dropped, "web_search")
-	assert.Equal(t, []string{"tools[8]", "include[0]", "client_metadata"}, r.Ignored)
+	assert.Equal(t, []string{"tools[8]", "client_metadata"}, r.Ignored)
 	assert.True(t, c.stream)
 	assert.True(t, c.summary)
 	assert.NotEmpty(t, r.CacheKey)
@@ -373,7 +373,7 @@ func TestDecodeToolSearch(t *testing.T) {
 			{"type":"function","name":"f"}]},
 		{"type":"tool_search_call","call_id":"s2","execution":"client","arguments":"{\"query\":\"calendar\"}"},
 		{"type":"tool_search_output","call_id":"s2","status":"completed","execution":"client","tools":[
-			{"type":"namespace","name":"cal","tools":[{"type":"function","name":"create","parameters":{"type":"object"}}]}]}]}`))
+			{"type":"namespace","name":"cal","tools":[{"type":"function","name":"create","parameters":{"type":"object"}}]}]}]}`), nil)
 	require.NoError(t, err)
 	r := c.req
 	names := make([]string, len(r.Tools))
@@ -396,7 +396,7 @@ func TestDecodeToolSearch(t *testing.T) {
 	assert.Equal(t, []chat.ToolCall{{ID: "s2", Type: "function", Name: "tool_search", Arguments: `{"query":"calendar"}`}}, r.Messages[3].ToolCalls)
 	assert.Equal(t, "input[3].arguments", c.paths.rewrite("messages[3].tool_calls[0].function.arguments"))
 
-	hosted, err := decodeRequest([]byte(`{"store":false,"input":"x","tools":[{"type":"tool_search"}]}`))
+	hosted, err := decodeRequest([]byte(`{"store":false,"input":"x","tools":[{"type":"tool_search"}]}`), nil)
 	require.NoError(t, err)
 	assert.Empty(t, hosted.req.Tools, "a tool_search without execution is OpenAI's hosted one")
 	assert.Equal(t, []string{"tools[0]"}, hosted.dropped)
@@ -415,7 +415,7 @@ func TestDecodeAdditionalTools(t *testing.T) {
 				{"type":"function","name":"wait","parameters":{"type":"object"}}]},
 			{"type":"web_search"},
 			{"type":"namespace","name":"clock","tools":[{"type":"function","name":"sleep"}]}]},
-		{"role":"user","content":"hi"}]}`))
+		{"role":"user","content":"hi"}]}`), nil)
 	require.NoError(t, err)
 	names := make([]string, len(c.req.Tools))
 	for i, tool := range c.req.Tools {
@@ -447,7 +447,7 @@ func TestDecodeItemToolsRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
 			t.Parallel()
-			_, err := decodeRequest([]byte(tt.body))
+			_, err := decodeRequest([]byte(tt.body), nil)
 			var re *fault.RequestError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, tt.param, re.Param)

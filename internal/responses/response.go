@@ -108,6 +108,10 @@ type reasoningItem struct {
 	Type    string        `json:"type"`
 	ID      string        `json:"id"`
 	Summary []summaryText `json:"summary"`
+	// EncryptedContent is sealed, its blocks, when include asked for it.
+	EncryptedContent string `json:"encrypted_content,omitempty"`
+	// sealed is its blocks sealed whatever include asked, for a stored response.
+	sealed string
 }
 
 type summaryText struct {
@@ -255,12 +259,12 @@ func (r *response) fail(f fault.Failure) {
 	r.Error = &responseError{Code: code, Message: f.Message}
 }
 
-// appendResponse appends the whole response to a unary call: its output in Bedrock's order
-// (reasoning, the message, the tool calls).
-func (c *call) appendResponse(dst []byte, h *head, a *chat.Response) []byte {
+// answer is the whole response to a unary call: its output in Bedrock's order (reasoning,
+// the message, the tool calls).
+func (c *call) answer(h *head, a *chat.Response) response {
 	r := c.response(h)
 	if len(a.Reasoning) > 0 {
-		r.Output = append(r.Output, &reasoningItem{Type: typeReasoning, ID: h.itemID(prefixReasoning, 0), Summary: c.summaries(a.Reasoning)})
+		r.Output = append(r.Output, c.reasoningItem(h.itemID(prefixReasoning, 0), c.summaries(a.Reasoning), a.Model, a.Reasoning))
 	}
 	if a.Text != "" || len(a.ToolCalls) == 0 {
 		r.Output = append(r.Output, &messageItem{Type: typeMessage, ID: h.itemID(prefixMessage, len(r.Output)), Status: statusCompleted,
@@ -270,7 +274,20 @@ func (c *call) appendResponse(dst []byte, h *head, a *chat.Response) []byte {
 		r.Output = append(r.Output, c.callItem(h, len(r.Output), tc.ID, tc.Name, tc.Arguments))
 	}
 	r.finish(a.Finish, a.Usage, a.ServiceTier)
-	return chatjson.Append(dst, &r)
+	return r
+}
+
+// reasoningItem is a reasoning item of blocks the Bedrock model id model wrote: sealed
+// when include asked for encrypted_content or the response is stored.
+func (c *call) reasoningItem(id string, summary []summaryText, model string, blocks []chat.ReasoningBlock) *reasoningItem {
+	it := &reasoningItem{Type: typeReasoning, ID: id, Summary: summary}
+	if c.encrypted || c.echo.store {
+		it.sealed = c.st.seal(model, blocks)
+	}
+	if c.encrypted {
+		it.EncryptedContent = it.sealed
+	}
+	return it
 }
 
 // summaries are the reasoning's summary parts: one for each block with text, when
