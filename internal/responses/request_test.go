@@ -364,7 +364,7 @@ func TestDecodeCodexRequest(t *testing.T) {
 func TestDecodeToolSearch(t *testing.T) {
 	t.Parallel()
 	search := `{"type":"tool_search","execution":"client","description":"Find tools.","parameters":{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}}`
-	c, err := decodeRequest([]byte(`{"store":false,"tools":[{"type":"function","name":"f"},` + search + `,
+	c, err := decodeRequest([]byte(`{"store":false,"tools":[{"type":"function","name":"f"},`+search+`,
 		{"type":"tool_search","execution":"server"},{"type":"web_search","external_web_access":false,"search_content_types":["text","image"]}],
 		"input":[{"role":"user","content":"find a calendar tool"},
 		{"type":"tool_search_call","id":"tsc_1","call_id":"s1","status":"completed","execution":"client","arguments":{"query":"calendar","limit":1}},
@@ -405,7 +405,7 @@ func TestDecodeToolSearch(t *testing.T) {
 
 // TestDecodeAdditionalTools: Codex's default model sends its tools in an additional_tools
 // input item, not in tools: they are tools of the request, in order, flattened and named
-// as the top-level ones are, after them.
+// as the top-level ones are, after them, each once.
 func TestDecodeAdditionalTools(t *testing.T) {
 	t.Parallel()
 	c, err := decodeRequest([]byte(`{"store":false,"tools":[{"type":"function","name":"top"}],"input":[
@@ -415,13 +415,14 @@ func TestDecodeAdditionalTools(t *testing.T) {
 				{"type":"function","name":"wait","parameters":{"type":"object"}}]},
 			{"type":"web_search"},
 			{"type":"namespace","name":"clock","tools":[{"type":"function","name":"sleep"}]}]},
+		{"type":"additional_tools","tools":[{"type":"namespace","name":"clock","tools":[{"type":"function","name":"sleep"}]}]},
 		{"role":"user","content":"hi"}]}`), nil)
 	require.NoError(t, err)
 	names := make([]string, len(c.req.Tools))
 	for i, tool := range c.req.Tools {
 		names[i] = tool.Name
 	}
-	assert.Equal(t, []string{"top", "functions__exec", "functions__wait", "clock__sleep"}, names)
+	assert.Equal(t, []string{"top", "functions__exec", "functions__wait", "clock__sleep"}, names, "an item's tool already offered is not again")
 	assert.Equal(t, []string{"tools[0]", "input[0].tools[0].tools[0]", "input[0].tools[0].tools[1]", "input[0].tools[2].tools[0]"}, c.paths.tools)
 	assert.Equal(t, []string{"input[0].tools[1]"}, c.dropped)
 	assert.Equal(t, []chat.Message{{Role: chat.RoleUser, Content: "hi"}}, c.req.Messages, "the item is no message")
