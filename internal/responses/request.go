@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -107,6 +108,30 @@ type item struct {
 	Output    content            `json:"output"`
 	// reasoning.
 	EncryptedContent *string `json:"encrypted_content"`
+	// additional_tools: tools of the request; tool_search_output: the tools the search
+	// loaded, also its result.
+	Tools toolList `json:"tools"`
+}
+
+// toolList is a list of tools and its text as sent, which is a tool_search_output's
+// result.
+type toolList struct {
+	tools []*tool
+	raw   jsontext.Value
+}
+
+func (l *toolList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	at := dec.StackPointer()
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	*l = toolList{raw: raw.Clone()}
+	err = json.Unmarshal(raw, &l.tools, chatjson.Lenient)
+	if se := (*json.SemanticError)(nil); errors.As(err, &se) {
+		se.JSONPointer = at + se.JSONPointer // read apart, so its place in the body is added
+	}
+	return err
 }
 
 // A member that appears twice keeps its last value whole: json/v2 would merge a repeated
@@ -161,13 +186,15 @@ type part struct {
 	Filename string `json:"filename"`
 }
 
-// tool is a tool of any type: function, custom, namespace or a hosted one.
+// tool is a tool of any type: function, custom, namespace, tool_search or a hosted one.
 type tool struct {
 	Type        string              `json:"type"`
 	Name        string              `json:"name"`
 	Description string              `json:"description"`
 	Parameters  chatjson.Parameters `json:"parameters"`
 	Strict      *bool               `json:"strict"`
+	// Execution is a tool_search's: "client" runs it, anything else is OpenAI's hosted one.
+	Execution string `json:"execution"`
 	// Format is a custom tool's input format: text, or a grammar, which the model is told
 	// and not held to.
 	Format *customFormat `json:"format"`
@@ -192,9 +219,16 @@ const (
 	typeCustomOutput     = "custom_tool_call_output"
 	typeReasoning        = "reasoning"
 	typeItemReference    = "item_reference"
+	typeAdditionalTools  = "additional_tools"
+	typeToolSearchCall   = "tool_search_call"
+	typeToolSearchOutput = "tool_search_output"
 	typeFunction         = "function"
 	typeCustom           = "custom"
 	typeNamespace        = "namespace"
+	// typeToolSearch is a search over the client's deferred tools, which it runs itself
+	// with execution "client": a function named so to Bedrock.
+	typeToolSearch       = "tool_search"
+	executionClient      = "client"
 	summaryTextPart      = "summary_text"
 	outputTextPart       = "output_text"
 	customInputParameter = "input"
@@ -238,11 +272,21 @@ type call struct {
 }
 
 // names maps the tool names Bedrock sees back to the client's: a custom tool's calls are
-// custom_tool_call items, a namespace's tools were flattened to "<namespace>__<name>".
+// custom_tool_call items, a namespace's tools were flattened to "<namespace>__<name>",
+// the client-run tool_search's calls are tool_search_call items.
 type names struct {
 	custom     map[string]bool
 	namespaced map[string][2]string // flat name → namespace, name
+	search     bool                 // a client-run tool_search is offered
 }
+
+// searches reports whether a call of flat is a tool_search_call.
+func (n *names) searches(flat string) bool { return n.search && flat == typeToolSearch }
+
+// whole reports whether a call of flat is streamed whole at its end, not in argument
+// fragments: a custom tool's input is a string inside the arguments, and a tool_search
+// call has no delta events.
+func (n *names) whole(flat string) bool { return n.custom[flat] || n.searches(flat) }
 
 // of is a flat tool name's namespace and name, and whether it is a custom tool.
 func (n *names) of(flat string) (namespace, name string, custom bool) {
@@ -333,7 +377,7 @@ func decodeRequest(body []byte, st *state) (*call, error) {
 	}
 	var ignored []string
 	var err error
-	if ignored, err = c.tools(r.Tools, ignored); err != nil {
+	if ignored, err = c.tools(r.Tools, "tools", false, ignored); err != nil {
 		return nil, err
 	}
 	if out.ToolChoice, err = c.toolChoice(r.ToolChoice); err != nil {
@@ -418,12 +462,15 @@ func (c *call) setEcho(r *request, body []byte) {
 	}
 }
 
-// tools flattens the request's tools into functions: function tools as they are, custom
-// tools as functions of one string, a namespace's tools named "<namespace>__<name>";
-// hosted tools are dropped. An unknown type is refused.
-func (c *call) tools(ts []*tool, ignored []string) ([]string, error) {
+// tools flattens the tools of the list at (the request's, or an input item's) into
+// functions: function tools as they are, custom tools as functions of one string, a
+// namespace's tools named "<namespace>__<name>", a client-run tool_search as the function
+// tool_search; hosted tools are dropped. An unknown type is refused. An input item's
+// tools (inItem) already offered are left out: a search may load them again, a stored
+// conversation's item may repeat the request's.
+func (c *call) tools(ts []*tool, at string, inItem bool, ignored []string) ([]string, error) {
 	for i, t := range ts {
-		path := "tools[" + strconv.Itoa(i) + "]"
+		path := at + "[" + strconv.Itoa(i) + "]"
 		if t == nil {
 			return nil, nullElement(path)
 		}
@@ -445,22 +492,29 @@ func (c *call) tools(ts []*tool, ignored []string) ([]string, error) {
 					c.names.namespaced = map[string][2]string{}
 				}
 				c.names.namespaced[flat] = [2]string{t.Name, inner.Name}
-				c.addTool(inner, flat, innerPath)
+				c.addTool(inner, flat, innerPath, inItem)
 			}
 		case t.Type == typeFunction || t.Type == typeCustom:
-			c.addTool(t, t.Name, path)
-		case hosted[t.Type]:
+			c.addTool(t, t.Name, path, inItem)
+		case t.Type == typeToolSearch && t.Execution == executionClient:
+			c.names.search = true
+			c.addTool(t, typeToolSearch, path, inItem)
+		case hosted[t.Type] || t.Type == typeToolSearch:
 			c.dropped = append(c.dropped, path)
 			ignored = append(ignored, path)
 		default:
-			return nil, unsupported(`%s.type %s is not supported; tools are "function", "custom", "namespace" or a hosted tool, which is dropped`, path, clip.Quote(t.Type))
+			return nil, unsupported(`%s.type %s is not supported; tools are "function", "custom", "namespace", "tool_search" or a hosted tool, which is dropped`, path, clip.Quote(t.Type))
 		}
 	}
 	return ignored, nil
 }
 
-// addTool adds a function or custom tool under name.
-func (c *call) addTool(t *tool, name, path string) {
+// addTool adds a function, custom or tool_search tool under name; one of an input item
+// only if no tool has that name yet.
+func (c *call) addTool(t *tool, name, path string, inItem bool) {
+	if inItem && slices.ContainsFunc(c.req.Tools, func(t chat.Tool) bool { return t.Name == name }) {
+		return
+	}
 	out := chat.Tool{Type: typeFunction, Name: name, Description: t.Description, Parameters: t.Parameters}
 	if t.Strict != nil {
 		out.Strict = *t.Strict
@@ -603,11 +657,14 @@ func (c *call) input(in *input, prior []*item, own []jsontext.Value, ignored []s
 				m.Reasoning, reasoning = reasoning, nil
 			}
 			c.add(m, origin{item: at, field: "content"})
-		case typeFunctionCall, typeCustomCall:
+		case typeFunctionCall, typeCustomCall, typeToolSearchCall:
 			tc := chat.ToolCall{ID: it.CallID, Type: typeFunction, Name: flatName(it.Namespace, it.Name), Arguments: string(it.Arguments)}
-			if it.Type == typeCustomCall {
+			switch it.Type {
+			case typeCustomCall:
 				args, _ := json.Marshal(map[string]string{customInputParameter: it.Input})
 				tc.Arguments = string(args)
+			case typeToolSearchCall:
+				tc.Name = typeToolSearch
 			}
 			last := len(c.req.Messages) - 1
 			if last < 0 || c.req.Messages[last].Role != chat.RoleAssistant || reasoning != nil {
@@ -624,6 +681,19 @@ func (c *call) input(in *input, prior []*item, own []jsontext.Value, ignored []s
 				return nil, err
 			}
 			c.add(m, origin{item: at, field: "output"})
+		case typeToolSearchOutput:
+			// Its result is the tools it loaded, as sent; they are tools of the request from
+			// then on, as on OpenAI.
+			c.add(chat.Message{Role: chat.RoleTool, ToolCallID: it.CallID, Content: string(it.Tools.raw)}, origin{item: at, field: "tools"})
+			var err error
+			if ignored, err = c.tools(it.Tools.tools, path+".tools", true, ignored); err != nil {
+				return nil, err
+			}
+		case typeAdditionalTools:
+			var err error
+			if ignored, err = c.tools(it.Tools.tools, path+".tools", true, ignored); err != nil {
+				return nil, err
+			}
 		case typeReasoning:
 			var blocks []chat.ReasoningBlock
 			if it.EncryptedContent != nil && *it.EncryptedContent != "" {
@@ -641,7 +711,7 @@ func (c *call) input(in *input, prior []*item, own []jsontext.Value, ignored []s
 		case typeItemReference:
 			return nil, invalid("%s: an item_reference names another item_reference", path)
 		default:
-			return nil, unsupported(`%s.type %s is not supported; items are "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning" or "item_reference"`, path, clip.Quote(it.Type))
+			return nil, unsupported(`%s.type %s is not supported; items are "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "tool_search_call", "tool_search_output", "additional_tools", "reasoning" or "item_reference"`, path, clip.Quote(it.Type))
 		}
 	}
 	if in.text != nil {

@@ -304,6 +304,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"tools":[{"type":"custom","name":"p"},{"type":"namespace","name":"n","tools":[{"type":"function","name":"a","parameters":{"type":"object"}}]},{"type":"web_search"}],"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"custom","name":"p"}]}}`,
 		`{"input":[{"type":"reasoning","summary":[{"type":"summary_text","text":"x"}],"encrypted_content":null},{"type":"item_reference","id":"x"}],"previous_response_id":""}`,
 		`{"text":{"format":{"type":"json_schema","name":"w","schema":{"type":"object"}}},"reasoning":{"effort":"low","summary":"auto"},"metadata":{"k":"\xff"},"include":["a"],"seed":1,"seed":2}`,
+		`{"tools":[{"type":"tool_search","execution":"client","parameters":{"type":"object"}}],"input":[{"type":"additional_tools","tools":[{"type":"namespace","name":"n","tools":[{"type":"custom","name":"c"}]}]},{"type":"tool_search_call","call_id":"s","arguments":{"query":"q"}},{"type":"tool_search_output","call_id":"s","tools":[{"type":"function","name":"f"}]}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -354,4 +355,105 @@ func TestDecodeCodexRequest(t *testing.T) {
 	assert.True(t, c.stream)
 	assert.True(t, c.summary)
 	assert.NotEmpty(t, r.CacheKey)
+}
+
+// TestDecodeToolSearch: Codex's tool_search on gpt-5.5 (execution client) is the function
+// tool_search, a hosted one is dropped; its calls and outputs in the history are a tool
+// call and its result, and the tools an output loaded are tools of the request, those
+// already offered once.
+func TestDecodeToolSearch(t *testing.T) {
+	t.Parallel()
+	search := `{"type":"tool_search","execution":"client","description":"Find tools.","parameters":{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}}`
+	c, err := decodeRequest([]byte(`{"store":false,"tools":[{"type":"function","name":"f"},`+search+`,
+		{"type":"tool_search","execution":"server"},{"type":"web_search","external_web_access":false,"search_content_types":["text","image"]}],
+		"input":[{"role":"user","content":"find a calendar tool"},
+		{"type":"tool_search_call","id":"tsc_1","call_id":"s1","status":"completed","execution":"client","arguments":{"query":"calendar","limit":1}},
+		{"type":"tool_search_output","call_id":"s1","status":"completed","execution":"client","tools":[
+			{"type":"namespace","name":"cal","description":"Calendar","tools":[{"type":"function","name":"create","defer_loading":true,"parameters":{"type":"object"}}]},
+			{"type":"function","name":"f"}]},
+		{"type":"tool_search_call","call_id":"s2","execution":"client","arguments":"{\"query\":\"calendar\"}"},
+		{"type":"tool_search_output","call_id":"s2","status":"completed","execution":"client","tools":[
+			{"type":"namespace","name":"cal","tools":[{"type":"function","name":"create","parameters":{"type":"object"}}]}]}]}`), nil)
+	require.NoError(t, err)
+	r := c.req
+	names := make([]string, len(r.Tools))
+	for i, tool := range r.Tools {
+		names[i] = tool.Name
+	}
+	assert.Equal(t, []string{"f", "tool_search", "cal__create"}, names, "loaded tools follow, each once")
+	assert.Equal(t, chat.Tool{Type: "function", Name: "tool_search", Description: "Find tools.",
+		Parameters: []byte(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)}, r.Tools[1])
+	assert.Equal(t, []string{"tools[0]", "tools[1]", "input[2].tools[0].tools[0]"}, c.paths.tools)
+	assert.Equal(t, []string{"tools[2]", "tools[3]"}, c.dropped, "a hosted tool_search and web_search")
+	assert.True(t, c.names.searches("tool_search"))
+	assert.False(t, c.names.searches("f"))
+	require.Len(t, r.Messages, 5)
+	assert.Equal(t, []chat.ToolCall{{ID: "s1", Type: "function", Name: "tool_search", Arguments: `{"query":"calendar","limit":1}`}}, r.Messages[1].ToolCalls)
+	assert.Equal(t, chat.RoleTool, r.Messages[2].Role)
+	assert.Equal(t, "s1", r.Messages[2].ToolCallID)
+	assert.JSONEq(t, `[{"type":"namespace","name":"cal","description":"Calendar","tools":[{"type":"function","name":"create","defer_loading":true,"parameters":{"type":"object"}}]},{"type":"function","name":"f"}]`,
+		r.Messages[2].Content, "the result is the loaded tools as sent")
+	assert.Equal(t, []chat.ToolCall{{ID: "s2", Type: "function", Name: "tool_search", Arguments: `{"query":"calendar"}`}}, r.Messages[3].ToolCalls)
+	assert.Equal(t, "input[3].arguments", c.paths.rewrite("messages[3].tool_calls[0].function.arguments"))
+
+	hosted, err := decodeRequest([]byte(`{"store":false,"input":"x","tools":[{"type":"tool_search"}]}`), nil)
+	require.NoError(t, err)
+	assert.Empty(t, hosted.req.Tools, "a tool_search without execution is OpenAI's hosted one")
+	assert.Equal(t, []string{"tools[0]"}, hosted.dropped)
+	assert.False(t, hosted.names.searches("tool_search"), "a call named tool_search is then a function_call")
+}
+
+// TestDecodeAdditionalTools: Codex's default model sends its tools in an additional_tools
+// input item, not in tools: they are tools of the request, in order, flattened and named
+// as the top-level ones are, after them, each once.
+func TestDecodeAdditionalTools(t *testing.T) {
+	t.Parallel()
+	c, err := decodeRequest([]byte(`{"store":false,"tools":[{"type":"function","name":"top"}],"input":[
+		{"type":"additional_tools","id":"at_1","role":"developer","tools":[
+			{"type":"namespace","name":"functions","description":"fns","tools":[
+				{"type":"custom","name":"exec","format":{"type":"grammar","syntax":"lark","definition":"start: x"}},
+				{"type":"function","name":"wait","parameters":{"type":"object"}}]},
+			{"type":"web_search"},
+			{"type":"namespace","name":"clock","tools":[{"type":"function","name":"sleep"}]}]},
+		{"type":"additional_tools","tools":[{"type":"namespace","name":"clock","tools":[{"type":"function","name":"sleep"}]}]},
+		{"role":"user","content":"hi"}]}`), nil)
+	require.NoError(t, err)
+	names := make([]string, len(c.req.Tools))
+	for i, tool := range c.req.Tools {
+		names[i] = tool.Name
+	}
+	assert.Equal(t, []string{"top", "functions__exec", "functions__wait", "clock__sleep"}, names, "an item's tool already offered is not again")
+	assert.Equal(t, []string{"tools[0]", "input[0].tools[0].tools[0]", "input[0].tools[0].tools[1]", "input[0].tools[2].tools[0]"}, c.paths.tools)
+	assert.Equal(t, []string{"input[0].tools[1]"}, c.dropped)
+	assert.Equal(t, []chat.Message{{Role: chat.RoleUser, Content: "hi"}}, c.req.Messages, "the item is no message")
+	ns, name, custom := c.names.of("functions__exec")
+	assert.Equal(t, []any{"functions", "exec", true}, []any{ns, name, custom})
+	assert.Equal(t, "input[0].tools[0].tools[1].parameters", c.paths.rewrite("tools[2].function.parameters"))
+}
+
+// TestDecodeItemToolsRefused: a bad tool inside an input item is refused naming its path
+// in the item.
+func TestDecodeItemToolsRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		body, param, code, msg string
+	}{
+		{`{"input":[{"type":"additional_tools","tools":[{"type":"function","name":"a"},{"type":"shell"}]}]}`, "input[0].tools[1].type", fault.ReasonUnsupportedValue, `"shell" is not supported`},
+		{`{"input":[{"role":"user","content":"x"},{"type":"additional_tools","tools":[{"type":"namespace","name":"n","tools":[null]}]}]}`, "input[1].tools[0].tools[0]", fault.ReasonInvalidValue, "got null"},
+		{`{"input":[{"type":"additional_tools","tools":[{"type":"function","name":5}]}]}`, "input[0].tools[0].name", fault.ReasonInvalidValue, "want a string, got number"},
+		{`{"input":[{"type":"additional_tools","tools":{}}]}`, "input[0].tools", fault.ReasonInvalidValue, "got object"},
+		{`{"input":[{"type":"tool_search_output","call_id":"s","tools":[{"type":"namespace","tools":[{"type":"function","name":"a"}]}]}]}`, "input[0].tools[0].name", fault.ReasonInvalidValue, "is empty"},
+		{`{"input":[{"type":"tool_search_call","call_id":"s","arguments":[1]}]}`, "input[0].arguments", fault.ReasonInvalidValue, "want a string or an object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			t.Parallel()
+			_, err := decodeRequest([]byte(tt.body), nil)
+			var re *fault.RequestError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, tt.param, re.Param)
+			assert.Equal(t, tt.code, re.Reason)
+			assert.Contains(t, re.Msg, tt.msg)
+		})
+	}
 }

@@ -138,6 +138,16 @@ type customCallItem struct {
 	Input     string `json:"input"`
 }
 
+// toolSearchCallItem is a call of the client-run tool_search, its arguments an object.
+type toolSearchCallItem struct {
+	Type      string         `json:"type"`
+	ID        string         `json:"id"`
+	CallID    string         `json:"call_id"`
+	Status    string         `json:"status"`
+	Execution string         `json:"execution"`
+	Arguments jsontext.Value `json:"arguments"`
+}
+
 // A response's and an item's statuses, and why a response is incomplete.
 const (
 	statusCompleted     = "completed"
@@ -154,6 +164,7 @@ const (
 	prefixReasoning = "rs"
 	prefixFunction  = "fc"
 	prefixCustom    = "ctc"
+	prefixSearch    = "tsc"
 )
 
 // head is what identifies one call's response.
@@ -294,9 +305,17 @@ func (c *call) summaries(blocks []chat.ReasoningBlock) []summaryText {
 	return out
 }
 
-// callItem is a whole tool call as its item: a function_call, or a custom_tool_call of a
-// custom tool, under the name and namespace the client gave it.
+// callItem is a whole tool call as its item: a function_call, a custom_tool_call of a
+// custom tool, or a tool_search_call, under the name and namespace the client gave it.
 func (c *call) callItem(h *head, index int, id, flat, arguments string) any {
+	if c.names.searches(flat) {
+		args := jsontext.Value(arguments)
+		if !args.IsValid() {
+			args = emptyObject // not yet streamed
+		}
+		return &toolSearchCallItem{Type: typeToolSearchCall, ID: h.itemID(prefixSearch, index), CallID: id, Status: statusCompleted,
+			Execution: executionClient, Arguments: args}
+	}
 	namespace, name, custom := c.names.of(flat)
 	if custom {
 		return &customCallItem{Type: typeCustomCall, ID: h.itemID(prefixCustom, index), CallID: id, Name: name, Namespace: namespace,

@@ -276,6 +276,35 @@ func TestStreamShapes(t *testing.T) {
 		require.NoError(t, json.Unmarshal(unary, &u))
 		assert.Equal(t, u["output"], r["output"])
 	})
+	t.Run("tool_search call", func(t *testing.T) {
+		t.Parallel()
+		c, err := decodeRequest([]byte(`{"input":"go","store":false,"tools":[{"type":"tool_search","execution":"client","parameters":{"type":"object"}}]}`), nil)
+		require.NoError(t, err)
+		b, _ := stream(t, c, []chat.Event{
+			{Kind: chat.EventToolCall, ToolCall: chat.ToolCall{ID: "tooluse_s", Name: "tool_search"}},
+			{Kind: chat.EventToolCall, ToolCall: chat.ToolCall{Arguments: `{"query":`}},
+			{Kind: chat.EventToolCall, ToolCall: chat.ToolCall{Arguments: `"cal","limit":2}`}},
+			{Kind: chat.EventToolCallEnd},
+			{Kind: chat.EventDone, Finish: chat.FinishToolCalls},
+		})
+		events := readSSE(t, b)
+		types := []string{}
+		for _, e := range events {
+			types = append(types, e.typ)
+		}
+		assert.Equal(t, []string{"response.created", "response.in_progress", "response.output_item.added", "response.output_item.done", "response.completed"}, types,
+			"no argument deltas: Codex reads the call from output_item.done")
+		assert.Equal(t, map[string]any{"type": "tool_search_call", "id": "tsc_r1_0", "call_id": "tooluse_s", "status": "in_progress",
+			"execution": "client", "arguments": map[string]any{}}, events[2].data["item"])
+		done := map[string]any{"type": "tool_search_call", "id": "tsc_r1_0", "call_id": "tooluse_s", "status": "completed",
+			"execution": "client", "arguments": map[string]any{"query": "cal", "limit": 2.0}}
+		assert.Equal(t, done, events[3].data["item"])
+		unary := appendAnswer(c, &chat.Response{ToolCalls: []chat.ToolCall{{ID: "tooluse_s", Name: "tool_search", Arguments: `{"query":"cal","limit":2}`}}, Finish: chat.FinishToolCalls})
+		var u map[string]any
+		require.NoError(t, json.Unmarshal(unary, &u))
+		assert.Equal(t, []any{done}, u["output"])
+		assert.Equal(t, u["output"], last(t, b).data["response"].(map[string]any)["output"])
+	})
 }
 
 // TestStreamFailed: a failure after the first event is response.failed, numbered on, with

@@ -147,9 +147,7 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 			return dst
 		}
 		s.text = append(s.text, ev.ToolCall.Arguments...)
-		if _, _, custom := s.c.names.of(s.name); !custom {
-			// A custom tool's input is a string inside the arguments: it is sent whole at the
-			// call's end.
+		if !s.c.names.whole(s.name) {
 			dst = s.emit(dst, event{Type: evArgumentsDelta, ItemID: s.id, OutputIndex: &s.index, Delta: &ev.ToolCall.Arguments})
 		}
 	case chat.EventToolCallEnd:
@@ -214,6 +212,8 @@ func (s *streamer) openItem(dst []byte, kind open) []byte {
 			it.Status, s.id = statusInProgress, it.ID
 		case *customCallItem:
 			s.id = it.ID
+		case *toolSearchCallItem:
+			it.Status, s.id = statusInProgress, it.ID
 		}
 	}
 	dst = s.emit(dst, event{Type: evItemAdded, OutputIndex: &s.index, Item: item})
