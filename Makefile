@@ -114,12 +114,12 @@ fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fa
 
 .PHONY: soak bench bench-e2e
 
-bench: ## Go benchmarks of the hot paths, then the end-to-end run (the Nirmata, OpenAI and Anthropic surfaces) against a raw proxy (the floor), a reverse proxy and Portkey (bench-e2e)
+bench: ## Go benchmarks of the hot paths, then the end-to-end run (the Nirmata, OpenAI, Anthropic and Responses surfaces) against a raw proxy (the floor), a reverse proxy and Portkey (bench-e2e)
 	go test -run '^$$' -bench . -benchmem ./internal/nirmata ./internal/openai ./internal/anthropic ./internal/responses ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
 	scripts/bench-e2e.sh
 
 soak: ## 1,000 concurrent streams for 60 s against a slow simulator; fails on any error (SOAK_DURATION, SOAK_CONCURRENCY)
 	scripts/soak.sh
 
-bench-e2e: ## Gateway (Nirmata, OpenAI and Anthropic surfaces) vs a raw proxy (the floor) vs a reverse proxy vs Portkey (npm) on the simulator: req/s, latency, CPU µs/req, RSS per open stream
+bench-e2e: ## Gateway (Nirmata, OpenAI, Anthropic and Responses surfaces) vs a raw proxy (the floor) vs a reverse proxy vs Portkey (npm) on the simulator: req/s, latency, CPU µs/req, RSS per open stream
 	scripts/bench-e2e.sh

@@ -32,6 +32,9 @@ func TestLoadScenarios(t *testing.T) {
 		{"anthropic-unary", "", loadtest.OK},
 		{"anthropic-stream", "", loadtest.OK},
 		{"anthropic-stream", "stream_exception,after=5", loadtest.StreamError},
+		{"responses-unary", "", loadtest.OK},
+		{"responses-stream", "", loadtest.OK},
+		{"responses-stream", "stream_exception,after=5", loadtest.StreamError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario+" "+tt.fault, func(t *testing.T) {

@@ -7,8 +7,11 @@
 # proxies pass the client's Bedrock API key through. The gateway is measured on its REST
 # surfaces: Nirmata's (/llm-apps/chat), OpenAI's (/v1/chat/completions), with the very body
 # Portkey is sent (the openai-* scenarios; the stream asks for usage with
-# stream_options.include_usage), and Anthropic's (/v1/messages, the anthropic-* scenarios: the
-# same request in its form).
+# stream_options.include_usage), Anthropic's (/v1/messages, the anthropic-* scenarios: the
+# same request in its form) and OpenAI's Responses API (/v1/responses, the responses-*
+# scenarios: the same request as input items and flat function tools, with store false so
+# the call is measured and not the store). Portkey has no Responses row: the pinned version
+# routes /v1/responses but answers 500 "createModelResponse is not supported by bedrock".
 #
 # For unary and for streaming (~30 lines, two tool calls) at each concurrency (closed loop)
 # it prints req/s, p50/p99 latency, CPU µs per request of the server process (from
@@ -102,9 +105,9 @@ if $portkey; then
 	portkey_headers "$sim"
 fi
 
-# openai and anthropic are the same gateway process as gateway, asked on its OpenAI and
-# Anthropic surfaces.
-servers="raw reverse gateway openai anthropic"
+# openai, anthropic and responses are the same gateway process as gateway, asked on its
+# OpenAI, Anthropic and Responses surfaces.
+servers="raw reverse gateway openai anthropic responses"
 if $portkey; then servers+=" portkey"; fi
 for kind in unary stream; do
 	if [[ $kind == unary ]]; then n=$unary_n warm=$warmup_unary pn=$portkey_unary_n; else n=$stream_n warm=$warmup_stream pn=$portkey_stream_n; fi
@@ -120,6 +123,8 @@ for kind in unary stream; do
 		load "$kind-c$c-openai" "http://127.0.0.1:$gw" "openai-$kind" "$gw_pid" "$gateway_auth" \
 			-concurrency "$c" -n "$n" -warmup "$warm"
 		load "$kind-c$c-anthropic" "http://127.0.0.1:$gw" "anthropic-$kind" "$gw_pid" "$gateway_auth" \
+			-concurrency "$c" -n "$n" -warmup "$warm"
+		load "$kind-c$c-responses" "http://127.0.0.1:$gw" "responses-$kind" "$gw_pid" "$gateway_auth" \
 			-concurrency "$c" -n "$n" -warmup "$warm"
 		if $portkey; then
 			load "$kind-c$c-portkey" "http://127.0.0.1:$pk" "openai-$kind" "$pk_pid" "$portkey_auth" \
@@ -149,7 +154,7 @@ echo "## Memory run: $mem_streams streams held open (simulator --delta-delay $me
 # a while, which would hide the cost of the new streams in its idle RSS.
 slow=$(free_port)
 start_sim "$slow" --delta-delay "$mem_delta"
-# One fresh process for each row (the gateway's two surfaces too).
+# One fresh process for each row (each of the gateway's surfaces too).
 mraw=$(free_port)
 start_baseline "$mraw" "$slow" -raw
 mraw_pid=$started
@@ -165,6 +170,9 @@ moa_pid=$started
 man=$(free_port)
 start_gateway "$man" "$slow"
 man_pid=$started
+mrs=$(free_port)
+start_gateway "$mrs" "$slow"
+mrs_pid=$started
 # A few streams first, so code paths and pools exist before the idle RSS is read; then every
 # worker opens one stream, and RSS is watched while all are open.
 load mem-raw "http://127.0.0.1:$mraw" bedrock-stream "$mraw_pid" "$baseline_auth" \
@@ -176,6 +184,8 @@ load mem-gateway "http://127.0.0.1:$mgw" stream "$mgw_pid" "$gateway_auth" \
 load mem-openai "http://127.0.0.1:$moa" openai-stream "$moa_pid" "$gateway_auth" \
 	-concurrency "$mem_streams" -n "$mem_streams" -warmup 10 -rss-open -sample-every 500ms
 load mem-anthropic "http://127.0.0.1:$man" anthropic-stream "$man_pid" "$gateway_auth" \
+	-concurrency "$mem_streams" -n "$mem_streams" -warmup 10 -rss-open -sample-every 500ms
+load mem-responses "http://127.0.0.1:$mrs" responses-stream "$mrs_pid" "$gateway_auth" \
 	-concurrency "$mem_streams" -n "$mem_streams" -warmup 10 -rss-open -sample-every 500ms
 if $portkey; then
 	mpk=$(free_port)
@@ -224,8 +234,10 @@ for kind in unary stream; do
 					met=$(meets "$toraw <= $limit")
 				fi
 				;;
-			anthropic)
-				row+=" gateway (Anthropic) | CPU ≤ ${limit}× raw proxy |" less=""
+			anthropic | responses)
+				# Surfaces Portkey is not measured on (for Bedrock it has no Responses API):
+				# the same bound to the raw proxy, and no Portkey ratio.
+				row+=" gateway ($([[ $who == anthropic ]] && echo Anthropic || echo Responses)) | CPU ≤ ${limit}× raw proxy |" less=""
 				met=$([[ $toraw == n/a ]] && echo n/a || meets "$toraw <= $limit")
 				;;
 			esac
@@ -247,7 +259,7 @@ for who in direct raw reverse gateway; do
 	esac
 	echo "$row $(fmt 0 "$(field "$r" .req_per_s)") | $(fmt 2 "$p50") | $(fmt 2 "$(field "$r" .p99_ms)") | $(fmt 1 "$(field "$r" .cpu_us_per_req)") | | | $note |"
 done
-for who in raw reverse gateway openai anthropic $(when_portkey portkey); do
+for who in raw reverse gateway openai anthropic responses $(when_portkey portkey); do
 	r=mem-$who
 	per=$(field "$r" .kib_per_open_stream)
 	idle=$(field "$r" '.rss_start_kib / 1024')
@@ -259,8 +271,13 @@ for who in raw reverse gateway openai anthropic $(when_portkey portkey); do
 	raw) name="raw proxy" toraw="" ;;
 	reverse) name="reverse proxy" torev="" ;;
 	portkey) name=portkey ;;
-	gateway | openai | anthropic)
-		case $who in gateway) name="gateway (Nirmata)" ;; openai) name="gateway (OpenAI)" ;; anthropic) name="gateway (Anthropic)" ;; esac
+	gateway | openai | anthropic | responses)
+		case $who in
+		gateway) name="gateway (Nirmata)" ;;
+		openai) name="gateway (OpenAI)" ;;
+		anthropic) name="gateway (Anthropic)" ;;
+		responses) name="gateway (Responses)" ;;
+		esac
 		target="≤ 64 KiB/stream"
 		met=$([[ $per == n/a ]] && echo n/a || meets "$per <= 64")
 		;;
@@ -273,8 +290,9 @@ echo "go_memstats_mallocs_total deltas (n/a: no /metrics). The latency rows run 
 echo "(open loop; latency counts from each request's slot) and their CPU column is the measured"
 echo "process's (the simulator's for the direct row); the memory rows' ratios are of KiB per open stream."
 echo "The gateway OpenAI rows are the same process as the Nirmata rows, sent Portkey's request body;"
-echo "the Anthropic rows the same process again, sent the same request in Anthropic's form (in the"
-echo "memory run, each a fresh process of its own)."
+echo "the Anthropic and Responses rows the same process again, sent the same request in Anthropic's"
+echo "form and in the Responses API's (store false; in the memory run, each a fresh process of its"
+echo "own). Portkey $portkey_version has no Responses row: for Bedrock it answers /v1/responses with 500."
 if $portkey; then
 	echo
 	for kind in unary stream; do

@@ -296,6 +296,55 @@ func (rd *reader) anthropicSSE(body io.Reader, expect []byte, first func()) read
 	return res
 }
 
+// responsesSSE reads an OpenAI Responses stream: "event: <type>" and "data: {…}" pairs,
+// each data numbered by its sequence_number from 0 without gaps. lines counts data lines.
+// Complete means the last event is response.completed and carries expect (the whole
+// response is in it); response.failed or an error event is a stream error; an event that
+// does not decode or is out of sequence is malformed.
+func (rd *reader) responsesSSE(body io.Reader, expect []byte, first func()) readResult {
+	var res readResult
+	var expected, failed, malformed bool
+	rd.last = rd.last[:0]
+	err := rd.eachLine(body, func(line []byte) {
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			return // the event: lines; each data's type names its event
+		}
+		data = bytes.TrimSpace(data)
+		if res.lines == 0 && first != nil {
+			first()
+		}
+		var ev struct {
+			Type           string `json:"type"`
+			SequenceNumber *int   `json:"sequence_number"`
+		}
+		if err := json.Unmarshal(data, &ev); err != nil || ev.SequenceNumber == nil || *ev.SequenceNumber != res.lines {
+			malformed = true
+		}
+		res.lines++
+		rd.last = append(rd.last[:0], ev.Type...)
+		switch ev.Type {
+		case "response.failed", "error":
+			failed = true
+		case "response.completed":
+			expected = expect == nil || bytes.Contains(data, expect)
+		}
+	})
+	switch {
+	case err != nil:
+		res.kind = Truncated
+	case failed:
+		res.kind = StreamError
+	case string(rd.last) != "response.completed" && string(rd.last) != "response.incomplete":
+		res.kind = Truncated
+	case malformed:
+		res.kind = Malformed
+	case !expected:
+		res.kind = Unexpected
+	}
+	return res
+}
+
 // eventStream reads a Bedrock ConverseStream frame by frame, checking each frame's CRCs.
 // Complete means messageStop arrived and metadata (Bedrock's last event) ended the stream.
 func (rd *reader) eventStream(body io.Reader, expect []byte, first func()) readResult {

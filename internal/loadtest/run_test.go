@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -188,6 +189,44 @@ func TestAnthropicSSEOutcomes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			res := run(t, tt.h, FormatAnthropicSSE, `"stop_reason":"tool_use"`, 4, 2)
+			assert.Equal(t, 4, res.Counts[tt.want], "counts %v", res.Counts)
+			assert.Equal(t, tt.wantLines*int64(res.Counts[OK]), res.Lines)
+		})
+	}
+}
+
+func TestResponsesSSEOutcomes(t *testing.T) {
+	t.Parallel()
+	// ev is one event of a Responses stream: its event line and its data, numbered seq.
+	ev := func(typ string, seq int, rest string) string {
+		return fmt.Sprintf("event: %s\ndata: {\"type\":%q,\"sequence_number\":%d%s}\n\n", typ, typ, seq, rest)
+	}
+	const (
+		call = `,"response":{"status":"completed","output":[{"type":"function_call","name":"get_weather"}]}`
+		text = `,"response":{"status":"completed","output":[{"type":"message","content":[]}]}`
+	)
+	head := []string{ev("response.created", 0, ""), ev("response.in_progress", 1, ""),
+		ev("response.output_item.added", 2, ""), ev("response.function_call_arguments.delta", 3, `,"delta":"{}"`)}
+	stream := func(tail ...string) http.Handler { return lines(append(slices.Clone(head), tail...)...) }
+	tests := []struct {
+		name      string
+		h         http.Handler
+		want      Kind
+		wantLines int64
+	}{
+		{"complete, a function_call in the response", stream(ev("response.completed", 4, call)), OK, 5},
+		{"no response.completed", stream(), Truncated, 0},
+		{"response.failed", stream(ev("response.failed", 4, `,"response":{"status":"failed"}`)), StreamError, 0},
+		{"an error event", stream(ev("error", 4, `,"code":"server_error"`)), StreamError, 0},
+		{"without a function_call", stream(ev("response.completed", 4, text)), Unexpected, 0},
+		{"incomplete", stream(ev("response.incomplete", 4, `,"response":{"status":"incomplete"}`)), Unexpected, 0},
+		{"a gap in sequence_number", stream(ev("response.completed", 5, call)), Malformed, 0},
+		{"empty body", lines(), Truncated, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := run(t, tt.h, FormatResponsesSSE, `"type":"function_call"`, 4, 2)
 			assert.Equal(t, 4, res.Counts[tt.want], "counts %v", res.Counts)
 			assert.Equal(t, tt.wantLines*int64(res.Counts[OK]), res.Lines)
 		})
@@ -474,6 +513,10 @@ func TestScenarios(t *testing.T) {
 	anthropicStream, _ := Lookup("anthropic-stream", DefaultModel)
 	assert.Equal(t, FormatAnthropicSSE, anthropicStream.Format)
 	assert.Equal(t, "/v1/messages", anthropicStream.Path)
+	responsesStream, _ := Lookup("responses-stream", DefaultModel)
+	assert.Equal(t, FormatResponsesSSE, responsesStream.Format)
+	assert.Equal(t, "/v1/responses", responsesStream.Path)
+	assert.Contains(t, string(responsesStream.Body), `"store":false`)
 }
 
 func TestProc(t *testing.T) {

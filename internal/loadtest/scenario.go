@@ -33,6 +33,10 @@ const (
 	// FormatAnthropicSSE is Anthropic's Messages stream (server-sent events): complete when
 	// message_stop came last; an error event is a stream error.
 	FormatAnthropicSSE Format = "anthropic-sse"
+	// FormatResponsesSSE is OpenAI's Responses stream (server-sent events, numbered by
+	// sequence_number): complete when response.completed came last; response.failed or an
+	// error event is a stream error.
+	FormatResponsesSSE Format = "responses-sse"
 	// FormatOpenAI is OpenAI's unary chat completion, read whole and decoded: a
 	// chat.completion object with one assistant choice, a finish reason, well-formed tool
 	// calls and usage.
@@ -41,11 +45,13 @@ const (
 
 // Streams reports whether answers in f are streams, read line by line (or frame by frame).
 func (f Format) Streams() bool {
-	return f == FormatJSONL || f == FormatEventStream || f == FormatSSE || f == FormatAnthropicSSE
+	return f == FormatJSONL || f == FormatEventStream || f == FormatSSE || f == FormatAnthropicSSE ||
+		f == FormatResponsesSSE
 }
 
 // Formats are the formats an answer can be read in.
-var Formats = []Format{FormatUnary, FormatJSONL, FormatEventStream, FormatSSE, FormatAnthropicSSE, FormatOpenAI}
+var Formats = []Format{FormatUnary, FormatJSONL, FormatEventStream, FormatSSE, FormatAnthropicSSE, FormatResponsesSSE,
+	FormatOpenAI}
 
 // Scenario is one kind of request a load run repeats.
 type Scenario struct {
@@ -70,9 +76,11 @@ type Scenario struct {
 // chat body is already OpenAI's shape; the stream also asks for usage
 // (stream_options.include_usage), and the answers are read as OpenAI's and checked for its
 // shape. The anthropic-* ones are the same requests to Anthropic's Messages surface
-// (/v1/messages), with its max_tokens (the gateway's default), read as its answers.
+// (/v1/messages), with its max_tokens (the gateway's default), read as its answers. The
+// responses-* ones are the same requests to OpenAI's Responses surface (/v1/responses), with
+// store false, so what is measured is the call and not the store.
 var Scenarios = []string{"unary", "stream", "bedrock-unary", "bedrock-stream", "openai-unary", "openai-stream",
-	"anthropic-unary", "anthropic-stream"}
+	"anthropic-unary", "anthropic-stream", "responses-unary", "responses-stream"}
 
 // benchTool is one tool every scenario offers; three of them, so the request carries a
 // realistic tool list while the user text picks which get called.
@@ -119,6 +127,12 @@ func Lookup(name, model string) (Scenario, error) {
 	case "anthropic-stream":
 		return Scenario{Name: name, Path: "/v1/messages", Body: anthropicBody(model, streamText, true),
 			Format: FormatAnthropicSSE, Expect: []byte(`"stop_reason":"tool_use"`)}, nil
+	case "responses-unary":
+		return Scenario{Name: name, Path: "/v1/responses", Body: responsesBody(model, unaryText, false),
+			Format: FormatUnary, Expect: []byte(`"type":"function_call"`)}, nil
+	case "responses-stream":
+		return Scenario{Name: name, Path: "/v1/responses", Body: responsesBody(model, streamText, true),
+			Format: FormatResponsesSSE, Expect: []byte(`"type":"function_call"`)}, nil
 	case "bedrock-unary":
 		return Scenario{Name: name, Path: modelPath(model) + "/converse", Body: converseBody(unaryText),
 			Format: FormatUnary, Expect: []byte(`"stopReason":"tool_use"`)}, nil
@@ -207,6 +221,35 @@ func anthropicBody(model, text string, stream bool) []byte {
 	}{Model: model, MaxTokens: 4096, Messages: []message{{"user", text}}, ToolChoice: toolChoice{"auto"}, Stream: stream}
 	for _, t := range benchTools {
 		body.Tools = append(body.Tools, tool{t.name, t.description, jsontext.Value(t.schema)})
+	}
+	return mustMarshal(body)
+}
+
+// responsesBody is chatBody as OpenAI's Responses API takes it: the same text as an input
+// message item and the same tools as its flat function tools, with store false (docs/PROTOCOL.md
+// 16.5), so nothing is kept and the store is not part of what is measured.
+func responsesBody(model, text string, stream bool) []byte {
+	type tool struct {
+		Type        string         `json:"type"`
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		Parameters  jsontext.Value `json:"parameters"`
+	}
+	type item struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	body := struct {
+		Model      string `json:"model"`
+		Input      []item `json:"input"`
+		Tools      []tool `json:"tools"`
+		ToolChoice string `json:"tool_choice"`
+		Store      bool   `json:"store"`
+		Stream     bool   `json:"stream,omitzero"`
+	}{Model: model, Input: []item{{"message", "user", text}}, ToolChoice: "auto", Stream: stream}
+	for _, t := range benchTools {
+		body.Tools = append(body.Tools, tool{"function", t.name, t.description, jsontext.Value(t.schema)})
 	}
 	return mustMarshal(body)
 }
