@@ -1,0 +1,79 @@
+//go:build clients
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Claude Code (npm @anthropic-ai/claude-code, pinned in test/node/package-lock.json) is a
+// native program: npm installs the one for this platform as an optional dependency,
+// @anthropic-ai/claude-code-<platform>, and the package's postinstall script copies it over
+// the placeholder bin/claude.exe. make clients installs with --ignore-scripts, as for every
+// package of test/node, so the tests run the platform package's program itself.
+
+// claudeTimeout bounds one `claude -p` run; on a gateway that answers at once it takes a
+// second or two.
+const claudeTimeout = 2 * time.Minute
+
+// requireClaude finds the installed Claude Code program, or fails: CI installs it, and a
+// test that skipped would hide that it never ran.
+func requireClaude(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(nodeDir)
+	require.NoError(t, err)
+	found, err := filepath.Glob(filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code-*", "claude"))
+	require.NoError(t, err)
+	if len(found) != 1 {
+		t.Fatalf("want the one Claude Code program of this platform under %s/node_modules/@anthropic-ai/claude-code-*/, found %q: run `make clients`, which installs test/node's packages (npm ci installs the platform's optional dependency)", dir, found)
+	}
+	return found[0]
+}
+
+// claudeRun is one `claude -p` run: its own HOME (so its settings, sessions and --continue
+// history are the test's) and working directory, against one base URL.
+type claudeRun struct {
+	bin  string
+	home string // HOME and CLAUDE_CONFIG_DIR's parent
+	dir  string // the working directory: where its Bash tool runs commands
+	url  string // ANTHROPIC_BASE_URL
+	key  string // ANTHROPIC_API_KEY
+}
+
+// newClaudeRun makes a HOME and a working directory for runs of bin against url.
+func newClaudeRun(t *testing.T, bin, url, key string) claudeRun {
+	t.Helper()
+	return claudeRun{bin: bin, home: t.TempDir(), dir: t.TempDir(), url: url, key: key}
+}
+
+// run runs `claude` with args and returns what it printed. The environment is built from
+// nothing but PATH, so no ANTHROPIC_* or proxy variable of the machine reaches it, and it
+// sends nothing but its requests to the base URL: no telemetry, error reports, update
+// checks or other non-essential traffic, which would wait on a network this machine does
+// not have.
+func (c claudeRun) run(ctx context.Context, env []string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, claudeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Dir = c.dir
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + c.home,
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(c.home, ".claude"),
+		"ANTHROPIC_BASE_URL=" + c.url,
+		"ANTHROPIC_API_KEY=" + c.key,
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	}, env...)
+	cmd.WaitDelay = 5 * time.Second // a child that keeps the pipes open cannot hang the test
+	return cmd.CombinedOutput()
+}
