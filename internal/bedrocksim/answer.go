@@ -189,12 +189,16 @@ func parallel(msgs []message, tc *toolConfiguration, body []byte) answer {
 			names = toolNames(msgs[lastIndex-1 : lastIndex])
 		}
 		if again := retries(msgs, results, names, tc); len(again) > 0 {
-			return callTools(again, body, " again")
+			var taskText string
+			if task := taskIndex(msgs); task >= 0 {
+				taskText, _ = turnParts(msgs[task])
+			}
+			return callTools(again, body, " again", quoted(taskText))
 		}
 		return answer{Text: quoteResults(results, names), StopReason: stopEndTurn}
 	}
 	if specs := chosenTools(tc, userText); len(specs) > 0 {
-		return callTools(specs, body, "")
+		return callTools(specs, body, "", quoted(userText))
 	}
 	return greeting(userText)
 }
@@ -317,12 +321,12 @@ func oneAtATime(msgs []message, tc *toolConfiguration, body []byte) answer {
 	})
 	for _, s := range named {
 		if retryable(latest[s.Name], s.Name, calls[s.Name]) {
-			return callTools([]*toolSpecification{s}, body, " again")
+			return callTools([]*toolSpecification{s}, body, " again", quoted(taskText))
 		}
 	}
 	for _, s := range named {
 		if calls[s.Name] == 0 {
-			return callTools([]*toolSpecification{s}, body, "")
+			return callTools([]*toolSpecification{s}, body, "", quoted(taskText))
 		}
 	}
 	if len(results) > 0 {
@@ -341,18 +345,56 @@ func lastUser(msgs []message) int {
 	return -1
 }
 
-// turnParts are a turn's text blocks joined by newlines, and its tool results.
+// turnParts are a turn's text blocks joined by newlines, and its tool results. The text is
+// what the user said: a block that is wholly one tagged element
+// (`<system-reminder>…</system-reminder>`) is context that a client adds to the turn (Claude
+// Code's reminders name most of its tools), so it is left out, unless every block is one.
 func turnParts(m message) (text string, results []*toolResultBlock) {
-	var texts []string
+	var texts, context []string
 	for _, b := range m.Content {
-		if b.Text != nil {
+		switch {
+		case b.Text != nil && tagged(*b.Text):
+			context = append(context, *b.Text)
+		case b.Text != nil:
 			texts = append(texts, *b.Text)
 		}
 		if b.ToolResult != nil {
 			results = append(results, b.ToolResult)
 		}
 	}
+	if len(texts) == 0 {
+		texts = context
+	}
 	return strings.Join(texts, "\n"), results
+}
+
+// tagged reports whether text is, but for surrounding space, one element <name>…</name>.
+func tagged(text string) bool {
+	t := strings.TrimSpace(text)
+	rest, ok := strings.CutPrefix(t, "<")
+	if !ok {
+		return false
+	}
+	name, _, ok := strings.Cut(rest, ">")
+	if !ok || name == "" || strings.IndexFunc(name, func(r rune) bool { return r > 0x7f || !isNameByte(byte(r)) }) >= 0 {
+		return false
+	}
+	return len(t) >= 2*len(name)+5 && strings.HasSuffix(t, "</"+name+">")
+}
+
+// quoted is the first `backquoted` text of the user's words, trimmed, or "": what a call of a
+// tool they name should take (`ls -la`, `notes.txt`).
+func quoted(text string) string {
+	_, rest, ok := strings.Cut(text, "`")
+	if !ok {
+		return ""
+	}
+	rest = strings.TrimLeft(rest, "`")
+	q, _, ok := strings.Cut(rest, "`")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(q)
 }
 
 // toolNames maps the toolUse ids of the assistant turns among msgs to the tools called.
@@ -371,13 +413,18 @@ func toolNames(msgs []message) map[string]string {
 	return names
 }
 
-// callTools calls specs, after the text "I'll call a and b<suffix>."
-func callTools(specs []*toolSpecification, body []byte, suffix string) answer {
+// callTools calls specs, after the text "I'll call a and b<suffix>.", with arguments built
+// from their schemas: by quotedArgs when the task quotes a value (quote), else exampleArgs.
+func callTools(specs []*toolSpecification, body []byte, suffix, quote string) answer {
 	a := answer{StopReason: stopToolUse}
 	names := make([]string, len(specs))
 	for i, spec := range specs {
 		names[i] = spec.Name
-		a.Calls = append(a.Calls, toolCall{ID: toolUseID(body, i), Name: spec.Name, Input: exampleArgs(spec.InputSchema.JSON)})
+		args := exampleArgs(spec.InputSchema.JSON)
+		if quote != "" {
+			args = quotedArgs(spec.InputSchema.JSON, quote)
+		}
+		a.Calls = append(a.Calls, toolCall{ID: toolUseID(body, i), Name: spec.Name, Input: args})
 	}
 	a.Text = "I'll call " + joinAnd(names) + suffix + "."
 	return a

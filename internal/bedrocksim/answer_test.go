@@ -138,3 +138,105 @@ func TestParseFault(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
+
+func TestTurnPartsLeavesTaggedContextOut(t *testing.T) {
+	t.Parallel()
+	turn := func(texts ...string) message {
+		m := message{Role: roleUser}
+		for _, s := range texts {
+			m.Content = append(m.Content, contentBlock{Text: &s})
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		turn message
+		want string
+	}{
+		{"one block", turn("Use get_weather"), "Use get_weather"},
+		{"reminders before the words", turn("<system-reminder>\nThe Agent and Skill tools are here.\n</system-reminder>\n", "Use the Bash tool"), "Use the Bash tool"},
+		{"reminders after the words", turn("run it", "  <context>x</context>  "), "run it"},
+		{"only tagged blocks", turn("<a>one</a>", "<b>two</b>"), "<a>one</a>\n<b>two</b>"},
+		{"a tag inside the words", turn("<b>bold</b> and more", "<x>y</x>"), "<b>bold</b> and more"},
+		{"mismatched tags", turn("<a>one</b>", "<x>y</x>"), "<a>one</b>"},
+		{"not a name", turn("<a b>one</a b>", "<x>y</x>"), "<a b>one</a b>"},
+		{"an empty element is one", turn("<a></a>", "words"), "words"},
+		{"an opening tag alone is not", turn("<ab>", "<x>y</x>"), "<ab>"},
+	} {
+		got, _ := turnParts(tc.turn)
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+}
+
+func TestQuoted(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]string{
+		"run `ls -la` now":                 "ls -la",
+		"first `a`, then `b`":              "a",
+		"```\necho hi > x.txt\n```":        "echo hi > x.txt",
+		"no quote":                         "",
+		"an open ` quote":                  "",
+		"``":                               "",
+		"Use the Bash tool to run ` pwd `": "pwd",
+	} {
+		assert.Equal(t, want, quoted(text), text)
+	}
+}
+
+// bashSchema is Claude Code's Bash tool's schema (e2e/testdata/claude-code), descriptions
+// left out.
+const bashSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"number"},"description":{"type":"string"},"run_in_background":{"type":"boolean"},"dangerouslyDisableSandbox":{"type":"boolean"}},"required":["command"],"additionalProperties":false}`
+
+func TestQuotedArgs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, schema, want string }{
+		{"Claude Code's Bash", bashSchema, `{"command":"touch hello.txt"}`},
+		{"first required string", `{"type":"object","properties":{"n":{"type":"integer"},"mode":{"type":"string","enum":["a","b"]},"path":{"type":"string"},"text":{"type":"string"}},"required":["mode","n","text","path"]}`,
+			`{"n":42,"mode":"a","path":"touch hello.txt","text":"example"}`},
+		{"no required string", `{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":"string"}},"required":["n"]}`, `{"n":42}`},
+		{"nested strings keep their example", `{"type":"object","properties":{"o":{"type":"object","properties":{"s":{"type":"string"}},"required":["s"]}},"required":["o"]}`, `{"o":{"s":"example"}}`},
+		{"no required", `{"type":"object","properties":{"s":{"type":"string"}}}`, `{}`},
+		{"not an object", `[]`, `{}`},
+	} {
+		got := quotedArgs(jsontext.Value(tc.schema), "touch hello.txt")
+		assert.Equal(t, tc.want, string(got), tc.name)
+		assert.True(t, jsontext.Value(got).IsValid(), tc.name)
+	}
+}
+
+// TestBuildAnswerCallsTheToolTheUserNames is a Claude Code turn: reminders that name most of
+// the offered tools, then the user's words, which name one and quote its command. The model
+// calls that tool alone, with the command, then says what came back.
+func TestBuildAnswerCallsTheToolTheUserNames(t *testing.T) {
+	t.Parallel()
+	spec := func(name, schema string) toolEntry {
+		return toolEntry{ToolSpec: &toolSpecification{Name: name, InputSchema: toolInputSchema{JSON: jsontext.Value(schema)}}}
+	}
+	reminder := "<system-reminder>\nThe Agent tool starts agents; the Skill tool loads skills; Read reads files.\n</system-reminder>\n"
+	words := "Use the Bash tool to run `touch hello.txt`"
+	tc := &toolConfiguration{Tools: []toolEntry{
+		spec("Agent", `{"type":"object","properties":{"prompt":{"type":"string"}},"required":["prompt"]}`),
+		spec("Bash", bashSchema),
+		spec("Read", `{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`),
+		spec("Skill", `{"type":"object","properties":{"skill":{"type":"string"}},"required":["skill"]}`),
+	}}
+	req := &converseRequest{
+		Messages:   []message{{Role: roleUser, Content: []contentBlock{{Text: &reminder}, {Text: &words}}}},
+		ToolConfig: tc,
+	}
+	m := models["anthropic.claude-sonnet-4-20250514-v1:0"]
+	a := buildAnswer(m, req, []byte("turn 1"))
+	require.Len(t, a.Calls, 1, "only the tool the user's own words name")
+	assert.Equal(t, "Bash", a.Calls[0].Name)
+	assert.JSONEq(t, `{"command":"touch hello.txt"}`, string(a.Calls[0].Input))
+	assert.Equal(t, stopToolUse, a.StopReason)
+
+	output := "(Bash completed with no output)"
+	req.Messages = append(req.Messages, a.message(), message{Role: roleUser, Content: []contentBlock{{ToolResult: &toolResultBlock{
+		ToolUseID: a.Calls[0].ID, Content: []toolResultContent{{Text: &output}},
+	}}}})
+	a = buildAnswer(m, req, []byte("turn 2"))
+	assert.Empty(t, a.Calls)
+	assert.Equal(t, "Tool results received: Bash → (Bash completed with no output)", a.Text)
+	assert.Equal(t, stopEndTurn, a.StopReason)
+}

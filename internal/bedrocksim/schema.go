@@ -115,6 +115,21 @@ func exampleArgs(schema jsontext.Value) []byte {
 	return e.buf.Bytes()
 }
 
+// quotedArgs builds tool arguments for a task that quotes a value (quoted): the schema's
+// required properties only, as exampleArgs builds them, but the first of type string (no enum
+// or const) is the quoted value, as a model asked to run `ls -la` passes that command and
+// leaves the options alone (Claude Code's Bash tool would otherwise run it in the background,
+// unsandboxed, with a timeout of 1.5 ms).
+func quotedArgs(schema jsontext.Value, quote string) []byte {
+	members, ok := objectMembers(schema)
+	if !ok {
+		return []byte("{}")
+	}
+	e := example{root: schema, quote: quote}
+	e.object(members, 0, true)
+	return e.buf.Bytes()
+}
+
 // maxExampleBytes bounds what exampleArgs writes: past it, every value is "example", as past
 // maxSchemaDepth.
 const maxExampleBytes = 64 << 10
@@ -128,6 +143,9 @@ type example struct {
 	refs []string
 	// resolved caches what each $ref points to.
 	resolved map[string]jsontext.Value
+	// quote is the value of the top object's first required string property, until written
+	// (quotedArgs).
+	quote string
 }
 
 // value writes a value for schema. lean: objects get their required properties only.
@@ -418,6 +436,11 @@ func (e *example) object(schema []member, depth int, lean bool) {
 			seen[p.key] = true
 			buf.Write(marshal(p.key))
 			buf.WriteByte(':')
+			if e.quote != "" && depth == 0 && slices.Contains(required, p.key) && plainString(p.value) {
+				buf.Write(marshal(e.quote))
+				e.quote = ""
+				continue
+			}
 			e.value(p.value, depth, lean)
 		}
 	}
@@ -431,6 +454,20 @@ func (e *example) object(schema []member, depth int, lean bool) {
 		buf.WriteString(`:"example"`)
 	}
 	buf.WriteByte('}')
+}
+
+// plainString reports whether schema is of type string with no enum, const or $ref.
+func plainString(schema jsontext.Value) bool {
+	members, ok := objectMembers(schema)
+	if !ok || schemaType(members) != "string" {
+		return false
+	}
+	for _, key := range []string{"enum", "const", "$ref"} {
+		if _, ok := lookup(members, key); ok {
+			return false
+		}
+	}
+	return true
 }
 
 // writeCompact copies a JSON value from a schema without its whitespace, digits and escapes
