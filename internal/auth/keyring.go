@@ -139,14 +139,27 @@ func (k *Keyring) Check(values []string) (keyID string, ok bool) {
 	return k.check(values[0])
 }
 
-// check verifies an Authorization value, "NIRMATA-API <key>" or "Bearer <key>", comparing
-// every configured key without an early exit. On success it returns the key's identity
-// (see ID), safe to log.
+// CheckAPIKey verifies the x-api-key values of one call (Anthropic's header, the bare
+// key): exactly one is allowed, as in Check.
+func (k *Keyring) CheckAPIKey(values []string) (keyID string, ok bool) {
+	if len(values) != 1 {
+		return "", false
+	}
+	return k.checkKey(values[0])
+}
+
+// check verifies an Authorization value, "NIRMATA-API <key>" or "Bearer <key>".
 func (k *Keyring) check(authorization string) (keyID string, ok bool) {
 	scheme, key, found := strings.Cut(strings.TrimSpace(authorization), " ")
 	if !found || (!strings.EqualFold(scheme, "NIRMATA-API") && !strings.EqualFold(scheme, "Bearer")) {
 		return "", false
 	}
+	return k.checkKey(key)
+}
+
+// checkKey verifies a key, comparing every configured key without an early exit. On
+// success it returns the key's identity (see ID), safe to log.
+func (k *Keyring) checkKey(key string) (keyID string, ok bool) {
 	d := sha256.Sum256([]byte(strings.TrimSpace(key)))
 	match := -1
 	for i := range k.digests {

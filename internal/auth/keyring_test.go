@@ -54,6 +54,15 @@ func TestKeyring(t *testing.T) {
 	_, ok = k.Check(nil)
 	assert.False(t, ok)
 
+	// x-api-key (Anthropic's header) holds the bare key, one per call.
+	id3, ok := k.CheckAPIKey([]string{alpha})
+	assert.True(t, ok)
+	assert.Equal(t, id1, id3, "the same key, the same identity, whichever header brought it")
+	for _, values := range [][]string{nil, {""}, {"Bearer " + alpha}, {alpha, alpha}, {alpha + "X"}} {
+		_, ok = k.CheckAPIKey(values)
+		assert.False(t, ok, "%q", values)
+	}
+
 	off, err := NewKeyring(nil)
 	require.NoError(t, err)
 	assert.False(t, off.Enabled())

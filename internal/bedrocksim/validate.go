@@ -29,13 +29,22 @@ const maxCachePoints = 4
 // the simulator's table lacks. The rules are Converse's; ConverseStream adds tool use in
 // streaming mode and lifts the thinking limit on maxTokens (G12).
 func ValidateJSON(modelID string, body []byte) error {
+	return validateJSON(modelID, body, false)
+}
+
+// ValidateStreamJSON is ValidateJSON for a ConverseStream request.
+func ValidateStreamJSON(modelID string, body []byte) error {
+	return validateJSON(modelID, body, true)
+}
+
+func validateJSON(modelID string, body []byte, stream bool) error {
 	model, found := lookupModel(modelID)
 	if !found {
 		return modelNotFound()
 	}
 	req, err := decodeRequest(body)
 	if err == nil {
-		err = validate(model, req, false)
+		err = validate(model, req, stream)
 	}
 	if err != nil {
 		return err

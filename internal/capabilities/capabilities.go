@@ -79,6 +79,9 @@ const llama3MaxOutput = 2048
 // out at 3,072 and Cohere Command R and R+ write at most 4,000 tokens (AWS's model parameter
 // pages as we know them; not verified against them from here).
 const (
+	// novaMaxOutput: Nova's request schema takes maxTokens from 1 to 5000 (the Nova user
+	// guide's complete request schema); Premier's is left unknown.
+	novaMaxOutput         = 5000
 	titanPremierMaxOutput = 3072
 	commandRMaxOutput     = 4000
 )
@@ -87,7 +90,8 @@ const (
 // start with, because the first match wins.
 var families = []family{
 	{"anthropic.claude", true, true, allChoices, 0},
-	{"amazon.nova-", true, true, allChoices, 0},
+	{"amazon.nova-premier", true, true, allChoices, 0},
+	{"amazon.nova-", true, true, allChoices, novaMaxOutput},
 	{"amazon.titan-text-premier", false, false, nil, titanPremierMaxOutput},
 	{"amazon.titan-text", false, false, nil, 0},
 	{"ai21.jamba-1-5", true, true, autoOnly, 0},
@@ -203,8 +207,27 @@ func Lookup(modelID string) Model {
 		m.NoTemperatureWithTopP = v >= 45 || (tier == "opus" && v >= 41)
 		// Claude Opus 4.6, Sonnet 4.6 and later refuse assistant prefill.
 		m.NoPrefill = v >= 46
+		m.MaxOutput = claudeMaxOutput(tier, v)
 	}
 	return m
+}
+
+// claudeMaxOutput is the largest max_tokens of a Claude model of tier and version v (37
+// for 3.7), Anthropic's models overview: 4,096 for Claude 3, 8,192 for 3.5, 64,000 from
+// 3.7 Sonnet (128,000 with its beta) on, but 32,000 for Opus 4 and 4.1 and 128,000 for
+// Opus 4.6 and later.
+func claudeMaxOutput(tier string, v int) int32 {
+	switch {
+	case v < 35:
+		return 4096
+	case v < 37:
+		return 8192
+	case tier == "opus" && v < 45:
+		return 32000
+	case tier == "opus" && v >= 46:
+		return 128000
+	}
+	return 64000
 }
 
 // claudeVersion reads the tier and version from a Claude family id. Two spellings exist:

@@ -397,6 +397,13 @@ func memberPath(p jsontext.Pointer) string {
 	return b.String()
 }
 
+// KindName names a JSON kind as the errors say it ("string", "array", "null").
+func KindName(k jsontext.Kind) string { return kindName(k) }
+
+// WantError is the error of a member of the wrong JSON kind, for a surface's own
+// UnmarshalJSONFrom: Decode answers it as "<path>: want <want>, got <kind>".
+func WantError(want string, k jsontext.Kind) error { return wantErr(want, k) }
+
 // kindName names a JSON kind as the errors say it.
 func kindName(k jsontext.Kind) string {
 	switch k {

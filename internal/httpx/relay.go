@@ -24,6 +24,12 @@ type Frames struct {
 	// WaitFirst: nothing is written before the first event, so a failure before it is
 	// answered with its status (Relay returns it), as a unary call's would be.
 	WaitFirst bool
+	// Ping appends a keep-alive frame, written whenever nothing was written for PingEvery
+	// while the stream is open (a long silence upstream, such as a model thinking, is not
+	// mistaken for a dead connection by the client or a proxy's idle timeout). Both or
+	// neither are set; without them a stream costs nothing more.
+	Ping      func(dst []byte) []byte
+	PingEvery time.Duration
 }
 
 // Prepare reads and decodes a chat request, then either answers it whole (a unary call: it
@@ -89,6 +95,8 @@ type serving struct {
 	out    *StreamWriter
 	events []chat.Event
 	err    error
+	// ping, with Frames.Ping, writes the stream's frames and its pings in turn.
+	ping *pinger
 }
 
 // begin prepares the call and starts its stream, if any, on its own goroutine (Serve).
@@ -115,16 +123,22 @@ func (sv *serving) begin() {
 	}
 	SetStreamHeaders(sv.w.Header(), sv.st.Result())
 	sv.out = StartStream(sv.w, sv.frames.ContentType, sv.timeout)
+	if sv.frames.Ping != nil && sv.frames.PingEvery > 0 {
+		sv.ping = startPinger(sv.out, sv.frames.Ping, sv.frames.PingEvery)
+	}
 }
 
 // relay writes the stream's events as they come, until it ends or the client is gone.
 func (sv *serving) relay(ctx context.Context) {
+	if sv.ping != nil {
+		defer sv.ping.stop()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			_ = sv.out.Write(sv.frames.Error(nil, sv.call.Recovered("stream", p)))
+			_ = sv.write(sv.frames.Error(nil, sv.call.Recovered("stream", p)))
 		}
 	}()
 	events, err := sv.events, sv.err
@@ -140,7 +154,7 @@ func (sv *serving) relay(ctx context.Context) {
 		if err != nil && err != io.EOF {
 			buf = sv.frames.Error(buf, sv.call.Fail(ctx, err))
 		}
-		werr := sv.out.Write(buf)
+		werr := sv.write(buf)
 		if werr != nil {
 			sv.call.Answered(writeFailed(werr))
 			return
@@ -149,6 +163,80 @@ func (sv *serving) relay(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// write writes b to the stream, in turn with its pings if it has them.
+func (sv *serving) write(b []byte) error {
+	if sv.ping != nil {
+		return sv.ping.write(b)
+	}
+	return sv.out.Write(b)
+}
+
+// pinger writes a stream's frames and, whenever nothing was written for every, a ping:
+// one timer per stream, which each firing re-arms for what is left of the interval since
+// the last write, so a write costs a clock read and no timer reset.
+type pinger struct {
+	mu    sync.Mutex
+	out   *StreamWriter
+	frame func(dst []byte) []byte
+	every time.Duration
+	timer *time.Timer
+	buf   []byte
+	last  time.Time
+	// done: the stream is over, or a write failed (the client is gone or stopped
+	// reading, which the relay's next write finds too); no more pings.
+	done bool
+}
+
+func startPinger(out *StreamWriter, frame func([]byte) []byte, every time.Duration) *pinger {
+	p := &pinger{out: out, frame: frame, every: every, last: time.Now()}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.timer = time.AfterFunc(every, p.ping)
+	return p
+}
+
+// write writes b, never during a ping.
+func (p *pinger) write(b []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	err := p.out.Write(b)
+	p.last = time.Now()
+	if err != nil {
+		p.done = true
+	}
+	return err
+}
+
+// ping runs on the timer's goroutine: it writes a ping if nothing was written for every,
+// and re-arms the timer.
+func (p *pinger) ping() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	if wait := p.every - time.Since(p.last); wait > 0 {
+		p.timer.Reset(wait)
+		return
+	}
+	p.buf = p.frame(p.buf[:0])
+	if p.out.Write(p.buf) != nil {
+		p.done = true
+		return
+	}
+	p.last = time.Now()
+	p.timer.Reset(p.every)
+}
+
+// stop ends the pings before the stream's writer is ended: no ping is written after it
+// returns.
+func (p *pinger) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = true
+	p.timer.Stop()
 }
 
 // recovered is the failure a panic was answered with, already logged.

@@ -13,9 +13,10 @@ import (
 
 // Transports, the values of the transport label: which surface a request came in on.
 const (
-	TransportREST   = "rest"   // the Nirmata REST API
-	TransportOpenAI = "openai" // OpenAI's Chat Completions API
-	TransportGRPC   = "grpc"
+	TransportREST      = "rest"      // the Nirmata REST API
+	TransportOpenAI    = "openai"    // OpenAI's Chat Completions API
+	TransportAnthropic = "anthropic" // Anthropic's Messages API
+	TransportGRPC      = "grpc"
 )
 
 // Routes, the values of the route label: what a request asked for, on any transport.
@@ -24,6 +25,7 @@ const (
 	RouteChatStream   = "chat_stream"
 	RouteCapabilities = "capabilities"
 	RouteModels       = "models"
+	RouteCountTokens  = "count_tokens"
 	// RouteOther is any other path or method; it shares one series so a scan of random
 	// paths cannot grow them.
 	RouteOther = "other"
@@ -264,7 +266,7 @@ func (m *Metrics) Configure(c Configured) {
 	for _, id := range c.Models {
 		m.models.reserve(id)
 		model := m.models.lookup(id)
-		for _, transport := range []string{TransportREST, TransportOpenAI, TransportGRPC} {
+		for _, transport := range []string{TransportREST, TransportOpenAI, TransportAnthropic, TransportGRPC} {
 			for _, route := range []string{RouteChat, RouteChatStream} {
 				m.requests.WithLabelValues(transport, route, "ok", model, LabelNone)
 			}

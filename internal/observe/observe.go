@@ -56,7 +56,7 @@ func (o *Observer) Begin(transport, route, method, path string) *Call {
 type Call struct {
 	o     *Observer
 	Start time.Time
-	// Transport is the metrics' transport label: "rest", "openai", "grpc"
+	// Transport is the metrics' transport label: "rest", "openai", "anthropic", "grpc"
 	// (metrics.Transport*).
 	Transport string
 	// Route is the metrics' route label: "chat", "chat_stream", "capabilities", "models",

@@ -20,6 +20,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/nirmata/llm-gateway/internal/anthropic"
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
@@ -64,11 +65,15 @@ type errorWriter func(w http.ResponseWriter, requestID string, f fault.Failure)
 type surface struct {
 	transport  string
 	writeError errorWriter
+	// anthropic: keys come in x-api-key too, and every answer has request-id
+	// (docs/PROTOCOL.md 15).
+	anthropic bool
 }
 
 var (
-	nirmataSurface = surface{metrics.TransportREST, nirmata.WriteError}
-	openaiSurface  = surface{metrics.TransportOpenAI, openai.WriteError}
+	nirmataSurface   = surface{transport: metrics.TransportREST, writeError: nirmata.WriteError}
+	openaiSurface    = surface{transport: metrics.TransportOpenAI, writeError: openai.WriteError}
+	anthropicSurface = surface{transport: metrics.TransportAnthropic, writeError: anthropic.WriteError, anthropic: true}
 )
 
 // NewHTTPHandler returns the REST API.
@@ -76,6 +81,7 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 	s := &httpServer{svc: svc, opts: opts}
 	n := nirmata.NewHandler(svc, nirmata.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
 	o := openai.NewHandler(svc, openai.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
+	a := anthropic.NewHandler(svc, anthropic.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
 	mux := http.NewServeMux()
 	mux.Handle("POST /llm-apps/chat", s.route(nirmataSurface, metrics.RouteChat, true, n.Chat))
 	for _, path := range []string{"/llm-apps/capabilities", "/capabilities"} {
@@ -83,8 +89,14 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 		mux.Handle("GET "+path, s.route(nirmataSurface, metrics.RouteCapabilities, false, n.Capabilities))
 	}
 	mux.Handle("POST /v1/chat/completions", s.route(openaiSurface, metrics.RouteChat, true, o.Chat))
-	mux.Handle("GET /v1/models", s.route(openaiSurface, metrics.RouteModels, true, o.Models))
-	mux.Handle("GET /v1/models/{id...}", s.route(openaiSurface, metrics.RouteModels, true, o.Model))
+	mux.Handle("POST /v1/messages", s.route(anthropicSurface, metrics.RouteChat, true, a.Messages))
+	mux.Handle("POST /v1/messages/count_tokens", s.route(anthropicSurface, metrics.RouteCountTokens, true, a.CountTokens))
+	// The models are listed in Anthropic's shape to a request of its API, in OpenAI's to
+	// any other.
+	mux.Handle("GET /v1/models", byVersion(s.route(anthropicSurface, metrics.RouteModels, true, a.Models),
+		s.route(openaiSurface, metrics.RouteModels, true, o.Models)))
+	mux.Handle("GET /v1/models/{id...}", byVersion(s.route(anthropicSurface, metrics.RouteModels, true, a.Model),
+		s.route(openaiSurface, metrics.RouteModels, true, o.Model)))
 	s.operations(mux)
 	// Anything else: a JSON 404, or 405 on a known path, in the shape of the surface the
 	// path is under, rather than net/http's text. Unknown paths need a key, so a stranger
@@ -92,6 +104,9 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 	openaiOther := s.route(openaiSurface, metrics.RouteOther, true, s.noRoute(mux))
 	mux.Handle("/v1/", openaiOther)
 	mux.Handle("/v1", openaiOther) // else ServeMux redirects it to /v1/
+	anthropicOther := s.route(anthropicSurface, metrics.RouteOther, true, s.noRoute(mux))
+	mux.Handle("/v1/messages/", anthropicOther)
+	mux.Handle("/v1/messages", anthropicOther)
 	other := s.route(nirmataSurface, metrics.RouteOther, true, s.noRoute(mux))
 	mux.Handle("/", other)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -99,11 +114,14 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 		// the clean one, which turns a POST into a GET. The gateway serves no such path; it
 		// answers in the shape of the surface the clean path is under.
 		if p := r.URL.Path; !canonical(p) {
-			if surfaceOf(p).transport == metrics.TransportOpenAI {
+			switch surfaceOf(p).transport {
+			case metrics.TransportAnthropic:
+				anthropicOther.ServeHTTP(w, r)
+			case metrics.TransportOpenAI:
 				openaiOther.ServeHTTP(w, r)
-				return
+			default:
+				other.ServeHTTP(w, r)
 			}
-			other.ServeHTTP(w, r)
 			return
 		}
 		mux.ServeHTTP(w, r)
@@ -129,14 +147,32 @@ func (s *httpServer) operations(mux *http.ServeMux) {
 	mux.Handle("GET /metrics", s.svc.Metrics().Handler())
 }
 
-// surfaceOf is the surface a path is under, by its clean form: OpenAI's for /v1 and below,
-// the Nirmata one for the rest.
+// surfaceOf is the surface a path is under, by its clean form: Anthropic's for
+// /v1/messages and below, OpenAI's for the rest of /v1, the Nirmata one for the rest.
 func surfaceOf(p string) surface {
-	if c := path.Clean(p); c == "/v1" || strings.HasPrefix(c, "/v1/") {
+	switch c := path.Clean(p); {
+	case c == "/v1/messages" || strings.HasPrefix(c, "/v1/messages/"):
+		return anthropicSurface
+	case c == "/v1" || strings.HasPrefix(c, "/v1/"):
 		return openaiSurface
 	}
 	return nirmataSurface
 }
+
+// byVersion serves a request that carries anthropic-version with anthropic, any other
+// with other.
+func byVersion(anthropic, other http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Header[anthropicVersion]; ok {
+			anthropic.ServeHTTP(w, r)
+			return
+		}
+		other.ServeHTTP(w, r)
+	})
+}
+
+// anthropicVersion is the canonical key of the anthropic-version header.
+var anthropicVersion = http.CanonicalHeaderKey(anthropic.HeaderVersion)
 
 // canonical says path is its own path.Clean (a trailing slash aside).
 func canonical(p string) bool {
@@ -158,6 +194,9 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		call := s.opts.Observer.Begin(sf.transport, route, r.Method, r.URL.Path)
 		w.Header().Set("X-Request-Id", call.RequestID)
+		if sf.anthropic {
+			w.Header().Set(anthropic.HeaderRequestID, call.RequestID)
+		}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		// The body must arrive within body_read_timeout, whoever reads it: a handler, or
 		// net/http draining what a handler left. A handler that read its body lifts the
@@ -182,7 +221,7 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 			}
 		}
 		if keys := s.opts.Keys; needKey && keys.Enabled() {
-			keyID, ok := keys.Check(r.Header.Values("Authorization"))
+			keyID, ok := checkKey(keys, sf, r.Header)
 			if !ok {
 				s.svc.Metrics().Rejected(metrics.RejectUnauthenticated)
 				httpx.SkipBody(rec)
@@ -197,13 +236,26 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 	})
 }
 
+// checkKey checks the call's key: in Authorization, or, on Anthropic's surface, in
+// x-api-key instead; a call may send one key only.
+func checkKey(keys *auth.Keyring, sf surface, h http.Header) (keyID string, ok bool) {
+	authorization := h.Values("Authorization")
+	if apiKey := h.Values("X-Api-Key"); sf.anthropic && len(apiKey) > 0 {
+		if len(authorization) > 0 {
+			return "", false
+		}
+		return keys.CheckAPIKey(apiKey)
+	}
+	return keys.Check(authorization)
+}
+
 // fail answers err in the route's error shape.
 func (s *httpServer) fail(w http.ResponseWriter, r *http.Request, call *observe.Call, err error, writeError errorWriter) {
 	writeError(w, call.RequestID, call.Fail(r.Context(), err))
 }
 
 // catchAll are the patterns of paths no route serves.
-var catchAll = map[string]bool{"/": true, "/v1/": true, "/v1": true}
+var catchAll = map[string]bool{"/": true, "/v1/": true, "/v1": true, "/v1/messages/": true, "/v1/messages": true}
 
 // noRoute answers a path no route serves: 405 when another method serves it, else 404.
 func (s *httpServer) noRoute(mux *http.ServeMux) serveFunc {

@@ -34,7 +34,15 @@ func maxTokens(req *chat.Request, model capabilities.Model, defaultMax, budget i
 		allowance = thinkingAllowance
 	}
 	// A client's max_tokens may be as large as an int32 holds; the sum must not wrap.
-	return min(allowance, math.MaxInt32-budget) + budget
+	n := min(allowance, math.MaxInt32-budget) + budget
+	if most := model.MaxOutput; most > 0 && n > most {
+		// Never past the model's maximum output, which Bedrock refuses: clients ask for
+		// what another model takes (Claude Code's max_tokens 32,000 on Nova), and the
+		// budget comes on top of the allowance (Claude Code's 31,999 beside it on Opus
+		// 4.1, whose maximum is 32,000); the budget is lowered below it (applyInference).
+		n = most
+	}
+	return n
 }
 
 // inference maps temperature, top_p and stop (rule 20), and checks max_tokens, whose

@@ -33,12 +33,15 @@ func TestMaxTokens(t *testing.T) {
 		{"below the maximum, kept", llama, nil, 1000, "", 1000},
 		{"capped at Titan Text Premier's maximum", "amazon.titan-text-premier-v1:0", nil, 4096, "", 3072},
 		{"capped at Command R's maximum", "cohere.command-r-plus-v1:0", nil, 4096, "", 4000},
-		{"the request's own is not capped", llama, ptr(int32(3000)), 4096, "", 3000},
+		{"the request's own is capped too", llama, ptr(int32(3000)), 4096, "", 2048},
+		{"the request's own on Nova", "amazon.nova-pro-v1:0", ptr(int32(32000)), 4096, "", 5000},
+		{"the budget's sum capped at the Claude model's maximum", "anthropic.claude-opus-4-1-20250805-v1:0", ptr(int32(32000)), 4096, "high", 32000},
 		{"an unknown maximum: not capped", "meta.llama4-scout-17b-instruct-v1:0", nil, 8192, "", 8192},
 		{"the budget on top of the default", sonnet4, nil, 1000, "low", 1024 + 1000},
 		{"the budget on top of the request's own", sonnet4, ptr(int32(500)), 4096, "medium", 4096 + 500},
 		{"with a budget and no default, 4096 stands in", sonnet4, nil, 0, "high", 16384 + 4096},
-		{"a budget never wraps an int32", sonnet4, ptr(int32(math.MaxInt32)), 4096, "low", math.MaxInt32},
+		{"an unknown maximum: the request's own as given", "meta.llama4-scout-17b-instruct-v1:0", ptr(int32(math.MaxInt32)), 4096, "", math.MaxInt32},
+		{"a budget never wraps an int32, capped", sonnet4, ptr(int32(math.MaxInt32)), 4096, "low", 64000},
 		{"adaptive thinking has no budget", opus46, nil, 0, "high", 0},
 	}
 	for _, tt := range tests {

@@ -195,6 +195,11 @@ func (c *conversation) toolMessage(i int, m *chat.Message) error {
 	u := c.turn(chat.RoleUser, i)
 	if cl := u.prev.unanswered(id); cl != nil {
 		cl.result = &bedrock.ToolResultBlock{ToolUseID: cl.bedrockID, Content: resultContent(text, images)}
+		if m.ToolError {
+			// The tool failed (Anthropic's is_error): the model is told so, as it is of a
+			// call left unanswered, on every family.
+			cl.result.Status = bedrock.StatusError
+		}
 		cl.points = c.toolMessagePoints(i, m)
 		return nil
 	}

@@ -40,7 +40,8 @@ type thinking struct {
 }
 
 // additionalFields is everything the gateway sends in additionalModelRequestFields: the
-// reasoning switch of the model's family, and Claude's tool_choice (docs/BEDROCK.md G, J).
+// reasoning switch of the model's family, Claude's tool_choice, top_k and anthropic_beta
+// (docs/BEDROCK.md A21, G, J).
 type additionalFields struct {
 	Thinking        *anthropicThinking   `json:"thinking,omitzero"`
 	OutputConfig    *effortConfig        `json:"output_config,omitzero"`
@@ -49,6 +50,15 @@ type additionalFields struct {
 	// ReasoningEffort is gpt-oss's flat field, ReasoningString DeepSeek's.
 	ReasoningEffort string `json:"reasoning_effort,omitempty"`
 	ReasoningString string `json:"reasoning_config,omitempty"`
+	// TopK is Claude's top_k, NovaInference Nova's inferenceConfig.topK.
+	TopK          *int32         `json:"top_k,omitzero"`
+	NovaInference *novaInference `json:"inferenceConfig,omitzero"`
+	// AnthropicBeta lists the client's anthropic-beta values the model takes.
+	AnthropicBeta []string `json:"anthropic_beta,omitzero"`
+}
+
+type novaInference struct {
+	TopK int32 `json:"topK"`
 }
 
 type anthropicThinking struct {
@@ -66,8 +76,9 @@ type novaReasoning struct {
 }
 
 // encode is the additionalModelRequestFields value; nil when there is nothing to send.
-func (f additionalFields) encode() jsontext.Value {
-	if f == (additionalFields{}) {
+func (f *additionalFields) encode() jsontext.Value {
+	if f.Thinking == nil && f.OutputConfig == nil && f.ToolChoice == nil && f.ReasoningConfig == nil &&
+		f.ReasoningEffort == "" && f.ReasoningString == "" && f.TopK == nil && f.NovaInference == nil && len(f.AnthropicBeta) == 0 {
 		return nil
 	}
 	b, err := json.Marshal(f)
@@ -110,11 +121,26 @@ func planThinking(req *chat.Request, model capabilities.Model, defaultEffort str
 			names.Ignored = append(names.Ignored, "thinking")
 		default:
 			th := thinking{on: true, claude: true}
-			th.fields.Thinking = &anthropicThinking{Type: t.Type}
-			if t.Type == chat.ThinkingEnabled {
+			typ := t.Type
+			switch {
+			case typ == chat.ThinkingEnabled && model.Reasoning == capabilities.ReasoningAdaptiveOnly:
+				// Refused by the adaptive-only models (G3), which clients that do not know
+				// the model send: adaptive, without the budget.
+				typ = chat.ThinkingAdaptive
+				names.Ignored = append(names.Ignored, "thinking.budget_tokens")
+			case typ == chat.ThinkingAdaptive && model.Reasoning == capabilities.ReasoningBudget:
+				// Refused by the budget-only models: enabled, with the effort's budget
+				// (high, Anthropic's default effort, without one).
+				typ = chat.ThinkingEnabled
+				if effort == "" || effort == "none" {
+					effort = "high"
+				}
+				th.budget = budgets[effort]
+			case typ == chat.ThinkingEnabled:
 				th.budget = *t.BudgetTokens
-				th.fields.Thinking.BudgetTokens = th.budget
-			} else if effort != "" && effort != "none" {
+			}
+			th.fields.Thinking = &anthropicThinking{Type: typ, BudgetTokens: th.budget}
+			if typ == chat.ThinkingAdaptive && effort != "" && effort != "none" {
 				th.fields.OutputConfig = &effortConfig{Effort: adaptiveEffort(effort, model)}
 			}
 			return th, nil
@@ -284,8 +310,7 @@ func stripReasoning(msgs []bedrock.Message) {
 // out; the answer goes through ConverseStream when maxTokens is above what Converse serves
 // with thinking (G12).
 func (th *thinking) applyInference(c *bedrock.InferenceConfig, req *chat.Request, model capabilities.Model, defaultMax int32, names *Plan) *bedrock.InferenceConfig {
-	noSampling := th.on && th.claude || model.Reasoning == capabilities.ReasoningAdaptiveOnly
-	if c != nil && noSampling {
+	if c != nil && th.noSampling(model) {
 		if c.Temperature != nil {
 			c.Temperature = nil
 			names.Ignored = append(names.Ignored, "temperature")
@@ -300,6 +325,12 @@ func (th *thinking) applyInference(c *bedrock.InferenceConfig, req *chat.Request
 			c = &bedrock.InferenceConfig{}
 		}
 		c.MaxTokens = ptr(n)
+		if th.budget >= n {
+			// A budget at the model's maximum output or above it: the answer keeps a
+			// token, and budget_tokens stays below maxTokens (G12).
+			th.budget = n - 1
+			th.fields.Thinking.BudgetTokens = th.budget
+		}
 	}
 	if c != nil && th.on && th.claude && c.MaxTokens != nil && *c.MaxTokens > maxUnaryTokens {
 		names.StreamOnly = true
@@ -308,6 +339,13 @@ func (th *thinking) applyInference(c *bedrock.InferenceConfig, req *chat.Request
 		return nil
 	}
 	return c
+}
+
+// noSampling reports whether the model takes no sampling parameters (temperature, top_p,
+// top_k) in this request: Claude with thinking on, and the adaptive-only Claude models
+// whatever the thinking (G11).
+func (th *thinking) noSampling(model capabilities.Model) bool {
+	return th.on && th.claude || model.Reasoning == capabilities.ReasoningAdaptiveOnly
 }
 
 // reasoningBlocks are the blocks an assistant message carries back (docs/PROTOCOL.md

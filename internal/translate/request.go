@@ -122,6 +122,10 @@ func RequestWith(req *chat.Request, model capabilities.Model, opts Options) (*be
 		return nil, nil, err
 	}
 	out.InferenceConfig = th.applyInference(out.InferenceConfig, req, model, opts.DefaultMaxTokens, names.names)
+	if err := th.topK(req, model, names.names); err != nil {
+		return nil, nil, err
+	}
+	th.betas(req, model, names.names)
 	if out.ToolConfig, err = toolConfig(req, names, model, stats); err != nil {
 		return nil, nil, err
 	}
