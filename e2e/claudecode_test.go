@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nirmata/llm-gateway/internal/config"
 )
 
 // Claude Code (npm @anthropic-ai/claude-code, pinned in test/node/package-lock.json) is a
@@ -76,4 +79,63 @@ func (c claudeRun) run(ctx context.Context, env []string, args ...string) ([]byt
 	}, env...)
 	cmd.WaitDelay = 5 * time.Second // a child that keeps the pipes open cannot hang the test
 	return cmd.CombinedOutput()
+}
+
+// TestClaudeCodeThroughGateway runs the pinned Claude Code, unmodified, through the
+// gateway's Messages API on the simulator: a tool task whose Bash call runs a real command in
+// a temporary directory, then a second turn by --continue whose command needs the first's
+// file, so the whole history (with thinking on, its signed blocks, which the simulator
+// checks) goes back through the gateway. On a Claude model by Anthropic's own name, with
+// thinking on (Claude Code asks for a budget on claude-sonnet-4-5), and on a model that is
+// not Claude, through an alias: there the gateway drops thinking, cache points and the
+// betas. No request may reach Bedrock invalid.
+func TestClaudeCodeThroughGateway(t *testing.T) {
+	t.Parallel()
+	bin := requireClaude(t)
+	for _, tc := range []struct{ name, model string }{
+		{"claude-sonnet-4-5", "claude-sonnet-4-5"},
+		{"nova-pro", "nova-pro"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := defaultConfig(t)
+			cfg.Sim.Enabled = true
+			cfg.ModelAliases = map[string][]config.Target{"nova-pro": {{ModelID: "us.amazon.nova-pro-v1:0"}}}
+			g := start(t, cfg)
+			c := newClaudeRun(t, bin, "http://"+g.HTTP, testKey)
+
+			out, err := c.run(t.Context(), nil, "-p", "Use the Bash tool to run `echo first > notes.txt`", "--allowedTools", "Bash", "--model", tc.model)
+			require.NoError(t, err, "claude -p: %s", out)
+			t.Logf("turn 1: %s", out)
+			assert.Contains(t, string(out), "Tool results received: Bash", "the answer after the tool result")
+			notes, err := os.ReadFile(filepath.Join(c.dir, "notes.txt"))
+			require.NoError(t, err, "the Bash call ran")
+			assert.Equal(t, "first\n", string(notes))
+
+			out, err = c.run(t.Context(), nil, "-p", "--continue", "Now use the Bash tool to run `mv notes.txt done.txt`", "--allowedTools", "Bash", "--model", tc.model)
+			require.NoError(t, err, "claude -p --continue: %s", out)
+			t.Logf("turn 2: %s", out)
+			done, err := os.ReadFile(filepath.Join(c.dir, "done.txt"))
+			require.NoError(t, err, "the second turn's Bash call ran on the first turn's file")
+			assert.Equal(t, "first\n", string(done))
+			assert.NoFileExists(t, filepath.Join(c.dir, "notes.txt"))
+
+			// Two requests a turn (the call, the answer after its result), every one answered.
+			var calls, lines int
+			for _, e := range g.logs.FilterMessage("http").AllUntimed() {
+				m := e.ContextMap()
+				if m["route"] != "/v1/messages" {
+					continue
+				}
+				lines++
+				assert.Equal(t, "ok", m["code"], "access line %v", m)
+				assert.Equal(t, tc.model, m["request_model"], "access line %v", m)
+				n, _ := m["tool_calls"].(int)
+				calls += n
+			}
+			assert.Equal(t, 4, lines, "requests to /v1/messages")
+			assert.Equal(t, 2, calls, "tool calls answered")
+			assert.Zero(t, metricValue(t, g, "gateway_upstream_errors_total", nil), "a Bedrock error")
+		})
+	}
 }
