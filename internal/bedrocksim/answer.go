@@ -501,7 +501,9 @@ func isNameByte(c byte) bool {
 }
 
 // quoteResults renders tool results as "Tool results received: name → content; …", names
-// mapping toolUse ids to tool names (an id without a name stands for itself).
+// mapping toolUse ids to tool names (an id without a name stands for itself). A result's text
+// that is wholly one tagged element is context a client added (turnParts), left out unless
+// all of it is.
 func quoteResults(results []*toolResultBlock, names map[string]string) string {
 	parts := make([]string, 0, len(results))
 	for _, r := range results {
@@ -509,9 +511,11 @@ func quoteResults(results []*toolResultBlock, names map[string]string) string {
 		if name == "" {
 			name = r.ToolUseID
 		}
-		var content []string
+		var content, context []string
 		for _, c := range r.Content {
 			switch {
+			case c.Text != nil && tagged(*c.Text):
+				context = append(context, *c.Text)
 			case c.Text != nil:
 				content = append(content, *c.Text)
 			case c.JSON != nil:
@@ -523,6 +527,9 @@ func quoteResults(results []*toolResultBlock, names map[string]string) string {
 			case c.Image != nil:
 				content = append(content, "[image]")
 			}
+		}
+		if len(content) == 0 {
+			content = context
 		}
 		part := name + " → " + strings.Join(content, " ")
 		if len(content) == 0 {

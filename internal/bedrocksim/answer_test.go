@@ -231,9 +231,9 @@ func TestBuildAnswerCallsTheToolTheUserNames(t *testing.T) {
 	assert.JSONEq(t, `{"command":"touch hello.txt"}`, string(a.Calls[0].Input))
 	assert.Equal(t, stopToolUse, a.StopReason)
 
-	output := "(Bash completed with no output)"
+	output, usage := "(Bash completed with no output)", "<system-reminder>\n<total_tokens>14978036 tokens left</total_tokens>\n</system-reminder>"
 	req.Messages = append(req.Messages, a.message(), message{Role: roleUser, Content: []contentBlock{{ToolResult: &toolResultBlock{
-		ToolUseID: a.Calls[0].ID, Content: []toolResultContent{{Text: &output}},
+		ToolUseID: a.Calls[0].ID, Content: []toolResultContent{{Text: &output}, {Text: &usage}},
 	}}}})
 	a = buildAnswer(m, req, []byte("turn 2"))
 	assert.Empty(t, a.Calls)
