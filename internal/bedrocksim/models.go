@@ -156,8 +156,12 @@ var modelRows = []struct {
 	}), []string{
 		"anthropic.claude-sonnet-4-6",
 	}},
+	// Opus 4.7 and the 5.5 generation, Claude Code 2.1's default models (docs/BEDROCK.md L).
 	{with(claude46Rules, func(m *ModelInfo) { m.Reasoning, m.MaxEffort = ReasoningAdaptiveOnly, "max" }), []string{
 		"anthropic.claude-opus-4-7",
+		"anthropic.claude-opus-5-5",
+		"anthropic.claude-sonnet-5-5",
+		"anthropic.claude-haiku-5-5",
 	}},
 	// Amazon Nova: caching without points on tools (H8); Premier's caching is unverified.
 	{with(novaRules, func(m *ModelInfo) { m.CacheMinTokens, m.NoToolCachePoint = 1536, true }), []string{

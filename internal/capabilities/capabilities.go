@@ -215,7 +215,7 @@ func Lookup(modelID string) Model {
 // claudeMaxOutput is the largest max_tokens of a Claude model of tier and version v (37
 // for 3.7), Anthropic's models overview: 4,096 for Claude 3, 8,192 for 3.5, 64,000 from
 // 3.7 Sonnet (128,000 with its beta) on, but 32,000 for Opus 4 and 4.1 and 128,000 for
-// Opus 4.6 and later.
+// Opus 4.6 and later and every Claude 5 model (Claude Code asks the 5.5 models for 128,000).
 func claudeMaxOutput(tier string, v int) int32 {
 	switch {
 	case v < 35:
@@ -224,7 +224,7 @@ func claudeMaxOutput(tier string, v int) int32 {
 		return 8192
 	case tier == "opus" && v < 45:
 		return 32000
-	case tier == "opus" && v >= 46:
+	case v >= 50 || tier == "opus" && v >= 46:
 		return 128000
 	}
 	return 64000

@@ -118,6 +118,9 @@ type Service struct {
 	draining atomic.Bool
 	// router finds where each request goes: its model, or its alias's targets.
 	router *route.Router
+	// anthropic maps Anthropic's model names to their Bedrock ids in the gateway's region
+	// (capabilities.AnthropicModels).
+	anthropic map[string]string
 	// models is what the gateway lists as its models; see Models.
 	models []ModelEntry
 	// reasoning keeps Claude's reasoning blocks for clients that drop them.
@@ -133,7 +136,8 @@ type Service struct {
 // New returns a Service calling upstream, the Bedrock client of the gateway's own
 // region, and opts.Regions for targets in others.
 func New(upstream route.Upstream, opts Options, log *zap.Logger) *Service {
-	s := &Service{opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrent)}
+	s := &Service{opts: opts, log: log, slots: make(chan struct{}, opts.MaxConcurrent),
+		anthropic: capabilities.AnthropicModels(opts.Region)}
 	s.router = route.New(route.Options{Upstream: upstream, Aliases: opts.Aliases, Regions: opts.Regions,
 		Affinity: opts.Affinity, Shared: opts.Shared}, log)
 	for _, name := range s.router.Aliases() {
@@ -148,7 +152,7 @@ func New(upstream route.Upstream, opts Options, log *zap.Logger) *Service {
 	s.guard = toolguard.New(toolguard.Options{Mode: opts.ToolValidation, MaxRepairAttempts: opts.MaxRepairAttempts,
 		SchemaLimits: opts.SchemaLimits, Now: s.now}, log)
 	if !s.router.IsAlias(opts.DefaultModel) && opts.DefaultModel != "" {
-		s.models = append(s.models, ModelEntry{Name: opts.DefaultModel, ID: opts.DefaultModel})
+		s.models = append(s.models, ModelEntry{Name: opts.DefaultModel, ID: s.modelName(opts.DefaultModel)})
 	}
 	// The series a dashboard needs exist from the start: the default model's and the alias
 	// targets', and the failovers of the aliases that have somewhere to fail over to.
@@ -208,10 +212,15 @@ func (s *Service) Drain(ctx context.Context) bool {
 // Draining reports whether Drain was called.
 func (s *Service) Draining() bool { return s.draining.Load() }
 
-// modelName is the model a request names: its own, else the default.
+// modelName is the model a request names: its own, else the default; a name of
+// Anthropic's API that is no alias is the Bedrock id it stands for in the gateway's region
+// (docs/BEDROCK.md L). Aliases win, then Anthropic's names, then Bedrock ids.
 func (s *Service) modelName(name string) string {
 	if name == "" {
-		return s.opts.DefaultModel
+		name = s.opts.DefaultModel
+	}
+	if id, ok := s.anthropic[name]; ok && !s.router.IsAlias(name) {
+		return id
 	}
 	return name
 }
@@ -234,12 +243,16 @@ type ModelEntry struct {
 // alias.
 func (s *Service) Models() []ModelEntry { return s.models }
 
-// Model returns the listed model of that name.
+// Model returns the listed model of that name, or the model an Anthropic API name stands
+// for (docs/BEDROCK.md L), which every gateway serves without listing them.
 func (s *Service) Model(name string) (ModelEntry, error) {
 	for _, m := range s.models {
 		if m.Name == name {
 			return m, nil
 		}
+	}
+	if id, ok := s.anthropic[name]; ok {
+		return ModelEntry{Name: name, ID: id}, nil
 	}
 	return ModelEntry{}, s.unknownModel(name, "is not one this gateway lists", nil)
 }

@@ -168,7 +168,8 @@ func claudeCodeRequest(model string) *chat.Request {
 // model takes; thinking, cache points and betas dropped off Claude.
 func TestClaudeCodeDefaults(t *testing.T) {
 	t.Parallel()
-	for _, model := range []string{sonnet45, sonnet4ID, opus41Model, haiku45Model, sonnet46ID, opus47ID, novaPro, gptOSSID} {
+	for _, model := range []string{sonnet45, sonnet4ID, opus41Model, haiku45Model, sonnet46ID, opus47ID,
+		"us.anthropic.claude-opus-5-5", "global.anthropic.claude-haiku-5-5", novaPro, gptOSSID} {
 		t.Run(model, func(t *testing.T) {
 			t.Parallel()
 			req := claudeCodeRequest(model)
@@ -310,5 +311,23 @@ func TestThinkingTypeForModel(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, validateBody(tt.model, body))
 		})
+	}
+}
+
+// TestClaudeCode55Defaults: what Claude Code sends its 5.5 models (adaptive thinking with
+// an effort, max_tokens 128,000) goes as it is, through ConverseStream (G12).
+func TestClaudeCode55Defaults(t *testing.T) {
+	t.Parallel()
+	for _, model := range []string{"us.anthropic.claude-opus-5-5", "eu.anthropic.claude-sonnet-5-5", "global.anthropic.claude-haiku-5-5"} {
+		req := claudeCodeRequest(model)
+		req.Thinking, req.ReasoningEffort, req.MaxTokens, req.Temperature = &chat.Thinking{Type: chat.ThinkingAdaptive}, "medium", ptr(int32(128000)), nil
+		out, plan, err := translate.Request(req, capabilities.Lookup(model))
+		require.NoError(t, err)
+		assert.Equal(t, `{"thinking":{"type":"adaptive"},"output_config":{"effort":"medium"}}`, string(out.AdditionalModelRequestFields))
+		assert.Equal(t, int32(128000), *out.InferenceConfig.MaxTokens)
+		assert.True(t, plan.StreamOnly)
+		body, err := json.Marshal(out)
+		require.NoError(t, err)
+		require.NoError(t, bedrocksim.ValidateStreamJSON(model, body))
 	}
 }
