@@ -346,17 +346,19 @@ func lastUser(msgs []message) int {
 }
 
 // turnParts are a turn's text blocks joined by newlines, and its tool results. The text is
-// what the user said: a block that is wholly one tagged element
-// (`<system-reminder>…</system-reminder>`) is context that a client adds to the turn (Claude
-// Code's reminders name most of its tools), so it is left out, unless every block is one.
+// what the user said: tagged elements (`<system-reminder>…</system-reminder>`) that end a
+// block, or make all of it, are context that a client adds to the turn (Claude Code's
+// reminders name most of its tools), so they are left out (withoutContext), unless that
+// leaves no text at all.
 func turnParts(m message) (text string, results []*toolResultBlock) {
 	var texts, context []string
 	for _, b := range m.Content {
-		switch {
-		case b.Text != nil && tagged(*b.Text):
-			context = append(context, *b.Text)
-		case b.Text != nil:
-			texts = append(texts, *b.Text)
+		if b.Text != nil {
+			if said := withoutContext(*b.Text); said != "" {
+				texts = append(texts, said)
+			} else {
+				context = append(context, *b.Text)
+			}
 		}
 		if b.ToolResult != nil {
 			results = append(results, b.ToolResult)
@@ -368,16 +370,37 @@ func turnParts(m message) (text string, results []*toolResultBlock) {
 	return strings.Join(texts, "\n"), results
 }
 
-// tagged reports whether text is, but for surrounding space, one element <name>…</name>.
-func tagged(text string) bool {
+// withoutContext is text, trimmed, without the tagged elements <name>…</name> that end it,
+// each starting a line; "" when that is all of it.
+func withoutContext(text string) string {
 	t := strings.TrimSpace(text)
+	for i := len(t) - 1; i >= 0; i-- {
+		if t[i] == '<' && (i == 0 || t[i-1] == '\n') && tagged(t[i:]) {
+			t = strings.TrimSpace(t[:i])
+			i = len(t)
+		}
+	}
+	return t
+}
+
+// maxTagName bounds the name of a tagged element that withoutContext looks for.
+const maxTagName = 64
+
+// tagged reports whether t is one element <name>…</name>.
+func tagged(t string) bool {
 	rest, ok := strings.CutPrefix(t, "<")
 	if !ok {
 		return false
 	}
-	name, _, ok := strings.Cut(rest, ">")
-	if !ok || name == "" || strings.IndexFunc(name, func(r rune) bool { return r > 0x7f || !isNameByte(byte(r)) }) >= 0 {
+	end := strings.IndexByte(rest[:min(len(rest), maxTagName+1)], '>')
+	if end <= 0 {
 		return false
+	}
+	name := rest[:end]
+	for i := range len(name) {
+		if !isNameByte(name[i]) {
+			return false
+		}
 	}
 	return len(t) >= 2*len(name)+5 && strings.HasSuffix(t, "</"+name+">")
 }
@@ -501,9 +524,9 @@ func isNameByte(c byte) bool {
 }
 
 // quoteResults renders tool results as "Tool results received: name → content; …", names
-// mapping toolUse ids to tool names (an id without a name stands for itself). A result's text
-// that is wholly one tagged element is context a client added (turnParts), left out unless
-// all of it is.
+// mapping toolUse ids to tool names (an id without a name stands for itself). Tagged
+// elements that end a result's text are context a client added (turnParts), left out unless
+// that leaves nothing.
 func quoteResults(results []*toolResultBlock, names map[string]string) string {
 	parts := make([]string, 0, len(results))
 	for _, r := range results {
@@ -514,10 +537,10 @@ func quoteResults(results []*toolResultBlock, names map[string]string) string {
 		var content, context []string
 		for _, c := range r.Content {
 			switch {
-			case c.Text != nil && tagged(*c.Text):
+			case c.Text != nil && withoutContext(*c.Text) == "":
 				context = append(context, *c.Text)
 			case c.Text != nil:
-				content = append(content, *c.Text)
+				content = append(content, withoutContext(*c.Text))
 			case c.JSON != nil:
 				// Compacted, not decoded: the result's digits come back as the client wrote them.
 				v := slices.Clone(c.JSON)

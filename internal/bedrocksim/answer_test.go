@@ -162,6 +162,9 @@ func TestTurnPartsLeavesTaggedContextOut(t *testing.T) {
 		{"not a name", turn("<a b>one</a b>", "<x>y</x>"), "<a b>one</a b>"},
 		{"an empty element is one", turn("<a></a>", "words"), "words"},
 		{"an opening tag alone is not", turn("<ab>", "<x>y</x>"), "<ab>"},
+		{"elements that end a block", turn("run it\n\n<a>\n<b>1</b>\n</a>\n<c>2</c>\n"), "run it"},
+		{"an element inside a line stays", turn("run <a>it</a>"), "run <a>it</a>"},
+		{"an element before the words stays", turn("<a>x</a>\nrun it"), "<a>x</a>\nrun it"},
 	} {
 		got, _ := turnParts(tc.turn)
 		assert.Equal(t, tc.want, got, tc.name)
@@ -231,7 +234,9 @@ func TestBuildAnswerCallsTheToolTheUserNames(t *testing.T) {
 	assert.JSONEq(t, `{"command":"touch hello.txt"}`, string(a.Calls[0].Input))
 	assert.Equal(t, stopToolUse, a.StopReason)
 
-	output, usage := "(Bash completed with no output)", "<system-reminder>\n<total_tokens>14978036 tokens left</total_tokens>\n</system-reminder>"
+	// As Claude Code sends it: a reminder after the command's output.
+	output := "(Bash completed with no output)\n\n<system-reminder>\n<total_tokens>14978036 tokens left</total_tokens>\n</system-reminder>"
+	usage := "<system-reminder>more</system-reminder>"
 	req.Messages = append(req.Messages, a.message(), message{Role: roleUser, Content: []contentBlock{{ToolResult: &toolResultBlock{
 		ToolUseID: a.Calls[0].ID, Content: []toolResultContent{{Text: &output}, {Text: &usage}},
 	}}}})
