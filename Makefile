@@ -94,7 +94,7 @@ generate: ## Regenerate gen/ from proto/
 checkgenerate: generate ## Fail when gen/ is not what proto/ generates
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then git status --short -- gen; echo "gen/ is stale: run 'make generate' and commit"; exit 1; fi
 
-fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fast path, REST decoders (Nirmata, OpenAI), stream machine, frames, stream events, signer, simulator (FUZZTIME=30s each)
+fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fast path, REST decoders (Nirmata, OpenAI, Anthropic), stream machine, frames, stream events, signer, simulator (FUZZTIME=30s each)
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzJSONSchema$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/toolcheck -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $${FUZZTIME:-30s}
@@ -102,6 +102,8 @@ fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fa
 	go test ./internal/toolcheck -run '^$$' -fuzz '^FuzzFastPath$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/nirmata -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/openai -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/anthropic -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/anthropic -run '^$$' -fuzz '^FuzzStreamer$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/stream -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzValidateJSON$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzServe$$' -fuzztime $${FUZZTIME:-30s}

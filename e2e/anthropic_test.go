@@ -459,3 +459,62 @@ func TestAnthropicModels(t *testing.T) {
 	_, b = get("/v1/models/"+testModel, false)
 	assert.Contains(t, string(b), `"object":"model"`)
 }
+
+// claudeCodeRequest is the shape of the request Claude Code sends by default: system
+// blocks with cache points, thinking with a budget one below max_tokens and a display,
+// context_management, tools with one deferred and a server tool, the last user block with
+// a cache point, metadata, a stream.
+func claudeCodeRequest(model string) string {
+	return `{"model":"` + model + `","max_tokens":32000,"stream":true,
+		"system":[{"type":"text","text":"You are Claude Code, Anthropic's official CLI for Claude.","cache_control":{"type":"ephemeral"}},
+			{"type":"text","text":"Use the tools the user names.","cache_control":{"type":"ephemeral"}}],
+		"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>Read, Bash and get_weather are available.</system-reminder>"},
+			{"type":"text","text":"What is the weather in Paris? Use get_weather.","cache_control":{"type":"ephemeral"}}]}],
+		"tools":[{"name":"get_weather","description":"Current weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},
+			{"name":"mcp__docs__search_the_documentation_of_the_project_for_a_query_string","description":"Search","input_schema":{"type":"object","properties":{"q":{"type":"string"}}},"defer_loading":true},
+			{"type":"web_search_20250305","name":"web_search","max_uses":8}],
+		"thinking":{"type":"enabled","budget_tokens":31999,"display":"summarized"},
+		"context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all"}]},
+		"metadata":{"user_id":"user_0a1b_account__session_5f6e"},"temperature":1}`
+}
+
+// TestAnthropicClaudeCodeDefaults: Claude Code's default request, on its default Claude
+// models by their Anthropic names and on a model of another family, is one Bedrock (the
+// simulator's validator) takes: what the model cannot have is dropped and listed; the
+// answer names the model as the client did.
+func TestAnthropicClaudeCodeDefaults(t *testing.T) {
+	t.Parallel()
+	_, g := recordedGateway(t)
+	for _, model := range []string{"claude-sonnet-4-5-20250929", "claude-haiku-4-5", "claude-opus-4-1", "us.amazon.nova-pro-v1:0"} {
+		resp, b := anPost(t, g, "/v1/messages?beta=true", claudeCodeRequest(model),
+			"Anthropic-Beta", "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27",
+			"X-Claude-Code-Session-Id", "5f6e")
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", model, b)
+		m, _ := anStreamed(t, anEvents(t, b))
+		assert.Equal(t, model, m.Model)
+		assert.Equal(t, "tool_use", m.StopReason, model)
+		blocks := m.blocks(t)
+		assert.Equal(t, "get_weather", blocks[len(blocks)-1].Name, model)
+		dropped := resp.Header.Get("X-Gateway-Dropped")
+		for _, d := range []string{"tools.1.defer_loading", "tools.2", "thinking.display", "context_management", "anthropic-beta: claude-code-20250219"} {
+			assert.Contains(t, dropped, d, model)
+		}
+	}
+}
+
+// TestTraceOfAnAnthropicCall: the server span of a Messages call carries Claude Code's
+// session id (docs/PROTOCOL.md 15.1).
+func TestTraceOfAnAnthropicCall(t *testing.T) {
+	rcv := newHTTPReceiver(t)
+	setOTelEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.endpoint})
+	cfg := defaultConfig(t)
+	cfg.Sim.Enabled = true
+	g, stop := startTraced(t, cfg)
+	resp, b := anPost(t, g, "/v1/messages", `{"model":"`+testModel+`","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`,
+		"X-Claude-Code-Session-Id", "5f6e-session")
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	stop()
+	srv := serverSpan(t, rcv.spans(), resp.Header.Get("Request-Id"))
+	assert.Equal(t, "5f6e-session", srv.str("gateway.session_id"))
+	assert.Equal(t, "/v1/messages", srv.str("http.route"))
+}

@@ -57,13 +57,18 @@ const (
 
 // Bounds of what the headers bring into a request.
 const (
-	maxBetas       = 32
-	maxBetaBytes   = 128
-	maxSessionID   = 256
-	attrSessionID  = attribute.Key("gateway.session_id")
-	pingEvery      = 10 * time.Second
-	messageIDStart = "msg_"
+	maxBetas     = 32
+	maxBetaBytes = 128
+	maxSessionID = 256
 )
+
+// attrSessionID is the server span's attribute of Claude Code's session.
+const attrSessionID = attribute.Key("gateway.session_id")
+
+// pingEvery is how long a stream may write nothing before a ping goes out: Anthropic
+// documents no interval, and 10 s keeps far inside the idle timeouts of proxies (60 s for
+// many) while thinking or a tool input held for validation streams nothing.
+const pingEvery = 10 * time.Second
 
 // Messages serves POST /v1/messages: the message object, or with "stream": true its
 // server-sent events.
@@ -124,7 +129,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request, call *observe
 	if err != nil {
 		return nil, httpx.Frames{}, err
 	}
-	a := answer{id: messageIDStart + call.RequestID, model: c.req.Model, stops: c.req.Stop}
+	a := answer{id: "msg_" + call.RequestID, model: c.req.Model, stops: c.req.Stop}
 	if a.model == "" {
 		a.model = h.svc.DefaultModel()
 	}
@@ -141,9 +146,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request, call *observe
 		s := &streamer{answer: a}
 		return st, httpx.Frames{ContentType: "text/event-stream", Event: s.appendEvent,
 			Error: func(dst []byte, f fault.Failure) []byte { return appendErrorEvent(dst, errorOf(f, call.RequestID)) },
-			// Anthropic documents no interval; 10 s keeps a proxy's idle timeout (60 s
-			// for many) far away while thinking or a long tool input streams nothing.
-			Ping: appendPing, PingEvery: pingEvery, WaitFirst: true}, nil
+			Ping:  appendPing, PingEvery: pingEvery, WaitFirst: true}, nil
 	}
 	resp, res, err := h.svc.Chat(r.Context(), c.req)
 	call.Result = res

@@ -3,11 +3,14 @@ package anthropic
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/fault"
@@ -216,4 +219,94 @@ func TestBetas(t *testing.T) {
 	assert.Len(t, many, maxBetas)
 	long := betas([]string{strings.Repeat("x", 1000)})
 	assert.LessOrEqual(t, len(long[0]), maxBetaBytes+len("…"))
+}
+
+// FuzzStreamer: whatever order of events the core gives (text, reasoning and calls in any
+// order, a call's arguments and end right after its header, as chat.Event says), the stream
+// is one Anthropic's clients can read: message_start first, every event's data JSON of its
+// event's type, blocks started in order from 0, each delta and stop for a started block
+// that is not stopped yet, and message_stop last, after message_delta.
+func FuzzStreamer(f *testing.F) {
+	f.Add([]byte{4, 4, 5, 0, 0, 1, 2, 2, 3, 6})
+	f.Add([]byte{5, 5, 0, 1, 1, 2, 1, 2, 7, 3})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		s := &streamer{answer: testAnswer}
+		var out []byte
+		done := false
+		calls, call := 0, -1 // the calls so far; the call whose arguments may come, -1 for none
+		for _, op := range ops {
+			if done {
+				break
+			}
+			var ev chat.Event
+			switch op % 8 {
+			case 0:
+				ev.Kind, ev.Text, call = chat.EventContent, "t", -1
+			case 1:
+				ev.Kind, ev.Index, ev.ToolCall = chat.EventToolCall, calls, chat.ToolCall{ID: "toolu_" + strconv.Itoa(calls), Name: "f"}
+				call = calls
+				calls++
+			case 2, 3:
+				if call < 0 {
+					continue
+				}
+				ev.Kind, ev.Index, ev.ToolCall = chat.EventToolCall, call, chat.ToolCall{Arguments: `{"a":1}`}
+				if op%8 == 3 {
+					ev.Kind, call = chat.EventToolCallEnd, -1
+				}
+			case 4:
+				ev.Kind, ev.Text, call = chat.EventReasoning, "r", -1
+			case 5:
+				ev.Kind, ev.Block, call = chat.EventReasoningBlock, chat.ReasoningBlock{Text: "r", Signature: "s"}, -1
+			case 6:
+				ev.Kind, ev.Block, call = chat.EventReasoningBlock, chat.ReasoningBlock{Redacted: true, Data: "d"}, -1
+			case 7:
+				ev.Kind, ev.Finish, done = chat.EventDone, chat.FinishStop, true
+			}
+			out = s.appendEvent(out, &ev)
+		}
+		checkStream(t, string(out), done)
+	})
+}
+
+// checkStream holds a stream's events to what the SDK's MessageStream requires.
+func checkStream(t *testing.T, stream string, done bool) {
+	t.Helper()
+	started, stopped := 0, map[int]bool{}
+	var names []string
+	for _, e := range strings.Split(strings.TrimSuffix(stream, "\n\n"), "\n\n") {
+		if e == "" {
+			continue
+		}
+		head, data, ok := strings.Cut(e, "\ndata: ")
+		require.True(t, ok, e)
+		name := strings.TrimPrefix(head, "event: ")
+		var d struct {
+			Type  string `json:"type"`
+			Index *int   `json:"index"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(data), &d), data)
+		require.Equal(t, name, d.Type)
+		names = append(names, name)
+		switch name {
+		case "content_block_start":
+			require.Equal(t, started, *d.Index, "blocks start in order")
+			started++
+		case "content_block_delta":
+			require.Less(t, *d.Index, started)
+			require.False(t, stopped[*d.Index], "a delta after its block stopped")
+		case "content_block_stop":
+			require.Less(t, *d.Index, started)
+			require.False(t, stopped[*d.Index], "a block stopped twice")
+			stopped[*d.Index] = true
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	require.Equal(t, "message_start", names[0])
+	if done {
+		require.Equal(t, []string{"message_delta", "message_stop"}, names[len(names)-2:])
+		require.Len(t, stopped, started, "every block stopped before the end")
+	}
 }

@@ -158,9 +158,32 @@ func (c *Client) Endpoint() string { return c.endpoint.String() }
 
 // Converse calls Converse and decodes the answer.
 func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequest) (*ConverseResponse, error) {
-	resp, err := c.call(ctx, modelID, opConverse, req)
-	if err != nil {
+	out := &ConverseResponse{}
+	if err := c.unary(ctx, modelID, opConverse, req, out); err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// CountTokens calls CountTokens on the parts of req Bedrock counts (its messages, system
+// prompt, tools and additional model fields: countTokensRequest) and returns the input
+// tokens it would take. Bedrock counts for a foundation-model id only: it refuses an
+// inference profile's here, which Converse needs for the newer models.
+func (c *Client) CountTokens(ctx context.Context, modelID string, req *ConverseRequest) (int, error) {
+	var out countTokensResponse
+	in := countTokensRequest{Input: countTokensInput{Converse: converseTokens{Messages: req.Messages, System: req.System,
+		ToolConfig: req.ToolConfig, AdditionalModelRequestFields: req.AdditionalModelRequestFields}}}
+	if err := c.unary(ctx, modelID, opCountTokens, &in, &out); err != nil {
+		return 0, err
+	}
+	return int(out.InputTokens), nil
+}
+
+// unary sends in to operation op and decodes its answer into out.
+func (c *Client) unary(ctx context.Context, modelID string, op operation, in, out any) error {
+	resp, err := c.call(ctx, modelID, op, in)
+	if err != nil {
+		return err
 	}
 	defer resp.Body.Close()
 	// Read whole, sized from Content-Length, then decode: cheaper than a json.Decoder, which
@@ -173,15 +196,14 @@ func (c *Client) Converse(ctx context.Context, modelID string, req *ConverseRequ
 	defer func() { bufpool.Put(bp, buf.Bytes()) }()
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, err // the call was ended on purpose, not by Bedrock
+			return err // the call was ended on purpose, not by Bedrock
 		}
-		return nil, fmt.Errorf("%w: read converse answer: %w", ErrTransport, err)
+		return fmt.Errorf("%w: read %s answer: %w", ErrTransport, names[op], err)
 	}
-	out, err := decodeConverse(buf.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("%w: decode converse answer: %w", ErrTransport, err)
+	if err := json.Unmarshal(buf.Bytes(), out, Lenient); err != nil {
+		return fmt.Errorf("%w: decode %s answer: %w", ErrTransport, names[op], err)
 	}
-	return out, nil
+	return nil
 }
 
 // ConverseStream calls ConverseStream and returns the event stream once Bedrock has
@@ -196,27 +218,30 @@ func (c *Client) ConverseStream(ctx context.Context, modelID string, req *Conver
 	return NewEventStream(resp.Body, cancel), nil
 }
 
-// operation is one of the two operations a call makes.
+// operation is one of the operations a call makes.
 type operation int
 
 const (
 	opConverse operation = iota
 	opConverseStream
+	opCountTokens
+	operations
 )
 
 // names are the operations' path segments; accepts the Accept headers of their answers.
 var (
-	names   = [...]string{opConverse: "converse", opConverseStream: "converse-stream"}
-	accepts = [...][]string{opConverse: {jsonType}, opConverseStream: {"application/vnd.amazon.eventstream"}}
+	names   = [operations]string{opConverse: "converse", opConverseStream: "converse-stream", opCountTokens: "count-tokens"}
+	accepts = [operations][]string{opConverse: {jsonType}, opConverseStream: {"application/vnd.amazon.eventstream"}, opCountTokens: {jsonType}}
 	// contentType is every call's Content-Type header value. Header values are shared
 	// between calls: the transport only reads them.
 	contentType = []string{jsonType}
 )
 
-// call marshals and sends one operation, retrying as the configured retryer allows, and
-// returns a 200 answer or an error (an *APIError for answers Bedrock gave).
-func (c *Client) call(ctx context.Context, modelID string, op operation, req *ConverseRequest) (*http.Response, error) {
-	b, err := MarshalRequest(req)
+// call marshals in (as MarshalRequest does) and sends it to one operation, retrying as the
+// configured retryer allows, and returns a 200 answer or an error (an *APIError for answers
+// Bedrock gave).
+func (c *Client) call(ctx context.Context, modelID string, op operation, in any) (*http.Response, error) {
+	b, err := json.Marshal(in, marshalOptions)
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: marshal request: %w", err)
 	}
@@ -270,10 +295,10 @@ type modelPath struct {
 	// SDK escapes every reserved character of a path label (":" in model ids, "/" in ARNs)
 	// and signs the escaped path; so does the client, so signatures match what AWS checks.
 	// They are shared by the calls, which only read them.
-	urls [2]*url.URL
+	urls [operations]*url.URL
 	// canonical are the escaped paths as SigV4 signs them: escaped once more (every
 	// service but S3).
-	canonical [2]string
+	canonical [operations]string
 }
 
 // modelPaths returns modelID's paths. A gateway mostly calls one model, so the last one is
@@ -496,15 +521,6 @@ func codeForStatus(status int) string {
 	default:
 		return CodeInternalServer
 	}
-}
-
-// decodeConverse decodes a Converse answer.
-func decodeConverse(body []byte) (*ConverseResponse, error) {
-	out := &ConverseResponse{}
-	if err := json.Unmarshal(body, out, Lenient); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // MarshalRequest encodes a Converse request. json/v2 escapes no HTML, so "<", ">" and "&"

@@ -29,6 +29,30 @@ type ConverseRequest struct {
 	OutputConfig *OutputConfig `json:"outputConfig,omitzero"`
 }
 
+// countTokensRequest is the body of CountTokens for a Converse request:
+// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CountTokens.html
+type countTokensRequest struct {
+	Input countTokensInput `json:"input"`
+}
+
+// countTokensInput is a union; the gateway counts Converse requests only.
+type countTokensInput struct {
+	Converse converseTokens `json:"converse"`
+}
+
+// converseTokens is what CountTokens counts of a Converse request.
+type converseTokens struct {
+	Messages                     []Message      `json:"messages"`
+	System                       []SystemBlock  `json:"system,omitempty"`
+	ToolConfig                   *ToolConfig    `json:"toolConfig,omitzero"`
+	AdditionalModelRequestFields jsontext.Value `json:"additionalModelRequestFields,omitzero"`
+}
+
+// countTokensResponse is the body of a successful CountTokens call.
+type countTokensResponse struct {
+	InputTokens int32 `json:"inputTokens"`
+}
+
 // OutputConfig shapes the model's answer:
 // https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_OutputConfig.html
 type OutputConfig struct {

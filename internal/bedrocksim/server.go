@@ -59,10 +59,11 @@ func New(opts Options) *Server {
 	s.mux.HandleFunc("POST /model/{modelId}/converse-stream", func(w http.ResponseWriter, r *http.Request) {
 		s.serveModel(w, r, true)
 	})
+	s.mux.HandleFunc("POST /model/{modelId}/count-tokens", s.serveCountTokens)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		setRequestID(w)
 		writeError(w, &apiError{Code: codeUnknownOperation, Status: http.StatusNotFound,
-			Message: "The simulator serves only POST /model/{modelId}/converse and /converse-stream."})
+			Message: "The simulator serves only POST /model/{modelId}/converse, /converse-stream and /count-tokens."})
 	})
 	return s
 }
