@@ -85,16 +85,22 @@ func (c claudeRun) run(ctx context.Context, env []string, args ...string) ([]byt
 // gateway's Messages API on the simulator: a tool task whose Bash call runs a real command in
 // a temporary directory, then a second turn by --continue whose command needs the first's
 // file, so the whole history (with thinking on, its signed blocks, which the simulator
-// checks) goes back through the gateway. On a Claude model by Anthropic's own name, with
-// thinking on (Claude Code asks for a budget on claude-sonnet-4-5), and on a model that is
-// not Claude, through an alias: there the gateway drops thinking, cache points and the
-// betas. No request may reach Bedrock invalid.
+// checks) goes back through the gateway. On Claude Code's default model (claude-opus-5-5:
+// adaptive thinking, effort, a role-system message, eight betas), on a Claude model by
+// Anthropic's own name with thinking on (Claude Code asks for a budget on
+// claude-sonnet-4-5), and on a model that is not Claude, through an alias: there the gateway
+// drops thinking, cache points and the betas. No request may reach Bedrock invalid.
 func TestClaudeCodeThroughGateway(t *testing.T) {
 	t.Parallel()
 	bin := requireClaude(t)
-	for _, tc := range []struct{ name, model string }{
-		{"claude-sonnet-4-5", "claude-sonnet-4-5"},
-		{"nova-pro", "nova-pro"},
+	for _, tc := range []struct {
+		name  string
+		args  []string // the model, as claude -p takes it
+		model string   // what Claude Code sends
+	}{
+		{"default", nil, "claude-opus-5-5"},
+		{"claude-sonnet-4-5", []string{"--model", "claude-sonnet-4-5"}, "claude-sonnet-4-5"},
+		{"nova-pro", []string{"--model", "nova-pro"}, "nova-pro"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -104,7 +110,7 @@ func TestClaudeCodeThroughGateway(t *testing.T) {
 			g := start(t, cfg)
 			c := newClaudeRun(t, bin, "http://"+g.HTTP, testKey)
 
-			out, err := c.run(t.Context(), nil, "-p", "Use the Bash tool to run `echo first > notes.txt`", "--allowedTools", "Bash", "--model", tc.model)
+			out, err := c.run(t.Context(), nil, append([]string{"-p", "Use the Bash tool to run `echo first > notes.txt`", "--allowedTools", "Bash"}, tc.args...)...)
 			require.NoError(t, err, "claude -p: %s", out)
 			t.Logf("turn 1: %s", out)
 			assert.Contains(t, string(out), "Tool results received: Bash", "the answer after the tool result")
@@ -112,7 +118,7 @@ func TestClaudeCodeThroughGateway(t *testing.T) {
 			require.NoError(t, err, "the Bash call ran")
 			assert.Equal(t, "first\n", string(notes))
 
-			out, err = c.run(t.Context(), nil, "-p", "--continue", "Now use the Bash tool to run `mv notes.txt done.txt`", "--allowedTools", "Bash", "--model", tc.model)
+			out, err = c.run(t.Context(), nil, append([]string{"-p", "--continue", "Now use the Bash tool to run `mv notes.txt done.txt`", "--allowedTools", "Bash"}, tc.args...)...)
 			require.NoError(t, err, "claude -p --continue: %s", out)
 			t.Logf("turn 2: %s", out)
 			done, err := os.ReadFile(filepath.Join(c.dir, "done.txt"))
