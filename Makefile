@@ -117,7 +117,7 @@ fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fa
 .PHONY: soak bench bench-e2e
 
 bench: ## Go benchmarks of the hot paths, then the end-to-end run (both REST surfaces) against a raw proxy (the floor), a reverse proxy and Portkey (bench-e2e)
-	go test -run '^$$' -bench . -benchmem ./internal/nirmata ./internal/openai ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
+	go test -run '^$$' -bench . -benchmem ./internal/nirmata ./internal/openai ./internal/anthropic ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
 	scripts/bench-e2e.sh
 
 soak: ## 1,000 concurrent streams for 60 s against a slow simulator; fails on any error (SOAK_DURATION, SOAK_CONCURRENCY)

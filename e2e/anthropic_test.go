@@ -500,6 +500,8 @@ func TestAnthropicClaudeCodeDefaults(t *testing.T) {
 			assert.Contains(t, dropped, d, model)
 		}
 	}
+	assert.InDelta(t, 4, metricValue(t, g, "gateway_params_dropped_total", map[string]string{"transport": "anthropic", "param": "tools.N.defer_loading"}), 0,
+		"what was dropped is counted")
 }
 
 // TestTraceOfAnAnthropicCall: the server span of a Messages call carries Claude Code's
@@ -517,4 +519,38 @@ func TestTraceOfAnAnthropicCall(t *testing.T) {
 	srv := serverSpan(t, rcv.spans(), resp.Header.Get("Request-Id"))
 	assert.Equal(t, "5f6e-session", srv.str("gateway.session_id"))
 	assert.Equal(t, "/v1/messages", srv.str("http.route"))
+}
+
+// TestAnthropicCountTokens: count_tokens counts the request as it would be translated:
+// Bedrock's count where the model has it, else an estimate that says it is one.
+func TestAnthropicCountTokens(t *testing.T) {
+	t.Parallel()
+	_, g := recordedGateway(t)
+	body := func(model string) string {
+		return `{"model":"` + model + `","system":"Be brief.",` + anTools + `,"messages":[{"role":"user","content":"What is the weather in Paris?"}]}`
+	}
+	count := func(model string) (*http.Response, int) {
+		resp, b := anPost(t, g, "/v1/messages/count_tokens", body(model))
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+		var c struct {
+			InputTokens int `json:"input_tokens"`
+		}
+		require.NoError(t, json.Unmarshal(b, &c), string(b))
+		require.Positive(t, c.InputTokens, string(b))
+		assert.NotEmpty(t, resp.Header.Get("Request-Id"))
+		return resp, c.InputTokens
+	}
+	resp, n := count("claude-sonnet-4-5")
+	assert.Empty(t, resp.Header.Get("X-Gateway-Estimate"), "Claude Sonnet 4.5 has Bedrock's CountTokens")
+	_, m := anMessages(t, g, `{"model":"claude-sonnet-4-5","max_tokens":64,`+body("claude-sonnet-4-5")[len(`{"model":"claude-sonnet-4-5",`):])
+	// The simulator counts a quarter of the bytes of what it is given: the chat call's
+	// Converse request also has its inferenceConfig.
+	assert.InEpsilon(t, m.Usage.InputTokens, n, 0.25, "the count is about the input of the same request")
+
+	resp, _ = count("us.meta.llama3-3-70b-instruct-v1:0")
+	assert.Equal(t, "true", resp.Header.Get("X-Gateway-Estimate"))
+
+	r, b := anPost(t, g, "/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}]}`)
+	anRefusal(t, r, b, http.StatusBadRequest, "invalid_request_error")
+	assert.InDelta(t, 2, metricValue(t, g, "gateway_requests_total", map[string]string{"transport": "anthropic", "route": "count_tokens", "code": "ok"}), 0)
 }

@@ -319,7 +319,7 @@ func maxTokensSent(t *testing.T, sim *recordedSim, i int) float64 {
 
 // TestDefaultMaxTokens: a request without max_tokens is sent default_max_tokens on every
 // surface (docs/PROTOCOL.md 14.5), capped at the model's known maximum output; the
-// request's own wins; 0 sends none, except beside a thinking budget.
+// request's own wins, under the same cap; 0 sends none, except beside a thinking budget.
 func TestDefaultMaxTokens(t *testing.T) {
 	t.Parallel()
 	const llama = "meta.llama3-1-70b-instruct-v1:0"
@@ -354,7 +354,7 @@ func TestDefaultMaxTokens(t *testing.T) {
 			}, 200},
 			{"gRPC", func() error { _, err := grpcClient.Chat(ctx, grpcRequest(t, hi(testModel, ""))); return err }, 4096},
 			{"capped at Llama 3's maximum", func() error { postOK(t, url, hi(llama, "")); return nil }, 2048},
-			{"the request's own is not capped", func() error { postOK(t, url, hi(llama, `, "max_tokens": 3000`)); return nil }, 3000},
+			{"the request's own is capped too", func() error { postOK(t, url, hi(llama, `, "max_tokens": 3000`)); return nil }, 2048},
 			{"the thinking budget on top", func() error { postOK(t, url, hi(testModel, `, "reasoning_effort": "low"`)); return nil }, 1024 + 4096},
 		}
 		for i, s := range steps {

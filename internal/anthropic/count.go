@@ -1,5 +1,3 @@
-//go:build anthcore
-
 package anthropic
 
 import (

@@ -184,9 +184,6 @@ func decodeRequest(body []byte, count bool) (*call, error) {
 		// The stream's reasoning comes as thinking deltas.
 		StreamReasoning: true,
 	}
-	if count {
-		out.MaxTokens = nil
-	}
 	if r.Metadata != nil {
 		out.User = r.Metadata.UserID
 	}
@@ -222,7 +219,7 @@ func decodeRequest(body []byte, count bool) (*call, error) {
 
 // system is the system prompt as the first chat message: a string, or text blocks.
 func system(s *content, out *chat.Request, p *paths) error {
-	if s.blocks == nil {
+	if len(s.blocks) == 0 {
 		if s.text != "" {
 			out.Messages = append(out.Messages, chat.Message{Role: chat.RoleSystem, Content: s.text})
 			p.msgs = append(p.msgs, origin{path: "system"})
@@ -259,7 +256,7 @@ func messageOf(i int, m *message, out *chat.Request, p *paths) error {
 	case m.Role != chat.RoleUser && m.Role != chat.RoleAssistant:
 		return invalid(`%s.role %s is not one of "user", "assistant"`, path, clip.Quote(m.Role))
 	}
-	if m.Content.blocks == nil {
+	if len(m.Content.blocks) == 0 { // a string, or no blocks: the translator judges an empty message
 		out.Messages = append(out.Messages, chat.Message{Role: m.Role, Content: m.Content.text})
 		p.msgs = append(p.msgs, origin{path: path})
 		return nil

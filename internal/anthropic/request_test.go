@@ -146,6 +146,9 @@ func TestDecodeRequestFields(t *testing.T) {
 		{"an assistant's string content", `{"max_tokens":1,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`, func(t *testing.T, c *call) {
 			assert.Equal(t, chat.Message{Role: chat.RoleAssistant, Content: "b"}, c.req.Messages[1])
 		}},
+		{"a message without blocks is kept, for the translator to judge", `{"max_tokens":1,"system":[],"messages":[{"role":"user","content":[]}]}`, func(t *testing.T, c *call) {
+			assert.Equal(t, []chat.Message{{Role: chat.RoleUser}}, c.req.Messages)
+		}},
 		{"at most 32 unknown members listed", "{" + hi + strings.Repeat(`,"k":1`, 1000) + "}", func(t *testing.T, c *call) {
 			assert.Len(t, c.req.Ignored, httpx.MaxIgnored)
 		}},
@@ -158,13 +161,14 @@ func TestDecodeRequestFields(t *testing.T) {
 	}
 }
 
-// TestDecodeCountTokens: count_tokens' body needs no max_tokens and never streams.
+// TestDecodeCountTokens: count_tokens' body needs no max_tokens (one given is translated
+// as a chat call's would be) and never streams.
 func TestDecodeCountTokens(t *testing.T) {
 	t.Parallel()
 	c, err := decodeRequest([]byte(`{"model":"m","stream":true,"max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`), true)
 	require.NoError(t, err)
 	assert.False(t, c.stream)
-	assert.Nil(t, c.req.MaxTokens)
+	assert.Equal(t, ptr(int32(5)), c.req.MaxTokens)
 	_, err = decodeRequest([]byte(`{"messages":[{"role":"user","content":"hi"}]}`), true)
 	require.NoError(t, err)
 }

@@ -196,6 +196,12 @@ type streamer struct {
 	// calls is each tool call's block index, by the call's ordinal.
 	calls []int
 	enc   chatjson.Encoder
+	// The events being encoded, reused: passed to the encoder as an interface, an event
+	// built per call would be allocated per call.
+	blockStart blockStart
+	block      contentBlock
+	delta      blockDelta
+	stopEvent  blockStop
 }
 
 var (
@@ -216,7 +222,7 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 			break
 		}
 		if s.open != openText {
-			dst = s.start(dst, openText, &contentBlock{Type: "text", Text: &empty})
+			dst = s.start(dst, openText, contentBlock{Type: "text", Text: &empty})
 		}
 		dst = s.appendDelta(dst, s.index, delta{Type: "text_delta", Text: &ev.Text})
 	case chat.EventReasoning:
@@ -224,19 +230,19 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 			break
 		}
 		if s.open != openThinking {
-			dst = s.start(dst, openThinking, &contentBlock{Type: "thinking", Thinking: &empty, Signature: &empty})
+			dst = s.start(dst, openThinking, contentBlock{Type: "thinking", Thinking: &empty, Signature: &empty})
 		}
 		s.thought = true
 		dst = s.appendDelta(dst, s.index, delta{Type: "thinking_delta", Thinking: &ev.Text})
 	case chat.EventReasoningBlock:
 		b := &ev.Block
 		if b.Redacted {
-			dst = s.start(dst, openRedacted, &contentBlock{Type: "redacted_thinking", Data: &b.Data})
+			dst = s.start(dst, openRedacted, contentBlock{Type: "redacted_thinking", Data: &b.Data})
 			dst = s.stop(dst)
 			break
 		}
 		if s.open != openThinking {
-			dst = s.start(dst, openThinking, &contentBlock{Type: "thinking", Thinking: &empty, Signature: &empty})
+			dst = s.start(dst, openThinking, contentBlock{Type: "thinking", Thinking: &empty, Signature: &empty})
 		}
 		if !s.thought && b.Text != "" { // a block whose text came whole
 			dst = s.appendDelta(dst, s.index, delta{Type: "thinking_delta", Thinking: &b.Text})
@@ -245,7 +251,7 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 		dst = s.stop(dst)
 	case chat.EventToolCall:
 		if ev.ToolCall.ID != "" {
-			dst = s.start(dst, openToolUse, &contentBlock{Type: "tool_use", ID: ev.ToolCall.ID, Name: ev.ToolCall.Name, Input: emptyInput})
+			dst = s.start(dst, openToolUse, contentBlock{Type: "tool_use", ID: ev.ToolCall.ID, Name: ev.ToolCall.Name, Input: emptyInput})
 			for len(s.calls) <= ev.Index {
 				s.calls = append(s.calls, -1)
 			}
@@ -269,11 +275,13 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 }
 
 // start closes the open block, if any, and opens the next one, of kind.
-func (s *streamer) start(dst []byte, kind int, b *contentBlock) []byte {
+func (s *streamer) start(dst []byte, kind int, b contentBlock) []byte {
 	dst = s.stop(dst)
 	s.open, s.index, s.thought = kind, s.next, false
 	s.next++
-	return s.appendData(dst, "content_block_start", &blockStart{Type: "content_block_start", Index: s.index, ContentBlock: b})
+	s.block = b
+	s.blockStart = blockStart{Type: "content_block_start", Index: s.index, ContentBlock: &s.block}
+	return s.appendData(dst, "content_block_start", &s.blockStart)
 }
 
 // stop closes the open block, if any.
@@ -282,11 +290,13 @@ func (s *streamer) stop(dst []byte) []byte {
 		return dst
 	}
 	s.open = openNone
-	return s.appendData(dst, "content_block_stop", &blockStop{Type: "content_block_stop", Index: s.index})
+	s.stopEvent = blockStop{Type: "content_block_stop", Index: s.index}
+	return s.appendData(dst, "content_block_stop", &s.stopEvent)
 }
 
 func (s *streamer) appendDelta(dst []byte, index int, d delta) []byte {
-	return s.appendData(dst, "content_block_delta", &blockDelta{Type: "content_block_delta", Index: index, Delta: d})
+	s.delta = blockDelta{Type: "content_block_delta", Index: index, Delta: d}
+	return s.appendData(dst, "content_block_delta", &s.delta)
 }
 
 // appendData appends one event: its name, then its JSON.

@@ -58,18 +58,18 @@ func TestFeatures(t *testing.T) {
 		id   string
 		want Features
 	}{
-		{"anthropic.claude-3-7-sonnet-20250219-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 1024, Images: true, Documents: true}},
-		{"us.anthropic.claude-sonnet-4-20250514-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 1024, Images: true, Documents: true}},
-		{"anthropic.claude-opus-4-1-20250805-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 1024, Images: true, Documents: true}},
-		{"global.anthropic.claude-sonnet-4-5-20250929-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 1024, Cache1h: true, StructuredOutput: true, Images: true, Documents: true}},
-		{"anthropic.claude-haiku-4-5-20251001-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 4096, Cache1h: true, StructuredOutput: true, Images: true, Documents: true}},
-		{"anthropic.claude-opus-4-5-20251101-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 4096, Cache1h: true, StructuredOutput: true, Images: true, Documents: true}},
+		{"anthropic.claude-3-7-sonnet-20250219-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 1024, Images: true, Documents: true, CountTokens: true}},
+		{"us.anthropic.claude-sonnet-4-20250514-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 1024, Images: true, Documents: true, CountTokens: true}},
+		{"anthropic.claude-opus-4-1-20250805-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 1024, Images: true, Documents: true, CountTokens: true}},
+		{"global.anthropic.claude-sonnet-4-5-20250929-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 1024, Cache1h: true, StructuredOutput: true, Images: true, Documents: true, CountTokens: true}},
+		{"anthropic.claude-haiku-4-5-20251001-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 4096, Cache1h: true, StructuredOutput: true, Images: true, Documents: true, CountTokens: true}},
+		{"anthropic.claude-opus-4-5-20251101-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 4096, Cache1h: true, StructuredOutput: true, Images: true, Documents: true, CountTokens: true}},
 		{"anthropic.claude-opus-4-6-v1", Features{Reasoning: ReasoningAdaptive, MaxEffort: "max", CacheMinTokens: 4096, Cache1h: true, StructuredOutput: true, Images: true, Documents: true}},
 		{"anthropic.claude-sonnet-4-6", Features{Reasoning: ReasoningAdaptive, MaxEffort: "high", CacheMinTokens: 2048, Cache1h: true, Images: true, Documents: true}},
 		{"anthropic.claude-opus-4-7", Features{Reasoning: ReasoningAdaptiveOnly, MaxEffort: "max", Images: true, Documents: true}},
-		{"anthropic.claude-3-5-sonnet-20241022-v2:0", Features{CacheMinTokens: 1024, Images: true, Documents: true}},
+		{"anthropic.claude-3-5-sonnet-20241022-v2:0", Features{CacheMinTokens: 1024, Images: true, Documents: true, CountTokens: true}},
 		{"anthropic.claude-3-5-sonnet-20240620-v1:0", media},
-		{"anthropic.claude-3-5-haiku-20241022-v1:0", Features{CacheMinTokens: 2048, Documents: true}},
+		{"anthropic.claude-3-5-haiku-20241022-v1:0", Features{CacheMinTokens: 2048, Documents: true, CountTokens: true}},
 		{"anthropic.claude-3-haiku-20240307-v1:0", media},
 		{"us.amazon.nova-pro-v1:0", Features{CacheMinTokens: 1024, NoToolCachePoint: true, Images: true, Documents: true}},
 		{"amazon.nova-lite-v1:0", Features{CacheMinTokens: 1536, NoToolCachePoint: true, Images: true, Documents: true}},
@@ -83,7 +83,7 @@ func TestFeatures(t *testing.T) {
 		{"mistral.mistral-large-2407-v1:0", Features{Documents: true}},
 		{"ai21.jamba-1-5-large-v1:0", Features{Documents: true}},
 		{"acme.unknown-model-v1", media},
-		{"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 1024, Cache1h: true, StructuredOutput: true, Images: true, Documents: true}},
+		{"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0", Features{Reasoning: ReasoningBudget, CacheMinTokens: 1024, Cache1h: true, StructuredOutput: true, Images: true, Documents: true, CountTokens: true}},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, Lookup(tt.id).Features, tt.id)

@@ -35,6 +35,10 @@ type Features struct {
 	StructuredOutput bool
 	// Images and Documents: the model takes image and document blocks.
 	Images, Documents bool
+	// CountTokens: Bedrock's CountTokens counts the model's input (AWS's CountTokens page:
+	// Claude 3.5 Haiku, 3.5 Sonnet v2, 3.7 Sonnet, Sonnet 4 and 4.5, Haiku 4.5, Opus 4 to
+	// 4.5); for the others the gateway estimates.
+	CountTokens bool
 }
 
 // featuresOf is the F.2 row of a family (an id without its region prefix).
@@ -74,15 +78,15 @@ func claudeFeatures(family, tier string, v int) Features {
 	switch {
 	case v < 35: // Claude 3 Haiku, Sonnet, Opus
 	case v == 35 && tier == "haiku":
-		f.CacheMinTokens, f.Images = 2048, false
-	case v == 35: // Sonnet 3.5: v2 caches, v1 does not
+		f.CacheMinTokens, f.Images, f.CountTokens = 2048, false, true
+	case v == 35: // Sonnet 3.5: v2 caches and counts, v1 does neither
 		if strings.Contains(family, "20241022") {
-			f.CacheMinTokens = 1024
+			f.CacheMinTokens, f.CountTokens = 1024, true
 		}
 	case v < 45: // Sonnet 3.7, Sonnet 4, Opus 4 and 4.1
-		f.Reasoning, f.CacheMinTokens = ReasoningBudget, 1024
+		f.Reasoning, f.CacheMinTokens, f.CountTokens = ReasoningBudget, 1024, true
 	case v == 45:
-		f.Reasoning, f.CacheMinTokens, f.Cache1h, f.StructuredOutput = ReasoningBudget, 4096, true, true
+		f.Reasoning, f.CacheMinTokens, f.Cache1h, f.StructuredOutput, f.CountTokens = ReasoningBudget, 4096, true, true, true
 		if tier == "sonnet" {
 			f.CacheMinTokens = 1024
 		}

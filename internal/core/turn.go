@@ -116,6 +116,20 @@ func (t *turn) end() {
 // prepare is begin's first part: the request's bounds, defaults, route, translation and
 // key admission.
 func (s *Service) prepare(t *turn) error {
+	if err := s.resolve(t); err != nil {
+		return err
+	}
+	if t.res.Repairs.ParallelDisabled {
+		s.parallel.Learn(t.ctx, t.req)
+	}
+	var err error
+	t.quota, err = s.admitKey(t)
+	return err
+}
+
+// resolve checks t's request against its bounds, applies its defaults, finds its route
+// and translates it for its first target.
+func (s *Service) resolve(t *turn) error {
 	req, res := t.req, &t.res
 	*res = s.Named(req.Model) // what the log line of a refusal names
 	if n := len(req.ClientType); n > maxClientTypeBytes {
@@ -144,14 +158,7 @@ func (s *Service) prepare(t *turn) error {
 	t.opts, t.mode, t.budget = opts, mode, s.guard.Budget()
 	t.route = s.router.Route(t.ctx, req, name)
 	res.Model = t.route.ModelID()
-	if err := s.translate(t); err != nil {
-		return err
-	}
-	if res.Repairs.ParallelDisabled {
-		s.parallel.Learn(t.ctx, req)
-	}
-	t.quota, err = s.admitKey(t)
-	return err
+	return s.translate(t)
 }
 
 // translate translates t's request for its current target, with the reasoning the cache

@@ -31,6 +31,10 @@ const (
 	MaxErrorCodes = 32
 	// MaxErrorCodeLen is the longest error_code value in bytes.
 	MaxErrorCodeLen = 64
+	// MaxParams is how many distinct param values of gateway_params_dropped_total get
+	// their own series; MaxParamLen the longest in bytes.
+	MaxParams   = 64
+	MaxParamLen = 64
 )
 
 // labelSet bounds the distinct values of one label. It is safe for concurrent use, and

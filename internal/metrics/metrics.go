@@ -71,6 +71,7 @@ type Metrics struct {
 	models      *labelSet
 	clientTypes *labelSet
 	errorCodes  *labelSet
+	params      *labelSet
 
 	requests        *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
@@ -79,6 +80,7 @@ type Metrics struct {
 	tokens          *prometheus.CounterVec
 	cacheRead       *prometheus.CounterVec
 	droppedCalls    *prometheus.CounterVec
+	droppedParams   *prometheus.CounterVec
 	parallelOff     *prometheus.CounterVec
 	parallelLearned prometheus.Counter
 	thinkingOff     *prometheus.CounterVec
@@ -108,10 +110,11 @@ func New() *Metrics {
 		models:      newLabelSet(MaxModels, MaxModelLen),
 		clientTypes: newLabelSet(MaxClientTypes, MaxClientTypeLen),
 		errorCodes:  newLabelSet(MaxErrorCodes, MaxErrorCodeLen),
+		params:      newLabelSet(MaxParams, MaxParamLen),
 
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_requests_total",
-			Help: `Requests answered, counted once each when its answer (or stream) ended: by transport ("rest" for the Nirmata API, "openai", "grpc"), route ("chat", "chat_stream", "capabilities", "models", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".`,
+			Help: `Requests answered, counted once each when its answer (or stream) ended: by transport ("rest" for the Nirmata API, "openai", "anthropic", "grpc"), route ("chat", "chat_stream", "capabilities", "models", "count_tokens", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".`,
 		}, []string{"transport", "route", "code", "model", "client_type"}),
 		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gateway_request_duration_seconds",
@@ -143,6 +146,10 @@ func New() *Metrics {
 			Name: "gateway_tool_calls_dropped_total",
 			Help: `Tool calls the model made that the gateway left out of the answer, by reason: "parallel" (all but the first when parallel tool calls are off) or "budget" (all, when the request's max_tool_rounds were spent).`,
 		}, []string{"model", "reason"}),
+		droppedParams: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_params_dropped_total",
+			Help: `Request fields accepted without effect (those x-gateway-ignored-params lists: a field the model does not take, an anthropic-beta value it does not take, a server tool, an unknown member), by transport and the field's path with its indexes as N ("tools.N.defer_loading", "anthropic-beta: <value>").`,
+		}, []string{"transport", "param"}),
 		parallelOff: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_parallel_calls_disabled_total",
 			Help: "Requests whose parallel tool calls the gateway turned off because the client's history answered only some of several calls (the deployed gollm client answers only the first), or an earlier request of the same key and User-Agent did, and the request did not set parallel_tool_calls.",
@@ -220,7 +227,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
-		m.cacheRead, m.cacheWrite, m.droppedCalls, m.parallelOff, m.parallelLearned, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.failovers, m.inflight, m.upstreamCalls,
+		m.cacheRead, m.cacheWrite, m.droppedCalls, m.droppedParams, m.parallelOff, m.parallelLearned, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.failovers, m.inflight, m.upstreamCalls,
 		m.rejected, m.rateLimited, m.storeErrors, m.storeUp,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
@@ -384,6 +391,41 @@ const (
 	DropParallel = "parallel" // all but the first when parallel tool calls are off
 	DropBudget   = "budget"   // all when the request's tool budget is spent
 )
+
+// ParamsDropped counts the fields a call on transport accepted without effect (its
+// Result's Ignored), each by its path with every index written N, so that the label counts
+// fields, not positions.
+func (m *Metrics) ParamsDropped(transport string, paths []string) {
+	if m == nil {
+		return
+	}
+	for _, p := range paths {
+		m.droppedParams.WithLabelValues(transport, m.params.value(indexesAsN(p))).Inc()
+	}
+}
+
+// indexesAsN is a field path with each index written N: "tools.N.defer_loading" of
+// "tools.3.defer_loading", "messages[N].content" of "messages[2].content". An index is a
+// segment of digits only, between ".", "[" and "]".
+func indexesAsN(path string) string {
+	var b strings.Builder
+	start := 0
+	for i := 0; i <= len(path); i++ {
+		if i < len(path) && path[i] != '.' && path[i] != '[' && path[i] != ']' {
+			continue
+		}
+		seg := path[start:i]
+		if seg != "" && strings.Trim(seg, "0123456789") == "" {
+			seg = "N"
+		}
+		b.WriteString(seg)
+		if i < len(path) {
+			b.WriteByte(path[i])
+		}
+		start = i + 1
+	}
+	return b.String()
+}
 
 // ToolCallsDropped adds n tool calls left out of an answer for reason. n of zero or less
 // is skipped.

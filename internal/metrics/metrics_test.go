@@ -271,7 +271,7 @@ gateway_rate_limited_total{key="ci",limit="tokens_per_minute"} 1
 # HELP gateway_failovers_total Calls to an alias that moved on to its next target before any byte of the answer reached the client, by alias and reason: the error code of the target that failed, once the SDK's retries were spent ("ThrottlingException", "ServiceQuotaExceededException", "ServiceUnavailableException", "ModelNotReadyException", "InternalServerException").
 # TYPE gateway_failovers_total counter
 gateway_failovers_total{alias="agent",reason="ThrottlingException"} 1
-# HELP gateway_requests_total Requests answered, counted once each when its answer (or stream) ended: by transport ("rest" for the Nirmata API, "openai", "grpc"), route ("chat", "chat_stream", "capabilities", "models", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".
+# HELP gateway_requests_total Requests answered, counted once each when its answer (or stream) ended: by transport ("rest" for the Nirmata API, "openai", "anthropic", "grpc"), route ("chat", "chat_stream", "capabilities", "models", "count_tokens", "other"), outcome as a snake-case gRPC code ("ok", "invalid_argument", "resource_exhausted"), model and client type. Requests refused before they were read (no key) count with model "none".
 # TYPE gateway_requests_total counter
 gateway_requests_total{client_type="kyverno",code="ok",model="anthropic.claude-3-5-sonnet",route="chat_stream",transport="rest"} 1
 # HELP gateway_response_format_invalid_total Answers to response_format "json_object" requests that are not one JSON object; they were returned unchanged.
@@ -576,4 +576,31 @@ func histogram(t *testing.T, m *Metrics, name string, labelPairs ...string) (uin
 	}
 	t.Fatalf("no %s series with labels %v", name, want)
 	return 0, 0
+}
+
+// TestParamsDropped: each dropped field counts once a call by its path with indexes as
+// N, so positions do not make series; the distinct paths are bounded.
+func TestParamsDropped(t *testing.T) {
+	t.Parallel()
+	m := New()
+	m.ParamsDropped(TransportAnthropic, []string{"tools.3.defer_loading", "tools.12.defer_loading", "anthropic-beta: context-1m-2025-08-07", "x2.3y"})
+	m.ParamsDropped(TransportOpenAI, []string{"messages[2].content[10]", "seed"})
+	for _, c := range []struct {
+		transport, param string
+		want             float64
+	}{
+		{TransportAnthropic, "tools.N.defer_loading", 2},
+		{TransportAnthropic, "anthropic-beta: context-1m-2025-08-07", 1},
+		{TransportAnthropic, "x2.3y", 1},
+		{TransportOpenAI, "messages[N].content[N]", 1},
+		{TransportOpenAI, "seed", 1},
+	} {
+		assert.Equal(t, c.want, testutil.ToFloat64(m.droppedParams.WithLabelValues(c.transport, c.param)), c.param)
+	}
+	for i := range MaxParams + 10 {
+		m.ParamsDropped(TransportOpenAI, []string{fmt.Sprintf("member_%d", i)})
+	}
+	assert.Equal(t, 10+5.0, testutil.ToFloat64(m.droppedParams.WithLabelValues(TransportOpenAI, LabelOther)), "5 paths before, then newcomers beyond the cap count as other")
+	var nilMetrics *Metrics
+	nilMetrics.ParamsDropped(TransportREST, []string{"seed"})
 }

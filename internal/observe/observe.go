@@ -178,6 +178,7 @@ func (c *Call) End() {
 		reason = metrics.DropBudget
 	}
 	m.ToolCallsDropped(c.Result.Model, reason, c.Result.DroppedToolCalls)
+	m.ParamsDropped(c.Transport, c.Result.Ignored)
 	m.Thinking(c.Result.Model, c.Result.Thinking)
 	if c.Result.FormatInvalid {
 		m.ResponseFormatInvalid(c.Result.Model)

@@ -76,7 +76,7 @@ type novaReasoning struct {
 }
 
 // encode is the additionalModelRequestFields value; nil when there is nothing to send.
-func (f *additionalFields) encode() jsontext.Value {
+func (f additionalFields) encode() jsontext.Value {
 	if f.Thinking == nil && f.OutputConfig == nil && f.ToolChoice == nil && f.ReasoningConfig == nil &&
 		f.ReasoningEffort == "" && f.ReasoningString == "" && f.TopK == nil && f.NovaInference == nil && len(f.AnthropicBeta) == 0 {
 		return nil
