@@ -47,13 +47,16 @@ type claudeRun struct {
 	home string // HOME and CLAUDE_CONFIG_DIR's parent
 	dir  string // the working directory: where its Bash tool runs commands
 	url  string // ANTHROPIC_BASE_URL
-	key  string // ANTHROPIC_API_KEY
+	key  string
+	// keyVar carries key: ANTHROPIC_API_KEY (sent as x-api-key) or ANTHROPIC_AUTH_TOKEN
+	// (Authorization: Bearer).
+	keyVar string
 }
 
 // newClaudeRun makes a HOME and a working directory for runs of bin against url.
 func newClaudeRun(t *testing.T, bin, url, key string) claudeRun {
 	t.Helper()
-	return claudeRun{bin: bin, home: t.TempDir(), dir: t.TempDir(), url: url, key: key}
+	return claudeRun{bin: bin, home: t.TempDir(), dir: t.TempDir(), url: url, key: key, keyVar: "ANTHROPIC_API_KEY"}
 }
 
 // run runs `claude` with args and returns what it printed. The environment is built from
@@ -71,7 +74,7 @@ func (c claudeRun) run(ctx context.Context, env []string, args ...string) ([]byt
 		"HOME=" + c.home,
 		"CLAUDE_CONFIG_DIR=" + filepath.Join(c.home, ".claude"),
 		"ANTHROPIC_BASE_URL=" + c.url,
-		"ANTHROPIC_API_KEY=" + c.key,
+		c.keyVar + "=" + c.key,
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_AUTOUPDATER=1",
 		"DISABLE_ERROR_REPORTING=1",
@@ -89,18 +92,21 @@ func (c claudeRun) run(ctx context.Context, env []string, args ...string) ([]byt
 // adaptive thinking, effort, a role-system message, eight betas), on a Claude model by
 // Anthropic's own name with thinking on (Claude Code asks for a budget on
 // claude-sonnet-4-5), and on a model that is not Claude, through an alias: there the gateway
-// drops thinking, cache points and the betas. No request may reach Bedrock invalid.
+// drops thinking, cache points and the betas. The key goes as x-api-key
+// (ANTHROPIC_API_KEY), and on Sonnet as a bearer token (ANTHROPIC_AUTH_TOKEN). No request may
+// reach Bedrock invalid.
 func TestClaudeCodeThroughGateway(t *testing.T) {
 	t.Parallel()
 	bin := requireClaude(t)
 	for _, tc := range []struct {
-		name  string
-		args  []string // the model, as claude -p takes it
-		model string   // what Claude Code sends
+		name   string
+		args   []string // the model, as claude -p takes it
+		model  string   // what Claude Code sends
+		keyVar string
 	}{
-		{"default", nil, "claude-opus-5-5"},
-		{"claude-sonnet-4-5", []string{"--model", "claude-sonnet-4-5"}, "claude-sonnet-4-5"},
-		{"nova-pro", []string{"--model", "nova-pro"}, "nova-pro"},
+		{"default", nil, "claude-opus-5-5", "ANTHROPIC_API_KEY"},
+		{"claude-sonnet-4-5", []string{"--model", "claude-sonnet-4-5"}, "claude-sonnet-4-5", "ANTHROPIC_AUTH_TOKEN"},
+		{"nova-pro", []string{"--model", "nova-pro"}, "nova-pro", "ANTHROPIC_API_KEY"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -109,6 +115,7 @@ func TestClaudeCodeThroughGateway(t *testing.T) {
 			cfg.ModelAliases = map[string][]config.Target{"nova-pro": {{ModelID: "us.amazon.nova-pro-v1:0"}}}
 			g := start(t, cfg)
 			c := newClaudeRun(t, bin, "http://"+g.HTTP, testKey)
+			c.keyVar = tc.keyVar
 
 			out, err := c.run(t.Context(), nil, append([]string{"-p", "Use the Bash tool to run `echo first > notes.txt`", "--allowedTools", "Bash"}, tc.args...)...)
 			require.NoError(t, err, "claude -p: %s", out)
