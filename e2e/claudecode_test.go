@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/config"
 )
 
@@ -149,6 +150,35 @@ func TestClaudeCodeThroughGateway(t *testing.T) {
 			assert.Equal(t, 4, lines, "requests to /v1/messages")
 			assert.Equal(t, 2, calls, "tool calls answered")
 			assert.Zero(t, metricValue(t, g, "gateway_upstream_errors_total", nil), "a Bedrock error")
+		})
+	}
+}
+
+// TestClaudeCodeOnEveryClaudeModel runs the pinned Claude Code's default request, a tool
+// task, on every Claude model of the gateway's table of Anthropic names (BEDROCK.md L), by
+// the name Claude Code is given: whatever Claude Code sends for each (its thinking form, its
+// betas, its max_tokens), the gateway answers, and no request reaches Bedrock invalid. Claude
+// Code sends claude-opus-5-5 for the older Opus names unless told not to remap them
+// (CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP), which this test tells it, so that each model is
+// the one named.
+func TestClaudeCodeOnEveryClaudeModel(t *testing.T) {
+	t.Parallel()
+	bin := requireClaude(t)
+	cfg := defaultConfig(t)
+	cfg.Sim.Enabled = true
+	g := start(t, cfg)
+	t.Cleanup(func() {
+		assert.Zero(t, metricValue(t, g, "gateway_upstream_errors_total", nil), "a Bedrock error")
+	})
+	for _, row := range capabilities.AnthropicNames() {
+		name := row.Names[0]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := newClaudeRun(t, bin, "http://"+g.HTTP, testKey)
+			out, err := c.run(t.Context(), []string{"CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP=1"}, "-p", "Use the Bash tool to run `echo ok > ran.txt`", "--allowedTools", "Bash", "--model", name)
+			require.NoError(t, err, "claude -p --model %s: %s", name, out)
+			assert.FileExists(t, filepath.Join(c.dir, "ran.txt"), "the Bash call ran")
+			assert.Contains(t, string(out), "Tool results received: Bash")
 		})
 	}
 }
