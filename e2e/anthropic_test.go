@@ -458,6 +458,8 @@ func TestAnthropicModels(t *testing.T) {
 	assert.Contains(t, string(b), `{"type":"model","id":"`+testModel+`"`)
 	_, b = get("/v1/models/"+testModel, false)
 	assert.Contains(t, string(b), `"object":"model"`)
+	_, b = get("/v1/models/claude-sonnet-4-5", true)
+	assert.Contains(t, string(b), `{"type":"model","id":"claude-sonnet-4-5","display_name":"claude-sonnet-4-5"`, "an Anthropic name")
 }
 
 // claudeCodeRequest is the shape of the request Claude Code sends by default: system
@@ -553,4 +555,31 @@ func TestAnthropicCountTokens(t *testing.T) {
 	r, b := anPost(t, g, "/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}]}`)
 	anRefusal(t, r, b, http.StatusBadRequest, "invalid_request_error")
 	assert.InDelta(t, 2, metricValue(t, g, "gateway_requests_total", map[string]string{"transport": "anthropic", "route": "count_tokens", "code": "ok"}), 0)
+}
+
+// TestAnthropicFailures: a failure before the first event is a plain HTTP error the SDKs
+// retry (Bedrock's throttling: 429 rate_limit_error with retry-after); one after it is an
+// error event, the stream's last, without message_stop.
+func TestAnthropicFailures(t *testing.T) {
+	t.Parallel()
+	body := `{"model":"` + testModel + `","max_tokens":256,"stream":true,"messages":[{"role":"user","content":"Hello"}]}`
+
+	_, g := recordedGateway(t, "throttle")
+	r, b := anPost(t, g, "/v1/messages", body)
+	anRefusal(t, r, b, http.StatusTooManyRequests, "rate_limit_error")
+	assert.NotEmpty(t, r.Header.Get("Retry-After"))
+
+	_, g = recordedGateway(t, "stream_exception,exception=serviceUnavailableException,after=4")
+	r, b = anPost(t, g, "/v1/messages", body)
+	require.Equal(t, http.StatusOK, r.StatusCode, string(b))
+	events := anEvents(t, b)
+	require.NotEmpty(t, events)
+	assert.Equal(t, "message_start", events[0].name)
+	last := events[len(events)-1]
+	require.Equal(t, "error", last.name, "the stream ends with its error")
+	assert.Equal(t, "overloaded_error", last.data["error"].(map[string]any)["type"])
+	assert.Equal(t, r.Header.Get("Request-Id"), last.data["request_id"])
+	for _, ev := range events {
+		assert.NotEqual(t, "message_stop", ev.name)
+	}
 }

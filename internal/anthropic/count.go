@@ -8,7 +8,7 @@ import (
 )
 
 // headerEstimate says count_tokens' answer is the gateway's estimate, not Bedrock's count
-// (docs/PROTOCOL.md 15.6).
+// (docs/PROTOCOL.md 15.4).
 const headerEstimate = "X-Gateway-Estimate"
 
 type tokenCount struct {

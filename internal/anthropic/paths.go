@@ -8,12 +8,47 @@ import (
 	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
+// loc is where a block is in the body: messages.<msg>.content.<block>, and
+// .content.<inner> within a tool_result; the message itself when block is -1;
+// system.<block> (or the whole system prompt, block -1) when msg is -1. Its path is
+// written only when a refusal names it.
+type loc struct{ msg, block, inner int }
+
+// systemLoc is the system prompt.
+var systemLoc = loc{msg: -1, block: -1, inner: -1}
+
+func (l loc) String() string {
+	if l.msg < 0 {
+		if l.block < 0 {
+			return "system"
+		}
+		return "system." + strconv.Itoa(l.block)
+	}
+	s := "messages." + strconv.Itoa(l.msg)
+	if l.block >= 0 {
+		s += ".content." + strconv.Itoa(l.block)
+	}
+	if l.inner >= 0 {
+		s += ".content." + strconv.Itoa(l.inner)
+	}
+	return s
+}
+
+// toolLoc is tools.<index>.
+type toolLoc int
+
+func (t toolLoc) String() string { return "tools." + strconv.Itoa(int(t)) }
+
 // paths is where each chat message, part, tool call and tool of a decoded request came
 // from in the Anthropic body, so that a refusal naming a chat-model path
 // ("messages[4].tool_calls[0].function.arguments") names the block the client wrote
-// ("messages.3.content.1.input").
+// ("messages.3.content.1.input"). It holds indexes, a few slices for the whole request;
+// paths are written only for a refusal.
 type paths struct {
 	msgs []origin
+	// parts and calls are the blocks of every chat message's parts and tool calls, each
+	// message's in a span of its own.
+	parts, calls []loc
 	// tools is each chat tool's index in the body's tools (server tools are dropped).
 	tools []int
 	// format is the member structured output came in: output_format or
@@ -21,14 +56,17 @@ type paths struct {
 	format string
 }
 
-// origin is where one chat message came from.
+// origin is where one chat message came from: a message, a tool_result block, or the
+// system prompt; and the spans of its parts and calls.
 type origin struct {
-	// path is "system", "messages.3", or a tool message's tool_result block
-	// ("messages.3.content.0").
-	path string
-	// parts and calls are the paths of the message's chat parts and tool calls.
-	parts, calls []string
+	at           loc
+	parts, calls span
 }
+
+// span is the range [start, end) of paths.parts or paths.calls.
+type span struct{ start, end int }
+
+func (s span) len() int { return s.end - s.start }
 
 // rewrite names the field of a refusal err by its Anthropic path, in its Param and at the
 // start of its message; any other error is returned as it is.
@@ -54,19 +92,19 @@ func (p *paths) anthropic(path string) string {
 			break
 		}
 		o := &p.msgs[i]
-		if j, tail, ok := prefixIndex(rest, ".content["); ok && j < len(o.parts) {
-			return o.parts[j] + partTail(tail)
+		if j, tail, ok := prefixIndex(rest, ".content["); ok && j < o.parts.len() {
+			return p.parts[o.parts.start+j].String() + partTail(tail)
 		}
-		if j, tail, ok := prefixIndex(rest, ".tool_calls["); ok && j < len(o.calls) {
-			return o.calls[j] + callTail(tail)
+		if j, tail, ok := prefixIndex(rest, ".tool_calls["); ok && j < o.calls.len() {
+			return p.calls[o.calls.start+j].String() + callTail(tail)
 		}
 		switch {
 		case rest == ".tool_call_id":
-			return o.path + ".tool_use_id"
-		case o.path == "system" && strings.HasPrefix(rest, ".content"):
+			return o.at.String() + ".tool_use_id"
+		case o.at == systemLoc && strings.HasPrefix(rest, ".content"):
 			return "system" // a system prompt given as a string
 		}
-		return o.path + dotted(rest)
+		return o.at.String() + dotted(rest)
 	case strings.HasPrefix(path, "tools["):
 		i, rest, ok := index(path[len("tools["):])
 		if !ok || i >= len(p.tools) {
@@ -76,7 +114,7 @@ func (p *paths) anthropic(path string) string {
 		if tail, ok := strings.CutPrefix(rest, ".parameters"); ok {
 			rest = ".input_schema" + tail
 		}
-		return "tools." + strconv.Itoa(p.tools[i]) + dotted(rest)
+		return toolLoc(p.tools[i]).String() + dotted(rest)
 	case strings.HasPrefix(path, "tool_choice.function.name"):
 		return "tool_choice.name"
 	case strings.HasPrefix(path, "response_format"):

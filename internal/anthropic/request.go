@@ -3,7 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/base64"
-	"strconv"
+	"fmt"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -222,21 +222,22 @@ func system(s *content, out *chat.Request, p *paths) error {
 	if len(s.blocks) == 0 {
 		if s.text != "" {
 			out.Messages = append(out.Messages, chat.Message{Role: chat.RoleSystem, Content: s.text})
-			p.msgs = append(p.msgs, origin{path: "system"})
+			p.msgs = append(p.msgs, origin{at: systemLoc})
 		}
 		return nil
 	}
 	m := chat.Message{Role: chat.RoleSystem, Parts: make([]chat.Part, len(s.blocks))}
-	o := origin{path: "system", parts: make([]string, len(s.blocks))}
+	o := origin{at: systemLoc, parts: span{len(p.parts), len(p.parts) + len(s.blocks)}}
 	for j, b := range s.blocks {
-		o.parts[j] = "system." + strconv.Itoa(j)
+		at := loc{msg: -1, block: j, inner: -1}
 		switch {
 		case b == nil:
-			return nullBlock(o.parts[j])
+			return nullBlock(at)
 		case b.Type != "text":
-			return unsupported("%s.type %s is not supported; system blocks are text", o.parts[j], clip.Quote(b.Type))
+			return unsupported("%s.type %s is not supported; system blocks are text", at, clip.Quote(b.Type))
 		}
 		m.Parts[j] = chat.Part{Type: chat.PartText, Text: b.Text, CacheControl: cacheControl(b.CacheControl)}
+		p.parts = append(p.parts, at)
 	}
 	out.Messages = append(out.Messages, m)
 	p.msgs = append(p.msgs, o)
@@ -247,45 +248,52 @@ func system(s *content, out *chat.Request, p *paths) error {
 // message as one tool message per tool_result block, in order, then one user message with
 // the rest of its blocks, if any.
 func messageOf(i int, m *message, out *chat.Request, p *paths) error {
-	path := "messages." + strconv.Itoa(i)
+	at := loc{msg: i, block: -1, inner: -1}
 	switch {
 	case m == nil:
-		return nullBlock(path)
+		return nullBlock(at)
 	case m.Role == "":
-		return invalid("%s.role: field required", path)
+		return invalid("%s.role: field required", at)
 	case m.Role != chat.RoleUser && m.Role != chat.RoleAssistant:
-		return invalid(`%s.role %s is not one of "user", "assistant"`, path, clip.Quote(m.Role))
+		return invalid(`%s.role %s is not one of "user", "assistant"`, at, clip.Quote(m.Role))
 	}
 	if len(m.Content.blocks) == 0 { // a string, or no blocks: the translator judges an empty message
 		out.Messages = append(out.Messages, chat.Message{Role: m.Role, Content: m.Content.text})
-		p.msgs = append(p.msgs, origin{path: path})
+		p.msgs = append(p.msgs, origin{at: at})
 		return nil
 	}
 	if m.Role == chat.RoleAssistant {
-		return assistant(path, m.Content.blocks, out, p)
+		return assistant(at, m.Content.blocks, out, p)
 	}
-	var rest chat.Message
-	o := origin{path: path}
+	// The tool results first, then the rest, so that each chat message's parts are
+	// contiguous in p.parts.
 	for j, b := range m.Content.blocks {
-		bpath := path + ".content." + strconv.Itoa(j)
-		if b == nil {
-			return nullBlock(bpath)
-		}
-		if b.Type == "tool_result" {
-			if err := toolResult(bpath, b, out, p); err != nil {
+		if b != nil && b.Type == "tool_result" {
+			if err := toolResult(loc{msg: i, block: j, inner: -1}, b, out, p); err != nil {
 				return err
 			}
+		}
+	}
+	var rest chat.Message
+	o := origin{at: at, parts: span{len(p.parts), len(p.parts)}}
+	for j, b := range m.Content.blocks {
+		bat := loc{msg: i, block: j, inner: -1}
+		if b == nil {
+			return nullBlock(bat)
+		}
+		if b.Type == "tool_result" {
 			continue
 		}
-		part, err := userPart(bpath, b)
+		part, err := userPart(bat, b)
 		if err != nil {
 			return err
 		}
 		rest.Parts = append(rest.Parts, part)
-		o.parts = append(o.parts, bpath)
+		p.parts = append(p.parts, bat)
 	}
 	if len(rest.Parts) > 0 {
 		rest.Role = chat.RoleUser
+		o.parts.end = len(p.parts)
 		out.Messages = append(out.Messages, rest)
 		p.msgs = append(p.msgs, o)
 	}
@@ -293,56 +301,56 @@ func messageOf(i int, m *message, out *chat.Request, p *paths) error {
 }
 
 // userPart is a user message's text, image or document block as a chat part.
-func userPart(path string, b *block) (chat.Part, error) {
+func userPart(at loc, b *block) (chat.Part, error) {
 	part := chat.Part{CacheControl: cacheControl(b.CacheControl)}
 	switch b.Type {
 	case "text":
 		part.Type, part.Text = chat.PartText, b.Text
 	case "image":
-		url, err := imageURL(path, b.Source)
+		url, err := imageURL(at, b.Source)
 		if err != nil {
 			return part, err
 		}
 		part.Type, part.Image = chat.PartImageURL, &chat.ImageURL{URL: url}
 	case "document":
-		f, err := document(path, b)
+		f, err := document(at, b)
 		if err != nil {
 			return part, err
 		}
 		part.Type, part.File = chat.PartFile, f
 	case "tool_use", "thinking", "redacted_thinking":
-		return part, invalid("%s.type %s is an assistant's block; a user message takes text, image, document and tool_result", path, clip.Quote(b.Type))
+		return part, invalid("%s.type %s is an assistant's block; a user message takes text, image, document and tool_result", at, clip.Quote(b.Type))
 	case "":
-		return part, invalid("%s.type: field required", path)
+		return part, invalid("%s.type: field required", at)
 	default:
-		return part, unsupported(`%s.type %s is not supported; a user message takes "text", "image", "document" and "tool_result"`, path, clip.Quote(b.Type))
+		return part, unsupported(`%s.type %s is not supported; a user message takes "text", "image", "document" and "tool_result"`, at, clip.Quote(b.Type))
 	}
 	return part, nil
 }
 
 // imageURL is an image block's source as a data URL. The gateway fetches nothing on a
 // client's behalf, and stores no files.
-func imageURL(path string, s *source) (string, error) {
+func imageURL(at loc, s *source) (string, error) {
 	if s == nil {
-		return "", invalid("%s.source: field required", path)
+		return "", invalid("%s.source: field required", at)
 	}
 	switch s.Type {
 	case "base64":
 		return "data:" + s.MediaType + ";base64," + s.Data, nil
 	case "url":
-		return "", unsupported("%s.source: url sources are not fetched; send the image inline as a base64 source", path)
+		return "", unsupported("%s.source: url sources are not fetched; send the image inline as a base64 source", at)
 	case "file":
-		return "", unsupported("%s.source: file sources are not supported: the gateway stores no files; send the image as a base64 source", path)
+		return "", unsupported("%s.source: file sources are not supported: the gateway stores no files; send the image as a base64 source", at)
 	}
-	return "", invalid(`%s.source.type %s is not one of "base64", "url", "file"`, path, clip.Quote(s.Type))
+	return "", invalid(`%s.source.type %s is not one of "base64", "url", "file"`, at, clip.Quote(s.Type))
 }
 
 // document is a document block's source as a chat file: a base64 PDF, or plain text
 // (sent as a text/plain document).
-func document(path string, b *block) (*chat.File, error) {
+func document(at loc, b *block) (*chat.File, error) {
 	s := b.Source
 	if s == nil {
-		return nil, invalid("%s.source: field required", path)
+		return nil, invalid("%s.source: field required", at)
 	}
 	switch s.Type {
 	case "base64":
@@ -350,41 +358,42 @@ func document(path string, b *block) (*chat.File, error) {
 	case "text":
 		return &chat.File{Data: "data:text/plain;base64," + base64.StdEncoding.EncodeToString([]byte(s.Data)), Filename: b.Title}, nil
 	case "url":
-		return nil, unsupported("%s.source: url sources are not fetched; send the document inline as a base64 or text source", path)
+		return nil, unsupported("%s.source: url sources are not fetched; send the document inline as a base64 or text source", at)
 	case "file":
-		return nil, unsupported("%s.source: file sources are not supported: the gateway stores no files; send the document as a base64 or text source", path)
+		return nil, unsupported("%s.source: file sources are not supported: the gateway stores no files; send the document as a base64 or text source", at)
 	case "content":
-		return nil, unsupported("%s.source: content sources are not supported; send the document as a base64 or text source", path)
+		return nil, unsupported("%s.source: content sources are not supported; send the document as a base64 or text source", at)
 	}
-	return nil, invalid(`%s.source.type %s is not one of "base64", "text", "url", "file", "content"`, path, clip.Quote(s.Type))
+	return nil, invalid(`%s.source.type %s is not one of "base64", "text", "url", "file", "content"`, at, clip.Quote(s.Type))
 }
 
 // toolResult adds a tool_result block as a tool message.
-func toolResult(path string, b *block, out *chat.Request, p *paths) error {
+func toolResult(at loc, b *block, out *chat.Request, p *paths) error {
 	m := chat.Message{Role: chat.RoleTool, ToolCallID: b.ToolUseID, ToolError: b.IsError, CacheControl: cacheControl(b.CacheControl)}
-	o := origin{path: path}
-	if c := b.Content; c != nil && c.blocks != nil {
+	o := origin{at: at, parts: span{len(p.parts), len(p.parts)}}
+	if c := b.Content; c != nil && len(c.blocks) > 0 {
 		for k, cb := range c.blocks {
-			cpath := path + ".content." + strconv.Itoa(k)
+			cat := loc{msg: at.msg, block: at.block, inner: k}
 			if cb == nil {
-				return nullBlock(cpath)
+				return nullBlock(cat)
 			}
 			part := chat.Part{CacheControl: cacheControl(cb.CacheControl)}
 			switch cb.Type {
 			case "text":
 				part.Type, part.Text = chat.PartText, cb.Text
 			case "image":
-				url, err := imageURL(cpath, cb.Source)
+				url, err := imageURL(cat, cb.Source)
 				if err != nil {
 					return err
 				}
 				part.Type, part.Image = chat.PartImageURL, &chat.ImageURL{URL: url}
 			default:
-				return unsupported(`%s.type %s is not supported in a tool_result; send "text" or "image"`, cpath, clip.Quote(cb.Type))
+				return unsupported(`%s.type %s is not supported in a tool_result; send "text" or "image"`, cat, clip.Quote(cb.Type))
 			}
 			m.Parts = append(m.Parts, part)
-			o.parts = append(o.parts, cpath)
+			p.parts = append(p.parts, cat)
 		}
+		o.parts.end = len(p.parts)
 	} else if c != nil {
 		m.Content = c.text
 	}
@@ -395,13 +404,13 @@ func toolResult(path string, b *block, out *chat.Request, p *paths) error {
 
 // assistant adds an assistant message: its thinking blocks as reasoning, kept byte for
 // byte, its text as parts and its tool_use blocks as tool calls.
-func assistant(path string, blocks []*block, out *chat.Request, p *paths) error {
+func assistant(at loc, blocks []*block, out *chat.Request, p *paths) error {
 	m := chat.Message{Role: chat.RoleAssistant}
-	o := origin{path: path}
+	o := origin{at: at, parts: span{len(p.parts), len(p.parts)}, calls: span{len(p.calls), len(p.calls)}}
 	for j, b := range blocks {
-		bpath := path + ".content." + strconv.Itoa(j)
+		bat := loc{msg: at.msg, block: j, inner: -1}
 		if b == nil {
-			return nullBlock(bpath)
+			return nullBlock(bat)
 		}
 		switch b.Type {
 		case "thinking":
@@ -409,44 +418,45 @@ func assistant(path string, blocks []*block, out *chat.Request, p *paths) error 
 		case "redacted_thinking":
 			m.Reasoning = append(m.Reasoning, chat.ReasoningBlock{Redacted: true, Data: b.Data})
 		case "tool_use":
-			args, err := input(bpath, b.Input)
+			args, err := input(bat, b.Input)
 			if err != nil {
 				return err
 			}
 			m.ToolCalls = append(m.ToolCalls, chat.ToolCall{ID: b.ID, Type: "function", Name: b.Name, Arguments: args})
-			o.calls = append(o.calls, bpath)
+			p.calls = append(p.calls, bat)
 			if b.CacheControl != nil {
 				m.CacheControl = cacheControl(b.CacheControl) // a point after the message's last call
 			}
 		case "text", "image", "document":
-			part, err := userPart(bpath, b)
+			part, err := userPart(bat, b)
 			if err != nil {
 				return err
 			}
 			m.Parts = append(m.Parts, part)
-			o.parts = append(o.parts, bpath)
+			p.parts = append(p.parts, bat)
 		case "tool_result":
-			return invalid("%s.type \"tool_result\" is a user's block; tool results go in the user message after the tool_use", bpath)
+			return invalid("%s.type \"tool_result\" is a user's block; tool results go in the user message after the tool_use", bat)
 		case "":
-			return invalid("%s.type: field required", bpath)
+			return invalid("%s.type: field required", bat)
 		default:
-			return unsupported(`%s.type %s is not supported; an assistant message takes "text", "thinking", "redacted_thinking" and "tool_use"`, bpath, clip.Quote(b.Type))
+			return unsupported(`%s.type %s is not supported; an assistant message takes "text", "thinking", "redacted_thinking" and "tool_use"`, bat, clip.Quote(b.Type))
 		}
 	}
+	o.parts.end, o.calls.end = len(p.parts), len(p.calls)
 	out.Messages = append(out.Messages, m)
 	p.msgs = append(p.msgs, o)
 	return nil
 }
 
 // input is a tool_use block's input, an object, as its JSON text as written.
-func input(path string, v jsontext.Value) (string, error) {
+func input(at loc, v jsontext.Value) (string, error) {
 	switch v.Kind() {
 	case '{':
 		return string(bytes.ToValidUTF8(v, []byte("\uFFFD"))), nil
 	case 0, 'n':
 		return "{}", nil
 	}
-	return "", invalid("%s.input: want an object, got %s", path, chatjson.KindName(v.Kind()))
+	return "", invalid("%s.input: want an object, got %s", at, chatjson.KindName(v.Kind()))
 }
 
 // serverTool says a tool is one of Anthropic's server tools (web search, code execution,
@@ -460,20 +470,20 @@ func tools(r *request, out *chat.Request, p *paths) ([]string, error) {
 	var dropped []string
 	var server []string // "tools.N (type)", for a refusal
 	for i, t := range r.Tools {
-		path := "tools." + strconv.Itoa(i)
+		at := toolLoc(i)
 		if t == nil {
-			return nil, nullBlock(path)
+			return nil, nullBlock(at)
 		}
 		if t.serverTool() {
-			dropped = append(dropped, path)
-			server = append(server, path+" ("+clip.String(t.Type, clip.QuoteMax)+")")
+			dropped = append(dropped, at.String())
+			server = append(server, at.String()+" ("+clip.String(t.Type, clip.QuoteMax)+")")
 			if c := r.ToolChoice; c != nil && c.Type == "tool" && c.Name == t.Name {
-				return nil, unsupported("tool_choice.name %s is the server tool %s (%s), which Bedrock cannot run", clip.Quote(c.Name), path, clip.Quote(t.Type))
+				return nil, unsupported("tool_choice.name %s is the server tool %s (%s), which Bedrock cannot run", clip.Quote(c.Name), at, clip.Quote(t.Type))
 			}
 			continue
 		}
 		if t.DeferLoading {
-			dropped = append(dropped, path+".defer_loading")
+			dropped = append(dropped, at.String()+".defer_loading")
 		}
 		out.Tools = append(out.Tools, chat.Tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.InputSchema,
 			CacheControl: cacheControl(t.CacheControl), Strict: t.Strict})
@@ -529,31 +539,8 @@ func (r *request) ignored() []string {
 			out = append(out, m.name)
 		}
 	}
-	if len(r.Unknown) == 0 {
-		return out
-	}
-	dec := jsontext.NewDecoder(bytes.NewReader(r.Unknown), chatjson.Lenient)
-	if _, err := dec.ReadToken(); err != nil { // {
-		return out
-	}
-	for len(out) < httpx.MaxIgnored && dec.PeekKind() == '"' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			break
-		}
-		member := clip.String(name.String(), maxIgnoredName) // before the token is voided
-		if dec.PeekKind() != 'n' {
-			out = append(out, member)
-		}
-		if err := dec.SkipValue(); err != nil {
-			break
-		}
-	}
-	return out
+	return chatjson.UnknownMembers(out, r.Unknown, httpx.MaxIgnored)
 }
-
-// maxIgnoredName bounds a listed member's name.
-const maxIgnoredName = 64
 
 func cacheControl(c *chatjson.CacheControl) *chat.CacheControl {
 	if c == nil {
@@ -562,6 +549,7 @@ func cacheControl(c *chatjson.CacheControl) *chat.CacheControl {
 	return &chat.CacheControl{Type: c.Type, TTL: c.TTL}
 }
 
-func nullBlock(path string) error {
-	return fault.Refuse(fault.ErrInvalidBody, fault.ReasonInvalidValue, "%s: want an object, got null", path)
+// nullBlock refuses a null where a message, block or tool goes.
+func nullBlock(at fmt.Stringer) error {
+	return fault.Refuse(fault.ErrInvalidBody, fault.ReasonInvalidValue, "%s: want an object, got null", at)
 }

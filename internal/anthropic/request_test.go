@@ -312,8 +312,11 @@ func FuzzDecodeRequest(f *testing.F) {
 		require.Len(t, c.paths.msgs, len(c.req.Messages))
 		require.Len(t, c.paths.tools, len(c.req.Tools))
 		for i, m := range c.req.Messages {
-			require.Len(t, c.paths.msgs[i].parts, len(m.Parts))
-			require.Len(t, c.paths.msgs[i].calls, len(m.ToolCalls))
+			o := c.paths.msgs[i]
+			require.Equal(t, len(m.Parts), o.parts.len())
+			require.Equal(t, len(m.ToolCalls), o.calls.len())
+			require.LessOrEqual(t, o.parts.end, len(c.paths.parts))
+			require.LessOrEqual(t, o.calls.end, len(c.paths.calls))
 		}
 	})
 }

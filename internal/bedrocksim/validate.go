@@ -124,6 +124,9 @@ func validate(m ModelInfo, req *converseRequest, stream bool) *apiError {
 	if ic := req.InferenceConfig; ic != nil && ic.Temperature != nil && ic.TopP != nil && m.NoTemperatureWithTopP {
 		return validation("`temperature` and `top_p` cannot both be specified for this model. Please use only one.")
 	}
+	if err := checkMaxTokens(m, req); err != nil {
+		return err
+	}
 	if err := checkReasoning(m, req, stream); err != nil {
 		return err
 	}

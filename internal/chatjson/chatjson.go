@@ -357,6 +357,37 @@ func Named(body []byte) (model string, stream bool) {
 	return named.Model, named.Stream
 }
 
+// UnknownMembers appends to out the names of the members of unknown (a body's undeclared
+// members, as json/v2 embeds them) that are not null, each cut to 64 bytes, until out holds
+// max names. unknown is read as leniently as the body was: a member named twice is listed
+// twice, invalid UTF-8 is U+FFFD.
+func UnknownMembers(out []string, unknown jsontext.Value, max int) []string {
+	if len(unknown) == 0 {
+		return out
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(unknown), Lenient)
+	if _, err := dec.ReadToken(); err != nil { // {
+		return out
+	}
+	for len(out) < max && dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			break
+		}
+		member := clip.String(name.String(), maxMemberName) // before the token is voided
+		if dec.PeekKind() != 'n' {
+			out = append(out, member)
+		}
+		if err := dec.SkipValue(); err != nil {
+			break
+		}
+	}
+	return out
+}
+
+// maxMemberName bounds a listed member's name.
+const maxMemberName = 64
+
 // bodyError words a decoding error for the client: the member's path in the REST body's
 // own notation (messages[2].tool_calls[0].function.name) and what was wrong.
 func bodyError(err error) error {

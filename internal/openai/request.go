@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -167,31 +166,8 @@ func (r *request) ignored() []string {
 	} else if o != nil && len(o.IncludeObfuscation) > 0 && o.IncludeObfuscation.Kind() != 'n' {
 		out = append(out, "stream_options.include_obfuscation")
 	}
-	if len(r.Unknown) == 0 {
-		return out
-	}
-	dec := jsontext.NewDecoder(bytes.NewReader(r.Unknown), chatjson.Lenient)
-	if _, err := dec.ReadToken(); err != nil { // {
-		return out
-	}
-	for len(out) < httpx.MaxIgnored && dec.PeekKind() == '"' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			break
-		}
-		member := clip.String(name.String(), maxIgnoredName) // before the token is voided
-		if dec.PeekKind() != 'n' {
-			out = append(out, member)
-		}
-		if err := dec.SkipValue(); err != nil {
-			break
-		}
-	}
-	return out
+	return chatjson.UnknownMembers(out, r.Unknown, httpx.MaxIgnored)
 }
-
-// maxIgnoredName bounds a listed member's name.
-const maxIgnoredName = 64
 
 // invalid refuses a bad value, with a message that starts with the field's path.
 func invalid(format string, args ...any) error {

@@ -1,8 +1,9 @@
 // Package server is the gateway's HTTP server: one net/http ServeMux that serves every
-// REST route once (the Nirmata surface, OpenAI's, health, metrics), with one middleware that gives
-// each call its id, checks its key, bounds its body's arrival, turns a panic into a 500,
-// and hands the call to the core's access log and metrics; and its listener (Listener),
-// which answers in the same shapes what net/http refuses before any handler runs.
+// REST route once (the Nirmata surface, OpenAI's, Anthropic's, health, metrics), with one
+// middleware that gives each call its id, checks its key, bounds its body's arrival, turns
+// a panic into a 500, and hands the call to the core's access log and metrics; and its
+// listener (Listener), which answers in the same shapes what net/http refuses before any
+// handler runs.
 //
 // grpc-gateway is not used: it maps REST onto gRPC methods with the proto's JSON mapping,
 // and none of the gateway's REST surfaces has that shape (the Nirmata and OpenAI bodies
@@ -159,12 +160,12 @@ func surfaceOf(p string) surface {
 	return nirmataSurface
 }
 
-// byVersion serves a request that carries anthropic-version with anthropic, any other
+// byVersion serves a request that carries anthropic-version with versioned, any other
 // with other.
-func byVersion(anthropic, other http.Handler) http.Handler {
+func byVersion(versioned, other http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := r.Header[anthropicVersion]; ok {
-			anthropic.ServeHTTP(w, r)
+			versioned.ServeHTTP(w, r)
 			return
 		}
 		other.ServeHTTP(w, r)
