@@ -1,6 +1,6 @@
 // The official Anthropic SDK (@anthropic-ai/sdk) against the gateway's Messages API, as its
-// users call it: unary and streamed messages (the raw events and the stream helper),
-// count_tokens, a tool loop that sends back the assistant's content exactly as the SDK
+// users call it: unary and streamed messages (the raw events and the stream helper), an
+// Anthropic model name, the models list, count_tokens, a tool loop that sends back the assistant's content exactly as the SDK
 // returned it (unary, then streamed with thinking on, its signed blocks replayed), and the
 // error classes the SDK maps statuses to.
 import assert from 'node:assert/strict';
@@ -77,6 +77,24 @@ await check('streaming: the stream helper and finalMessage', async () => {
   assert.equal(msg.content[0].text, unaryText);
   assert.equal(msg.stop_reason, 'end_turn');
   assert.ok(msg.usage.output_tokens > 0);
+});
+
+await check("an Anthropic model name: resolved by the gateway, answered as sent", async () => {
+  const msg = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 1024, messages: prompt });
+  assert.equal(msg.model, 'claude-sonnet-4-5');
+  assert.equal(msg.stop_reason, 'end_turn');
+});
+
+await check("models.list in Anthropic's shape, the default model among them", async () => {
+  const ids = [];
+  for await (const m of client.models.list()) {
+    assert.equal(m.type, 'model');
+    assert.equal(typeof m.display_name, 'string');
+    ids.push(m.id);
+  }
+  assert.ok(ids.includes(model), `${model} not in ${ids}`);
+  const one = await client.models.retrieve(model);
+  assert.equal(one.id, model);
 });
 
 await check('count_tokens: the messages and tools of a request', async () => {
