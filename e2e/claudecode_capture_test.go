@@ -28,19 +28,6 @@ import (
 // Claude Code sends: go test -tags clients ./e2e -run TestClaudeCodeRequests -update.
 var updateClaudeCode = flag.Bool("update", false, "rewrite testdata/claude-code from what the pinned Claude Code sends")
 
-// claudeCodeFixtures holds, per scenario, the requests the pinned Claude Code sends
-// (README.md there says what they show).
-const claudeCodeFixtures = "testdata/claude-code"
-
-// captured is one request as the capture server received it, secrets and this run's
-// temporary paths replaced (sanitize).
-type captured struct {
-	Method  string            `json:"method"`
-	Path    string            `json:"path"`
-	Headers map[string]string `json:"headers"`
-	Body    jsontext.Value    `json:"body"`
-}
-
 // captureServer records every request and answers /v1/messages as Anthropic's API would,
 // with the least that Claude Code accepts (capturedAnswer).
 type captureServer struct {
@@ -301,16 +288,6 @@ func TestClaudeCodeRequests(t *testing.T) {
 			assert.Equal(t, shapesOf(t, want), shapesOf(t, got), "the requests of the pinned Claude Code are not the fixtures' (%s): rerun with -update if Claude Code was upgraded, and read what changed", file)
 		})
 	}
-}
-
-// readCaptured reads a fixture file of testdata/claude-code.
-func readCaptured(t *testing.T, file string) []captured {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	require.NoError(t, err)
-	var reqs []captured
-	require.NoError(t, json.Unmarshal(data, &reqs), file)
-	return reqs
 }
 
 // requestShape is what a captured request looks like, without its text: what the
