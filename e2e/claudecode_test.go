@@ -54,10 +54,16 @@ type claudeRun struct {
 	keyVar string
 }
 
-// newClaudeRun makes a HOME and a working directory for runs of bin against url.
+// newClaudeRun makes a HOME and a working directory for runs of bin against url. The
+// working directory is a new git repository, as where Claude Code is mostly run: it looks
+// for .git in the directory and above, and sends the repository's status when it finds one,
+// so that a stray /tmp/.git cannot change what it sends.
 func newClaudeRun(t *testing.T, bin, url, key string) claudeRun {
 	t.Helper()
-	return claudeRun{bin: bin, home: t.TempDir(), dir: t.TempDir(), url: url, key: key, keyVar: "ANTHROPIC_API_KEY"}
+	c := claudeRun{bin: bin, home: t.TempDir(), dir: t.TempDir(), url: url, key: key, keyVar: "ANTHROPIC_API_KEY"}
+	out, err := exec.CommandContext(t.Context(), "git", "init", "-q", "-b", "main", c.dir).CombinedOutput()
+	require.NoError(t, err, "git init: %s", out)
+	return c
 }
 
 // run runs `claude` with args and returns what it printed. The environment is built from
