@@ -97,7 +97,7 @@ generate: ## Regenerate gen/ from proto/
 checkgenerate: generate ## Fail when gen/ is not what proto/ generates
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then git status --short -- gen; echo "gen/ is stale: run 'make generate' and commit"; exit 1; fi
 
-fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fast path, REST decoders (Nirmata, OpenAI, Anthropic), stream machine, frames, stream events, signer, simulator (FUZZTIME=30s each)
+fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fast path, REST decoders (Nirmata, OpenAI, Anthropic, Responses), stream machine, frames, stream events, signer, simulator (FUZZTIME=30s each)
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/translate -run '^$$' -fuzz '^FuzzJSONSchema$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/toolcheck -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $${FUZZTIME:-30s}
@@ -107,6 +107,7 @@ fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fa
 	go test ./internal/openai -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/anthropic -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/anthropic -run '^$$' -fuzz '^FuzzStreamer$$' -fuzztime $${FUZZTIME:-30s}
+	go test ./internal/responses -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/stream -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzValidateJSON$$' -fuzztime $${FUZZTIME:-30s}
 	go test ./internal/bedrocksim -run '^$$' -fuzz '^FuzzServe$$' -fuzztime $${FUZZTIME:-30s}
@@ -116,12 +117,12 @@ fuzz: ## Fuzz every target: translator, schema check, tool-call check and its fa
 
 .PHONY: soak bench bench-e2e
 
-bench: ## Go benchmarks of the hot paths, then the end-to-end run (both REST surfaces) against a raw proxy (the floor), a reverse proxy and Portkey (bench-e2e)
-	go test -run '^$$' -bench . -benchmem ./internal/nirmata ./internal/openai ./internal/anthropic ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
+bench: ## Go benchmarks of the hot paths, then the end-to-end run (the Nirmata, OpenAI and Anthropic surfaces) against a raw proxy (the floor), a reverse proxy and Portkey (bench-e2e)
+	go test -run '^$$' -bench . -benchmem ./internal/nirmata ./internal/openai ./internal/anthropic ./internal/responses ./internal/translate ./internal/stream ./internal/bedrock ./internal/metrics
 	scripts/bench-e2e.sh
 
 soak: ## 1,000 concurrent streams for 60 s against a slow simulator; fails on any error (SOAK_DURATION, SOAK_CONCURRENCY)
 	scripts/soak.sh
 
-bench-e2e: ## Gateway (Nirmata and OpenAI surfaces) vs a raw proxy (the floor) vs a reverse proxy vs Portkey (npm) on the simulator: req/s, latency, CPU µs/req, RSS per open stream
+bench-e2e: ## Gateway (Nirmata, OpenAI and Anthropic surfaces) vs a raw proxy (the floor) vs a reverse proxy vs Portkey (npm) on the simulator: req/s, latency, CPU µs/req, RSS per open stream
 	scripts/bench-e2e.sh

@@ -368,6 +368,11 @@ func TestAnthropicErrors(t *testing.T) {
 	e = anRefusal(t, r, b, http.StatusBadRequest, "invalid_request_error")
 	assert.Equal(t, "invalid request: messages.1.content.1.id is empty", e.Error.Message)
 
+	// Adaptive thinking's effort is the translator's reasoning effort, refused by its path.
+	r, b = anPost(t, g, "/v1/messages", `{"model":"`+testModel+`","max_tokens":5,`+hi+`,"thinking":{"type":"adaptive"},"output_config":{"effort":"extreme"}}`)
+	e = anRefusal(t, r, b, http.StatusBadRequest, "invalid_request_error")
+	assert.True(t, strings.HasPrefix(e.Error.Message, `invalid request: output_config.effort "extreme" is not one of`), e.Error.Message)
+
 	r, b = anPost(t, g, "/v1/messages", `{"model":"no-such-model","max_tokens":5,`+hi+`}`)
 	anRefusal(t, r, b, http.StatusNotFound, "not_found_error")
 

@@ -412,7 +412,7 @@ func TestGRPCAuthHealthAndReflection(t *testing.T) {
 	caps, err := client.GetCapabilities(t.Context(), &llmgatewayv1.GetCapabilitiesRequest{})
 	require.NoError(t, err)
 	assert.True(t, caps.GetToolsSupported())
-	assert.Equal(t, []string{"nirmata", "openai", "anthropic", "grpc"}, caps.GetSurfaces())
+	assert.Equal(t, []string{"nirmata", "openai", "anthropic", "responses", "grpc"}, caps.GetSurfaces())
 	assert.Nil(t, caps.Reasoning, "top-level flags only with a model")
 	assert.True(t, caps.GetModels()[0].GetPromptCaching())
 	caps, err = client.GetCapabilities(t.Context(), &llmgatewayv1.GetCapabilitiesRequest{Model: "amazon.nova-micro-v1:0"})
@@ -458,7 +458,7 @@ func TestRESTCapabilitiesAndErrors(t *testing.T) {
 		assert.Equal(t, false, caps["streaming_tools"], "llama 3.1 has no streaming tool use")
 		assert.EqualValues(t, 128, caps["max_tools"])
 		assert.Equal(t, testModel, caps["default_model"])
-		assert.Equal(t, []any{"nirmata", "openai", "anthropic", "grpc"}, caps["surfaces"])
+		assert.Equal(t, []any{"nirmata", "openai", "anthropic", "responses", "grpc"}, caps["surfaces"])
 		// Llama 3.1: no reasoning, caching or structured output; no images; documents left
 		// to Bedrock. With ?model= the flags are at the top level too.
 		llama := map[string]any{"reasoning": false, "prompt_caching": false, "strict_tools": false, "structured_output": false, "images": false, "documents": true}

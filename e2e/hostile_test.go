@@ -302,6 +302,8 @@ func TestOversizedHeadsAreJSON(t *testing.T) {
 			`request headers too large: the request line and headers are over 64 KiB (the limit was reached in header "X-Big")`, "resource_exhausted"},
 		{"header on /v1", "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testKey + "\r\nX-Big: " + long + "\r\n", 431,
 			`request headers too large: the request line and headers are over 64 KiB (the limit was reached in header "X-Big")`, "headers_too_large"},
+		{"header on /v1/responses", "POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + testKey + "\r\nX-Big: " + long + "\r\n", 431,
+			`request headers too large: the request line and headers are over 64 KiB (the limit was reached in header "X-Big")`, "headers_too_large"},
 		{"many headers", "GET /llm-apps/capabilities HTTP/1.1\r\nHost: x\r\n" + strings.Repeat("X-Many: "+strings.Repeat("m", 1000)+"\r\n", 80), 431,
 			`(the limit was reached in header "X-Many")`, "resource_exhausted"},
 		{"malformed header", "GET /v1/models HTTP/1.1\r\nHost: x\r\nNo colon here\r\n", 400,
@@ -376,8 +378,9 @@ func TestOversizedHeadsAreJSON(t *testing.T) {
 		assert.Less(t, <-wrote, int64(total), "the gateway stopped reading: the rest was refused")
 	})
 
-	assert.InDelta(t, 8, metricValue(t, g, "gateway_rejected_total", map[string]string{"reason": "too_large"}), 0)
+	assert.InDelta(t, 9, metricValue(t, g, "gateway_rejected_total", map[string]string{"reason": "too_large"}), 0)
 	assert.InDelta(t, 5, metricValue(t, g, "gateway_requests_total", map[string]string{"code": "resource_exhausted", "route": "other", "transport": "rest"}), 0)
+	assert.InDelta(t, 1, metricValue(t, g, "gateway_requests_total", map[string]string{"code": "resource_exhausted", "route": "other", "transport": "responses"}), 0)
 	logged := 0
 	for _, e := range g.logs.FilterMessage("http").All() {
 		if fmt.Sprint(e.ContextMap()["status"]) == "414" {

@@ -29,6 +29,9 @@ func TestLoadScenarios(t *testing.T) {
 		{"stream", "stream_exception,after=5", loadtest.StreamError},
 		{"openai-stream", "stream_exception,after=5", loadtest.StreamError},
 		{"openai-stream", "truncate,after=5", loadtest.StreamError},
+		{"anthropic-unary", "", loadtest.OK},
+		{"anthropic-stream", "", loadtest.OK},
+		{"anthropic-stream", "stream_exception,after=5", loadtest.StreamError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario+" "+tt.fault, func(t *testing.T) {

@@ -4,10 +4,11 @@
 # rewriting; the floor) and a reverse proxy (httputil.ReverseProxy), and against Portkey
 # (the Node gateway, installed from npm), all in front of the same zero-latency Bedrock
 # simulator, driven by cmd/loadgen. The gateway and Portkey SigV4-sign their calls; the
-# proxies pass the client's Bedrock API key through. The gateway is measured on both of its
-# REST surfaces: Nirmata's (/llm-apps/chat) and OpenAI's (/v1/chat/completions), the latter
-# with the very body Portkey is sent (the openai-* scenarios; the stream asks for usage with
-# stream_options.include_usage).
+# proxies pass the client's Bedrock API key through. The gateway is measured on its REST
+# surfaces: Nirmata's (/llm-apps/chat), OpenAI's (/v1/chat/completions), with the very body
+# Portkey is sent (the openai-* scenarios; the stream asks for usage with
+# stream_options.include_usage), and Anthropic's (/v1/messages, the anthropic-* scenarios: the
+# same request in its form).
 #
 # For unary and for streaming (~30 lines, two tool calls) at each concurrency (closed loop)
 # it prints req/s, p50/p99 latency, CPU µs per request of the server process (from
@@ -101,8 +102,9 @@ if $portkey; then
 	portkey_headers "$sim"
 fi
 
-# openai is the same gateway process as gateway, asked on its OpenAI surface.
-servers="raw reverse gateway openai"
+# openai and anthropic are the same gateway process as gateway, asked on its OpenAI and
+# Anthropic surfaces.
+servers="raw reverse gateway openai anthropic"
 if $portkey; then servers+=" portkey"; fi
 for kind in unary stream; do
 	if [[ $kind == unary ]]; then n=$unary_n warm=$warmup_unary pn=$portkey_unary_n; else n=$stream_n warm=$warmup_stream pn=$portkey_stream_n; fi
@@ -116,6 +118,8 @@ for kind in unary stream; do
 		load "$kind-c$c-gateway" "http://127.0.0.1:$gw" "$kind" "$gw_pid" "$gateway_auth" \
 			-concurrency "$c" -n "$n" -warmup "$warm"
 		load "$kind-c$c-openai" "http://127.0.0.1:$gw" "openai-$kind" "$gw_pid" "$gateway_auth" \
+			-concurrency "$c" -n "$n" -warmup "$warm"
+		load "$kind-c$c-anthropic" "http://127.0.0.1:$gw" "anthropic-$kind" "$gw_pid" "$gateway_auth" \
 			-concurrency "$c" -n "$n" -warmup "$warm"
 		if $portkey; then
 			load "$kind-c$c-portkey" "http://127.0.0.1:$pk" "openai-$kind" "$pk_pid" "$portkey_auth" \
@@ -158,6 +162,9 @@ mgw_pid=$started
 moa=$(free_port)
 start_gateway "$moa" "$slow"
 moa_pid=$started
+man=$(free_port)
+start_gateway "$man" "$slow"
+man_pid=$started
 # A few streams first, so code paths and pools exist before the idle RSS is read; then every
 # worker opens one stream, and RSS is watched while all are open.
 load mem-raw "http://127.0.0.1:$mraw" bedrock-stream "$mraw_pid" "$baseline_auth" \
@@ -167,6 +174,8 @@ load mem-reverse "http://127.0.0.1:$mrev" bedrock-stream "$mrev_pid" "$baseline_
 load mem-gateway "http://127.0.0.1:$mgw" stream "$mgw_pid" "$gateway_auth" \
 	-concurrency "$mem_streams" -n "$mem_streams" -warmup 10 -rss-open -sample-every 500ms
 load mem-openai "http://127.0.0.1:$moa" openai-stream "$moa_pid" "$gateway_auth" \
+	-concurrency "$mem_streams" -n "$mem_streams" -warmup 10 -rss-open -sample-every 500ms
+load mem-anthropic "http://127.0.0.1:$man" anthropic-stream "$man_pid" "$gateway_auth" \
 	-concurrency "$mem_streams" -n "$mem_streams" -warmup 10 -rss-open -sample-every 500ms
 if $portkey; then
 	mpk=$(free_port)
@@ -215,6 +224,10 @@ for kind in unary stream; do
 					met=$(meets "$toraw <= $limit")
 				fi
 				;;
+			anthropic)
+				row+=" gateway (Anthropic) | CPU ≤ ${limit}× raw proxy |" less=""
+				met=$([[ $toraw == n/a ]] && echo n/a || meets "$toraw <= $limit")
+				;;
 			esac
 			rss=$(field "$r" '.rss_peak_kib / 1024')
 			echo "$row $(fmt 0 "$(field "$r" .req_per_s)") | $(fmt 2 "$(field "$r" .p50_ms)") | $(fmt 2 "$(field "$r" .p99_ms)") | $(fmt 1 "$cpu") | $(fmt 0 "$(field "$r" .allocs_per_req)") | $(fmt 1 "$rss") | $toraw | $torev | $less | $met |"
@@ -234,7 +247,7 @@ for who in direct raw reverse gateway; do
 	esac
 	echo "$row $(fmt 0 "$(field "$r" .req_per_s)") | $(fmt 2 "$p50") | $(fmt 2 "$(field "$r" .p99_ms)") | $(fmt 1 "$(field "$r" .cpu_us_per_req)") | | | $note |"
 done
-for who in raw reverse gateway openai $(when_portkey portkey); do
+for who in raw reverse gateway openai anthropic $(when_portkey portkey); do
 	r=mem-$who
 	per=$(field "$r" .kib_per_open_stream)
 	idle=$(field "$r" '.rss_start_kib / 1024')
@@ -246,8 +259,8 @@ for who in raw reverse gateway openai $(when_portkey portkey); do
 	raw) name="raw proxy" toraw="" ;;
 	reverse) name="reverse proxy" torev="" ;;
 	portkey) name=portkey ;;
-	gateway | openai)
-		name="gateway ($([[ $who == gateway ]] && echo Nirmata || echo OpenAI))"
+	gateway | openai | anthropic)
+		case $who in gateway) name="gateway (Nirmata)" ;; openai) name="gateway (OpenAI)" ;; anthropic) name="gateway (Anthropic)" ;; esac
 		target="≤ 64 KiB/stream"
 		met=$([[ $per == n/a ]] && echo n/a || meets "$per <= 64")
 		;;
@@ -259,8 +272,9 @@ echo "CPU is user+system time of the server process over the run divided by requ
 echo "go_memstats_mallocs_total deltas (n/a: no /metrics). The latency rows run on a fixed schedule"
 echo "(open loop; latency counts from each request's slot) and their CPU column is the measured"
 echo "process's (the simulator's for the direct row); the memory rows' ratios are of KiB per open stream."
-echo "The gateway OpenAI rows are the same process as the Nirmata rows, sent Portkey's request body"
-echo "(in the memory run, a fresh process of its own)."
+echo "The gateway OpenAI rows are the same process as the Nirmata rows, sent Portkey's request body;"
+echo "the Anthropic rows the same process again, sent the same request in Anthropic's form (in the"
+echo "memory run, each a fresh process of its own)."
 if $portkey; then
 	echo
 	for kind in unary stream; do

@@ -67,7 +67,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080", "target; a URL with no path gets the scenario's path")
 	fs.StringVar(&o.scenario, "scenario", "unary", "request to repeat: "+strings.Join(loadtest.Scenarios, ", "))
 	fs.StringVar(&o.bodyFile, "body-file", "", "send this file's bytes instead of the scenario's body")
-	fs.StringVar(&o.format, "format", "", "how to read answers: unary, jsonl, eventstream, sse, openai (default: the scenario's)")
+	fs.StringVar(&o.format, "format", "", "how to read answers: unary, jsonl, eventstream, sse, anthropic-sse, openai (default: the scenario's)")
 	fs.StringVar(&o.model, "model", loadtest.DefaultModel, "model the scenario asks for")
 	fs.IntVar(&o.concurrency, "concurrency", 4, "requests in flight")
 	fs.IntVar(&o.n, "n", 0, "total requests (or use -duration)")

@@ -120,6 +120,8 @@ func (p *paths) anthropic(path string) string {
 	case strings.HasPrefix(path, "response_format"):
 		rest := strings.TrimPrefix(path, "response_format")
 		return p.format + dotted(strings.TrimPrefix(rest, ".json_schema"))
+	case path == "reasoning_effort":
+		return "output_config.effort"
 	case path == "stop" || strings.HasPrefix(path, "stop["):
 		return "stop_sequences" + dotted(path[len("stop"):])
 	}

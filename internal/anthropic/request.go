@@ -189,6 +189,12 @@ func decodeRequest(body []byte, count bool) (*call, error) {
 	}
 	if t := r.Thinking; t != nil {
 		out.Thinking = &chat.Thinking{Type: t.Type, BudgetTokens: t.BudgetTokens.Int32()}
+		if e, ok := r.effort(); ok && t.Type == chat.ThinkingAdaptive {
+			// Adaptive thinking's depth (Claude Code sends {"effort": "medium"}): the
+			// translator sends it where the model takes it. Without adaptive thinking the
+			// effort bounds the answer, not thinking, and Bedrock has nothing for it.
+			out.ReasoningEffort = e
+		}
 	}
 	p := &paths{format: "output_format"}
 	f := r.OutputFormat
@@ -520,6 +526,18 @@ func tools(r *request, out *chat.Request, p *paths) ([]string, error) {
 	return dropped, nil
 }
 
+// effort is output_config.effort when it is a string and thinking was asked for.
+func (r *request) effort() (string, bool) {
+	if r.Thinking == nil || r.OutputConfig == nil || r.OutputConfig.Effort.Kind() != '"' {
+		return "", false
+	}
+	var e string
+	if json.Unmarshal(r.OutputConfig.Effort, &e) != nil {
+		return "", false
+	}
+	return e, true
+}
+
 // ignored lists the top-level members accepted without effect, then every undeclared
 // member that is not null, at most httpx.MaxIgnored in all, read as leniently as the body.
 func (r *request) ignored() []string {
@@ -528,7 +546,7 @@ func (r *request) ignored() []string {
 	if r.Thinking != nil && given(r.Thinking.Display) {
 		out = append(out, "thinking.display")
 	}
-	if r.OutputConfig != nil && given(r.OutputConfig.Effort) {
+	if _, used := r.effort(); r.OutputConfig != nil && given(r.OutputConfig.Effort) && !(used && r.Thinking.Type == chat.ThinkingAdaptive) {
 		out = append(out, "output_config.effort")
 	}
 	for _, m := range []struct {

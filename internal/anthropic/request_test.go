@@ -132,6 +132,15 @@ func TestDecodeRequestFields(t *testing.T) {
 		{"adaptive thinking", `{` + hi + `,"thinking":{"type":"adaptive"}}`, func(t *testing.T, c *call) {
 			assert.Equal(t, &chat.Thinking{Type: "adaptive"}, c.req.Thinking)
 		}},
+		{"adaptive thinking's effort, as Claude Code sends it", `{` + hi + `,"thinking":{"type":"adaptive","display":"omitted"},"output_config":{"effort":"medium"}}`, func(t *testing.T, c *call) {
+			assert.Equal(t, &chat.Thinking{Type: "adaptive"}, c.req.Thinking)
+			assert.Equal(t, "medium", c.req.ReasoningEffort)
+			assert.Equal(t, []string{"thinking.display"}, c.req.Ignored)
+		}},
+		{"an effort beside budget thinking is listed", `{` + hi + `,"thinking":{"type":"enabled","budget_tokens":2048},"output_config":{"effort":"high"}}`, func(t *testing.T, c *call) {
+			assert.Empty(t, c.req.ReasoningEffort)
+			assert.Equal(t, []string{"output_config.effort"}, c.req.Ignored)
+		}},
 		{"documents: base64 PDF and text", `{"max_tokens":1,"messages":[{"role":"user","content":[
 			{"type":"document","title":"r.pdf","source":{"type":"base64","media_type":"application/pdf","data":"JVBE"}},
 			{"type":"document","source":{"type":"text","media_type":"text/plain","data":"héllo"},"cache_control":{"type":"ephemeral"}}]}]}`, func(t *testing.T, c *call) {

@@ -266,7 +266,7 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 		}
 	case chat.EventDone:
 		dst = s.stop(dst)
-		reason := stopReasonOf(ev.Finish, "")
+		reason := stopReasonOf(ev.Finish, ev.StopReason)
 		dst = s.appendData(dst, "message_delta", &messageDelta{Type: "message_delta",
 			Delta: stopDetails{StopReason: reason, StopSequence: s.stopSequence(reason)}, Usage: usageOf(ev.Usage)})
 		dst = s.appendData(dst, "message_stop", &messageStop{Type: "message_stop"})

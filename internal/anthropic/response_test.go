@@ -135,7 +135,7 @@ func TestStreamerEdges(t *testing.T) {
 	for _, ev := range []chat.Event{
 		{Kind: chat.EventReasoningBlock, Block: chat.ReasoningBlock{Text: "whole", Signature: "sig"}},
 		{Kind: chat.EventContent, Text: "a"},
-		{Kind: chat.EventDone, Finish: chat.FinishLength},
+		{Kind: chat.EventDone, Finish: chat.FinishStop, StopReason: "stop_sequence"},
 	} {
 		got = s.appendEvent(got, &ev)
 	}
@@ -147,7 +147,7 @@ func TestStreamerEdges(t *testing.T) {
 		`content_block_start {"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
 		`content_block_delta {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"a"}}`,
 		`content_block_stop {"type":"content_block_stop","index":1}`,
-		`message_delta {"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}}`,
+		`message_delta {"type":"message_delta","delta":{"stop_reason":"stop_sequence","stop_sequence":"END"},"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}}`,
 		`message_stop {"type":"message_stop"}`), string(got))
 }
 

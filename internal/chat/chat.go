@@ -408,5 +408,9 @@ type Event struct {
 	ToolCall ToolCall
 	Block    ReasoningBlock
 	Finish   FinishReason
-	Usage    Usage
+	// StopReason is Bedrock's stopReason of EventDone as sent ("end_turn",
+	// "stop_sequence"): what tells a stop sequence met from the end of a turn, both Finish
+	// "stop".
+	StopReason string
+	Usage      Usage
 }

@@ -292,8 +292,8 @@ type Capabilities struct {
 }
 
 // Surfaces are the APIs every gateway serves: the Nirmata REST API, OpenAI's Chat
-// Completions API, Anthropic's Messages API, and gRPC.
-var Surfaces = []string{"nirmata", "openai", "anthropic", "grpc"}
+// Completions and Responses APIs, Anthropic's Messages API, and gRPC.
+var Surfaces = []string{"nirmata", "openai", "anthropic", "responses", "grpc"}
 
 // StreamingFormats are the stream formats of the Nirmata REST surface (docs/PROTOCOL.md
 // 3.2, 3.3), which every surface's capabilities list.

@@ -55,7 +55,7 @@ func TestLayering(t *testing.T) {
 	transport := func(path string) bool {
 		return path == "net/http" || strings.HasPrefix(path, "net/http/") || strings.HasPrefix(path, "google.golang.org/grpc")
 	}
-	surfaces := []string{"nirmata", "openai", "anthropic", "grpcapi", "httpx", "server", "observe"}
+	surfaces := []string{"nirmata", "openai", "anthropic", "responses", "grpcapi", "httpx", "server", "observe"}
 	surface := func(path string) bool {
 		for _, s := range surfaces {
 			if path == module+"internal/"+s {
@@ -72,7 +72,7 @@ func TestLayering(t *testing.T) {
 	forbidden("fault", func(path string) bool {
 		return transport(path) || strings.HasPrefix(path, module) && path != module+"internal/clip"
 	})
-	for _, surface := range []string{"nirmata", "openai", "anthropic", "grpcapi", "httpx", "chatjson"} {
+	for _, surface := range []string{"nirmata", "openai", "anthropic", "responses", "grpcapi", "httpx", "chatjson"} {
 		forbidden(surface, func(path string) bool { return path == module+"internal/translate" })
 	}
 }

@@ -254,6 +254,48 @@ func (rd *reader) sse(body io.Reader, expect []byte, needUsage bool, first func(
 	return res
 }
 
+// anthropicSSE reads an Anthropic Messages stream: "event: <type>" and "data: {…}" pairs.
+// lines counts data lines. Complete means the last event is message_stop; an error event
+// is a stream error; expect is looked for in message_delta, which carries the stop reason.
+func (rd *reader) anthropicSSE(body io.Reader, expect []byte, first func()) readResult {
+	var res readResult
+	var expected, failed bool
+	rd.last = rd.last[:0]
+	err := rd.eachLine(body, func(line []byte) {
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			return // the event: lines; each data's type names its event
+		}
+		data = bytes.TrimSpace(data)
+		if res.lines == 0 && first != nil {
+			first()
+		}
+		res.lines++
+		var ev struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(data, &ev) // a line that does not decode has no type
+		rd.last = append(rd.last[:0], ev.Type...)
+		switch ev.Type {
+		case "error":
+			failed = true
+		case "message_delta":
+			expected = expect == nil || bytes.Contains(data, expect)
+		}
+	})
+	switch {
+	case err != nil:
+		res.kind = Truncated
+	case failed:
+		res.kind = StreamError
+	case string(rd.last) != "message_stop":
+		res.kind = Truncated
+	case !expected:
+		res.kind = Unexpected
+	}
+	return res
+}
+
 // eventStream reads a Bedrock ConverseStream frame by frame, checking each frame's CRCs.
 // Complete means messageStop arrived and metadata (Bedrock's last event) ended the stream.
 func (rd *reader) eventStream(body io.Reader, expect []byte, first func()) readResult {

@@ -265,6 +265,8 @@ func (w *worker) exchange(ctx context.Context, first func()) (kind Kind, lines, 
 		res = w.rd.eventStream(resp.Body, cfg.Expect, first)
 	case FormatSSE:
 		res = w.rd.sse(resp.Body, cfg.Expect, cfg.Usage, first)
+	case FormatAnthropicSSE:
+		res = w.rd.anthropicSSE(resp.Body, cfg.Expect, first)
 	case FormatOpenAI:
 		res = w.rd.openai(resp.Body, cfg.Expect)
 	default:

@@ -161,6 +161,39 @@ func TestSSEOutcomes(t *testing.T) {
 	}
 }
 
+func TestAnthropicSSEOutcomes(t *testing.T) {
+	t.Parallel()
+	const (
+		start = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n"
+		block = "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0}\n\n"
+		ping  = "event: ping\ndata: {\"type\": \"ping\"}\n\n"
+		delta = "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n"
+		turn  = "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}\n\n"
+		stop  = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+		errEv = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}\n\n"
+	)
+	tests := []struct {
+		name      string
+		h         http.Handler
+		want      Kind
+		wantLines int64
+	}{
+		{"complete, a ping among the events", lines(start, block, ping, delta, stop), OK, 5},
+		{"no message_stop", lines(start, block, delta), Truncated, 0},
+		{"an error event", lines(start, block, errEv), StreamError, 0},
+		{"without the expected stop reason", lines(start, turn, stop), Unexpected, 0},
+		{"empty body", lines(), Truncated, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := run(t, tt.h, FormatAnthropicSSE, `"stop_reason":"tool_use"`, 4, 2)
+			assert.Equal(t, 4, res.Counts[tt.want], "counts %v", res.Counts)
+			assert.Equal(t, tt.wantLines*int64(res.Counts[OK]), res.Lines)
+		})
+	}
+}
+
 func TestUnaryOutcomes(t *testing.T) {
 	t.Parallel()
 	body := func(s string) http.HandlerFunc {
@@ -438,6 +471,9 @@ func TestScenarios(t *testing.T) {
 	assert.Equal(t, strings.TrimSuffix(string(stream.Body), "}")+`,"stream_options":{"include_usage":true}}`, string(openaiStream.Body))
 	assert.True(t, openaiStream.Usage)
 	assert.Equal(t, FormatSSE, openaiStream.Format)
+	anthropicStream, _ := Lookup("anthropic-stream", DefaultModel)
+	assert.Equal(t, FormatAnthropicSSE, anthropicStream.Format)
+	assert.Equal(t, "/v1/messages", anthropicStream.Path)
 }
 
 func TestProc(t *testing.T) {

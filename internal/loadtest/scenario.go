@@ -30,6 +30,9 @@ const (
 	// data line before the last is a chat.completion.chunk object, one of them carries a
 	// finish reason, and the last is "data: [DONE]".
 	FormatSSE Format = "sse"
+	// FormatAnthropicSSE is Anthropic's Messages stream (server-sent events): complete when
+	// message_stop came last; an error event is a stream error.
+	FormatAnthropicSSE Format = "anthropic-sse"
 	// FormatOpenAI is OpenAI's unary chat completion, read whole and decoded: a
 	// chat.completion object with one assistant choice, a finish reason, well-formed tool
 	// calls and usage.
@@ -37,10 +40,12 @@ const (
 )
 
 // Streams reports whether answers in f are streams, read line by line (or frame by frame).
-func (f Format) Streams() bool { return f == FormatJSONL || f == FormatEventStream || f == FormatSSE }
+func (f Format) Streams() bool {
+	return f == FormatJSONL || f == FormatEventStream || f == FormatSSE || f == FormatAnthropicSSE
+}
 
 // Formats are the formats an answer can be read in.
-var Formats = []Format{FormatUnary, FormatJSONL, FormatEventStream, FormatSSE, FormatOpenAI}
+var Formats = []Format{FormatUnary, FormatJSONL, FormatEventStream, FormatSSE, FormatAnthropicSSE, FormatOpenAI}
 
 // Scenario is one kind of request a load run repeats.
 type Scenario struct {
@@ -64,8 +69,10 @@ type Scenario struct {
 // /v1/chat/completions, and Portkey in the side-by-side run, sent the identical body): the
 // chat body is already OpenAI's shape; the stream also asks for usage
 // (stream_options.include_usage), and the answers are read as OpenAI's and checked for its
-// shape.
-var Scenarios = []string{"unary", "stream", "bedrock-unary", "bedrock-stream", "openai-unary", "openai-stream"}
+// shape. The anthropic-* ones are the same requests to Anthropic's Messages surface
+// (/v1/messages), with its max_tokens (the gateway's default), read as its answers.
+var Scenarios = []string{"unary", "stream", "bedrock-unary", "bedrock-stream", "openai-unary", "openai-stream",
+	"anthropic-unary", "anthropic-stream"}
 
 // benchTool is one tool every scenario offers; three of them, so the request carries a
 // realistic tool list while the user text picks which get called.
@@ -106,6 +113,12 @@ func Lookup(name, model string) (Scenario, error) {
 	case "openai-stream":
 		return Scenario{Name: name, Path: "/v1/chat/completions", Body: openaiBody(model, streamText, true),
 			Format: FormatSSE, Expect: []byte(`"finish_reason":"tool_calls"`), Usage: true}, nil
+	case "anthropic-unary":
+		return Scenario{Name: name, Path: "/v1/messages", Body: anthropicBody(model, unaryText, false),
+			Format: FormatUnary, Expect: []byte(`"stop_reason":"tool_use"`)}, nil
+	case "anthropic-stream":
+		return Scenario{Name: name, Path: "/v1/messages", Body: anthropicBody(model, streamText, true),
+			Format: FormatAnthropicSSE, Expect: []byte(`"stop_reason":"tool_use"`)}, nil
 	case "bedrock-unary":
 		return Scenario{Name: name, Path: modelPath(model) + "/converse", Body: converseBody(unaryText),
 			Format: FormatUnary, Expect: []byte(`"stopReason":"tool_use"`)}, nil
@@ -164,6 +177,36 @@ func toolsBody(model, text string, stream, includeUsage bool) []byte {
 	}
 	for _, t := range benchTools {
 		body.Tools = append(body.Tools, tool{"function", function{t.name, t.description, jsontext.Value(t.schema)}})
+	}
+	return mustMarshal(body)
+}
+
+// anthropicBody is chatBody as Anthropic's Messages API takes it: the same text and tools,
+// and the max_tokens it requires, the gateway's default (docs/PROTOCOL.md 14.5), so
+// Bedrock is asked the same.
+func anthropicBody(model, text string, stream bool) []byte {
+	type tool struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		InputSchema jsontext.Value `json:"input_schema"`
+	}
+	type message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	type toolChoice struct {
+		Type string `json:"type"`
+	}
+	body := struct {
+		Model      string     `json:"model"`
+		MaxTokens  int        `json:"max_tokens"`
+		Messages   []message  `json:"messages"`
+		Tools      []tool     `json:"tools"`
+		ToolChoice toolChoice `json:"tool_choice"`
+		Stream     bool       `json:"stream,omitzero"`
+	}{Model: model, MaxTokens: 4096, Messages: []message{{"user", text}}, ToolChoice: toolChoice{"auto"}, Stream: stream}
+	for _, t := range benchTools {
+		body.Tools = append(body.Tools, tool{t.name, t.description, jsontext.Value(t.schema)})
 	}
 	return mustMarshal(body)
 }

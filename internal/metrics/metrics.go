@@ -16,6 +16,7 @@ const (
 	TransportREST      = "rest"      // the Nirmata REST API
 	TransportOpenAI    = "openai"    // OpenAI's Chat Completions API
 	TransportAnthropic = "anthropic" // Anthropic's Messages API
+	TransportResponses = "responses" // OpenAI's Responses API
 	TransportGRPC      = "grpc"
 )
 
@@ -273,7 +274,7 @@ func (m *Metrics) Configure(c Configured) {
 	for _, id := range c.Models {
 		m.models.reserve(id)
 		model := m.models.lookup(id)
-		for _, transport := range []string{TransportREST, TransportOpenAI, TransportAnthropic, TransportGRPC} {
+		for _, transport := range []string{TransportREST, TransportOpenAI, TransportAnthropic, TransportResponses, TransportGRPC} {
 			for _, route := range []string{RouteChat, RouteChatStream} {
 				m.requests.WithLabelValues(transport, route, "ok", model, LabelNone)
 			}

@@ -344,7 +344,7 @@ func TestFailedRequestsCannotUseUpTheModelCap(t *testing.T) {
 		m.Request(TransportREST, RouteChat, "not_found", bogus, client, time.Millisecond)
 	}
 	assert.Equal(t, float64(MaxModels+10), testutil.ToFloat64(m.requests.WithLabelValues(TransportREST, RouteChat, "not_found", LabelOther, client)))
-	assert.Equal(t, 8+2, testutil.CollectAndCount(m.requests), "no bogus model got a series (8: the configured model's from the start)")
+	assert.Equal(t, 10+2, testutil.CollectAndCount(m.requests), "no bogus model got a series (10: the configured model's from the start)")
 	m.Request(TransportREST, RouteChat, "not_found", configured, "junk", time.Millisecond)
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.requests.WithLabelValues(TransportREST, RouteChat, "not_found", configured, LabelOther)),
 		"a client type that never succeeded has no series either")
@@ -388,7 +388,7 @@ func TestConfigureZeroSeries(t *testing.T) {
 		c    prometheus.Collector
 		n    int
 	}{
-		{"requests: 4 transports, 2 routes, 2 models", m.requests, 16},
+		{"requests: 5 transports, 2 routes, 2 models", m.requests, 20},
 		{"tokens: 2 directions, 2 models", m.tokens, 4},
 		{"cache read", m.cacheRead, 2},
 		{"cache write", m.cacheWrite, 2},

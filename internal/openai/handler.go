@@ -173,15 +173,19 @@ var errorTypes = [fault.Kinds]struct{ typ, code string }{
 	fault.KindHeadersTooLarge: {"invalid_request_error", "headers_too_large"},
 }
 
+// ErrorCode is the code OpenAI's error shape gives f: its reason, else its Kind's own
+// code; "" when there is neither. The Responses API's failed stream carries it too.
+func ErrorCode(f fault.Failure) string {
+	if f.Reason != "" {
+		return f.Reason
+	}
+	return errorTypes[f.Kind].code
+}
+
 // errorOf is a failure in OpenAI's error shape.
 func errorOf(f fault.Failure) *errorBody {
-	t := errorTypes[f.Kind]
-	d := errorDetail{Message: f.Message, Type: t.typ}
-	code := t.code
-	if f.Reason != "" {
-		code = f.Reason
-	}
-	if code != "" {
+	d := errorDetail{Message: f.Message, Type: errorTypes[f.Kind].typ}
+	if code := ErrorCode(f); code != "" {
 		d.Code = &code
 	}
 	if f.Param != "" {

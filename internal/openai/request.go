@@ -154,8 +154,7 @@ func (r *request) unsupported() error {
 // ignored lists the top-level members accepted without effect: those declared here that
 // ask for what the gateway does not do yet or does not do on this request, then every
 // undeclared member (seed, frequency_penalty, metadata, …) that is not null, at most
-// httpx.MaxIgnored in all. The body was read leniently (a member named twice keeps its
-// last value; invalid UTF-8 is U+FFFD), and Unknown is read back the same way.
+// httpx.MaxIgnored in all (chatjson.Undeclared).
 func (r *request) ignored() []string {
 	var out []string
 	if r.MaxCompletionTokens != nil && r.MaxTokens != nil {

@@ -31,6 +31,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/nirmata"
 	"github.com/nirmata/llm-gateway/internal/observe"
 	"github.com/nirmata/llm-gateway/internal/openai"
+	"github.com/nirmata/llm-gateway/internal/responses"
 )
 
 // Options configures the HTTP server.
@@ -75,6 +76,8 @@ var (
 	nirmataSurface   = surface{transport: metrics.TransportREST, writeError: nirmata.WriteError}
 	openaiSurface    = surface{transport: metrics.TransportOpenAI, writeError: openai.WriteError}
 	anthropicSurface = surface{transport: metrics.TransportAnthropic, writeError: anthropic.WriteError, anthropic: true}
+	// responsesSurface answers in OpenAI's error shape too, counted apart.
+	responsesSurface = surface{transport: metrics.TransportResponses, writeError: openai.WriteError}
 )
 
 // NewHTTPHandler returns the REST API.
@@ -98,6 +101,11 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 		s.route(openaiSurface, metrics.RouteModels, true, o.Models)))
 	mux.Handle("GET /v1/models/{id...}", byVersion(s.route(anthropicSurface, metrics.RouteModels, true, a.Model),
 		s.route(openaiSurface, metrics.RouteModels, true, o.Model)))
+	rs := responses.NewHandler(svc, responses.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
+	mux.Handle("POST /v1/responses", s.route(responsesSurface, metrics.RouteChat, true, rs.Create))
+	for _, p := range []string{"GET /v1/responses/{id}", "DELETE /v1/responses/{id}", "GET /v1/responses/{id}/input_items"} {
+		mux.Handle(p, s.route(responsesSurface, metrics.RouteOther, true, rs.Stored))
+	}
 	s.operations(mux)
 	// Anything else: a JSON 404, or 405 on a known path, in the shape of the surface the
 	// path is under, rather than net/http's text. Unknown paths need a key, so a stranger
@@ -118,7 +126,7 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 			switch surfaceOf(p).transport {
 			case metrics.TransportAnthropic:
 				anthropicOther.ServeHTTP(w, r)
-			case metrics.TransportOpenAI:
+			case metrics.TransportOpenAI, metrics.TransportResponses:
 				openaiOther.ServeHTTP(w, r)
 			default:
 				other.ServeHTTP(w, r)
@@ -149,11 +157,14 @@ func (s *httpServer) operations(mux *http.ServeMux) {
 }
 
 // surfaceOf is the surface a path is under, by its clean form: Anthropic's for
-// /v1/messages and below, OpenAI's for the rest of /v1, the Nirmata one for the rest.
+// /v1/messages and below, the Responses API's for /v1/responses and below, OpenAI's for the
+// rest of /v1, the Nirmata one for the rest.
 func surfaceOf(p string) surface {
 	switch c := path.Clean(p); {
 	case c == "/v1/messages" || strings.HasPrefix(c, "/v1/messages/"):
 		return anthropicSurface
+	case c == "/v1/responses" || strings.HasPrefix(c, "/v1/responses/"):
+		return responsesSurface
 	case c == "/v1" || strings.HasPrefix(c, "/v1/"):
 		return openaiSurface
 	}

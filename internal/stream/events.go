@@ -28,6 +28,6 @@ func toolCallEndEvent(index int) chat.Event {
 	return chat.Event{Kind: chat.EventToolCallEnd, Index: index}
 }
 
-func doneEvent(finish chat.FinishReason, usage chat.Usage) chat.Event {
-	return chat.Event{Kind: chat.EventDone, Finish: finish, Usage: usage}
+func doneEvent(finish chat.FinishReason, stopReason string, usage chat.Usage) chat.Event {
+	return chat.Event{Kind: chat.EventDone, Finish: finish, StopReason: stopReason, Usage: usage}
 }

@@ -265,8 +265,8 @@ func fragment(index int, args string) chat.Event {
 
 func toolEnd(index int) chat.Event { return chat.Event{Kind: chat.EventToolCallEnd, Index: index} }
 
-func done(finish chat.FinishReason, usage chat.Usage) chat.Event {
-	return chat.Event{Kind: chat.EventDone, Finish: finish, Usage: usage}
+func done(finish chat.FinishReason, stopReason string, usage chat.Usage) chat.Event {
+	return chat.Event{Kind: chat.EventDone, Finish: finish, StopReason: stopReason, Usage: usage}
 }
 
 // Bedrock event builders for hand-written sequences.

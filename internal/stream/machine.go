@@ -390,7 +390,7 @@ func (m *Machine) finishStream(out []chat.Event) []chat.Event {
 		m.finish = chat.FinishStop
 	}
 	m.done = true
-	return append(out, doneEvent(m.finish, m.usage))
+	return append(out, doneEvent(m.finish, m.stopReason, m.usage))
 }
 
 // answerDelta passes a fragment of the answer tool's input on as content.

@@ -28,13 +28,13 @@ func TestMachine(t *testing.T) {
 		{
 			name:   "metadata before messageStop",
 			events: []bedrock.StreamEvent{evMessageStart(), evText(0, "hi"), evMetadata(3, 4), evMessageStop("end_turn")},
-			want:   []chat.Event{content("hi"), done(chat.FinishStop, usage)},
+			want:   []chat.Event{content("hi"), done(chat.FinishStop, "end_turn", usage)},
 		},
 		{
 			name: "events after done are ignored",
 			events: []bedrock.StreamEvent{evText(0, "a"), evMessageStop("end_turn"), evMetadata(3, 4),
 				evText(0, "late"), evToolStart(1, "t", "n"), evMessageStop("malformed_tool_use")},
-			want: []chat.Event{content("a"), done(chat.FinishStop, usage)},
+			want: []chat.Event{content("a"), done(chat.FinishStop, "end_turn", usage)},
 		},
 		{
 			name: "a tool block never stopped gets {} and its end marker before done",
@@ -43,7 +43,7 @@ func TestMachine(t *testing.T) {
 			want: []chat.Event{
 				header(0, "t1", "a"), header(1, "t2", "b"), fragment(1, `{"x":1}`),
 				fragment(0, "{}"), toolEnd(0), toolEnd(1),
-				done(chat.FinishToolCalls, usage),
+				done(chat.FinishToolCalls, "tool_use", usage),
 			},
 		},
 		{
@@ -51,24 +51,24 @@ func TestMachine(t *testing.T) {
 			events: []bedrock.StreamEvent{evToolStart(0, "t1", "a"), evToolInput(0, "{}"), evStop(0), evStop(0),
 				evMessageStop("tool_use")},
 			want: []chat.Event{
-				header(0, "t1", "a"), fragment(0, "{}"), toolEnd(0), done(chat.FinishToolCalls, chat.Usage{}),
+				header(0, "t1", "a"), fragment(0, "{}"), toolEnd(0), done(chat.FinishToolCalls, "tool_use", chat.Usage{}),
 			},
 		},
 		{
 			name:   "stop of a block that is not a tool, and of an unknown block, say nothing",
 			events: []bedrock.StreamEvent{evText(0, "a"), evStop(0), evStop(9), evMessageStop("end_turn")},
-			want:   []chat.Event{content("a"), done(chat.FinishStop, chat.Usage{})},
+			want:   []chat.Event{content("a"), done(chat.FinishStop, "end_turn", chat.Usage{})},
 		},
 		{
 			name: "metadata without usage",
 			events: []bedrock.StreamEvent{evMessageStop("stop_sequence"),
 				{Type: bedrock.EventMetadata, Metadata: &bedrock.MetadataEvent{Metrics: &bedrock.Metrics{LatencyMs: 5}}}},
-			want: []chat.Event{done(chat.FinishStop, chat.Usage{})},
+			want: []chat.Event{done(chat.FinishStop, "stop_sequence", chat.Usage{})},
 		},
 		{
 			name:   "unknown stop reason is stop",
 			events: []bedrock.StreamEvent{evMessageStop("brand_new_reason"), evMetadata(3, 4)},
-			want:   []chat.Event{done(chat.FinishStop, usage)},
+			want:   []chat.Event{done(chat.FinishStop, "brand_new_reason", usage)},
 		},
 		{
 			name: "events with a type but no body, unknown types and other block starts are ignored",
@@ -79,7 +79,7 @@ func TestMachine(t *testing.T) {
 				{Type: bedrock.EventContentBlockDelta, ContentBlockDelta: &bedrock.ContentBlockDeltaEvent{}},
 				evMessageStop("content_filtered"),
 			},
-			want: []chat.Event{done(chat.FinishContentFilter, chat.Usage{})},
+			want: []chat.Event{done(chat.FinishContentFilter, "content_filtered", chat.Usage{})},
 		},
 		{
 			name:    "malformed model output",
@@ -227,7 +227,7 @@ func TestMachineFirstCallOnly(t *testing.T) {
 	require.NoError(t, err)
 	want := []chat.Event{
 		content("Calling."), header(0, "t1", "a"), fragment(0, `{"x":`), fragment(0, `1}`), toolEnd(0),
-		done(chat.FinishToolCalls, chat.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}),
+		done(chat.FinishToolCalls, "tool_use", chat.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7}),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
@@ -247,7 +247,7 @@ func TestMachineBudgetSpent(t *testing.T) {
 	m := stream.NewMachine(&translate.Plan{BudgetExhausted: true})
 	got, err := run(t, m, src)
 	require.NoError(t, err)
-	want := []chat.Event{content("Calling."), done(chat.FinishStop, chat.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7})}
+	want := []chat.Event{content("Calling."), done(chat.FinishStop, "tool_use", chat.Usage{PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7})}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}

@@ -32,7 +32,7 @@ func Synthesize(resp *chat.Response) []chat.Event {
 		frag.ToolCall.ValidationErrors = tc.ValidationErrors // docs/PROTOCOL.md 13.2: on the arguments
 		out = append(out, headerEvent(i, tc.ID, tc.Name), frag, toolCallEndEvent(i))
 	}
-	return append(out, doneEvent(resp.Finish, resp.Usage))
+	return append(out, doneEvent(resp.Finish, resp.StopReason, resp.Usage))
 }
 
 // Collect is the unary answer a complete stream's events make, the inverse of Synthesize:

@@ -31,7 +31,7 @@ func TestSynthesize(t *testing.T) {
 		content("I'll save both."),
 		header(0, "tooluse_1", "save_policy"), fragment(0, `{"filename":"a.yaml"}`), toolEnd(0),
 		header(1, "tooluse_2", "list_files"), fragment(1, "{}"), toolEnd(1),
-		done(chat.FinishToolCalls, usage),
+		done(chat.FinishToolCalls, "", usage),
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("Synthesize (-want +got):\n%s", diff)
@@ -47,7 +47,7 @@ func TestSynthesize(t *testing.T) {
 func TestSynthesizeTextOnly(t *testing.T) {
 	t.Parallel()
 	got := stream.Synthesize(&chat.Response{Finish: chat.FinishStop})
-	if diff := cmp.Diff([]chat.Event{done(chat.FinishStop, chat.Usage{})}, got); diff != "" {
+	if diff := cmp.Diff([]chat.Event{done(chat.FinishStop, "", chat.Usage{})}, got); diff != "" {
 		t.Error(diff)
 	}
 }

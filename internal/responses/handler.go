@@ -1,0 +1,161 @@
+// Package responses serves OpenAI's Responses API (docs/PROTOCOL.md 16) on the chat core,
+// the wire Codex CLI and the OpenAI Agents SDKs speak: its input items and tools decoded
+// into the chat model, the answer encoded as a response object or its stream of events.
+// Errors are OpenAI's, answered by openai.WriteError.
+//
+// Not there yet: stored responses (previous_response_id, item_reference and the GET and
+// DELETE routes answer 404), and reasoning sealed into encrypted_content (refused when
+// sent back; reasoningBlocks is where it will be opened).
+package responses
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nirmata/llm-gateway/internal/bufpool"
+	"github.com/nirmata/llm-gateway/internal/chatjson"
+	"github.com/nirmata/llm-gateway/internal/clip"
+	"github.com/nirmata/llm-gateway/internal/core"
+	"github.com/nirmata/llm-gateway/internal/httpx"
+	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/observe"
+)
+
+// Options configures the Responses surface.
+type Options struct {
+	// MaxBodyBytes bounds a request body (413 beyond).
+	MaxBodyBytes int64
+	// StreamWriteTimeout cuts a stream whose client took no write for this long.
+	StreamWriteTimeout time.Duration
+}
+
+// Handler serves OpenAI's Responses API: POST /v1/responses, and the routes of stored
+// responses. The server's middleware has given the call its id, checked its key and set
+// the body deadline; errors a method returns are answered by openai.WriteError.
+type Handler struct {
+	svc  *core.Service
+	opts Options
+}
+
+// NewHandler returns the surface's handler.
+func NewHandler(svc *core.Service, opts Options) *Handler {
+	return &Handler{svc: svc, opts: opts}
+}
+
+// HeaderDropped lists the hosted tools a request named that were left out, by their paths
+// (tools[3]).
+const HeaderDropped = "X-Gateway-Dropped"
+
+// Create serves POST /v1/responses: the response object, or with "stream": true its SSE
+// stream.
+func (h *Handler) Create(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
+	nw := &namingWriter{ResponseWriter: w}
+	return httpx.Serve(nw, r, call, h.opts.StreamWriteTimeout, func() (*core.Stream, httpx.Frames, error) {
+		return h.create(nw, r, call)
+	})
+}
+
+// namingWriter writes a call's answer with x-gateway-ignored-params naming the fields as
+// this body does. The core lists the surface's own paths, then those the translator
+// dropped, by their chat-model paths (reasoning_effort), which are renamed
+// (reasoning.effort) as the header goes out, on a unary answer and a stream alike. Until
+// the call is decoded it renames nothing.
+type namingWriter struct {
+	http.ResponseWriter
+	paths *paths
+	// own is how many of the listed paths are the surface's, already in its names.
+	own   int
+	wrote bool
+}
+
+func (w *namingWriter) WriteHeader(code int) {
+	w.rename()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *namingWriter) Write(b []byte) (int, error) {
+	w.rename()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController flush and set deadlines through it.
+func (w *namingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *namingWriter) rename() {
+	if w.wrote {
+		return
+	}
+	w.wrote = true
+	h := w.Header()
+	v := h.Get(httpx.HeaderIgnored)
+	if w.paths == nil || v == "" {
+		return
+	}
+	names := strings.Split(v, ",")
+	for i := w.own; i < len(names); i++ {
+		names[i] = w.paths.rewrite(names[i])
+	}
+	h.Set(httpx.HeaderIgnored, strings.Join(names, ","))
+}
+
+// create answers a unary call, or opens the call's stream and returns it with its frames.
+func (h *Handler) create(w *namingWriter, r *http.Request, call *observe.Call) (*core.Stream, httpx.Frames, error) {
+	bp, body, err := httpx.ReadPooledBody(w, r, h.opts.MaxBodyBytes, h.svc.Metrics())
+	if err != nil {
+		return nil, httpx.Frames{}, err
+	}
+	c, err := decodeRequest(body)
+	if err != nil {
+		model, stream := chatjson.Named(body)
+		bufpool.Put(bp, body)
+		if stream {
+			call.Route = metrics.RouteChatStream
+		}
+		call.Result = h.svc.Named(model)
+		return nil, httpx.Frames{}, err
+	}
+	bufpool.Put(bp, body) // the call copies what it keeps of the body
+	w.paths, w.own = &c.paths, len(c.req.Ignored)
+	c.req.ID, c.req.KeyID, c.req.UserAgent = call.RequestID, call.KeyID, r.UserAgent()
+	hd := head{requestID: call.RequestID, createdAt: time.Now().Unix(), model: c.req.Model}
+	if hd.model == "" {
+		hd.model = h.svc.DefaultModel()
+	}
+	if len(c.dropped) > 0 {
+		w.Header().Set(HeaderDropped, strings.Join(c.dropped, ","))
+	}
+	if c.stream {
+		call.Route = metrics.RouteChatStream
+		st, res, err := h.svc.Stream(r.Context(), c.req)
+		call.Result = res
+		if err != nil {
+			return nil, httpx.Frames{}, c.named(err)
+		}
+		// A failure before the first event is answered with its status; after it, with
+		// response.failed, the stream's last event.
+		s := c.streamer(hd)
+		return st, httpx.Frames{ContentType: "text/event-stream", Event: s.appendEvent, Error: s.appendError, WaitFirst: true}, nil
+	}
+	resp, res, err := h.svc.Chat(r.Context(), c.req)
+	call.Result = res
+	if err != nil {
+		return nil, httpx.Frames{}, c.named(err)
+	}
+	bp = bufpool.Get()
+	b := c.appendResponse(*bp, &hd, resp)
+	hdr := w.Header()
+	httpx.SetCallHeaders(hdr, res)
+	hdr["Content-Type"] = []string{"application/json"}
+	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
+	_, _ = w.Write(b)
+	bufpool.Put(bp, b)
+	return nil, httpx.Frames{}, nil
+}
+
+// Stored serves GET and DELETE /v1/responses/{id} and GET /v1/responses/{id}/input_items:
+// the gateway stores no response yet, so each is a 404 naming the id.
+func (h *Handler) Stored(_ http.ResponseWriter, r *http.Request, _ *observe.Call) error {
+	return notFound("", "response %s is not stored: the gateway stores no responses yet", clip.Quote(r.PathValue("id")))
+}
