@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -23,10 +22,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// updateClaudeCode rewrites the fixtures of testdata/claude-code from what the pinned
-// Claude Code sends: go test -tags clients ./e2e -run TestClaudeCodeRequests -update.
-var updateClaudeCode = flag.Bool("update", false, "rewrite testdata/claude-code from what the pinned Claude Code sends")
 
 // captureServer records every request and answers /v1/messages as Anthropic's API would,
 // with the least that Claude Code accepts (capturedAnswer).
@@ -279,7 +274,7 @@ func TestClaudeCodeRequests(t *testing.T) {
 				got = append(got, sanitize(r, c))
 			}
 			file := filepath.Join(claudeCodeFixtures, sc.name+".json")
-			if *updateClaudeCode {
+			if updateFixtures() { // -update (codex_capture_test.go)
 				data, err := json.Marshal(got, jsontext.WithIndent("  "))
 				require.NoError(t, err)
 				require.NoError(t, os.WriteFile(file, append(data, '\n'), 0o644))

@@ -16,10 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// nodeDir holds the scripts that run the official openai npm client, the Vercel AI SDK
-// (docs/PROTOCOL.md 10: both MUST work unmodified) and the Anthropic SDK against a gateway,
-// and Claude Code (claudecode_test.go), with their packages
-// pinned in its package-lock.json. Real client programs, so under the clients build tag:
+// nodeDir holds the scripts that run the official openai npm client and the Vercel AI SDK
+// against a gateway (docs/PROTOCOL.md 10: both MUST work unmodified), the OpenAI Agents SDK
+// (16) and the Anthropic SDK (15), with their packages, and Codex CLI's and Claude Code's
+// (codex*_test.go, claudecode*_test.go), pinned in its package-lock.json. Real client
+// programs, so under the clients build tag:
 // make clients installs the packages and runs them.
 const nodeDir = "../test/node"
 
@@ -129,7 +130,8 @@ func TestNodeClients(t *testing.T) {
 		listed = append(listed, tt.script)
 	}
 	for _, s := range scripts {
-		if name := filepath.Base(s); name != "lib.mjs" {
+		// lib.mjs is the scripts' library; TestAgentsSDK runs agents.mjs.
+		if name := filepath.Base(s); name != "lib.mjs" && name != "agents.mjs" {
 			assert.Contains(t, listed, name, "a script of test/node that TestNodeClients does not run")
 		}
 	}

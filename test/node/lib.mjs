@@ -1,6 +1,7 @@
 // Shared by the scripts: where the gateway is, and a runner that names the failing check.
-// e2e/node_clients_test.go starts a gateway on the simulator and runs each
-// script with GATEWAY_BASE_URL (http://host:port/v1) and GATEWAY_API_KEY set.
+// e2e/node_clients_test.go (agents.mjs: e2e/agents_test.go) starts a gateway on the
+// simulator and runs each script with GATEWAY_BASE_URL (http://host:port/v1),
+// GATEWAY_API_KEY and GATEWAY_MODEL set.
 
 export function env(name) {
   const v = process.env[name];
