@@ -179,7 +179,8 @@ func TestCodexConfigInReadme(t *testing.T) {
 // hands every reasoning item back), where thinking is kept across the tool loop
 // (assertThoughAfterOutput: by the gateway's reasoning cache, or by encrypted_content once
 // the surface seals) and its reasoning reaches Codex as summary text; and on a model without reasoning through an
-// alias, where the gateway drops it. No request may reach Bedrock invalid.
+// alias, where the gateway drops it; and through an alias named gpt-5.5, a model Codex
+// knows, for which it sends other tools. No request may reach Bedrock invalid.
 func TestCodexThroughGateway(t *testing.T) {
 	t.Parallel()
 	requireCodex(t)
@@ -205,6 +206,16 @@ func TestCodexThroughGateway(t *testing.T) {
 			assert.Nil(t, m["thinking"], "access line %v", m)
 		}
 		assert.NotContains(t, turns[0], "I will call exec_command.", "reasoning from a model without it")
+	})
+	t.Run("gpt-5.5-alias", func(t *testing.T) {
+		// A name Codex knows: it sends a client-run tool_search and web_search with
+		// search_content_types beside its functions (testdata/codex), which the gateway takes.
+		t.Parallel()
+		cfg := defaultConfig(t)
+		cfg.Sim.Enabled = true
+		cfg.ModelAliases = map[string][]config.Target{"gpt-5.5": {{ModelID: sonnet45}}}
+		g := start(t, cfg)
+		codexToolLoop(t, g, "gpt-5.5", sonnet45, "medium")
 	})
 }
 

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/seal"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
 )
@@ -94,6 +95,19 @@ type Config struct {
 	// DefaultMaxTokens is the maxTokens of a request that sets none (docs/PROTOCOL.md
 	// 14.5); 0 sends none.
 	DefaultMaxTokens int
+	// ReasoningSealKeys seal the reasoning of Responses clients into encrypted_content
+	// (docs/PROTOCOL.md 16): the first seals, all open. Secrets: never log them. None: a
+	// random key of the process.
+	ReasoningSealKeys []string
+	// ResponsesTTL is how long a stored response is kept (docs/PROTOCOL.md 16).
+	ResponsesTTL time.Duration
+	// ResponsesMaxBytes bounds one stored response; a larger one is answered, not stored.
+	ResponsesMaxBytes int
+	// ResponsesKeyMaxBytes bounds what one key stores in one responses_ttl; 0 stores
+	// nothing.
+	ResponsesKeyMaxBytes int
+	// ResponsesMemoryBytes bounds the responses kept in the process without redis_url.
+	ResponsesMemoryBytes int
 	// AliasDefaults holds the defaults of the aliases the YAML file gives as objects
 	// (docs/PROTOCOL.md 14.1); ModelAliases has their targets.
 	AliasDefaults map[string]AliasDefaults
@@ -307,9 +321,14 @@ func table(c *Config) []setting {
 		{key: "max_repair_attempts", def: "2", help: "model calls that tool_validation repair may add to one answer, at most 10; 0: invalid calls come back with their violations", v: bind(&c.MaxRepairAttempts, between(0, maxRepairAttempts))},
 		{key: "schema_limits", def: schemaLimitsDefault(), help: "each JSON Schema of a request (tools' parameters, response_format): its bytes and its subschemas' JSON pointers, subschemas, members of one object or array, nesting, schemas chained at one place through $ref, regular expressions by size with repetitions expanded (beyond any: 400 naming the field); and compile_budget, what one request may compile, in subschemas (beyond it: calls unchecked)", v: bind(&c.SchemaLimits, schemaLimits)},
 		{key: "cache_read_weight", def: "0.1", help: "what one prompt-cache read token counts against a key's tokens_per_minute and tokens_per_day, from 0 to 1", v: bind(&c.CacheReadWeight, fraction)},
-		{key: "redis_url", help: "Redis shared by the replicas, redis://[user:password@]host:port[/db] or rediss:// (TLS): limit counters, the reasoning cache and failover affinity; none: each process keeps its own", v: bind(&c.RedisURL, redisURL)},
+		{key: "redis_url", help: "Redis shared by the replicas, redis://[user:password@]host:port[/db] or rediss:// (TLS): limit counters, the reasoning cache, failover affinity and stored Responses API responses; none: each process keeps its own", v: bind(&c.RedisURL, redisURL)},
 		{key: "redis_timeout", def: "100ms", help: "the time one request may wait for Redis, all its calls together; beyond it the request goes on without Redis (limits fail open)", v: bind(&c.RedisTimeout, atLeast(time.Millisecond))},
 		{key: "redis_ping_interval", def: store.DefaultPingEvery.String(), help: "how often the gateway asks Redis whether it answers: while its last ping went unanswered, requests make no call to Redis, so this is also how long a Redis that is back waits to be used again; 0: never, every call is sent (a silent Redis then costs each request up to redis_timeout)", v: bind(&c.RedisPingInterval, atLeast(time.Duration(0)))},
+		{key: "reasoning_seal_keys", sep: ",", help: "keys sealing the reasoning Responses clients get as encrypted_content and send back, each 64 hex digits or base64 of 32 bytes (openssl rand -base64 32); the first seals, every one opens, so a new key goes first and the old one stays until its values are no longer sent; replicas share them; none: a random key of the process, whose values no restart or other replica opens; prefer the variable or the file", v: bind(&c.ReasoningSealKeys, sealKeys)},
+		{key: "responses_ttl", def: "168h", help: "how long a stored Responses API response (store: true) is kept for GET and previous_response_id", v: bind(&c.ResponsesTTL, atLeast(time.Second))},
+		{key: "responses_max_bytes", def: "1048576", help: "a stored response larger than this, its conversation included, is answered but not stored (x-gateway-not-stored says why); at most 4194304", v: bind(&c.ResponsesMaxBytes, between(1, store.MaxValueBytes))},
+		{key: "responses_key_max_bytes", def: "268435456", help: "the bytes of responses one key may store in one responses_ttl; beyond it its responses are answered, not stored; 0 stores none", v: bind(&c.ResponsesKeyMaxBytes, atLeast(0))},
+		{key: "responses_memory_bytes", def: "268435456", help: "without redis_url, the bytes of stored responses kept in the process, least recently used dropped first", v: bind(&c.ResponsesMemoryBytes, atLeast(0))},
 		{key: "default_max_tokens", def: "4096", help: "maxTokens of a request that sets no max_tokens, capped at the model's maximum output where the gateway knows it (Bedrock reserves quota for maxTokens); 0 sends none", v: bind(&c.DefaultMaxTokens, between(0, maxDefaultMaxTokens))},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
@@ -665,6 +684,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	if from["api_keys"] == "--api-keys" && plaintext(c.APIKeys) {
 		c.warn("api_keys", "keys given with --api-keys are visible to every user of this host (ps, /proc); give them in --api-keys-file or GATEWAY_API_KEYS")
 	}
+	if from["reasoning_seal_keys"] == "--reasoning-seal-keys" {
+		c.warn("reasoning_seal_keys", "keys given with --reasoning-seal-keys are visible to every user of this host (ps, /proc); give them in GATEWAY_REASONING_SEAL_KEYS or the configuration file")
+	}
 	if c.APIKeysFile != "" && !bad["api_keys_file"] {
 		warning, fileErrs := c.readKeysFile()
 		for _, err := range fileErrs {
@@ -867,6 +889,16 @@ func fraction(f float64) error {
 
 // redisURL checks a redis_url as the store will read it; its errors never quote the URL,
 // which may hold a password.
+// sealKeys checks each reasoning seal key, without quoting one.
+func sealKeys(keys []string) error {
+	for i, k := range keys {
+		if _, err := seal.ParseKey(k); err != nil {
+			return fmt.Errorf("key %d %w", i+1, err)
+		}
+	}
+	return nil
+}
+
 func redisURL(s string) error {
 	if s == "" {
 		return nil

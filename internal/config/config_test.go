@@ -54,10 +54,14 @@ func TestLoadDefaults(t *testing.T) {
 		MaxRepairAttempts:  2,
 		SchemaLimits: toolcheck.Limits{MaxBytes: 256 << 10, MaxSubschemas: 1000, MaxMembers: 1000, MaxDepth: 32, MaxRefDepth: 32,
 			MaxPatternSize: 16 << 10, CompileBudget: 2500},
-		CacheReadWeight:   0.1,
-		RedisTimeout:      100 * time.Millisecond,
-		RedisPingInterval: 2 * time.Second,
-		DefaultMaxTokens:  4096,
+		CacheReadWeight:      0.1,
+		RedisTimeout:         100 * time.Millisecond,
+		RedisPingInterval:    2 * time.Second,
+		DefaultMaxTokens:     4096,
+		ResponsesTTL:         7 * 24 * time.Hour,
+		ResponsesMaxBytes:    1 << 20,
+		ResponsesKeyMaxBytes: 256 << 20,
+		ResponsesMemoryBytes: 256 << 20,
 	}, cfg)
 }
 
@@ -334,6 +338,11 @@ func TestLoadErrors(t *testing.T) {
 		{name: "redis_timeout", args: strs{"--redis-timeout", "0s"}, want: `redis_timeout: must be at least 1ms, got 0s (from --redis-timeout)`},
 		{name: "redis_ping_interval", env: vars{"GATEWAY_REDIS_PING_INTERVAL": "-1s"}, want: `redis_ping_interval: must be at least 0s, got -1s (from GATEWAY_REDIS_PING_INTERVAL)`},
 		{name: "redis_url timeout", yaml: "redis_url: redis://cache:6379?read_timeout=2s", want: `redis_url: read_timeout is set by the gateway: redis_timeout bounds the calls, without retries (from FILE)`},
+		{name: "reasoning_seal_keys", env: vars{"GATEWAY_REASONING_SEAL_KEYS": "c2l4dGVlbi1ieXRlLWtleQ==,hunter2hunter2!"}, want: `reasoning_seal_keys: key 1 decodes to 16 bytes; want 32 (openssl rand -base64 32) (from GATEWAY_REASONING_SEAL_KEYS)`},
+		{name: "responses_ttl", args: strs{"--responses-ttl", "0s"}, want: `responses_ttl: must be at least 1s, got 0s (from --responses-ttl)`},
+		{name: "responses_max_bytes", yaml: "responses_max_bytes: 4194305", want: `responses_max_bytes: must be from 1 to 4194304, got 4194305 (from FILE)`},
+		{name: "responses_key_max_bytes", env: vars{"GATEWAY_RESPONSES_KEY_MAX_BYTES": "-1"}, want: `responses_key_max_bytes: must be at least 0, got -1 (from GATEWAY_RESPONSES_KEY_MAX_BYTES)`},
+		{name: "responses_memory_bytes", args: strs{"--responses-memory-bytes=-1"}, want: `responses_memory_bytes: must be at least 0, got -1 (from --responses-memory-bytes)`},
 		{name: "sim_first_token_delay", args: strs{"--sim-first-token-delay", "-1ms"}, want: `sim_first_token_delay: must be at least 0s, got -1ms (from --sim-first-token-delay)`},
 		{name: "sim_delta_delay", yaml: "sim_delta_delay: -5ms", want: `sim_delta_delay: must be at least 0s, got -5ms (from FILE)`},
 

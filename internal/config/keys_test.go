@@ -246,3 +246,18 @@ func TestKeysFileThroughSymlinks(t *testing.T) {
 	_, err = Load([]string{"--api-keys-file", keys}, env(nil))
 	assert.EqualError(t, err, "api_keys_file: "+keys+" is writable by every user of this host, who could add a key; chmod 600 or 640 (from --api-keys-file)")
 }
+
+// TestSealKeysOnTheCommandLine: reasoning seal keys given with --reasoning-seal-keys are
+// visible in ps: one warning naming no key; the variable is not, and both are read.
+func TestSealKeysOnTheCommandLine(t *testing.T) {
+	t.Parallel()
+	const k1, k2 = "q83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA=", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+	cfg, err := Load([]string{"--reasoning-seal-keys", k1 + "," + k2}, env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, []string{k1, k2}, cfg.ReasoningSealKeys)
+	assert.Equal(t, []string{"reasoning_seal_keys: keys given with --reasoning-seal-keys are visible to every user of this host (ps, /proc); give them in GATEWAY_REASONING_SEAL_KEYS or the configuration file"}, cfg.Warnings)
+	cfg, err = Load(nil, env(map[string]string{"GATEWAY_REASONING_SEAL_KEYS": k2}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{k2}, cfg.ReasoningSealKeys)
+	assert.Empty(t, cfg.Warnings)
+}

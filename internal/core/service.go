@@ -231,6 +231,12 @@ func (s *Service) resolveModel(name string) string {
 	return s.router.Resolve(name)
 }
 
+// Foundation is the foundation model a request naming model goes to first (its alias's
+// first target): reasoning blocks are bound to it (docs/BEDROCK.md G9).
+func (s *Service) Foundation(model string) string {
+	return capabilities.Foundation(s.resolveModel(model))
+}
+
 // ModelEntry is a model the gateway offers by name.
 type ModelEntry struct {
 	// Name is what a client sends: an alias, or the default model's id.

@@ -34,7 +34,9 @@ import (
 	"github.com/nirmata/llm-gateway/internal/observe"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/reasoning"
+	"github.com/nirmata/llm-gateway/internal/respstore"
 	"github.com/nirmata/llm-gateway/internal/route"
+	"github.com/nirmata/llm-gateway/internal/seal"
 	"github.com/nirmata/llm-gateway/internal/server"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
@@ -80,6 +82,9 @@ type Gateway struct {
 	// when it fails.
 	release []func()
 	served  atomic.Bool
+	// respStore keeps the Responses API's stored responses; sealer seals their reasoning.
+	respStore *respstore.Store
+	sealer    *seal.Sealer
 }
 
 // Option sets what a program embedding the gateway gives it beside its configuration.
@@ -174,6 +179,16 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, opts ...Option
 	svcOpts.Quota = quota.New(quota.Options{Keys: limits, Counters: counters, CacheReadWeight: cfg.CacheReadWeight,
 		Now: o.now, Metrics: m})
 	g.svc = core.New(own, svcOpts, log)
+
+	if g.sealer, err = g.reasoningSealer(); err != nil {
+		return nil, err
+	}
+	var backend respstore.Backend = respstore.NewMemory(cfg.ResponsesMemoryBytes, o.now)
+	if shared != nil {
+		backend = shared
+	}
+	g.respStore = respstore.New(respstore.Options{TTL: cfg.ResponsesTTL, MaxBytes: cfg.ResponsesMaxBytes,
+		KeyMaxBytes: int64(cfg.ResponsesKeyMaxBytes), Counters: counters, Backend: backend})
 
 	obs := observe.New(log, m, tracing)
 	g.servers(storeStatus, obs)
@@ -322,7 +337,7 @@ func (g *Gateway) sharedStore(m *metrics.Metrics) (*store.Guard, error) {
 		return nil, fmt.Errorf("redis_url: %w", err)
 	}
 	// The address only: the URL may hold a password.
-	g.log.Info("shared store: limit counters, the reasoning cache and failover affinity are shared with the replicas using this Redis",
+	g.log.Info("shared store: limit counters, the reasoning cache, failover affinity and stored responses are shared with the replicas using this Redis",
 		zap.String("store", "redis"), zap.String("addr", r.Addr()), zap.Bool("tls", r.TLS()))
 	pingEvery := g.cfg.RedisPingInterval
 	if pingEvery == 0 {
@@ -331,6 +346,25 @@ func (g *Gateway) sharedStore(m *metrics.Metrics) (*store.Guard, error) {
 	guard := store.NewGuard(r, store.GuardOptions{Name: "redis", Metrics: m, Log: g.log, PingEvery: pingEvery})
 	g.release = append(g.release, func() { _ = guard.Close() })
 	return guard, nil
+}
+
+// reasoningSealer seals the reasoning of Responses clients (docs/PROTOCOL.md 16) with the
+// configured keys, or with a random key of the process, which it warns of: what it seals
+// no restart and no other replica opens.
+func (g *Gateway) reasoningSealer() (*seal.Sealer, error) {
+	if len(g.cfg.ReasoningSealKeys) == 0 {
+		g.log.Warn("reasoning_seal_keys is not set: the reasoning sealed into encrypted_content uses a random key of this process, so a restart or another replica refuses it (400); set reasoning_seal_keys, the same on every replica")
+		return seal.Random(), nil
+	}
+	keys := make([][]byte, len(g.cfg.ReasoningSealKeys))
+	for i, text := range g.cfg.ReasoningSealKeys {
+		k, err := seal.ParseKey(text)
+		if err != nil { // config.Load checked them; a Config built otherwise may not be
+			return nil, &config.SettingError{Key: "reasoning_seal_keys", Err: fmt.Errorf("key %d %w", i+1, err)}
+		}
+		keys[i] = k
+	}
+	return seal.New(keys...)
 }
 
 // serviceOptions are the core service's options the configuration sets, and the keys'
@@ -381,6 +415,8 @@ func (g *Gateway) servers(storeStatus interface{ Status() string }, obs *observe
 		StreamWriteTimeout: g.cfg.StreamWriteTimeout,
 		BodyReadTimeout:    g.cfg.BodyReadTimeout,
 		Observer:           obs,
+		ResponseStore:      g.respStore,
+		Sealer:             g.sealer,
 	}
 	if g.creds != nil {
 		httpOpts.Credentials = g.creds

@@ -48,6 +48,7 @@ const (
 	StoreCounts = "counts" // reading limit counters
 	StorePut    = "put"    // writing a value: a reasoning-cache entry, an affinity
 	StoreGet    = "get"    // reading values
+	StoreDelete = "delete" // deleting a value: a stored response
 )
 
 // The error_code values of an upstream failure that carries no Bedrock error code.
@@ -217,7 +218,7 @@ func New() *Metrics {
 		}, []string{"key", "limit"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_store_errors_total",
-			Help: `Calls made without the shared store (Redis, redis_url), by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache, failover affinity). A call fails or runs out of its request's redis_timeout, or is not sent while the last ping failed or once that time is spent. Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.`,
+			Help: `Calls made without the shared store (Redis, redis_url), by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache, failover affinity, stored responses), "delete" (stored responses). A call fails or runs out of its request's redis_timeout, or is not sent while the last ping failed or once that time is spent. Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.`,
 		}, []string{"op"}),
 		storeUp: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gateway_store_up",
@@ -236,7 +237,7 @@ func New() *Metrics {
 	for _, r := range []string{RejectOverloaded, RejectDraining, RejectUnauthenticated, RejectTooLarge} {
 		m.rejected.WithLabelValues(r)
 	}
-	for _, op := range []string{StoreIncr, StoreCounts, StorePut, StoreGet} {
+	for _, op := range []string{StoreIncr, StoreCounts, StorePut, StoreGet, StoreDelete} {
 		m.storeErrors.WithLabelValues(op)
 	}
 	m.storeUp.Set(1) // the in-process store; a Guard over Redis sets it from then on

@@ -214,7 +214,7 @@ func TestMethods(t *testing.T) {
 				assert.Equal(t, 1.0, testutil.ToFloat64(m.storeErrors.WithLabelValues(StoreIncr)))
 				assert.Equal(t, 2.0, testutil.ToFloat64(m.storeErrors.WithLabelValues(StoreGet)))
 				assert.Equal(t, 0.0, testutil.ToFloat64(m.storeErrors.WithLabelValues(StorePut)))
-				assert.Equal(t, 4, testutil.CollectAndCount(m.storeErrors), "known operations exist from the start")
+				assert.Equal(t, 5, testutil.CollectAndCount(m.storeErrors), "known operations exist from the start")
 			},
 		},
 		{
@@ -287,9 +287,10 @@ gateway_tokens_total{client_type="kyverno",direction="output",model="anthropic.c
 # HELP gateway_upstream_errors_total Bedrock calls that failed after the SDK's retries, by Bedrock error code ("ThrottlingException"), "transport" (no answer or an unreadable one), "truncated" (a stream that ended before messageStop) or "invalid_answer" (a 200 the gateway could not use). A call the client or a deadline ended is not counted.
 # TYPE gateway_upstream_errors_total counter
 gateway_upstream_errors_total{error_code="ThrottlingException",model="none"} 1
-# HELP gateway_store_errors_total Calls made without the shared store (Redis, redis_url), by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache, failover affinity). A call fails or runs out of its request's redis_timeout, or is not sent while the last ping failed or once that time is spent. Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.
+# HELP gateway_store_errors_total Calls made without the shared store (Redis, redis_url), by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache, failover affinity, stored responses), "delete" (stored responses). A call fails or runs out of its request's redis_timeout, or is not sent while the last ping failed or once that time is spent. Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.
 # TYPE gateway_store_errors_total counter
 gateway_store_errors_total{op="counts"} 0
+gateway_store_errors_total{op="delete"} 0
 gateway_store_errors_total{op="get"} 0
 gateway_store_errors_total{op="incr"} 0
 gateway_store_errors_total{op="put"} 1

@@ -17,7 +17,7 @@ func BenchmarkDecodeCodexRequest(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		c, err := decodeRequest(body)
+		c, err := decodeRequest(body, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -58,14 +58,14 @@ var benchStreamEvents = func() []chat.Event {
 // BenchmarkAppendStream encodes a whole stream's events, as the handler does, with a new
 // streamer per stream, for a request with two function tools.
 func BenchmarkAppendStream(b *testing.B) {
-	c, err := decodeRequest([]byte(`{"input":"go","store":false,"tools":[{"type":"function","name":"get_weather"},{"type":"function","name":"search_docs"}]}`))
+	c, err := decodeRequest([]byte(`{"input":"go","store":false,"tools":[{"type":"function","name":"get_weather"},{"type":"function","name":"search_docs"}]}`), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	buf := make([]byte, 0, 16<<10)
 	b.ReportAllocs()
 	for b.Loop() {
-		s := c.streamer(benchHead)
+		s := c.streamer(benchHead, "")
 		buf = buf[:0]
 		for i := range benchStreamEvents {
 			buf = s.appendEvent(buf, &benchStreamEvents[i])

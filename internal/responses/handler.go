@@ -3,12 +3,13 @@
 // into the chat model, the answer encoded as a response object or its stream of events.
 // Errors are OpenAI's, answered by openai.WriteError.
 //
-// Not there yet: stored responses (previous_response_id, item_reference and the GET and
-// DELETE routes answer 404), and reasoning sealed into encrypted_content (refused when
-// sent back; reasoningBlocks is where it will be opened).
+// Responses are stored (store: true) in a respstore.Store, readable, chainable and
+// deletable by their key alone; reasoning is sealed into encrypted_content by a
+// seal.Sealer and opened when sent back (stored.go).
 package responses
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,11 +17,12 @@ import (
 
 	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/chatjson"
-	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/observe"
+	"github.com/nirmata/llm-gateway/internal/respstore"
+	"github.com/nirmata/llm-gateway/internal/seal"
 )
 
 // Options configures the Responses surface.
@@ -29,6 +31,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// StreamWriteTimeout cuts a stream whose client took no write for this long.
 	StreamWriteTimeout time.Duration
+	// Store keeps the responses of store: true; nil keeps none.
+	Store *respstore.Store
+	// Sealer seals reasoning into encrypted_content; nil seals none and opens none.
+	Sealer *seal.Sealer
 }
 
 // Handler serves OpenAI's Responses API: POST /v1/responses, and the routes of stored
@@ -47,6 +53,16 @@ func NewHandler(svc *core.Service, opts Options) *Handler {
 // HeaderDropped lists the hosted tools a request named that were left out, by their paths
 // (tools[3]).
 const HeaderDropped = "X-Gateway-Dropped"
+
+// HeaderNotStored says why a response of store: true was answered but not stored:
+// too_large (responses_max_bytes), key_limit (responses_key_max_bytes) or
+// store_unavailable. A stream's response.completed says "store": false instead.
+const HeaderNotStored = "X-Gateway-Not-Stored"
+
+// state is the call's state for decoding and answering.
+func (h *Handler) state(r *http.Request, call *observe.Call) *state {
+	return &state{ctx: r.Context(), keyID: call.KeyID, store: h.opts.Store, sealer: h.opts.Sealer, foundation: h.svc.Foundation}
+}
 
 // Create serves POST /v1/responses: the response object, or with "stream": true its SSE
 // stream.
@@ -106,7 +122,7 @@ func (h *Handler) create(w *namingWriter, r *http.Request, call *observe.Call) (
 	if err != nil {
 		return nil, httpx.Frames{}, err
 	}
-	c, err := decodeRequest(body)
+	c, err := decodeRequest(body, h.state(r, call))
 	if err != nil {
 		model, stream := chatjson.Named(body)
 		bufpool.Put(bp, body)
@@ -135,7 +151,7 @@ func (h *Handler) create(w *namingWriter, r *http.Request, call *observe.Call) (
 		}
 		// A failure before the first event is answered with its status; after it, with
 		// response.failed, the stream's last event.
-		s := c.streamer(hd)
+		s := c.streamer(hd, res.Model)
 		return st, httpx.Frames{ContentType: "text/event-stream", Event: s.appendEvent, Error: s.appendError, WaitFirst: true}, nil
 	}
 	resp, res, err := h.svc.Chat(r.Context(), c.req)
@@ -143,19 +159,80 @@ func (h *Handler) create(w *namingWriter, r *http.Request, call *observe.Call) (
 	if err != nil {
 		return nil, httpx.Frames{}, c.named(err)
 	}
-	bp = bufpool.Get()
-	b := c.appendResponse(*bp, &hd, resp)
 	hdr := w.Header()
+	rsp := c.answer(&hd, resp)
+	var b []byte
+	if rsp.Store {
+		var notStored string
+		if b, notStored = c.save(&rsp); notStored != "" {
+			hdr.Set(HeaderNotStored, notStored)
+		}
+	}
 	httpx.SetCallHeaders(hdr, res)
-	hdr["Content-Type"] = []string{"application/json"}
-	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
-	_, _ = w.Write(b)
+	if b != nil { // the stored response, as it is answered
+		writeJSON(w, b)
+		return nil, httpx.Frames{}, nil
+	}
+	bp = bufpool.Get()
+	b = chatjson.Append(*bp, &rsp)
+	writeJSON(w, b)
 	bufpool.Put(bp, b)
 	return nil, httpx.Frames{}, nil
 }
 
-// Stored serves GET and DELETE /v1/responses/{id} and GET /v1/responses/{id}/input_items:
-// the gateway stores no response yet, so each is a 404 naming the id.
-func (h *Handler) Stored(_ http.ResponseWriter, r *http.Request, _ *observe.Call) error {
-	return notFound("", "response %s is not stored: the gateway stores no responses yet", clip.Quote(r.PathValue("id")))
+// Get serves GET /v1/responses/{id}: the response as it was answered, to the key that
+// created it.
+func (h *Handler) Get(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
+	rec, err := h.state(r, call).load(r.PathValue("id"), "")
+	if err != nil {
+		return err
+	}
+	writeJSON(w, rec.Response)
+	return nil
+}
+
+// Delete serves DELETE /v1/responses/{id}, for the key that created it.
+func (h *Handler) Delete(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
+	st, id := h.state(r, call), r.PathValue("id")
+	if h.opts.Store == nil {
+		return responseNotFound("", id)
+	}
+	switch err := h.opts.Store.Delete(st.ctx, st.keyID, id); {
+	case errors.Is(err, respstore.ErrNotFound):
+		return responseNotFound("", id)
+	case err != nil:
+		return &unavailableError{}
+	}
+	writeJSON(w, chatjson.Append(nil, &deleted{ID: id, Object: "response.deleted", Deleted: true}))
+	return nil
+}
+
+type deleted struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Deleted bool   `json:"deleted"`
+}
+
+// InputItems serves GET /v1/responses/{id}/input_items: the items of the conversation the
+// response answered, as OpenAI lists them (limit 1 to 100, default 20; order desc, the
+// default, or asc; after an item's id).
+func (h *Handler) InputItems(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
+	q := r.URL.Query()
+	page, err := pageOf(q.Get("limit"), q.Get("order"), q.Get("after"))
+	if err != nil {
+		return err
+	}
+	rec, err := h.state(r, call).load(r.PathValue("id"), "")
+	if err != nil {
+		return err
+	}
+	writeJSON(w, page.list(rec.Input, r.PathValue("id")))
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, b []byte) {
+	hdr := w.Header()
+	hdr["Content-Type"] = []string{"application/json"}
+	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
+	_, _ = w.Write(b)
 }

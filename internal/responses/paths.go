@@ -23,10 +23,12 @@ type origin struct {
 	calls []int
 }
 
-// Origins that are not an item.
+// Origins that are not an item of the request's input.
 const (
 	fromInstructions = -1
 	fromString       = -2
+	// fromPrevious: an item of the stored conversation previous_response_id continues.
+	fromPrevious = -3
 )
 
 // paths are a call's chat messages' and tools' origins, by index.
@@ -78,8 +80,13 @@ func (o origin) rewrite(rest string) string {
 		return "instructions"
 	case fromString:
 		return "input"
+	case fromPrevious:
+		return "previous_response_id"
 	}
 	if k, sub, ok := indexed(rest, ".tool_calls["); ok && k < len(o.calls) {
+		if o.calls[k] < 0 {
+			return "previous_response_id"
+		}
 		base = "input[" + strconv.Itoa(o.calls[k]) + "]"
 		switch {
 		case strings.HasPrefix(sub, ".function.name"):

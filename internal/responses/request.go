@@ -1,7 +1,9 @@
 package responses
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,6 +96,7 @@ func (in *input) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // and checked by type (items).
 type item struct {
 	Type    string  `json:"type"`
+	ID      string  `json:"id"`
 	Role    string  `json:"role"`
 	Content content `json:"content"`
 	// function_call, custom_tool_call and their outputs.
@@ -105,6 +108,30 @@ type item struct {
 	Output    content            `json:"output"`
 	// reasoning.
 	EncryptedContent *string `json:"encrypted_content"`
+	// additional_tools: tools of the request; tool_search_output: the tools the search
+	// loaded, also its result.
+	Tools toolList `json:"tools"`
+}
+
+// toolList is a list of tools and its text as sent, which is a tool_search_output's
+// result.
+type toolList struct {
+	tools []*tool
+	raw   jsontext.Value
+}
+
+func (l *toolList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	at := dec.StackPointer()
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	*l = toolList{raw: raw.Clone()}
+	err = json.Unmarshal(raw, &l.tools, chatjson.Lenient)
+	if se := (*json.SemanticError)(nil); errors.As(err, &se) {
+		se.JSONPointer = at + se.JSONPointer // read apart, so its place in the body is added
+	}
+	return err
 }
 
 // A member that appears twice keeps its last value whole: json/v2 would merge a repeated
@@ -159,13 +186,15 @@ type part struct {
 	Filename string `json:"filename"`
 }
 
-// tool is a tool of any type: function, custom, namespace or a hosted one.
+// tool is a tool of any type: function, custom, namespace, tool_search or a hosted one.
 type tool struct {
 	Type        string              `json:"type"`
 	Name        string              `json:"name"`
 	Description string              `json:"description"`
 	Parameters  chatjson.Parameters `json:"parameters"`
 	Strict      *bool               `json:"strict"`
+	// Execution is a tool_search's: "client" runs it, anything else is OpenAI's hosted one.
+	Execution string `json:"execution"`
 	// Format is a custom tool's input format: text, or a grammar, which the model is told
 	// and not held to.
 	Format *customFormat `json:"format"`
@@ -190,9 +219,16 @@ const (
 	typeCustomOutput     = "custom_tool_call_output"
 	typeReasoning        = "reasoning"
 	typeItemReference    = "item_reference"
+	typeAdditionalTools  = "additional_tools"
+	typeToolSearchCall   = "tool_search_call"
+	typeToolSearchOutput = "tool_search_output"
 	typeFunction         = "function"
 	typeCustom           = "custom"
 	typeNamespace        = "namespace"
+	// typeToolSearch is a search over the client's deferred tools, which it runs itself
+	// with execution "client": a function named so to Bedrock.
+	typeToolSearch       = "tool_search"
+	executionClient      = "client"
 	summaryTextPart      = "summary_text"
 	outputTextPart       = "output_text"
 	customInputParameter = "input"
@@ -218,6 +254,14 @@ var hosted = map[string]bool{
 type call struct {
 	req    *chat.Request
 	stream bool
+	st     *state
+	// encrypted: include asked for reasoning.encrypted_content.
+	encrypted bool
+	// prior counts the items of the stored conversation before the request's own input.
+	prior int
+	// conversation is the input items the response is stored with: the stored
+	// conversation's, then the request's own (item references resolved), a JSON array.
+	conversation jsontext.Value
 	// summary: reasoning.summary asked for the reasoning text as summary parts.
 	summary bool
 	// dropped are the paths of the hosted tools left out (x-gateway-dropped).
@@ -228,11 +272,21 @@ type call struct {
 }
 
 // names maps the tool names Bedrock sees back to the client's: a custom tool's calls are
-// custom_tool_call items, a namespace's tools were flattened to "<namespace>__<name>".
+// custom_tool_call items, a namespace's tools were flattened to "<namespace>__<name>",
+// the client-run tool_search's calls are tool_search_call items.
 type names struct {
 	custom     map[string]bool
 	namespaced map[string][2]string // flat name → namespace, name
+	search     bool                 // a client-run tool_search is offered
 }
+
+// searches reports whether a call of flat is a tool_search_call.
+func (n *names) searches(flat string) bool { return n.search && flat == typeToolSearch }
+
+// whole reports whether a call of flat is streamed whole at its end, not in argument
+// fragments: a custom tool's input is a string inside the arguments, and a tool_search
+// call has no delta events.
+func (n *names) whole(flat string) bool { return n.custom[flat] || n.searches(flat) }
 
 // of is a flat tool name's namespace and name, and whether it is a custom tool.
 func (n *names) of(flat string) (namespace, name string, custom bool) {
@@ -263,11 +317,15 @@ var serviceTiers = map[string]string{
 	"": "", "auto": "", "default": "default", "flex": "flex", "priority": "priority", "fast": "priority", "scale": "reserved",
 }
 
-// decodeRequest reads a POST /v1/responses body into the chat model. It refuses, naming
-// the field, what the gateway cannot honour (background, stored items, sealed reasoning,
-// hosted tools forced by tool_choice) and lists in req.Ignored what it accepts without
-// effect.
-func decodeRequest(body []byte) (*call, error) {
+// encryptedContent is the include value that asks for sealed reasoning.
+const encryptedContent = "reasoning.encrypted_content"
+
+// decodeRequest reads a POST /v1/responses body into the chat model: the conversation of
+// previous_response_id, then the input, from st (a nil st has no stored responses and
+// opens no sealed reasoning). It refuses, naming the field, what the gateway cannot
+// honour (background, unknown stored responses, reasoning it did not seal, hosted tools
+// forced by tool_choice) and lists in req.Ignored what it accepts without effect.
+func decodeRequest(body []byte, st *state) (*call, error) {
 	var r request
 	if err := chatjson.Decode(body, &r); err != nil {
 		return nil, err
@@ -287,12 +345,10 @@ func decodeRequest(body []byte) (*call, error) {
 	if r.SafetyIdentifier != "" {
 		out.User = r.SafetyIdentifier
 	}
-	c := &call{req: out, stream: r.Stream}
+	c := &call{req: out, stream: r.Stream, st: st, encrypted: slices.Contains(r.Include, encryptedContent)}
 	switch {
 	case r.Background != nil && *r.Background:
 		return nil, unsupportedParameter("background: background responses are not supported; the gateway answers while the request is open")
-	case r.PreviousResponseID != "":
-		return nil, notFound("previous_response_id", "previous_response_id %s names no stored response: the gateway stores none yet; send the conversation's items in input", clip.Quote(r.PreviousResponseID))
 	case r.MaxOutputTokens != nil && *r.MaxOutputTokens < 1:
 		return nil, invalid("max_output_tokens must be at least 1, got %d", *r.MaxOutputTokens)
 	}
@@ -321,7 +377,7 @@ func decodeRequest(body []byte) (*call, error) {
 	}
 	var ignored []string
 	var err error
-	if ignored, err = c.tools(r.Tools, ignored); err != nil {
+	if ignored, err = c.tools(r.Tools, "tools", false, ignored); err != nil {
 		return nil, err
 	}
 	if out.ToolChoice, err = c.toolChoice(r.ToolChoice); err != nil {
@@ -331,7 +387,17 @@ func decodeRequest(body []byte) (*call, error) {
 		out.Messages = append(out.Messages, chat.Message{Role: chat.RoleSystem, Content: *instr})
 		c.paths.messages = append(c.paths.messages, origin{item: fromInstructions})
 	}
-	if ignored, err = c.input(&r.Input, ignored); err != nil {
+	var prior []*item
+	if r.PreviousResponseID != "" {
+		rec, err := st.load(r.PreviousResponseID, "previous_response_id")
+		if err != nil {
+			return nil, err
+		}
+		if c.conversation, prior, err = priorItems(rec); err != nil {
+			return nil, err
+		}
+	}
+	if ignored, err = c.input(&r.Input, prior, ownItems(body), ignored); err != nil {
 		return nil, err
 	}
 	out.Ignored = r.ignored(ignored)
@@ -343,11 +409,10 @@ func decodeRequest(body []byte) (*call, error) {
 // and tools: settings the gateway does not honour yet, then every undeclared member that
 // is not null, at most httpx.MaxIgnored in all.
 func (r *request) ignored(out []string) []string {
-	for i := range r.Include { // none is honoured yet: logprobs, encrypted reasoning, sources
-		out = append(out, "include["+strconv.Itoa(i)+"]")
-	}
-	if r.Store == nil || *r.Store {
-		out = append(out, "store") // nothing is stored yet
+	for i, inc := range r.Include { // logprobs and sources are not honoured
+		if inc != encryptedContent {
+			out = append(out, "include["+strconv.Itoa(i)+"]")
+		}
 	}
 	if len(r.ClientMetadata) > 0 && r.ClientMetadata.Kind() != 'n' {
 		out = append(out, "client_metadata")
@@ -397,12 +462,15 @@ func (c *call) setEcho(r *request, body []byte) {
 	}
 }
 
-// tools flattens the request's tools into functions: function tools as they are, custom
-// tools as functions of one string, a namespace's tools named "<namespace>__<name>";
-// hosted tools are dropped. An unknown type is refused.
-func (c *call) tools(ts []*tool, ignored []string) ([]string, error) {
+// tools flattens the tools of the list at (the request's, or an input item's) into
+// functions: function tools as they are, custom tools as functions of one string, a
+// namespace's tools named "<namespace>__<name>", a client-run tool_search as the function
+// tool_search; hosted tools are dropped. An unknown type is refused. An input item's
+// tools (inItem) already offered are left out: a search may load them again, a stored
+// conversation's item may repeat the request's.
+func (c *call) tools(ts []*tool, at string, inItem bool, ignored []string) ([]string, error) {
 	for i, t := range ts {
-		path := "tools[" + strconv.Itoa(i) + "]"
+		path := at + "[" + strconv.Itoa(i) + "]"
 		if t == nil {
 			return nil, nullElement(path)
 		}
@@ -424,22 +492,29 @@ func (c *call) tools(ts []*tool, ignored []string) ([]string, error) {
 					c.names.namespaced = map[string][2]string{}
 				}
 				c.names.namespaced[flat] = [2]string{t.Name, inner.Name}
-				c.addTool(inner, flat, innerPath)
+				c.addTool(inner, flat, innerPath, inItem)
 			}
 		case t.Type == typeFunction || t.Type == typeCustom:
-			c.addTool(t, t.Name, path)
-		case hosted[t.Type]:
+			c.addTool(t, t.Name, path, inItem)
+		case t.Type == typeToolSearch && t.Execution == executionClient:
+			c.names.search = true
+			c.addTool(t, typeToolSearch, path, inItem)
+		case hosted[t.Type] || t.Type == typeToolSearch:
 			c.dropped = append(c.dropped, path)
 			ignored = append(ignored, path)
 		default:
-			return nil, unsupported(`%s.type %s is not supported; tools are "function", "custom", "namespace" or a hosted tool, which is dropped`, path, clip.Quote(t.Type))
+			return nil, unsupported(`%s.type %s is not supported; tools are "function", "custom", "namespace", "tool_search" or a hosted tool, which is dropped`, path, clip.Quote(t.Type))
 		}
 	}
 	return ignored, nil
 }
 
-// addTool adds a function or custom tool under name.
-func (c *call) addTool(t *tool, name, path string) {
+// addTool adds a function, custom or tool_search tool under name; one of an input item
+// only if no tool has that name yet.
+func (c *call) addTool(t *tool, name, path string, inItem bool) {
+	if inItem && slices.ContainsFunc(c.req.Tools, func(t chat.Tool) bool { return t.Name == name }) {
+		return
+	}
 	out := chat.Tool{Type: typeFunction, Name: name, Description: t.Description, Parameters: t.Parameters}
 	if t.Strict != nil {
 		out.Strict = *t.Strict
@@ -539,68 +614,142 @@ func flatName(namespace, name string) string {
 	return namespace + namespaceSeparator + name
 }
 
-// input turns the input into chat messages: a string is one user message; items become
-// messages in order, consecutive tool calls (function_call, custom_tool_call) one
-// assistant turn with the assistant message before them, outputs tool messages.
-func (c *call) input(in *input, ignored []string) ([]string, error) {
-	if in.text != nil {
-		c.req.Messages = append(c.req.Messages, chat.Message{Role: chat.RoleUser, Content: *in.text})
-		c.paths.messages = append(c.paths.messages, origin{item: fromString})
-		return ignored, nil
+// input turns the stored conversation's items (prior) and then the input into chat
+// messages: a string is one user message; items become messages in order, consecutive tool
+// calls (function_call, custom_tool_call) one assistant turn with the assistant message
+// before them, outputs tool messages, and reasoning items' sealed blocks go on the
+// assistant turn after them. own are the input's items as the client wrote them; with
+// item references resolved, they follow the stored conversation's in c.conversation.
+func (c *call) input(in *input, prior []*item, own []jsontext.Value, ignored []string) ([]string, error) {
+	c.prior = len(prior)
+	items := prior
+	if in.text == nil {
+		items = append(prior[:len(prior):len(prior)], in.items...)
 	}
 	var reasoning []chat.ReasoningBlock
-	for i, it := range in.items {
-		path := "input[" + strconv.Itoa(i) + "]"
+	for i, it := range items {
+		n := i - c.prior // the item's index in the input; below 0 one of the stored conversation
+		path := "input[" + strconv.Itoa(n) + "]"
+		at := n
+		if n < 0 {
+			path, at = "previous_response_id", fromPrevious
+		}
 		if it == nil {
 			return nil, nullElement(path)
 		}
+		if it.Type == typeItemReference {
+			ref, raw, err := c.st.reference(path, it.ID)
+			if err != nil {
+				return nil, err
+			}
+			if n < len(own) {
+				own[n] = raw
+			}
+			it = ref
+		}
 		switch it.Type {
 		case "", typeMessage:
-			m, err := message(it, i)
+			m, err := message(it, path)
 			if err != nil {
 				return nil, err
 			}
 			if m.Role == chat.RoleAssistant {
 				m.Reasoning, reasoning = reasoning, nil
 			}
-			c.add(m, origin{item: i, field: "content"})
-		case typeFunctionCall, typeCustomCall:
+			c.add(m, origin{item: at, field: "content"})
+		case typeFunctionCall, typeCustomCall, typeToolSearchCall:
 			tc := chat.ToolCall{ID: it.CallID, Type: typeFunction, Name: flatName(it.Namespace, it.Name), Arguments: string(it.Arguments)}
-			if it.Type == typeCustomCall {
+			switch it.Type {
+			case typeCustomCall:
 				args, _ := json.Marshal(map[string]string{customInputParameter: it.Input})
 				tc.Arguments = string(args)
+			case typeToolSearchCall:
+				tc.Name = typeToolSearch
 			}
 			last := len(c.req.Messages) - 1
 			if last < 0 || c.req.Messages[last].Role != chat.RoleAssistant || reasoning != nil {
-				c.add(chat.Message{Role: chat.RoleAssistant, Reasoning: reasoning}, origin{item: i, field: "content"})
+				c.add(chat.Message{Role: chat.RoleAssistant, Reasoning: reasoning}, origin{item: at, field: "content"})
 				reasoning, last = nil, last+1
 			}
 			c.req.Messages[last].ToolCalls = append(c.req.Messages[last].ToolCalls, tc)
 			o := &c.paths.messages[last]
-			o.calls = append(o.calls, i)
+			o.calls = append(o.calls, n)
 		case typeFunctionOutput, typeCustomOutput:
 			m := chat.Message{Role: chat.RoleTool, ToolCallID: it.CallID}
 			var err error
 			if m.Content, m.Parts, err = parts(&it.Output, path+".output"); err != nil {
 				return nil, err
 			}
-			c.add(m, origin{item: i, field: "output"})
-		case typeReasoning:
-			blocks, err := reasoningBlocks(it, i)
-			if err != nil {
+			c.add(m, origin{item: at, field: "output"})
+		case typeToolSearchOutput:
+			// Its result is the tools it loaded, as sent; they are tools of the request from
+			// then on, as on OpenAI.
+			c.add(chat.Message{Role: chat.RoleTool, ToolCallID: it.CallID, Content: string(it.Tools.raw)}, origin{item: at, field: "tools"})
+			var err error
+			if ignored, err = c.tools(it.Tools.tools, path+".tools", true, ignored); err != nil {
 				return nil, err
 			}
-			if blocks == nil {
+		case typeAdditionalTools:
+			var err error
+			if ignored, err = c.tools(it.Tools.tools, path+".tools", true, ignored); err != nil {
+				return nil, err
+			}
+		case typeReasoning:
+			var blocks []chat.ReasoningBlock
+			if it.EncryptedContent != nil && *it.EncryptedContent != "" {
+				var err error
+				if blocks, err = c.st.open(path, *it.EncryptedContent, c.req.Model); err != nil {
+					return nil, err
+				}
+			}
+			// Without blocks of this model, the summary is the reasoning's text, which
+			// Bedrock cannot take back without its signature.
+			if blocks == nil && n >= 0 {
 				ignored = append(ignored, path)
 			}
 			reasoning = append(reasoning, blocks...)
 		case typeItemReference:
-			return nil, notFound(path, "%s: item_reference needs stored items, which the gateway does not keep yet; send the item itself", path)
+			return nil, invalid("%s: an item_reference names another item_reference", path)
 		default:
-			return nil, unsupported(`%s.type %s is not supported; items are "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning" or "item_reference"`, path, clip.Quote(it.Type))
+			return nil, unsupported(`%s.type %s is not supported; items are "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "tool_search_call", "tool_search_output", "additional_tools", "reasoning" or "item_reference"`, path, clip.Quote(it.Type))
 		}
 	}
+	if in.text != nil {
+		c.req.Messages = append(c.req.Messages, chat.Message{Role: chat.RoleUser, Content: *in.text})
+		c.paths.messages = append(c.paths.messages, origin{item: fromString})
+	}
+	c.conversation = joinArrays(c.conversation, joinValues(own))
 	return ignored, nil
+}
+
+// ownItems are the input's items as the body holds them; a string is one user message.
+func ownItems(body []byte) []jsontext.Value {
+	var raw struct {
+		Input jsontext.Value `json:"input"`
+	}
+	_ = json.Unmarshal(body, &raw, chatjson.Lenient) // Decode read it already
+	switch raw.Input.Kind() {
+	case '"':
+		m, _ := json.Marshal(map[string]any{"type": typeMessage, "role": chat.RoleUser, "content": raw.Input})
+		return []jsontext.Value{m}
+	case '[':
+		var items []jsontext.Value
+		_ = json.Unmarshal(raw.Input, &items)
+		return items
+	}
+	return nil
+}
+
+// joinValues is values in one JSON array.
+func joinValues(values []jsontext.Value) jsontext.Value {
+	out := []byte{'['}
+	for i, v := range values {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, v...)
+	}
+	return append(out, ']')
 }
 
 // add appends a message and where it came from.
@@ -609,34 +758,22 @@ func (c *call) add(m chat.Message, o origin) {
 	c.paths.messages = append(c.paths.messages, o)
 }
 
-// reasoningBlocks is the seam where a reasoning item sent back becomes the blocks Bedrock
-// gets again. Until the gateway seals its blocks into encrypted_content, an item gives
-// none (its summary is the reasoning's text, which Bedrock cannot take back without its
-// signature), and an encrypted_content is refused: the gateway sealed none, so none is its
-// own.
-func reasoningBlocks(it *item, i int) ([]chat.ReasoningBlock, error) {
-	if it.EncryptedContent != nil && *it.EncryptedContent != "" {
-		return nil, invalid("input[%d].encrypted_content was not sealed by this gateway, which seals no reasoning yet; send the reasoning item without it", i)
-	}
-	return nil, nil
-}
-
 var roles = map[string]string{
 	"user": chat.RoleUser, "assistant": chat.RoleAssistant, "system": chat.RoleSystem, "developer": chat.RoleDeveloper,
 }
 
-// message is a message item.
-func message(it *item, i int) (chat.Message, error) {
+// message is a message item at path.
+func message(it *item, path string) (chat.Message, error) {
 	role, ok := roles[it.Role]
 	switch {
 	case it.Role == "":
-		return chat.Message{}, invalid("input[%d].role is missing", i)
+		return chat.Message{}, invalid("%s.role is missing", path)
 	case !ok:
-		return chat.Message{}, invalid(`input[%d].role %s is not one of "user", "assistant", "system", "developer"`, i, clip.Quote(it.Role))
+		return chat.Message{}, invalid(`%s.role %s is not one of "user", "assistant", "system", "developer"`, path, clip.Quote(it.Role))
 	}
 	m := chat.Message{Role: role}
 	var err error
-	m.Content, m.Parts, err = parts(&it.Content, "input["+strconv.Itoa(i)+"].content")
+	m.Content, m.Parts, err = parts(&it.Content, path+".content")
 	return m, err
 }
 

@@ -43,7 +43,7 @@ func TestDecodeCodexTurn(t *testing.T) {
 			{"type":"custom","name":"apply_patch","description":"patch","format":{"type":"grammar","syntax":"lark","definition":"start: x"}},
 			{"type":"namespace","name":"mcp","description":"tools of mcp","tools":[{"type":"function","name":"search","parameters":{"type":"object"}}]},
 			{"type":"web_search","external_web_access":false}
-		]}`))
+		]}`), nil)
 	require.NoError(t, err)
 	r := c.req
 	assert.True(t, c.stream)
@@ -72,7 +72,7 @@ func TestDecodeCodexTurn(t *testing.T) {
 		Parameters: customParameters}, r.Tools[1], "the model is told the grammar")
 	assert.Equal(t, "mcp__search", r.Tools[2].Name)
 	assert.Equal(t, []string{"tools[3]"}, c.dropped)
-	assert.Equal(t, []string{"tools[3]", "input[2]", "include[0]", "client_metadata"}, r.Ignored)
+	assert.Equal(t, []string{"tools[3]", "input[2]", "client_metadata"}, r.Ignored)
 	ns, name, custom := c.names.of("mcp__search")
 	assert.Equal(t, []any{"mcp", "search", false}, []any{ns, name, custom})
 	ns, name, custom = c.names.of("apply_patch")
@@ -107,8 +107,8 @@ func TestDecodeRequest(t *testing.T) {
 			assert.Empty(t, r.Ignored, "metadata is echoed, truncation disabled is the default")
 			assert.JSONEq(t, `{"k":"v"}`, string(c.echo.metadata))
 		}},
-		{"store left to its default is listed: nothing is stored yet", `{"input":"hi"}`, func(t *testing.T, c *call) {
-			assert.Equal(t, []string{"store"}, c.req.Ignored)
+		{"store left to its default is on, and honoured", `{"input":"hi"}`, func(t *testing.T, c *call) {
+			assert.Empty(t, c.req.Ignored)
 			assert.True(t, c.echo.store)
 		}},
 		{"text.format json_schema, flat", `{"input":"hi","store":false,"text":{"format":{"type":"json_schema","name":"w","strict":true,"schema":` + weatherSchema + `},"verbosity":"low"}}`, func(t *testing.T, c *call) {
@@ -159,7 +159,7 @@ func TestDecodeRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := decodeRequest([]byte(tt.body))
+			c, err := decodeRequest([]byte(tt.body), nil)
 			require.NoError(t, err)
 			tt.check(t, c)
 		})
@@ -208,7 +208,7 @@ func TestDecodeRequestRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
 			t.Parallel()
-			_, err := decodeRequest([]byte(tt.body))
+			_, err := decodeRequest([]byte(tt.body), nil)
 			var re *fault.RequestError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, tt.param, re.Param)
@@ -218,8 +218,8 @@ func TestDecodeRequestRefusals(t *testing.T) {
 	}
 }
 
-// TestDecodeNotFound: what names a stored response or item is a 404 naming it, until the
-// gateway stores them.
+// TestDecodeNotFound: what names a stored response or item the gateway does not hold is a
+// 404 naming it.
 func TestDecodeNotFound(t *testing.T) {
 	t.Parallel()
 	for body, param := range map[string]string{
@@ -227,7 +227,7 @@ func TestDecodeNotFound(t *testing.T) {
 		`{"input":[{"type":"item_reference","id":"msg_1"}]}`:                              "input[0]",
 		`{"input":[{"role":"user","content":"x"},{"type":"item_reference","id":"fc_1"}]}`: "input[1]",
 	} {
-		_, err := decodeRequest([]byte(body))
+		_, err := decodeRequest([]byte(body), nil)
 		f := fault.Classify(t.Context(), err)
 		assert.Equal(t, fault.KindNotFound, f.Kind, body)
 		assert.Equal(t, param, f.Param, body)
@@ -247,7 +247,7 @@ func TestNamed(t *testing.T) {
 		{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},
 		{"type":"custom_tool_call","call_id":"c2","name":"g","input":"x"},
 		{"type":"function_call_output","call_id":"c1","output":[{"type":"input_file","file_data":"x"}]}],
-		"tools":[{"type":"web_search"},{"type":"function","name":"f"},{"type":"namespace","name":"n","tools":[{"type":"custom","name":"h"}]}]}`))
+		"tools":[{"type":"web_search"},{"type":"function","name":"f"},{"type":"namespace","name":"n","tools":[{"type":"custom","name":"h"}]}]}`), nil)
 	require.NoError(t, err)
 	for chatPath, want := range map[string]string{
 		"messages":                                     "input",
@@ -304,6 +304,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"tools":[{"type":"custom","name":"p"},{"type":"namespace","name":"n","tools":[{"type":"function","name":"a","parameters":{"type":"object"}}]},{"type":"web_search"}],"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"custom","name":"p"}]}}`,
 		`{"input":[{"type":"reasoning","summary":[{"type":"summary_text","text":"x"}],"encrypted_content":null},{"type":"item_reference","id":"x"}],"previous_response_id":""}`,
 		`{"text":{"format":{"type":"json_schema","name":"w","schema":{"type":"object"}}},"reasoning":{"effort":"low","summary":"auto"},"metadata":{"k":"\xff"},"include":["a"],"seed":1,"seed":2}`,
+		`{"tools":[{"type":"tool_search","execution":"client","parameters":{"type":"object"}}],"input":[{"type":"additional_tools","tools":[{"type":"namespace","name":"n","tools":[{"type":"custom","name":"c"}]}]},{"type":"tool_search_call","call_id":"s","arguments":{"query":"q"}},{"type":"tool_search_output","call_id":"s","tools":[{"type":"function","name":"f"}]}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -311,7 +312,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	require.NoError(f, err)
 	f.Add(codex)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		c, err := decodeRequest(body)
+		c, err := decodeRequest(body, nil)
 		if err != nil {
 			var re *fault.RequestError
 			var nf *notFoundError
@@ -331,7 +332,7 @@ func TestDecodeCodexRequest(t *testing.T) {
 	t.Parallel()
 	body, err := os.ReadFile("testdata/codex_turn2.json")
 	require.NoError(t, err)
-	c, err := decodeRequest(body)
+	c, err := decodeRequest(body, nil)
 	require.NoError(t, err)
 	r := c.req
 	roles := make([]string, len(r.Messages))
@@ -350,8 +351,109 @@ func TestDecodeCodexRequest(t *testing.T) {
 		"multi_agent_v1__close_agent", "multi_agent_v1__resume_agent", "multi_agent_v1__send_input", "multi_agent_v1__spawn_agent", "multi_agent_v1__wait_agent",
 		"get_goal", "create_goal", "update_goal"}, names)
 	assert.Equal(t, []string{"tools[8]"}, c.dropped, "web_search")
-	assert.Equal(t, []string{"tools[8]", "include[0]", "client_metadata"}, r.Ignored)
+	assert.Equal(t, []string{"tools[8]", "client_metadata"}, r.Ignored)
 	assert.True(t, c.stream)
 	assert.True(t, c.summary)
 	assert.NotEmpty(t, r.CacheKey)
+}
+
+// TestDecodeToolSearch: Codex's tool_search on gpt-5.5 (execution client) is the function
+// tool_search, a hosted one is dropped; its calls and outputs in the history are a tool
+// call and its result, and the tools an output loaded are tools of the request, those
+// already offered once.
+func TestDecodeToolSearch(t *testing.T) {
+	t.Parallel()
+	search := `{"type":"tool_search","execution":"client","description":"Find tools.","parameters":{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}}`
+	c, err := decodeRequest([]byte(`{"store":false,"tools":[{"type":"function","name":"f"},`+search+`,
+		{"type":"tool_search","execution":"server"},{"type":"web_search","external_web_access":false,"search_content_types":["text","image"]}],
+		"input":[{"role":"user","content":"find a calendar tool"},
+		{"type":"tool_search_call","id":"tsc_1","call_id":"s1","status":"completed","execution":"client","arguments":{"query":"calendar","limit":1}},
+		{"type":"tool_search_output","call_id":"s1","status":"completed","execution":"client","tools":[
+			{"type":"namespace","name":"cal","description":"Calendar","tools":[{"type":"function","name":"create","defer_loading":true,"parameters":{"type":"object"}}]},
+			{"type":"function","name":"f"}]},
+		{"type":"tool_search_call","call_id":"s2","execution":"client","arguments":"{\"query\":\"calendar\"}"},
+		{"type":"tool_search_output","call_id":"s2","status":"completed","execution":"client","tools":[
+			{"type":"namespace","name":"cal","tools":[{"type":"function","name":"create","parameters":{"type":"object"}}]}]}]}`), nil)
+	require.NoError(t, err)
+	r := c.req
+	names := make([]string, len(r.Tools))
+	for i, tool := range r.Tools {
+		names[i] = tool.Name
+	}
+	assert.Equal(t, []string{"f", "tool_search", "cal__create"}, names, "loaded tools follow, each once")
+	assert.Equal(t, chat.Tool{Type: "function", Name: "tool_search", Description: "Find tools.",
+		Parameters: []byte(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)}, r.Tools[1])
+	assert.Equal(t, []string{"tools[0]", "tools[1]", "input[2].tools[0].tools[0]"}, c.paths.tools)
+	assert.Equal(t, []string{"tools[2]", "tools[3]"}, c.dropped, "a hosted tool_search and web_search")
+	assert.True(t, c.names.searches("tool_search"))
+	assert.False(t, c.names.searches("f"))
+	require.Len(t, r.Messages, 5)
+	assert.Equal(t, []chat.ToolCall{{ID: "s1", Type: "function", Name: "tool_search", Arguments: `{"query":"calendar","limit":1}`}}, r.Messages[1].ToolCalls)
+	assert.Equal(t, chat.RoleTool, r.Messages[2].Role)
+	assert.Equal(t, "s1", r.Messages[2].ToolCallID)
+	assert.JSONEq(t, `[{"type":"namespace","name":"cal","description":"Calendar","tools":[{"type":"function","name":"create","defer_loading":true,"parameters":{"type":"object"}}]},{"type":"function","name":"f"}]`,
+		r.Messages[2].Content, "the result is the loaded tools as sent")
+	assert.Equal(t, []chat.ToolCall{{ID: "s2", Type: "function", Name: "tool_search", Arguments: `{"query":"calendar"}`}}, r.Messages[3].ToolCalls)
+	assert.Equal(t, "input[3].arguments", c.paths.rewrite("messages[3].tool_calls[0].function.arguments"))
+
+	hosted, err := decodeRequest([]byte(`{"store":false,"input":"x","tools":[{"type":"tool_search"}]}`), nil)
+	require.NoError(t, err)
+	assert.Empty(t, hosted.req.Tools, "a tool_search without execution is OpenAI's hosted one")
+	assert.Equal(t, []string{"tools[0]"}, hosted.dropped)
+	assert.False(t, hosted.names.searches("tool_search"), "a call named tool_search is then a function_call")
+}
+
+// TestDecodeAdditionalTools: Codex's default model sends its tools in an additional_tools
+// input item, not in tools: they are tools of the request, in order, flattened and named
+// as the top-level ones are, after them, each once.
+func TestDecodeAdditionalTools(t *testing.T) {
+	t.Parallel()
+	c, err := decodeRequest([]byte(`{"store":false,"tools":[{"type":"function","name":"top"}],"input":[
+		{"type":"additional_tools","id":"at_1","role":"developer","tools":[
+			{"type":"namespace","name":"functions","description":"fns","tools":[
+				{"type":"custom","name":"exec","format":{"type":"grammar","syntax":"lark","definition":"start: x"}},
+				{"type":"function","name":"wait","parameters":{"type":"object"}}]},
+			{"type":"web_search"},
+			{"type":"namespace","name":"clock","tools":[{"type":"function","name":"sleep"}]}]},
+		{"type":"additional_tools","tools":[{"type":"namespace","name":"clock","tools":[{"type":"function","name":"sleep"}]}]},
+		{"role":"user","content":"hi"}]}`), nil)
+	require.NoError(t, err)
+	names := make([]string, len(c.req.Tools))
+	for i, tool := range c.req.Tools {
+		names[i] = tool.Name
+	}
+	assert.Equal(t, []string{"top", "functions__exec", "functions__wait", "clock__sleep"}, names, "an item's tool already offered is not again")
+	assert.Equal(t, []string{"tools[0]", "input[0].tools[0].tools[0]", "input[0].tools[0].tools[1]", "input[0].tools[2].tools[0]"}, c.paths.tools)
+	assert.Equal(t, []string{"input[0].tools[1]"}, c.dropped)
+	assert.Equal(t, []chat.Message{{Role: chat.RoleUser, Content: "hi"}}, c.req.Messages, "the item is no message")
+	ns, name, custom := c.names.of("functions__exec")
+	assert.Equal(t, []any{"functions", "exec", true}, []any{ns, name, custom})
+	assert.Equal(t, "input[0].tools[0].tools[1].parameters", c.paths.rewrite("tools[2].function.parameters"))
+}
+
+// TestDecodeItemToolsRefused: a bad tool inside an input item is refused naming its path
+// in the item.
+func TestDecodeItemToolsRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		body, param, code, msg string
+	}{
+		{`{"input":[{"type":"additional_tools","tools":[{"type":"function","name":"a"},{"type":"shell"}]}]}`, "input[0].tools[1].type", fault.ReasonUnsupportedValue, `"shell" is not supported`},
+		{`{"input":[{"role":"user","content":"x"},{"type":"additional_tools","tools":[{"type":"namespace","name":"n","tools":[null]}]}]}`, "input[1].tools[0].tools[0]", fault.ReasonInvalidValue, "got null"},
+		{`{"input":[{"type":"additional_tools","tools":[{"type":"function","name":5}]}]}`, "input[0].tools[0].name", fault.ReasonInvalidValue, "want a string, got number"},
+		{`{"input":[{"type":"additional_tools","tools":{}}]}`, "input[0].tools", fault.ReasonInvalidValue, "got object"},
+		{`{"input":[{"type":"tool_search_output","call_id":"s","tools":[{"type":"namespace","tools":[{"type":"function","name":"a"}]}]}]}`, "input[0].tools[0].name", fault.ReasonInvalidValue, "is empty"},
+		{`{"input":[{"type":"tool_search_call","call_id":"s","arguments":[1]}]}`, "input[0].arguments", fault.ReasonInvalidValue, "want a string or an object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			t.Parallel()
+			_, err := decodeRequest([]byte(tt.body), nil)
+			var re *fault.RequestError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, tt.param, re.Param)
+			assert.Equal(t, tt.code, re.Reason)
+			assert.Contains(t, re.Msg, tt.msg)
+		})
+	}
 }

@@ -108,6 +108,10 @@ type reasoningItem struct {
 	Type    string        `json:"type"`
 	ID      string        `json:"id"`
 	Summary []summaryText `json:"summary"`
+	// EncryptedContent is sealed, its blocks, when include asked for it.
+	EncryptedContent string `json:"encrypted_content,omitempty"`
+	// sealed is its blocks sealed whatever include asked, for a stored response.
+	sealed string
 }
 
 type summaryText struct {
@@ -134,6 +138,16 @@ type customCallItem struct {
 	Input     string `json:"input"`
 }
 
+// toolSearchCallItem is a call of the client-run tool_search, its arguments an object.
+type toolSearchCallItem struct {
+	Type      string         `json:"type"`
+	ID        string         `json:"id"`
+	CallID    string         `json:"call_id"`
+	Status    string         `json:"status"`
+	Execution string         `json:"execution"`
+	Arguments jsontext.Value `json:"arguments"`
+}
+
 // A response's and an item's statuses, and why a response is incomplete.
 const (
 	statusCompleted     = "completed"
@@ -150,6 +164,7 @@ const (
 	prefixReasoning = "rs"
 	prefixFunction  = "fc"
 	prefixCustom    = "ctc"
+	prefixSearch    = "tsc"
 )
 
 // head is what identifies one call's response.
@@ -244,12 +259,12 @@ func (r *response) fail(f fault.Failure) {
 	r.Error = &responseError{Code: code, Message: f.Message}
 }
 
-// appendResponse appends the whole response to a unary call: its output in Bedrock's order
-// (reasoning, the message, the tool calls).
-func (c *call) appendResponse(dst []byte, h *head, a *chat.Response) []byte {
+// answer is the whole response to a unary call: its output in Bedrock's order (reasoning,
+// the message, the tool calls).
+func (c *call) answer(h *head, a *chat.Response) response {
 	r := c.response(h)
 	if len(a.Reasoning) > 0 {
-		r.Output = append(r.Output, &reasoningItem{Type: typeReasoning, ID: h.itemID(prefixReasoning, 0), Summary: c.summaries(a.Reasoning)})
+		r.Output = append(r.Output, c.reasoningItem(h.itemID(prefixReasoning, 0), c.summaries(a.Reasoning), a.Model, a.Reasoning))
 	}
 	if a.Text != "" || len(a.ToolCalls) == 0 {
 		r.Output = append(r.Output, &messageItem{Type: typeMessage, ID: h.itemID(prefixMessage, len(r.Output)), Status: statusCompleted,
@@ -259,7 +274,20 @@ func (c *call) appendResponse(dst []byte, h *head, a *chat.Response) []byte {
 		r.Output = append(r.Output, c.callItem(h, len(r.Output), tc.ID, tc.Name, tc.Arguments))
 	}
 	r.finish(a.Finish, a.Usage, a.ServiceTier)
-	return chatjson.Append(dst, &r)
+	return r
+}
+
+// reasoningItem is a reasoning item of blocks the Bedrock model id model wrote: sealed
+// when include asked for encrypted_content or the response is stored.
+func (c *call) reasoningItem(id string, summary []summaryText, model string, blocks []chat.ReasoningBlock) *reasoningItem {
+	it := &reasoningItem{Type: typeReasoning, ID: id, Summary: summary}
+	if c.encrypted || c.echo.store {
+		it.sealed = c.st.seal(model, blocks)
+	}
+	if c.encrypted {
+		it.EncryptedContent = it.sealed
+	}
+	return it
 }
 
 // summaries are the reasoning's summary parts: one for each block with text, when
@@ -277,9 +305,17 @@ func (c *call) summaries(blocks []chat.ReasoningBlock) []summaryText {
 	return out
 }
 
-// callItem is a whole tool call as its item: a function_call, or a custom_tool_call of a
-// custom tool, under the name and namespace the client gave it.
+// callItem is a whole tool call as its item: a function_call, a custom_tool_call of a
+// custom tool, or a tool_search_call, under the name and namespace the client gave it.
 func (c *call) callItem(h *head, index int, id, flat, arguments string) any {
+	if c.names.searches(flat) {
+		args := jsontext.Value(arguments)
+		if !args.IsValid() {
+			args = emptyObject // not yet streamed
+		}
+		return &toolSearchCallItem{Type: typeToolSearchCall, ID: h.itemID(prefixSearch, index), CallID: id, Status: statusCompleted,
+			Execution: executionClient, Arguments: args}
+	}
 	namespace, name, custom := c.names.of(flat)
 	if custom {
 		return &customCallItem{Type: typeCustomCall, ID: h.itemID(prefixCustom, index), CallID: id, Name: name, Namespace: namespace,

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/chatjson"
 	"github.com/nirmata/llm-gateway/internal/fault"
 )
 
@@ -21,7 +22,7 @@ var testHead = head{requestID: "r1", createdAt: 1767225600, model: "sonnet"}
 func testCall(t *testing.T, extra string) *call {
 	t.Helper()
 	c, err := decodeRequest([]byte(`{"model":"sonnet","input":"go","store":false,"tools":[{"type":"function","name":"save"},
-		{"type":"custom","name":"patch"},{"type":"namespace","name":"fs","tools":[{"type":"function","name":"read"}]}]` + extra + `}`))
+		{"type":"custom","name":"patch"},{"type":"namespace","name":"fs","tools":[{"type":"function","name":"read"}]}]`+extra+`}`), nil)
 	require.NoError(t, err)
 	return c
 }
@@ -74,7 +75,7 @@ func TestAppendResponse(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			c := testCall(t, tt.extra)
-			assert.Equal(t, compact(t, tt.want), string(c.appendResponse(nil, &testHead, &tt.resp)))
+			assert.Equal(t, compact(t, tt.want), string(appendAnswer(c, &tt.resp)))
 		})
 	}
 }
@@ -84,7 +85,7 @@ func TestResponseEcho(t *testing.T) {
 	t.Parallel()
 	c, err := decodeRequest([]byte(`{"model":"m","input":"x","instructions":"be brief","max_output_tokens":50,"max_tool_calls":2,
 		"temperature":0.2,"top_p":0.5,"parallel_tool_calls":false,"prompt_cache_key":"k","user":"u","safety_identifier":"s","service_tier":"flex",
-		"metadata":{"a":"b"},"text":{"format":{"type":"json_object"}},"tool_choice":"required","truncation":"auto","reasoning":{"effort":"high","summary":"detailed"}}`))
+		"metadata":{"a":"b"},"text":{"format":{"type":"json_object"}},"tool_choice":"required","truncation":"auto","reasoning":{"effort":"high","summary":"detailed"}}`), nil)
 	require.NoError(t, err)
 	r := c.response(&testHead)
 	b, err := json.Marshal(&r)
@@ -138,7 +139,7 @@ func readSSE(t *testing.T, b []byte) []sse {
 
 func stream(t *testing.T, c *call, events []chat.Event) ([]byte, *streamer) {
 	t.Helper()
-	s := c.streamer(testHead)
+	s := c.streamer(testHead, "")
 	var b []byte
 	for i := range events {
 		b = s.appendEvent(b, &events[i])
@@ -254,7 +255,7 @@ func TestStreamShapes(t *testing.T) {
 		r := last(t, b).data["response"].(map[string]any)
 		assert.Equal(t, "incomplete", r["status"])
 		assert.Equal(t, map[string]any{"reason": "max_output_tokens"}, r["incomplete_details"])
-		unary := c.appendResponse(nil, &testHead, &chat.Response{Finish: chat.FinishLength})
+		unary := appendAnswer(c, &chat.Response{Finish: chat.FinishLength})
 		var u map[string]any
 		require.NoError(t, json.Unmarshal(unary, &u))
 		assert.Equal(t, u["output"], r["output"])
@@ -270,10 +271,39 @@ func TestStreamShapes(t *testing.T) {
 		})
 		assert.NotContains(t, string(b), "reasoning_summary")
 		r := last(t, b).data["response"].(map[string]any)
-		unary := c.appendResponse(nil, &testHead, &chat.Response{Text: "y", Reasoning: []chat.ReasoningBlock{{Text: "x", Signature: "s"}}, Finish: chat.FinishStop})
+		unary := appendAnswer(c, &chat.Response{Text: "y", Reasoning: []chat.ReasoningBlock{{Text: "x", Signature: "s"}}, Finish: chat.FinishStop})
 		var u map[string]any
 		require.NoError(t, json.Unmarshal(unary, &u))
 		assert.Equal(t, u["output"], r["output"])
+	})
+	t.Run("tool_search call", func(t *testing.T) {
+		t.Parallel()
+		c, err := decodeRequest([]byte(`{"input":"go","store":false,"tools":[{"type":"tool_search","execution":"client","parameters":{"type":"object"}}]}`), nil)
+		require.NoError(t, err)
+		b, _ := stream(t, c, []chat.Event{
+			{Kind: chat.EventToolCall, ToolCall: chat.ToolCall{ID: "tooluse_s", Name: "tool_search"}},
+			{Kind: chat.EventToolCall, ToolCall: chat.ToolCall{Arguments: `{"query":`}},
+			{Kind: chat.EventToolCall, ToolCall: chat.ToolCall{Arguments: `"cal","limit":2}`}},
+			{Kind: chat.EventToolCallEnd},
+			{Kind: chat.EventDone, Finish: chat.FinishToolCalls},
+		})
+		events := readSSE(t, b)
+		types := []string{}
+		for _, e := range events {
+			types = append(types, e.typ)
+		}
+		assert.Equal(t, []string{"response.created", "response.in_progress", "response.output_item.added", "response.output_item.done", "response.completed"}, types,
+			"no argument deltas: Codex reads the call from output_item.done")
+		assert.Equal(t, map[string]any{"type": "tool_search_call", "id": "tsc_r1_0", "call_id": "tooluse_s", "status": "in_progress",
+			"execution": "client", "arguments": map[string]any{}}, events[2].data["item"])
+		done := map[string]any{"type": "tool_search_call", "id": "tsc_r1_0", "call_id": "tooluse_s", "status": "completed",
+			"execution": "client", "arguments": map[string]any{"query": "cal", "limit": 2.0}}
+		assert.Equal(t, done, events[3].data["item"])
+		unary := appendAnswer(c, &chat.Response{ToolCalls: []chat.ToolCall{{ID: "tooluse_s", Name: "tool_search", Arguments: `{"query":"cal","limit":2}`}}, Finish: chat.FinishToolCalls})
+		var u map[string]any
+		require.NoError(t, json.Unmarshal(unary, &u))
+		assert.Equal(t, []any{done}, u["output"])
+		assert.Equal(t, u["output"], last(t, b).data["response"].(map[string]any)["output"])
 	})
 }
 
@@ -300,11 +330,17 @@ func TestFailedCodes(t *testing.T) {
 	c := testCall(t, "")
 	for k := range fault.Kinds {
 		f := fault.Failure{Kind: fault.Kind(k), Message: "m"}
-		b := c.streamer(testHead).appendError(nil, f)
+		b := c.streamer(testHead, "").appendError(nil, f)
 		r := readSSE(t, b)[0].data["response"].(map[string]any)
 		code := r["error"].(map[string]any)["code"]
 		assert.NotEmpty(t, code, f.Kind.Code())
 	}
-	b := c.streamer(testHead).appendError(nil, fault.Failure{Kind: fault.KindInvalid, Message: "m", Reason: fault.ReasonContextLength})
+	b := c.streamer(testHead, "").appendError(nil, fault.Failure{Kind: fault.KindInvalid, Message: "m", Reason: fault.ReasonContextLength})
 	assert.True(t, bytes.Contains(b, []byte(`"code":"context_length_exceeded"`)), string(b))
+}
+
+// appendAnswer is the whole response to a unary call, encoded.
+func appendAnswer(c *call, a *chat.Response) []byte {
+	r := c.answer(&testHead, a)
+	return chatjson.Append(nil, &r)
 }

@@ -77,7 +77,10 @@ type streamer struct {
 	index int
 	id    string
 	text  []byte
-	// A reasoning item's summary parts, and whether one is open.
+	// A reasoning item's summary parts, and whether one is open; its blocks, and the
+	// Bedrock model id that writes them (the call's).
+	blocks      []chat.ReasoningBlock
+	model       string
 	summary     []summaryText
 	summaryOpen bool
 	summaryAt   int
@@ -92,7 +95,10 @@ type streamer struct {
 	enc  chatjson.Encoder
 }
 
-func (c *call) streamer(h head) *streamer { return &streamer{c: c, head: h} }
+// streamer is the streamer of a call whose answer model, a Bedrock model id, writes.
+func (c *call) streamer(h head, model string) *streamer {
+	return &streamer{c: c, head: h, model: model}
+}
 
 // appendEvent appends the events of ev; the first call also writes response.created and
 // response.in_progress.
@@ -123,6 +129,7 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 	case chat.EventReasoningBlock:
 		dst = s.openItem(dst, openReasoning)
 		dst = s.closeSummary(dst)
+		s.blocks = append(s.blocks, ev.Block)
 	case chat.EventContent:
 		if ev.Text == "" {
 			return dst
@@ -140,9 +147,7 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 			return dst
 		}
 		s.text = append(s.text, ev.ToolCall.Arguments...)
-		if _, _, custom := s.c.names.of(s.name); !custom {
-			// A custom tool's input is a string inside the arguments: it is sent whole at the
-			// call's end.
+		if !s.c.names.whole(s.name) {
 			dst = s.emit(dst, event{Type: evArgumentsDelta, ItemID: s.id, OutputIndex: &s.index, Delta: &ev.ToolCall.Arguments})
 		}
 	case chat.EventToolCallEnd:
@@ -156,6 +161,9 @@ func (s *streamer) appendEvent(dst []byte, ev *chat.Event) []byte {
 		s.resp = s.c.response(&s.head)
 		s.resp.Output = s.items
 		s.resp.finish(ev.Finish, ev.Usage, "")
+		if s.resp.Store {
+			s.c.save(&s.resp) // before the client learns the response's id is done
+		}
 		typ := evCompleted
 		if s.resp.Status == statusIncomplete {
 			typ = evIncomplete
@@ -190,7 +198,7 @@ func (s *streamer) openItem(dst []byte, kind open) []byte {
 	switch kind {
 	case openReasoning:
 		s.id = s.head.itemID(prefixReasoning, s.index)
-		s.summary = []summaryText{}
+		s.summary, s.blocks = []summaryText{}, nil
 		item = &reasoningItem{Type: typeReasoning, ID: s.id, Summary: []summaryText{}}
 	case openMessage:
 		s.id = s.head.itemID(prefixMessage, s.index)
@@ -204,6 +212,8 @@ func (s *streamer) openItem(dst []byte, kind open) []byte {
 			it.Status, s.id = statusInProgress, it.ID
 		case *customCallItem:
 			s.id = it.ID
+		case *toolSearchCallItem:
+			it.Status, s.id = statusInProgress, it.ID
 		}
 	}
 	dst = s.emit(dst, event{Type: evItemAdded, OutputIndex: &s.index, Item: item})
@@ -237,7 +247,7 @@ func (s *streamer) closeItem(dst []byte) []byte {
 		return dst
 	case openReasoning:
 		dst = s.closeSummary(dst)
-		item = &reasoningItem{Type: typeReasoning, ID: s.id, Summary: s.summary}
+		item = s.c.reasoningItem(s.id, s.summary, s.model, s.blocks)
 	case openMessage:
 		text := string(s.text)
 		part := newOutputText(text)

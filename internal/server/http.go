@@ -32,6 +32,8 @@ import (
 	"github.com/nirmata/llm-gateway/internal/observe"
 	"github.com/nirmata/llm-gateway/internal/openai"
 	"github.com/nirmata/llm-gateway/internal/responses"
+	"github.com/nirmata/llm-gateway/internal/respstore"
+	"github.com/nirmata/llm-gateway/internal/seal"
 )
 
 // Options configures the HTTP server.
@@ -53,6 +55,10 @@ type Options struct {
 	BodyReadTimeout time.Duration
 	// Observer observes every call the routes serve: its span, access line and metrics.
 	Observer *observe.Observer
+	// ResponseStore keeps the Responses API's stored responses, and Sealer seals their
+	// reasoning into encrypted_content (docs/PROTOCOL.md 16); nil keeps none, seals none.
+	ResponseStore *respstore.Store
+	Sealer        *seal.Sealer
 }
 
 // serveFunc serves one route; an error it returns is answered by the route's surface. It
@@ -101,11 +107,12 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 		s.route(openaiSurface, metrics.RouteModels, true, o.Models)))
 	mux.Handle("GET /v1/models/{id...}", byVersion(s.route(anthropicSurface, metrics.RouteModels, true, a.Model),
 		s.route(openaiSurface, metrics.RouteModels, true, o.Model)))
-	rs := responses.NewHandler(svc, responses.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout})
+	rs := responses.NewHandler(svc, responses.Options{MaxBodyBytes: opts.MaxBodyBytes, StreamWriteTimeout: opts.StreamWriteTimeout,
+		Store: opts.ResponseStore, Sealer: opts.Sealer})
 	mux.Handle("POST /v1/responses", s.route(responsesSurface, metrics.RouteChat, true, rs.Create))
-	for _, p := range []string{"GET /v1/responses/{id}", "DELETE /v1/responses/{id}", "GET /v1/responses/{id}/input_items"} {
-		mux.Handle(p, s.route(responsesSurface, metrics.RouteOther, true, rs.Stored))
-	}
+	mux.Handle("GET /v1/responses/{id}", s.route(responsesSurface, metrics.RouteOther, true, rs.Get))
+	mux.Handle("DELETE /v1/responses/{id}", s.route(responsesSurface, metrics.RouteOther, true, rs.Delete))
+	mux.Handle("GET /v1/responses/{id}/input_items", s.route(responsesSurface, metrics.RouteOther, true, rs.InputItems))
 	s.operations(mux)
 	// Anything else: a JSON 404, or 405 on a known path, in the shape of the surface the
 	// path is under, rather than net/http's text. Unknown paths need a key, so a stranger

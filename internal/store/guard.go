@@ -24,6 +24,7 @@ import (
 type Shared interface {
 	Counters
 	Values
+	Deleter
 	// Ping asks the store whether it answers, on a connection of its own: calls waiting
 	// for a connection (a burst) must not make it fail.
 	Ping(ctx context.Context) error
@@ -160,6 +161,13 @@ func (g *Guard) GetMany(ctx context.Context, keys ...string) (v [][]byte, err er
 		return err
 	})
 	return v, err
+}
+
+// Delete implements Deleter.
+func (g *Guard) Delete(ctx context.Context, key string) error {
+	return g.call(ctx, metrics.StoreDelete, func(ctx context.Context) error {
+		return g.shared.Delete(ctx, key)
+	})
 }
 
 // call makes one call op to the store, unless the last ping failed (ErrDown) or the

@@ -264,6 +264,13 @@ func (r *Redis) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
+// Delete implements Deleter.
+func (r *Redis) Delete(ctx context.Context, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	return r.client.Del(ctx, KeyPrefix+key).Err()
+}
+
 // GetMany implements Values with one MGET.
 func (r *Redis) GetMany(ctx context.Context, keys ...string) ([][]byte, error) {
 	if len(keys) == 0 {

@@ -170,6 +170,13 @@ func TestRedisValues(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [][]byte{[]byte("two"), nil, value}, many)
 
+	require.NoError(t, r.Delete(ctx, "v1"))
+	_, ok, err = r.Get(ctx, "v1")
+	require.NoError(t, err)
+	assert.False(t, ok, "deleted")
+	require.NoError(t, r.Delete(ctx, "v1"), "a missing value deletes without error")
+	require.NoError(t, r.Put(ctx, "v1", value, time.Hour))
+
 	require.NoError(t, r.Put(ctx, "v2", []byte("replaced"), 50*time.Millisecond))
 	got, _, err = r.Get(ctx, "v2")
 	require.NoError(t, err)

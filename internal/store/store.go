@@ -62,6 +62,12 @@ type Values interface {
 	GetMany(ctx context.Context, keys ...string) ([][]byte, error)
 }
 
+// Deleter deletes values: the stored responses a client deletes.
+type Deleter interface {
+	// Delete removes the value under key; a missing one is no error.
+	Delete(ctx context.Context, key string) error
+}
+
 // Memory is Counters in one process. The zero value is not usable; use NewMemory.
 type Memory struct {
 	now func() time.Time
