@@ -51,9 +51,11 @@ test: ## Run every test but the real client programs' (make clients); needs redi
 	CGO_ENABLED=0 go test $(TEST_FLAGS) $(TEST_PACKAGES)
 
 # The real client programs are tests under the clients build tag (e2e): the official
-# openai-go client and the npm clients of test/node today, the agent CLIs later. They run
+# openai-go client and the npm clients of test/node (the openai client, the Vercel AI SDK,
+# the Anthropic SDK and Claude Code, whose native program npm installs as the platform's
+# optional dependency). They run
 # with the whole end-to-end suite, and cmd/demo is built with them.
-clients: $(NODE_MODULES) ## Run the real client programs (openai-go, the openai npm client, the Vercel AI SDK) against the gateway, with the end-to-end suite; installs test/node's npm packages first when missing; needs Node.js 20 or later and redis-server
+clients: $(NODE_MODULES) ## Run the real client programs (openai-go, the openai npm client, the Vercel AI SDK, the Anthropic SDK, Claude Code) against the gateway, with the end-to-end suite; installs test/node's npm packages first when missing; needs Node.js 20 or later and redis-server
 	@command -v redis-server >/dev/null || { echo "redis-server not found: make clients runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
 	CGO_ENABLED=0 go test $(TEST_FLAGS) -tags clients ./e2e/ ./cmd/demo/
 
@@ -61,8 +63,9 @@ race: $(NODE_MODULES) ## Run every test, the real client programs' included, und
 	@command -v redis-server >/dev/null || { echo "redis-server not found: make race runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
 	go test -race -count=1 -tags clients ./...
 
-# The official openai npm client and the Vercel AI SDK, which e2e's
-# TestNodeClients runs against the gateway (make clients, make race): pinned in
+# The official openai npm client, the Vercel AI SDK and the Anthropic SDK, which e2e's
+# TestNodeClients runs against the gateway, and Claude Code, which e2e's claudecode tests run
+# (make clients, make race): pinned in
 # test/node/package-lock.json, installed when node_modules is absent or older than the lock
 # file.
 $(NODE_MODULES): test/node/package-lock.json test/node/package.json

@@ -17,8 +17,10 @@ import (
 )
 
 // nodeDir holds the scripts that run the official openai npm client and the Vercel AI SDK
-// against a gateway (docs/PROTOCOL.md 10: both MUST work unmodified), and the OpenAI
-// Agents SDK (16), with their packages, and Codex CLI's, pinned in its package-lock.json. Real client programs, so under the clients build tag:
+// against a gateway (docs/PROTOCOL.md 10: both MUST work unmodified), the OpenAI Agents SDK
+// (16) and the Anthropic SDK (15), with their packages, and Codex CLI's and Claude Code's
+// (codex*_test.go, claudecode*_test.go), pinned in its package-lock.json. Real client
+// programs, so under the clients build tag:
 // make clients installs the packages and runs them.
 const nodeDir = "../test/node"
 
@@ -88,6 +90,14 @@ func TestNodeClients(t *testing.T) {
 	}{
 		{script: "openai.mjs"},
 		{script: "ai-sdk.mjs"},
+		{
+			script: "anthropic.mjs",
+			after: func(t *testing.T, g started) {
+				// Every call reached the Messages surface, and none reached Bedrock invalid.
+				assert.Positive(t, metricValue(t, g, "gateway_requests_total", map[string]string{"transport": "anthropic", "code": "ok"}))
+				assert.Zero(t, metricValue(t, g, "gateway_upstream_errors_total", nil), "a Bedrock error")
+			},
+		},
 		{
 			script: "openai-faults.mjs",
 			faults: []string{
