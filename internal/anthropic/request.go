@@ -207,7 +207,7 @@ func decodeRequest(body []byte, count bool) (*call, error) {
 		}
 		out.ResponseFormat = &chat.ResponseFormat{Type: chat.FormatJSONSchema, Schema: f.Schema}
 	}
-	if err := system(&r.System, out, p); err != nil {
+	if err := system(systemLoc, &r.System, out, p); err != nil {
 		return nil, err
 	}
 	for i, m := range r.Messages {
@@ -223,19 +223,22 @@ func decodeRequest(body []byte, count bool) (*call, error) {
 	return &call{req: out, stream: r.Stream && !count, paths: p}, nil
 }
 
-// system is the system prompt as the first chat message: a string, or text blocks.
-func system(s *content, out *chat.Request, p *paths) error {
+// system adds a system prompt as a chat system message: the top-level one (at systemLoc),
+// or a message of role system (Claude Code's per-turn context, after the first user
+// message), which the translator moves into Bedrock's system prompt as it does OpenAI's
+// system messages. A string, or text blocks.
+func system(at loc, s *content, out *chat.Request, p *paths) error {
 	if len(s.blocks) == 0 {
 		if s.text != "" {
 			out.Messages = append(out.Messages, chat.Message{Role: chat.RoleSystem, Content: s.text})
-			p.msgs = append(p.msgs, origin{at: systemLoc})
+			p.msgs = append(p.msgs, origin{at: at})
 		}
 		return nil
 	}
 	m := chat.Message{Role: chat.RoleSystem, Parts: make([]chat.Part, len(s.blocks))}
-	o := origin{at: systemLoc, parts: span{len(p.parts), len(p.parts) + len(s.blocks)}}
+	o := origin{at: at, parts: span{len(p.parts), len(p.parts) + len(s.blocks)}}
 	for j, b := range s.blocks {
-		at := loc{msg: -1, block: j, inner: -1}
+		at := loc{msg: at.msg, block: j, inner: -1}
 		switch {
 		case b == nil:
 			return nullBlock(at)
@@ -260,8 +263,10 @@ func messageOf(i int, m *message, out *chat.Request, p *paths) error {
 		return nullBlock(at)
 	case m.Role == "":
 		return invalid("%s.role: field required", at)
+	case m.Role == chat.RoleSystem:
+		return system(at, &m.Content, out, p)
 	case m.Role != chat.RoleUser && m.Role != chat.RoleAssistant:
-		return invalid(`%s.role %s is not one of "user", "assistant"`, at, clip.Quote(m.Role))
+		return invalid(`%s.role %s is not one of "user", "assistant", "system"`, at, clip.Quote(m.Role))
 	}
 	if len(m.Content.blocks) == 0 { // a string, or no blocks: the translator judges an empty message
 		out.Messages = append(out.Messages, chat.Message{Role: m.Role, Content: m.Content.text})

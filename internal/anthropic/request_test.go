@@ -104,6 +104,13 @@ func TestDecodeRequestFields(t *testing.T) {
 		{"system as a string", `{` + hi + `,"system":"Be terse."}`, func(t *testing.T, c *call) {
 			assert.Equal(t, chat.Message{Role: chat.RoleSystem, Content: "Be terse."}, c.req.Messages[0])
 		}},
+		{"a system message after the first user message, as Claude Code sends it", `{"max_tokens":1,"messages":[{"role":"user","content":"hi"},
+			{"role":"system","content":[{"type":"text","text":"cwd: /p","cache_control":{"type":"ephemeral"}}]},{"role":"system","content":"later"}]}`, func(t *testing.T, c *call) {
+			require.Len(t, c.req.Messages, 3)
+			assert.Equal(t, chat.Message{Role: chat.RoleSystem, Parts: []chat.Part{{Type: chat.PartText, Text: "cwd: /p", CacheControl: &chat.CacheControl{Type: "ephemeral"}}}}, c.req.Messages[1])
+			assert.Equal(t, chat.Message{Role: chat.RoleSystem, Content: "later"}, c.req.Messages[2])
+			assert.Equal(t, "messages.1.content.0.text", c.paths.anthropic("messages[1].content[0].text"))
+		}},
 		{"tool_choice any without parallel calls", `{` + hi + `,"tools":[{"name":"a"}],"tool_choice":{"type":"any","disable_parallel_tool_use":true}}`, func(t *testing.T, c *call) {
 			assert.Equal(t, chat.ToolChoice{Mode: chat.ChoiceRequired}, c.req.ToolChoice)
 			assert.Equal(t, ptr(false), c.req.ParallelToolCalls)
@@ -191,7 +198,8 @@ func TestDecodeRefusals(t *testing.T) {
 		{`{"messages":[{"role":"user","content":"hi"}]}`, "max_tokens", fault.ReasonInvalidValue, "max_tokens: field required"},
 		{`{"max_tokens":1.5,"messages":[]}`, "max_tokens", fault.ReasonInvalidValue, "max_tokens: want an integer, got 1.5"},
 		{`{"max_tokens":1,"messages":[{"content":"x"}]}`, "messages.0.role", fault.ReasonInvalidValue, "messages.0.role: field required"},
-		{`{"max_tokens":1,"messages":[{"role":"system","content":"x"}]}`, "messages.0.role", fault.ReasonInvalidValue, `messages.0.role "system" is not one of "user", "assistant"`},
+		{`{"max_tokens":1,"messages":[{"role":"tool","content":"x"}]}`, "messages.0.role", fault.ReasonInvalidValue, `messages.0.role "tool" is not one of "user", "assistant", "system"`},
+		{`{"max_tokens":1,"messages":[{"role":"user","content":"x"},{"role":"system","content":[{"type":"image"}]}]}`, "messages.1.content.0.type", fault.ReasonUnsupportedValue, `messages.1.content.0.type "image" is not supported; system blocks are text`},
 		{`{"max_tokens":1,"messages":[null]}`, "messages.0", fault.ReasonInvalidValue, "messages.0: want an object, got null"},
 		{`{"max_tokens":1,"messages":[{"role":"user","content":5}]}`, "messages.0.content", fault.ReasonInvalidValue,
 			"messages.0.content: want a string or an array of content blocks, got number"},
