@@ -5,16 +5,13 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -23,39 +20,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// captureServer records every request and answers /v1/messages as Anthropic's API would,
-// with the least that Claude Code accepts (capturedAnswer).
-type captureServer struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []captured
+// newCaptureServer records every request and answers POST /v1/messages as Anthropic's API
+// would, with the least that Claude Code accepts (capturedAnswer).
+func newCaptureServer(t *testing.T) *recorder {
+	return newRecorder(t, "/v1/messages", answerMessages)
 }
 
-func newCaptureServer(t *testing.T) *captureServer {
-	s := &captureServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *captureServer) serve(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	headers := map[string]string{}
-	for name := range r.Header {
-		headers[name] = r.Header.Get(name)
-	}
-	s.mu.Lock()
-	n := len(s.reqs)
-	s.reqs = append(s.reqs, captured{Method: r.Method, Path: r.URL.RequestURI(), Headers: headers, Body: body})
-	s.mu.Unlock()
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-		http.NotFound(w, r)
-		return
-	}
+func answerMessages(w http.ResponseWriter, n int, body []byte) {
 	var req capturedRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -72,13 +43,6 @@ func (s *captureServer) serve(w http.ResponseWriter, r *http.Request) {
 		data, _ := json.Marshal(ev)
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev["type"], data)
 	}
-}
-
-// requests returns what the server received so far.
-func (s *captureServer) requests() []captured {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.reqs)
 }
 
 // capturedRequest is the part of a Messages request that capturedAnswer reads.

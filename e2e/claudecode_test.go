@@ -27,16 +27,22 @@ import (
 // second or two.
 const claudeTimeout = 2 * time.Minute
 
-// requireClaude finds the installed Claude Code program, or fails: CI installs it, and a
-// test that skipped would hide that it never ran.
+// requireClaude finds the installed Claude Code program, or fails (requireNative).
 func requireClaude(t *testing.T) string {
+	return requireNative(t, "Claude Code", "@anthropic-ai/claude-code-*/claude")
+}
+
+// requireNative finds the one program of a pinned client for this platform under test/node's
+// node_modules (glob, below it), or fails: CI installs it, and a test that skipped would
+// hide that it never ran.
+func requireNative(t *testing.T, client, glob string) string {
 	t.Helper()
 	dir, err := filepath.Abs(nodeDir)
 	require.NoError(t, err)
-	found, err := filepath.Glob(filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code-*", "claude"))
+	found, err := filepath.Glob(filepath.Join(dir, "node_modules", glob))
 	require.NoError(t, err)
 	if len(found) != 1 {
-		t.Fatalf("want the one Claude Code program of this platform under %s/node_modules/@anthropic-ai/claude-code-*/, found %q: run `make clients`, which installs test/node's packages (npm ci installs the platform's optional dependency)", dir, found)
+		t.Fatalf("want the one %s program of this platform at %s/node_modules/%s, found %q: run `make clients`, which installs test/node's packages (npm ci installs the platform's optional dependency)", client, dir, glob, found)
 	}
 	return found[0]
 }

@@ -6,16 +6,13 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -43,48 +40,15 @@ func updateFixtures() bool {
 // says what they show).
 const codexFixtures = "testdata/codex"
 
-// codexRequest is one request as the capture server received it, secrets, ids and this
-// run's temporary paths replaced (codexSanitize).
-type codexRequest struct {
-	Method  string            `json:"method"`
-	Path    string            `json:"path"`
-	Headers map[string]string `json:"headers"`
-	Body    jsontext.Value    `json:"body"`
+// newCodexCapture records every request and answers POST /v1/responses as OpenAI's
+// Responses API would, in server-sent events (codexAnswer, codexEvents); what it records is
+// compared or written only once codexSanitize has replaced secrets, ids and the run's
+// temporary paths.
+func newCodexCapture(t *testing.T) *recorder {
+	return newRecorder(t, "/v1/responses", answerResponses)
 }
 
-// codexCapture records every request and answers POST /v1/responses as OpenAI's Responses
-// API would, in server-sent events (codexAnswer, codexEvents).
-type codexCapture struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []codexRequest
-}
-
-func newCodexCapture(t *testing.T) *codexCapture {
-	s := &codexCapture{}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *codexCapture) serve(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	headers := map[string]string{}
-	for name := range r.Header {
-		headers[name] = r.Header.Get(name)
-	}
-	s.mu.Lock()
-	n := len(s.reqs)
-	s.reqs = append(s.reqs, codexRequest{Method: r.Method, Path: r.URL.RequestURI(), Headers: headers, Body: body})
-	s.mu.Unlock()
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
-		http.NotFound(w, r)
-		return
-	}
+func answerResponses(w http.ResponseWriter, n int, body []byte) {
 	var req codexCaptured
 	if err := json.Unmarshal(body, &req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -96,13 +60,6 @@ func (s *codexCapture) serve(w http.ResponseWriter, r *http.Request) {
 		data, _ := json.Marshal(ev)
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev["type"], data)
 	}
-}
-
-// requests returns what the server received so far.
-func (s *codexCapture) requests() []codexRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.reqs)
 }
 
 // codexCaptured is the part of a Responses request that codexAnswer reads.
@@ -220,7 +177,7 @@ var (
 // so the fixtures still show which ids are equal), the start times, the date, the time zone
 // and the run's temporary directories (HOME /home/user, the working directory
 // /home/user/project), so that a fixture holds no secret and reads the same from run to run.
-func codexSanitize(reqs []codexRequest, c codexRun) []codexRequest {
+func codexSanitize(reqs []captured, c codexRun) []captured {
 	ids := map[string]string{}
 	replace := func(s string) string {
 		s = strings.ReplaceAll(s, c.key, codexFixtureKey)
@@ -238,7 +195,7 @@ func codexSanitize(reqs []codexRequest, c codexRun) []codexRequest {
 		s = codexChunk.ReplaceAllString(s, "Chunk ID: 000000")
 		return codexWallTime.ReplaceAllString(s, "Wall time: 0.0000 seconds")
 	}
-	var out []codexRequest
+	var out []captured
 	for _, r := range reqs {
 		// The body first, then the headers by name, so that the ids are numbered in an
 		// order that is the same from run to run.
@@ -249,7 +206,7 @@ func codexSanitize(reqs []codexRequest, c codexRun) []codexRequest {
 				headers[name] = replace(r.Headers[name])
 			}
 		}
-		out = append(out, codexRequest{Method: r.Method, Path: r.Path, Headers: headers, Body: body})
+		out = append(out, captured{Method: r.Method, Path: r.Path, Headers: headers, Body: body})
 	}
 	return out
 }
@@ -349,7 +306,7 @@ func TestCodexRequests(t *testing.T) {
 			}
 			data, err := os.ReadFile(file)
 			require.NoError(t, err)
-			var want []codexRequest
+			var want []captured
 			require.NoError(t, json.Unmarshal(data, &want), file)
 			assert.Equal(t, codexShapesOf(t, want), codexShapesOf(t, got), "the requests of the pinned Codex are not the fixtures' (%s): rerun with -update if Codex was upgraded, and read what changed", file)
 		})
@@ -371,7 +328,7 @@ type codexShape struct {
 var codexVarying = []string{"prompt_cache_key", "client_metadata"}
 
 // codexShapesOf is the shape of each request of reqs.
-func codexShapesOf(t *testing.T, reqs []codexRequest) []codexShape {
+func codexShapesOf(t *testing.T, reqs []captured) []codexShape {
 	t.Helper()
 	var shapes []codexShape
 	for _, r := range reqs {

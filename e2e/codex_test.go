@@ -27,18 +27,9 @@ import (
 // seconds (the sandbox and the shell start).
 const codexTimeout = 2 * time.Minute
 
-// requireCodex finds the installed Codex program, or fails: CI installs it, and a test that
-// skipped would hide that it never ran.
+// requireCodex finds the installed Codex program, or fails (requireNative).
 func requireCodex(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(nodeDir)
-	require.NoError(t, err)
-	found, err := filepath.Glob(filepath.Join(dir, "node_modules", "@openai", "codex-*", "vendor", "*", "bin", "codex"))
-	require.NoError(t, err)
-	if len(found) != 1 {
-		t.Fatalf("want the one Codex program of this platform under %s/node_modules/@openai/codex-*/vendor/*/bin/, found %q: run `make clients`, which installs test/node's packages (npm ci installs the platform's optional dependency)", dir, found)
-	}
-	return found[0]
+	return requireNative(t, "Codex", "@openai/codex-*/vendor/*/bin/codex")
 }
 
 // codexConfig is the config.toml of a Codex run against a gateway at baseURL (README.md,
