@@ -36,13 +36,3 @@ func TestOffIsWhoseItIs(t *testing.T) {
 	assert.Nil(t, c, "nothing is checked")
 	assert.True(t, unenforced, "strict calls come without a guarantee, and the answer says so")
 }
-
-// TestApartPanicsOnTheCaller: a check that panics on its own goroutine panics on the
-// relay's, where the stream's recovery answers it, instead of ending the process.
-func TestApartPanicsOnTheCaller(t *testing.T) {
-	t.Parallel()
-	assert.PanicsWithValue(t, "check failed", func() { apart(func() { panic("check failed") }) })
-	ran := false
-	assert.NotPanics(t, func() { apart(func() { ran = true }) })
-	assert.True(t, ran)
-}

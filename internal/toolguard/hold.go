@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/nirmata/llm-gateway/internal/apart"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 )
@@ -20,7 +21,7 @@ import (
 // keeps the size its deepest call needed for as long as the stream is open (httpx.Serve);
 // checking a call (its schema looked up or compiled, its arguments read) needs some 8 KiB
 // more than relaying, so every check a Holder makes, Review's too, runs on a goroutine of
-// its own (apart).
+// its own (apart.Run).
 type Holder struct {
 	check *Check
 	// untilDone: calls and done wait for the end of the answer; done is the held done.
@@ -93,7 +94,7 @@ func (h *Holder) Pass(in, out []chat.Event) []chat.Event {
 func (h *Holder) pass(out []chat.Event, index int, c *heldCall) []chat.Event {
 	call := c.toolCall()
 	var v verdict
-	apart(func() { v = h.check.check(&call) })
+	apart.Run(func() { v = h.check.check(&call) })
 	if settle([]chat.ToolCall{call}, []verdict{v}, false, &h.check.Outcomes) == Invalid {
 		call.ValidationErrors = v.violations
 		h.check.Outcome = Invalid
@@ -106,7 +107,7 @@ func (h *Holder) passDone(out []chat.Event, done *chat.Event) []chat.Event {
 	if h.answer.Len() > 0 {
 		text := h.answer.String()
 		var v verdict
-		apart(func() { v = h.check.checkAnswer(text) })
+		apart.Run(func() { v = h.check.checkAnswer(text) })
 		if settle(nil, []verdict{v}, false, &h.check.Outcomes) == Invalid {
 			h.check.Outcome = Invalid
 		}
@@ -161,24 +162,8 @@ func (h *Holder) Held(answerID string) *chat.Response {
 
 // Review is Check.Review of first, the answer Held made, on a goroutine of its own.
 func (h *Holder) Review(ctx context.Context, first *chat.Response, turn bedrock.Message, sent *bedrock.ConverseRequest, call Caller) (resp *chat.Response, err error) {
-	apart(func() { resp, err = h.check.Review(ctx, first, turn, sent, call) })
+	apart.Run(func() { resp, err = h.check.Review(ctx, first, turn, sent, call) })
 	return resp, err
-}
-
-// apart runs f on a goroutine of its own and waits for it to return; a panic of f is
-// raised again on the caller's goroutine, as if f had run there.
-func apart(f func()) {
-	var p any
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() { p = recover() }()
-		f()
-	}()
-	<-done
-	if p != nil {
-		panic(p)
-	}
 }
 
 // Finish appends the answer tool's input when resp, the answer Review settled, came
