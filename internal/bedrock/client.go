@@ -212,15 +212,15 @@ func (c *Client) unary(ctx context.Context, modelID string, op operation, in, ou
 }
 
 // ConverseStream calls ConverseStream and returns the event stream once Bedrock has
-// answered 200. Retries happen only before that; the caller must Close the stream.
+// answered 200. Retries happen only before that. ctx bounds the call, the stream's reads
+// included; the caller must Close the stream, which ends the call (no context of its own:
+// an open stream would hold one more).
 func (c *Client) ConverseStream(ctx context.Context, modelID string, req *ConverseRequest) (*EventStream, error) {
-	ctx, cancel := context.WithCancel(ctx)
 	resp, err := c.call(ctx, modelID, opConverseStream, req)
 	if err != nil {
-		cancel()
 		return nil, err
 	}
-	return NewEventStream(resp.Body, cancel), nil
+	return NewEventStream(resp.Body), nil
 }
 
 // operation is one of the operations a call makes.
