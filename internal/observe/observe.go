@@ -167,6 +167,7 @@ func (c *Call) End() {
 	u := &c.Result.Usage
 	m.Tokens(c.Result.Model, c.Result.ClientType, int(u.PromptTokens), int(u.CompletionTokens))
 	m.CacheTokens(c.Result.Model, int(u.CacheReadTokens), int(u.CacheWriteTokens))
+	m.Cost(c.KeyID, c.Result.Model, c.Result.CostUSD)
 	outcomes := c.Result.ToolOutcomes
 	if n := c.Result.ToolCalls - outcomes.Total(); n > 0 {
 		outcomes.Unchecked += n // calls no check saw
@@ -242,6 +243,7 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddInt32("cache_read_tokens", u.CacheReadTokens)
 		enc.AddInt32("cache_write_tokens", u.CacheWriteTokens)
 	}
+	enc.AddFloat64("cost_usd", c.Result.CostUSD)
 	enc.AddInt("tool_calls", c.Result.ToolCalls)
 	if n := c.Result.DroppedToolCalls; n > 0 {
 		enc.AddInt("dropped_tool_calls", n)
