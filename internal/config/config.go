@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/seal"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
@@ -83,6 +84,9 @@ type Config struct {
 	// CacheReadWeight is what one prompt-cache read token counts against a key's token
 	// limits (docs/PROTOCOL.md 14.2).
 	CacheReadWeight float64
+	// Prices replace the default prices of the models they name, by model id or
+	// foundation model id (docs/PROTOCOL.md 17.1).
+	Prices map[string]pricing.Price
 	// RedisURL is the Redis the replicas share (docs/PROTOCOL.md 14.3); "" keeps state in
 	// the process. It may hold a password: log RedisURL's host only.
 	RedisURL string
@@ -277,7 +281,7 @@ type setting struct {
 
 // value ties a row to its Config field and to the check its final value must pass.
 type value struct {
-	ptr   any          // *string, *int, *float64, *bool, *time.Duration, *[]string, *Caching, *Validation, *aliasTable, *[]Key, *ReasoningCache or *toolcheck.Limits
+	ptr   any          // *string, *int, *float64, *bool, *time.Duration, *[]string, *Caching, *Validation, *aliasTable, *[]Key, *map[string]pricing.Price, *ReasoningCache or *toolcheck.Limits
 	check func() error // nil when every value that parses is fine
 }
 
@@ -321,6 +325,7 @@ func table(c *Config) []setting {
 		{key: "max_repair_attempts", def: "2", help: "model calls that tool_validation repair may add to one answer, at most 10; 0: invalid calls come back with their violations", v: bind(&c.MaxRepairAttempts, between(0, maxRepairAttempts))},
 		{key: "schema_limits", def: schemaLimitsDefault(), help: "each JSON Schema of a request (tools' parameters, response_format): its bytes and its subschemas' JSON pointers, subschemas, members of one object or array, nesting, schemas chained at one place through $ref, regular expressions by size with repetitions expanded (beyond any: 400 naming the field); and compile_budget, what one request may compile, in subschemas (beyond it: calls unchecked)", v: bind(&c.SchemaLimits, schemaLimits)},
 		{key: "cache_read_weight", def: "0.1", help: "what one prompt-cache read token counts against a key's tokens_per_minute and tokens_per_day, from 0 to 1", v: bind(&c.CacheReadWeight, fraction)},
+		{key: "prices", fileOnly: true, help: "US dollars per million tokens of the models named, a YAML mapping of model ids or foundation model ids to {input, output, cache_read, cache_write}, each replacing the model's default price (AWS's and Anthropic's published on-demand prices, dated in docs/CONFIG.md); a model without a price costs 0", v: bind(&c.Prices, nil)},
 		{key: "redis_url", help: "Redis shared by the replicas, redis://[user:password@]host:port[/db] or rediss:// (TLS): limit counters, the reasoning cache, failover affinity and stored Responses API responses; none: each process keeps its own", v: bind(&c.RedisURL, redisURL)},
 		{key: "redis_timeout", def: "100ms", help: "the time one request may wait for Redis, all its calls together; beyond it the request goes on without Redis (limits fail open)", v: bind(&c.RedisTimeout, atLeast(time.Millisecond))},
 		{key: "redis_ping_interval", def: store.DefaultPingEvery.String(), help: "how often the gateway asks Redis whether it answers: while its last ping went unanswered, requests make no call to Redis, so this is also how long a Redis that is back waits to be used again; 0: never, every call is sent (a silent Redis then costs each request up to redis_timeout)", v: bind(&c.RedisPingInterval, atLeast(time.Duration(0)))},
@@ -433,6 +438,8 @@ func (s setting) set(text string, add bool) error {
 		return setSchemaLimits(p, text)
 	case *[]Key:
 		*p = nil // only the default comes here: the file's keys are decoded
+	case *map[string]pricing.Price:
+		*p = nil // only the default comes here: the file's prices are decoded
 	}
 	return nil
 }
@@ -484,6 +491,10 @@ func (s setting) decode(raw jsontext.Value) error {
 	case *[]Key:
 		keys, err := decodeKeys(raw)
 		*p = keys
+		return err
+	case *map[string]pricing.Price:
+		prices, err := decodePrices(raw)
+		*p = prices
 		return err
 	case *ReasoningCache:
 		return decodeMembers(raw, "{max_entries: 10000, ttl: 1h}", p.set)
