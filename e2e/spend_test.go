@@ -104,13 +104,15 @@ func TestDollarBudgetAcrossReplicas(t *testing.T) {
 	for _, k := range []struct{ name, key string }{{"spend", "spend-key-0123456789"}, {"anth", "anth-key-0123456789"}} {
 		message := `key "` + k.name + `" is over its usd_per_day limit (0.0001 USD); retry in ` + retry + ` s`
 		requireOpenAIRefusal(t, two, k.key, message, retry)
+		resp, _ := oaRefusal(t, two, k.key, helloParams, http.StatusTooManyRequests)
+		assert.Equal(t, "false", resp.Header.Get("X-Should-Retry"), "a wait of hours: the SDKs do not retry")
 		resp, body := anPostKey(t, two, k.key, `{"model":"claude-sonnet-4-20250514","max_tokens":256,"messages":[{"role":"user","content":"hi"}]}`)
 		e := anRefusal(t, resp, body, http.StatusTooManyRequests, "rate_limit_error")
 		assert.Equal(t, message, e.Error.Message)
 		assert.Equal(t, retry, resp.Header.Get("Retry-After"))
 		requireNirmataRefusal(t, two, k.key, hello, message, "usd_per_day", retry)
 		requireGRPCRefusal(t, two, k.key, hello, message, 49195*time.Second)
-		assert.EqualValues(t, 1+1+3+2, metricValue(t, two, "gateway_rate_limited_total", map[string]string{"key": k.name, "limit": "usd_per_day"}))
+		assert.EqualValues(t, 2+1+3+2, metricValue(t, two, "gateway_rate_limited_total", map[string]string{"key": k.name, "limit": "usd_per_day"}))
 	}
 	assert.Equal(t, requests, sim.Requests(), "refusals cost no Bedrock call")
 	assert.Equal(t, micros, redisCount(t, rdb, "llmgw:lim:{spend}:usdd:"+day), "nor dollars")
