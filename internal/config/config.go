@@ -43,6 +43,9 @@ type Config struct {
 	// AdminAddr also serves /healthz, /readyz and /metrics; "" serves them on HTTPAddr only.
 	AdminAddr   string
 	APIKeys     []string
+	// AdminKeys are the admin API's keys (docs/PROTOCOL.md 17), never valid as client keys.
+	// Secrets: never log them.
+	AdminKeys []string
 	APIKeysFile string
 	// FileKeys are the entries of APIKeysFile as written ("sha256:<hex>" included), which
 	// Load read and checked: the file is read once, and its mistakes stop startup like any
@@ -348,6 +351,7 @@ func table(c *Config) []setting {
 		{key: "audit_dsn", def: DefaultAuditDSN, help: "where the audit records go: a file path or sqlite://<path> for the embedded store of one process (a bbolt file), or postgres://user:password@host:port/db?sslmode=… for a PostgreSQL database the replicas share; the schema is created or migrated at startup", v: bind(&c.AuditDSN, auditDSN)},
 		{key: "audit_max_content_bytes", def: "262144", help: "at the full level, the bytes kept of a call's request and of its answer each; a larger one is kept as its first bytes with \"clipped\": true", v: bind(&c.AuditMaxContentBytes, atLeast(1024))},
 		{key: "audit_retention_days", def: "30", help: "how many days audit records are kept; 0 keeps them", v: bind(&c.AuditRetentionDays, atLeast(0))},
+		{key: "admin_keys", sep: ",", help: "keys of the admin API on admin_addr (/admin/v1/usage, /admin/v1/calls/{request_id}), each at least 16 characters or sha256:<hex> of one; never valid as client keys; none: the admin API refuses every request; prefer the variable", v: bind(&c.AdminKeys, apiKeys)},
 		{key: "default_max_tokens", def: "4096", help: "maxTokens of a request that sets no max_tokens, capped at the model's maximum output where the gateway knows it (Bedrock reserves quota for maxTokens); 0 sends none", v: bind(&c.DefaultMaxTokens, between(0, maxDefaultMaxTokens))},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
