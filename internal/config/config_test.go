@@ -348,6 +348,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "responses_max_bytes", yaml: "responses_max_bytes: 4194305", want: `responses_max_bytes: must be from 1 to 4194304, got 4194305 (from FILE)`},
 		{name: "responses_key_max_bytes", env: vars{"GATEWAY_RESPONSES_KEY_MAX_BYTES": "-1"}, want: `responses_key_max_bytes: must be at least 0, got -1 (from GATEWAY_RESPONSES_KEY_MAX_BYTES)`},
 		{name: "responses_memory_bytes", args: strs{"--responses-memory-bytes=-1"}, want: `responses_memory_bytes: must be at least 0, got -1 (from --responses-memory-bytes)`},
+		{name: "admin_keys in file", yaml: "admin_keys: admin-key-0123456789", want: `admin_keys: want a list of strings, got a string (from FILE)`},
 		{name: "admin_keys", env: vars{"GATEWAY_ADMIN_KEYS": "admin-key-0123456789,short"}, want: `admin_keys[1]: shorter than 16 characters, so it can be guessed; make a key with: openssl rand -hex 32 (from GATEWAY_ADMIN_KEYS)`},
 		{name: "audit", yaml: "audit: everything", want: `audit: "everything" is not one of off, metadata, full (from FILE)`},
 		{name: "audit_dsn", env: vars{"GATEWAY_AUDIT_DSN": "mysql://root:hunter2@db/audit"}, want: `audit_dsn: want a file path or a URL of scheme postgres, postgresql, sqlite, file; got a URL of another scheme (from GATEWAY_AUDIT_DSN)`},
