@@ -502,6 +502,7 @@ func TestHandler(t *testing.T) {
 	m.Rejected(RejectUnauthenticated)
 	m.RateLimited("ci", "tokens_per_minute")
 	m.Cost("ci", model1, 0.001)
+	m.AuditWritten(2)
 
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
@@ -540,6 +541,7 @@ func TestHandler(t *testing.T) {
 		"gateway_cost_usd_total":                 dto.MetricType_COUNTER,
 		"gateway_store_errors_total":             dto.MetricType_COUNTER,
 		"gateway_store_up":                       dto.MetricType_GAUGE,
+		"gateway_audit_written_total":            dto.MetricType_COUNTER,
 	}
 	for name, typ := range want {
 		f, ok := families[name]

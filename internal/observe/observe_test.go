@@ -52,6 +52,7 @@ func TestEndCountsWhatTheCallDid(t *testing.T) {
 	require.Len(t, access, 1, "one access line")
 	assert.Equal(t, "ok", access[0].ContextMap()["code"])
 	assert.Equal(t, 0.0125, access[0].ContextMap()["cost_usd"])
+	assert.Equal(t, 0.0125, call.record(0).CostUSD, "the audit record's cost")
 	assert.Equal(t, "ci", access[0].ContextMap()["key_id"])
 }
 
