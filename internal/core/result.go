@@ -19,6 +19,10 @@ type Result struct {
 	RequestModel string
 	ClientType   string
 	Usage        chat.Usage
+	// CostUSD is what the call cost in US dollars: the sum over every Bedrock call it made
+	// (the failover attempt that answered, each repair attempt), each priced at the model
+	// that answered it (docs/PROTOCOL.md 17.1); 0 for a model without a price.
+	CostUSD float64
 	// ToolCalls is how many tool calls the answer holds.
 	ToolCalls int
 	// Repairs is what the translator repaired in the client's history.

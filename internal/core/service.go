@@ -30,6 +30,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/parallel"
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/reasoning"
 	"github.com/nirmata/llm-gateway/internal/route"
@@ -102,6 +103,8 @@ type Options struct {
 	KeyDefaults map[string]Defaults
 	// Quota admits requests against their keys' limits; nil admits every request.
 	Quota *quota.Keeper
+	// Prices price the calls (docs/PROTOCOL.md 17.1); nil is the default prices.
+	Prices *pricing.Table
 	// StoreTimeout is the time one request may wait for the shared store (Shared and the
 	// quota's counters), all its calls together (redis_timeout: store.WithBudget); 0 sets
 	// no such bound.
@@ -150,6 +153,9 @@ func New(upstream route.Upstream, opts Options, log *zap.Logger) *Service {
 		s.models = append(s.models, ModelEntry{Name: name, ID: s.router.Resolve(name)})
 	}
 	s.started = time.Now()
+	if s.opts.Prices == nil {
+		s.opts.Prices = pricing.New(nil)
+	}
 	if s.now = opts.Now; s.now == nil {
 		s.now = time.Now
 	}

@@ -90,7 +90,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	})
 	if err != nil {
 		if t.callCtx.Err() != nil {
-			t.quota.CutShort(0)
+			s.cutShort(t, 0)
 		}
 		return nil, t.res, err
 	}
@@ -260,7 +260,7 @@ func (st *Stream) read(out []chat.Event) ([]chat.Event, error) {
 	if err != nil { // the Bedrock call has ended; a repair's calls have spans of their own, and count their own usage
 		st.span.endStream(st.machine, err)
 		st.span = nil
-		st.t.quota.Count(st.machine.Usage()) // zeros unless Bedrock's final event came
+		st.svc.used(st.t, st.machine.Usage()) // zeros unless Bedrock's final event came
 		st.counted = err == io.EOF
 	}
 	return out, err
@@ -333,7 +333,7 @@ func (st *Stream) firstEvent(out []chat.Event) {
 func (st *Stream) end() {
 	if !st.counted {
 		st.counted = true
-		st.t.quota.CutShort(st.written)
+		st.svc.cutShort(st.t, st.written)
 	}
 	if st.src != nil {
 		_ = st.src.Close()

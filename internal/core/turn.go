@@ -15,12 +15,14 @@ import (
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/fault"
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
 	"github.com/nirmata/llm-gateway/internal/toolguard"
 	"github.com/nirmata/llm-gateway/internal/translate"
+	"go.uber.org/zap"
 )
 
 // The turn engine. Every call, unary or streamed, is one turn through the same steps:
@@ -32,8 +34,9 @@ import (
 //  3. call: Bedrock's answer, with failover between the targets (tryTargets) — Converse
 //     for a unary answer (unary.go), ConverseStream for a stream (stream.go);
 //  4. settle: the answer's tool calls checked and repaired (toolguard), its reasoning kept
-//     (reasoning), its usage counted against the key (quota), the conversation's target
-//     remembered (route), and the turn ended (end): one Result says what it did.
+//     (reasoning), its usage and cost counted against the key (quota, pricing), the
+//     conversation's target remembered (route), and the turn ended (end): one Result says
+//     what it did.
 //
 // Chat and Stream differ only in how step 3's answer is consumed: whole, or event by
 // event as it arrives.
@@ -326,6 +329,36 @@ func messageBytes(m *chat.Message) int {
 
 // up is the upstream of the current target.
 func (t *turn) up() route.Upstream { return t.route.Upstream() }
+
+// used counts what one Bedrock call on t's current target used, whether its answer is
+// usable or not: its cost at that model's price goes into the Result (the sum over every
+// call the request makes: the failover attempt that answered, each repair attempt), and
+// both go against the key's limits.
+func (s *Service) used(t *turn, u chat.Usage) {
+	p := s.price(t.model.ID)
+	t.res.CostUSD += p.Cost(u)
+	t.quota.Count(u, p)
+}
+
+// cutShort notes that a call on t's current target ended without Bedrock's usage after it
+// reached Bedrock, having passed on written bytes of the answer: the key's limits count
+// the request's input estimate and those bytes, at that model's price (quota.CutShort).
+func (s *Service) cutShort(t *turn, written int) {
+	if t.quota.Metered() {
+		t.quota.CutShort(written, s.price(t.model.ID))
+	}
+}
+
+// price is what model's tokens cost. A model without a price costs 0, which the log says
+// once per model.
+func (s *Service) price(model string) pricing.Price {
+	p, ok := s.opts.Prices.Lookup(model)
+	if !ok && s.opts.Prices.Missing(model) {
+		s.log.Info("model has no price, so its calls cost 0; give it one under prices",
+			zap.String("model", clip.String(model, clip.LogMax)))
+	}
+	return p
+}
 
 // settle is step 4 for a whole answer: it checks (and repairs) the tool calls of resp, the
 // answer whose assistant message Bedrock returned as msg, keeps its reasoning blocks for

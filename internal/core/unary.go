@@ -71,7 +71,7 @@ func (s *Service) call(ctx context.Context, t *turn, req *bedrock.ConverseReques
 		resp, msg, err = s.converseUnary(ctx, t, req)
 	}
 	if err != nil && ctx.Err() != nil {
-		t.quota.CutShort(0) // the client left, or a deadline passed, while Bedrock worked on it
+		s.cutShort(t, 0) // the client left, or a deadline passed, while Bedrock worked on it
 	}
 	span.endAnswer(resp, err)
 	return resp, msg, err
@@ -83,7 +83,7 @@ func (s *Service) converseUnary(ctx context.Context, t *turn, req *bedrock.Conve
 		s.upstreamFailed(ctx, t.id, t.model.ID, err)
 		return nil, bedrock.Message{}, s.refused(t, err)
 	}
-	t.quota.Count(translate.Usage(answer.Usage)) // used, whether its answer is usable or not
+	s.used(t, translate.Usage(answer.Usage)) // used, whether its answer is usable or not
 	s.logUnknownStop(t.id, answer.StopReason)
 	resp, err := translate.Response(answer, t.plan)
 	if err != nil {
@@ -113,9 +113,9 @@ func (s *Service) converseStreamed(ctx context.Context, t *turn, req *bedrock.Co
 	for err == nil {
 		out, err = m.Step(src, out)
 	}
-	t.quota.Count(m.Usage()) // Bedrock's final event carries it: zeros without
+	s.used(t, m.Usage()) // Bedrock's final event carries it: zeros without
 	if err != io.EOF {
-		t.quota.CutShort(0) // it reached Bedrock
+		s.cutShort(t, 0) // it reached Bedrock
 		s.upstreamFailed(ctx, t.id, t.model.ID, err)
 		return nil, bedrock.Message{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -32,6 +33,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/grpcapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/observe"
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/reasoning"
 	"github.com/nirmata/llm-gateway/internal/respstore"
@@ -395,6 +397,7 @@ func serviceOptions(cfg config.Config) (core.Options, map[string]quota.Limits, e
 		SchemaLimits:      cfg.SchemaLimits,
 		KeyDefaults:       keyDefaults,
 		DefaultMaxTokens:  cfg.DefaultMaxTokens,
+		Prices:            pricing.New(cfg.Prices),
 	}, limits, nil
 }
 
@@ -599,7 +602,8 @@ func keyPolicies(keys []config.Key) (map[string]quota.Limits, map[string]core.De
 	var limits map[string]quota.Limits
 	var defaults map[string]core.Defaults
 	for _, k := range keys {
-		l := quota.Limits{RequestsPerMinute: k.RequestsPerMinute, TokensPerMinute: k.TokensPerMinute, TokensPerDay: k.TokensPerDay}
+		l := quota.Limits{RequestsPerMinute: k.RequestsPerMinute, TokensPerMinute: k.TokensPerMinute, TokensPerDay: k.TokensPerDay,
+			MicroUSDPerDay: microUSD(k.USDPerDay), MicroUSDPerMonth: microUSD(k.USDPerMonth)}
 		d := coreDefaults(k.Defaults)
 		if l == (quota.Limits{}) && d == (core.Defaults{}) {
 			continue
@@ -624,6 +628,10 @@ func keyPolicies(keys []config.Key) (map[string]quota.Limits, map[string]core.De
 	}
 	return limits, defaults, nil
 }
+
+// microUSD is a dollar limit in the micro-dollars the quota counts; the configuration
+// bounds it.
+func microUSD(usd float64) int64 { return int64(math.Round(usd * 1e6)) }
 
 // logStarted says where the gateway listens, which of its addresses reach beyond this host,
 // whether calls need a key, and what to try first; and warns when anyone who can reach

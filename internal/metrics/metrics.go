@@ -102,6 +102,7 @@ type Metrics struct {
 	upstreamCalls   prometheus.Gauge
 	rejected        *prometheus.CounterVec
 	rateLimited     *prometheus.CounterVec
+	cost            *prometheus.CounterVec
 	storeErrors     *prometheus.CounterVec
 	storeUp         prometheus.Gauge
 }
@@ -224,8 +225,12 @@ func New() *Metrics {
 		}, []string{"reason"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_rate_limited_total",
-			Help: `Requests refused because their key was over one of its limits, by key (its configured name, else the first 8 hex digits of its SHA-256) and limit ("requests_per_minute", "tokens_per_minute", "tokens_per_day").`,
+			Help: `Requests refused because their key was over one of its limits, by key (its configured name, else the first 8 hex digits of its SHA-256) and limit ("requests_per_minute", "tokens_per_minute", "tokens_per_day", "usd_per_day", "usd_per_month").`,
 		}, []string{"key", "limit"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_cost_usd_total",
+			Help: `What the Bedrock calls cost in US dollars, at the prices of the price table (defaults and the prices setting; a model without a price costs 0), by key (its configured name, else the first 8 hex digits of its SHA-256; "none" without authentication) and model (the model that answered). A request's cost is added once it has ended, failover and repair attempts included.`,
+		}, []string{"key", "model"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_store_errors_total",
 			Help: `Calls made without the shared store (Redis, redis_url), by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache, failover affinity, stored responses), "delete" (stored responses). A call fails or runs out of its request's redis_timeout, or is not sent while the last ping failed or once that time is spent. Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.`,
@@ -240,7 +245,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
 		m.cacheRead, m.cacheWrite, m.droppedCalls, m.droppedParams, m.auditWritten, m.auditDropped, m.parallelOff, m.parallelLearned, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.failovers, m.inflight, m.upstreamCalls,
-		m.rejected, m.rateLimited, m.storeErrors, m.storeUp,
+		m.rejected, m.rateLimited, m.cost, m.storeErrors, m.storeUp,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
 	// rejection rather than an absent one.
@@ -625,6 +630,17 @@ func (m *Metrics) RateLimited(key, limit string) {
 		return
 	}
 	m.rateLimited.WithLabelValues(key, limit).Inc()
+}
+
+// Cost adds usd, what a request of key on model cost, to gateway_cost_usd_total. key is
+// the identity of a key the keyring accepted ("" without authentication): the
+// configuration bounds the series. The model answered, so it gets a series of its own
+// while the cap has room.
+func (m *Metrics) Cost(key, model string, usd float64) {
+	if m == nil || !(usd > 0) {
+		return
+	}
+	m.cost.WithLabelValues(fixed(key), m.models.value(model)).Add(usd)
 }
 
 // StoreError counts a failed call to the shared store in gateway_store_errors_total. op

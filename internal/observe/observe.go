@@ -186,6 +186,7 @@ func (c *Call) End() {
 	u := &c.Result.Usage
 	m.Tokens(c.Result.Model, c.Result.ClientType, int(u.PromptTokens), int(u.CompletionTokens))
 	m.CacheTokens(c.Result.Model, int(u.CacheReadTokens), int(u.CacheWriteTokens))
+	m.Cost(c.KeyID, c.Result.Model, c.Result.CostUSD)
 	outcomes := c.Result.ToolOutcomes
 	if n := c.Result.ToolCalls - outcomes.Total(); n > 0 {
 		outcomes.Unchecked += n // calls no check saw
@@ -246,7 +247,7 @@ func (c *Call) record(d time.Duration) audit.Record {
 		Stream: c.Route == metrics.RouteChatStream, ModelRequested: clip.String(r.RequestModel, clip.LogMax), ModelServed: r.Model,
 		Region: r.Region, Failovers: r.Failovers, Status: c.Status, Code: c.Code, FinishReason: string(r.FinishReason),
 		InputTokens: int64(u.PromptTokens), OutputTokens: int64(u.CompletionTokens),
-		CacheReadTokens: int64(u.CacheReadTokens), CacheWriteTokens: int64(u.CacheWriteTokens),
+		CacheReadTokens: int64(u.CacheReadTokens), CacheWriteTokens: int64(u.CacheWriteTokens), CostUSD: r.CostUSD,
 		LatencyMs: float64(d.Microseconds()) / 1000, ToolValidation: r.ToolValidation, Repairs: r.RepairAttempts,
 		BudgetExhausted: r.BudgetExhausted, DroppedToolCalls: r.DroppedToolCalls,
 		ParallelDisabled: r.Repairs.ParallelDisabled || r.Repairs.ParallelRemembered}
@@ -309,6 +310,7 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddInt32("cache_read_tokens", u.CacheReadTokens)
 		enc.AddInt32("cache_write_tokens", u.CacheWriteTokens)
 	}
+	enc.AddFloat64("cost_usd", c.Result.CostUSD)
 	enc.AddInt("tool_calls", c.Result.ToolCalls)
 	if n := c.Result.DroppedToolCalls; n > 0 {
 		enc.AddInt("dropped_tool_calls", n)
