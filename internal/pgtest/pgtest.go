@@ -86,8 +86,8 @@ func (s *Server) createDatabase(name string) (string, error) {
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	// FILE_COPY copies the template's files rather than logging each block: several times
-	// faster for a small database.
+	// FILE_COPY copies the template's files rather than logging each block: faster for a
+	// small database (measured: 110 to 290 ms a database, against 230 to 550).
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)+" STRATEGY FILE_COPY"); err != nil {
 		return "", fmt.Errorf("create database %s: %w", name, err)
 	}
@@ -224,8 +224,12 @@ func (s *Server) initdb(top string) error {
 
 // run starts postgres on s.port and waits until it accepts connections, or exits.
 func (s *Server) run() error {
+	// -F: no fsync, which a test's data never needs (a stopped server's writes are in the
+	// page cache all the same). The time zone is not UTC, as many servers' is not, so that
+	// code that depends on the session's zone fails its tests.
 	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.dir, "-k", s.dir,
-		"-p", strconv.Itoa(s.port), "-c", "listen_addresses=127.0.0.1", "-F")
+		"-p", strconv.Itoa(s.port), "-c", "listen_addresses=127.0.0.1", "-F",
+		"-c", "TimeZone=America/Los_Angeles")
 	// Pdeathsig: a test binary killed by its timeout does not leave a server behind (its
 	// backends exit when their postmaster dies).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Pdeathsig: syscall.SIGKILL}
