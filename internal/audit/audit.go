@@ -158,6 +158,9 @@ type UsageRow struct {
 	CostUSD          float64 `json:"cost_usd"`
 }
 
+// Schemes are the URL schemes an audit_dsn may have; a DSN without one is a file path.
+var Schemes = []string{"postgres", "postgresql", "sqlite", "file"}
+
 // ErrNotFound is the error of Store.Call for an id no record has.
 var ErrNotFound = errors.New("no call has that request id")
 

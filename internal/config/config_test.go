@@ -62,6 +62,10 @@ func TestLoadDefaults(t *testing.T) {
 		ResponsesMaxBytes:    1 << 20,
 		ResponsesKeyMaxBytes: 256 << 20,
 		ResponsesMemoryBytes: 256 << 20,
+		Audit:                "off",
+		AuditDSN:             DefaultAuditDSN,
+		AuditMaxContentBytes: 256 << 10,
+		AuditRetentionDays:   30,
 	}, cfg)
 }
 
@@ -287,13 +291,14 @@ func TestLoadErrors(t *testing.T) {
 		{name: "keys name of another's digest", yaml: "keys: [{name: '" + sha256Hex("first-key-012345")[:8] + "', key: second-key-01234}, {key: first-key-012345}]",
 			want: `keys[1]: its SHA-256 starts as that of keys[0], whose name it would take; give it a name (from FILE)`},
 		{name: "keys unknown member", yaml: "keys: [{key: first-key-012345, prompt_caching: off}]",
-			want: `keys[0].prompt_caching: unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+			want: `keys[0].prompt_caching: unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort, audit (from FILE)`},
 		{name: "keys a key as a member's name", yaml: "keys: [{key: first-key-012345, sk-live-secret: 1}]",
-			want: `keys[0]: an unknown member, not quoted because it could be a key; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+			want: `keys[0]: an unknown member, not quoted because it could be a key; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort, audit (from FILE)`},
+		{name: "keys audit", yaml: "keys: [{key: first-key-012345, audit: all}]", want: `keys[0].audit: want off, metadata or full (from FILE)`},
 		{name: "keys a misspelt member", yaml: "keys: [{key: first-key-012345, requests_per_minutes: 1}]",
-			want: `keys[0].requests_per_minutes: unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+			want: `keys[0].requests_per_minutes: unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort, audit (from FILE)`},
 		{name: "keys a lower-case key as a member's name", yaml: "keys: [{key: first-key-012345, our_team_secret_abc: 1}]",
-			want: `keys[0]: an unknown member, not quoted because it could be a key; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+			want: `keys[0]: an unknown member, not quoted because it could be a key; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort, audit (from FILE)`},
 		{name: "keys requests_per_minute", yaml: "keys: [{key: first-key-012345, requests_per_minute: -1}]", want: `keys[0].requests_per_minute: must be at least 0, got -1 (from FILE)`},
 		{name: "keys tokens_per_minute", yaml: "keys: [{key: first-key-012345}, {key: second-key-01234}, {key: third-key-012345, tokens_per_minute: 1.5}]", want: `keys[2].tokens_per_minute: want a whole number, 0 or more (0: no limit) (from FILE)`},
 		{name: "keys tokens_per_day", yaml: "keys: [{key: first-key-012345, tokens_per_day: '100'}]", want: `keys[0].tokens_per_day: want a whole number, 0 or more (0: no limit) (from FILE)`},
@@ -343,6 +348,12 @@ func TestLoadErrors(t *testing.T) {
 		{name: "responses_max_bytes", yaml: "responses_max_bytes: 4194305", want: `responses_max_bytes: must be from 1 to 4194304, got 4194305 (from FILE)`},
 		{name: "responses_key_max_bytes", env: vars{"GATEWAY_RESPONSES_KEY_MAX_BYTES": "-1"}, want: `responses_key_max_bytes: must be at least 0, got -1 (from GATEWAY_RESPONSES_KEY_MAX_BYTES)`},
 		{name: "responses_memory_bytes", args: strs{"--responses-memory-bytes=-1"}, want: `responses_memory_bytes: must be at least 0, got -1 (from --responses-memory-bytes)`},
+		{name: "admin_keys in file", yaml: "admin_keys: admin-key-0123456789", want: `admin_keys: want a list of strings, got a string (from FILE)`},
+		{name: "admin_keys", env: vars{"GATEWAY_ADMIN_KEYS": "admin-key-0123456789,short"}, want: `admin_keys[1]: shorter than 16 characters, so it can be guessed; make a key with: openssl rand -hex 32 (from GATEWAY_ADMIN_KEYS)`},
+		{name: "audit", yaml: "audit: everything", want: `audit: "everything" is not one of off, metadata, full (from FILE)`},
+		{name: "audit_dsn", env: vars{"GATEWAY_AUDIT_DSN": "mysql://root:hunter2@db/audit"}, want: `audit_dsn: want a file path or a URL of scheme postgres, postgresql, sqlite, file; got a URL of another scheme (from GATEWAY_AUDIT_DSN)`},
+		{name: "audit_max_content_bytes", args: strs{"--audit-max-content-bytes", "10"}, want: `audit_max_content_bytes: must be at least 1024, got 10 (from --audit-max-content-bytes)`},
+		{name: "audit_retention_days", args: strs{"--audit-retention-days=-1"}, want: `audit_retention_days: must be at least 0, got -1 (from --audit-retention-days)`},
 		{name: "sim_first_token_delay", args: strs{"--sim-first-token-delay", "-1ms"}, want: `sim_first_token_delay: must be at least 0s, got -1ms (from --sim-first-token-delay)`},
 		{name: "sim_delta_delay", yaml: "sim_delta_delay: -5ms", want: `sim_delta_delay: must be at least 0s, got -5ms (from FILE)`},
 
@@ -442,13 +453,14 @@ keys:
     parallel_tool_calls: false
     max_tool_rounds: 4
     reasoning_effort: low
+    audit: full
   - key: " bare-key-0123456789 "
 `)
 	cfg, err := Load([]string{"--config", file}, env(nil))
 	require.NoError(t, err)
 	no, four := false, 4
 	assert.Equal(t, []Key{
-		{Name: "ci", Key: "sha256:" + sha256Hex("ci-key"), RequestsPerMinute: 60, TokensPerMinute: 200000, TokensPerDay: 5000000,
+		{Name: "ci", Key: "sha256:" + sha256Hex("ci-key"), RequestsPerMinute: 60, TokensPerMinute: 200000, TokensPerDay: 5000000, Audit: "full",
 			Defaults: Defaults{ParallelToolCalls: &no, MaxToolRounds: &four, ReasoningEffort: "low", ToolValidation: ValidationRepair}},
 		{Key: "bare-key-0123456789"},
 	}, cfg.Keys)

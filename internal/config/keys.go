@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -28,12 +30,15 @@ type Key struct {
 	Key string
 	// The key's limits (docs/PROTOCOL.md 14.2); 0 is none.
 	RequestsPerMinute, TokensPerMinute, TokensPerDay int64
+	// Audit is the audit level of the key's calls, in place of the audit setting's;
+	// "" is that setting's (docs/PROTOCOL.md 17).
+	Audit string
 	Defaults
 }
 
 // keyMembers are the members of a keys entry, in the order errors list them.
 var keyMembers = []string{"name", "key", "requests_per_minute", "tokens_per_minute", "tokens_per_day",
-	"parallel_tool_calls", "max_tool_rounds", "tool_validation", "reasoning_effort"}
+	"parallel_tool_calls", "max_tool_rounds", "tool_validation", "reasoning_effort", "audit"}
 
 // maxKeyName bounds a key's name: it is a metric label, a log field and a Redis key part.
 const maxKeyName = 64
@@ -103,6 +108,12 @@ func keyObject(raw jsontext.Value) (k Key, err error) {
 			k.TokensPerMinute, err = limit(v)
 		case "tokens_per_day":
 			k.TokensPerDay, err = limit(v)
+		case "audit":
+			if v.Kind() != '"' || json.Unmarshal(v, &k.Audit) != nil {
+				err = errors.New("want off, metadata or full")
+			} else if _, perr := audit.ParseLevel(k.Audit); perr != nil {
+				err = errors.New("want off, metadata or full")
+			}
 		default:
 			known, merr := k.member(m, v)
 			if !known {

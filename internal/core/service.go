@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
+
 	"go.uber.org/zap"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
@@ -106,6 +108,10 @@ type Options struct {
 	StoreTimeout time.Duration
 	// Now is the clock of the warnings' rate limits; nil is time.Now.
 	Now func() time.Time
+	// Audit is the audit level of a key's calls (docs/PROTOCOL.md 17): from metadata up,
+	// a call's Result keeps its answer (Result.Answer), for its tool calls' names and ids;
+	// at full, its request too (Result.Request). nil audits no call.
+	Audit func(keyID string) audit.Level
 }
 
 // Service answers chat calls. It is safe for concurrent use.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
+
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/stream"
@@ -52,6 +54,9 @@ type Stream struct {
 	// counted says its usage was counted.
 	metered, counted bool
 	written          int
+	// answer holds the events that went out, for the Result's Answer (Options.Audit):
+	// all of them at the full level, the tool calls' and the end's below it.
+	answer []chat.Event
 }
 
 // Stream begins a turn for req and opens Bedrock's answer, failing over between the
@@ -99,6 +104,10 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 			return nil, t.res, err
 		}
 		st.replay, st.counted, owned = stream.Synthesize(resp), true, true
+		t.res.FinishReason = resp.Finish
+		if t.audit != audit.Off {
+			t.res.Answer = resp
+		}
 		return st, t.res, nil
 	}
 	st.closed = s.opts.Metrics.StreamOpened(req.ClientType)
@@ -157,6 +166,20 @@ func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
 	if st.metered {
 		for i := from; i < len(out); i++ {
 			st.written += len(out[i].Text) + len(out[i].ToolCall.Arguments)
+		}
+	}
+	if st.t.audit != audit.Off && st.machine != nil {
+		st.keep(out[from:])
+		if err == io.EOF {
+			st.t.res.Answer = stream.Collect(st.answer, st.machine)
+		}
+	}
+	if err == io.EOF {
+		for i := len(out) - 1; i >= from; i-- {
+			if out[i].Kind == chat.EventDone {
+				st.t.res.FinishReason = out[i].Finish
+				break
+			}
 		}
 	}
 	if st.text != nil {
@@ -279,6 +302,20 @@ func (st *Stream) finishHeld(out []chat.Event) ([]chat.Event, error) {
 	}
 	st.final = resp
 	return st.hold.Finish(out, resp), io.EOF
+}
+
+// keep keeps the events of out the call's audit level records (answer).
+func (st *Stream) keep(out []chat.Event) {
+	if st.t.audit == audit.Full {
+		st.answer = append(st.answer, out...)
+		return
+	}
+	for _, e := range out {
+		if e.Kind == chat.EventToolCall || e.Kind == chat.EventDone {
+			e.ToolCall.Arguments = "" // not recorded below full
+			st.answer = append(st.answer, e)
+		}
+	}
 }
 
 func (st *Stream) firstEvent(out []chat.Event) {

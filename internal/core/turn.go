@@ -1,11 +1,14 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nirmata/llm-gateway/internal/audit"
 
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
@@ -78,6 +81,8 @@ type turn struct {
 	// check checks the answer's tool calls, and says what it did; nil when nothing is
 	// checked.
 	check *toolguard.Check
+	// audit is the audit level of the call (Options.Audit).
+	audit audit.Level
 }
 
 // begin admits req (step 1) and translates it for its first target (step 2). It checks
@@ -89,7 +94,13 @@ type turn struct {
 func (s *Service) begin(ctx context.Context, req *chat.Request) (*turn, error) {
 	ctx = store.WithBudget(ctx, s.opts.StoreTimeout)
 	t := &turn{id: req.ID, keyID: req.KeyID, start: time.Now(), ctx: ctx, req: req}
-	if err := s.prepare(t); err != nil {
+	err := s.prepare(t)
+	if s.opts.Audit != nil {
+		if t.audit = s.opts.Audit(req.KeyID); t.audit == audit.Full {
+			t.res.Request = req
+		}
+	}
+	if err != nil {
 		return t, err
 	}
 	release, err := s.admit()
@@ -177,7 +188,7 @@ func (s *Service) translate(t *turn) error {
 		return err
 	}
 	res := &t.res
-	res.Model = model.ID
+	res.Model, res.Region = model.ID, cmp.Or(t.route.Region(), s.opts.Region)
 	res.Repairs = plan.Stats
 	res.Ignored = append(slices.Clip(req.Ignored), plan.Ignored...)
 	res.Ignored = res.Ignored[:min(len(res.Ignored), MaxIgnored)] // a client controls how many

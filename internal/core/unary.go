@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
+
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
@@ -44,6 +46,10 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	resp.RequestID = req.ID
 	resp.Ignored = t.res.Ignored
 	resp.Thinking = t.res.Thinking
+	t.res.FinishReason = resp.Finish
+	if t.audit != audit.Off {
+		t.res.Answer = resp
+	}
 	return resp, t.res, nil
 }
 

@@ -83,6 +83,8 @@ type Metrics struct {
 	cacheRead       *prometheus.CounterVec
 	droppedCalls    *prometheus.CounterVec
 	droppedParams   *prometheus.CounterVec
+	auditWritten    prometheus.Counter
+	auditDropped    *prometheus.CounterVec
 	parallelOff     *prometheus.CounterVec
 	parallelLearned prometheus.Counter
 	thinkingOff     *prometheus.CounterVec
@@ -152,6 +154,14 @@ func New() *Metrics {
 			Name: "gateway_params_dropped_total",
 			Help: `Request fields accepted without effect (those x-gateway-ignored-params lists: a field the model does not take, an anthropic-beta value it does not take, a server tool, an unknown member), by transport and the field's path with its indexes as N ("tools.N.defer_loading", "anthropic-beta: <value>").`,
 		}, []string{"transport", "param"}),
+		auditWritten: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gateway_audit_written_total",
+			Help: "Audit records written to the audit store (docs/PROTOCOL.md 17).",
+		}),
+		auditDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_audit_dropped_total",
+			Help: "Audit records dropped, the call served all the same: queue_full (the store fell behind), store_error (the store refused or could not be reached), draining (the store had not taken them when the drain ended).",
+		}, []string{"reason"}),
 		parallelOff: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_parallel_calls_disabled_total",
 			Help: "Requests whose parallel tool calls the gateway turned off because the client's history answered only some of several calls (the deployed gollm client answers only the first), or an earlier request of the same key and User-Agent did, and the request did not set parallel_tool_calls.",
@@ -229,7 +239,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
-		m.cacheRead, m.cacheWrite, m.droppedCalls, m.droppedParams, m.parallelOff, m.parallelLearned, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.failovers, m.inflight, m.upstreamCalls,
+		m.cacheRead, m.cacheWrite, m.droppedCalls, m.droppedParams, m.auditWritten, m.auditDropped, m.parallelOff, m.parallelLearned, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.failovers, m.inflight, m.upstreamCalls,
 		m.rejected, m.rateLimited, m.storeErrors, m.storeUp,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
@@ -403,6 +413,27 @@ func (m *Metrics) ParamsDropped(transport string, paths []string) {
 	}
 	for _, p := range paths {
 		m.droppedParams.WithLabelValues(transport, m.params.value(indexesAsN(p))).Inc()
+	}
+}
+
+// Reasons an audit record is dropped: the reason label of gateway_audit_dropped_total.
+const (
+	AuditQueueFull  = "queue_full"
+	AuditStoreError = "store_error"
+	AuditDraining   = "draining"
+)
+
+// AuditWritten counts n audit records the store took.
+func (m *Metrics) AuditWritten(n int) {
+	if m != nil {
+		m.auditWritten.Add(float64(n))
+	}
+}
+
+// AuditDropped counts n audit records dropped for reason (Audit*).
+func (m *Metrics) AuditDropped(reason string, n int) {
+	if m != nil {
+		m.auditDropped.WithLabelValues(reason).Add(float64(n))
 	}
 }
 

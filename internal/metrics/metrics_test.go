@@ -486,6 +486,7 @@ func TestHandler(t *testing.T) {
 	defer m.UpstreamCall()()
 	m.Rejected(RejectUnauthenticated)
 	m.RateLimited("ci", "tokens_per_minute")
+	m.AuditWritten(2)
 
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
@@ -523,6 +524,7 @@ func TestHandler(t *testing.T) {
 		"gateway_rate_limited_total":             dto.MetricType_COUNTER,
 		"gateway_store_errors_total":             dto.MetricType_COUNTER,
 		"gateway_store_up":                       dto.MetricType_GAUGE,
+		"gateway_audit_written_total":            dto.MetricType_COUNTER,
 	}
 	for name, typ := range want {
 		f, ok := families[name]

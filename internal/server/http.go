@@ -212,6 +212,7 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 	writeError := sf.writeError
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		call := s.opts.Observer.Begin(sf.transport, route, r.Method, r.URL.Path)
+		call.UserAgent, call.SessionID = r.Header.Get("User-Agent"), sessionID(r.Header)
 		w.Header().Set("X-Request-Id", call.RequestID)
 		if sf.anthropic {
 			w.Header().Set(anthropic.HeaderRequestID, call.RequestID)
@@ -253,6 +254,20 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 			s.fail(rec, r, call, err, writeError)
 		}
 	})
+}
+
+// sessionHeaders are the headers agent clients name their session with, for the audit
+// record: Claude Code's, Codex's, and a generic one.
+var sessionHeaders = [...]string{"X-Claude-Code-Session-Id", "Session_id", "X-Session-Id"}
+
+// sessionID is the call's session header; "" without one.
+func sessionID(h http.Header) string {
+	for _, name := range sessionHeaders {
+		if v := h[name]; len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
 }
 
 // checkKey checks the call's key: in Authorization, or, on Anthropic's surface, in
