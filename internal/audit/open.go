@@ -19,7 +19,7 @@ import (
 //     embedded store (docs/PROTOCOL.md 17). A file another process has open (a second
 //     gateway, or a gateway command while the gateway runs) is an error after a second.
 //
-// Both keep times to the microsecond, in UTC, and give Request and Answer back byte for byte
+// Errors never quote dsn, which may hold a password. Both keep times to the microsecond, in UTC, and give Request and Answer back byte for byte
 // when they are compact JSON (as json.Marshal writes them).
 func Open(ctx context.Context, dsn string) (Store, error) {
 	scheme, rest, ok := strings.Cut(dsn, "://")
@@ -32,20 +32,11 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 		return openPostgres(ctx, dsn)
 	case scheme == "sqlite" || scheme == "file":
 		if rest == "" {
-			return nil, fmt.Errorf("audit_dsn %q names no file", dsn)
+			return nil, fmt.Errorf("audit_dsn %s:// names no file", scheme)
 		}
 		return openBolt(rest)
 	}
-	return nil, fmt.Errorf("audit_dsn has the scheme %q: give a file path, sqlite://<path>, file://<path> or postgres://…", scheme)
-}
-
-// Retain purges from s the records older than days before now (retention in days); days 0
-// or less keeps everything.
-func Retain(ctx context.Context, s Store, days int, now time.Time) (int64, error) {
-	if days <= 0 {
-		return 0, nil
-	}
-	return s.Purge(ctx, now.Add(-time.Duration(days)*24*time.Hour))
+	return nil, fmt.Errorf("audit_dsn has the scheme %q: give a file path or a URL of scheme %s", scheme, strings.Join(Schemes, ", "))
 }
 
 // stamp is a record's time as both stores keep it: UTC, to the microsecond (PostgreSQL's

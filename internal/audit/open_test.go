@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nirmata/llm-gateway/internal/pgtest"
 )
 
 // A file path, sqlite://<path> and file://<path> each open the embedded store in that file,
@@ -36,10 +38,12 @@ func TestOpenEmbedded(t *testing.T) {
 // A DSN Open cannot use is an error naming what is wrong.
 func TestOpenBadDSN(t *testing.T) {
 	for dsn, want := range map[string]string{
-		"":                     "audit_dsn is empty",
-		"mysql://db/audit":     `audit_dsn has the scheme "mysql"`,
-		"sqlite://":            `audit_dsn "sqlite://" names no file`,
-		"postgres://%zz/audit": "audit_dsn:",
+		"":                                      "audit_dsn is empty",
+		"mysql://db/audit":                      `audit_dsn has the scheme "mysql"`,
+		"sqlite://":                             "audit_dsn sqlite:// names no file",
+		"file://":                               "audit_dsn file:// names no file",
+		"postgres://u:s3cret@%zz/audit":         `audit_dsn is not a URL: invalid URL escape "%zz"`,
+		"postgres://db/audit?sslmode=sometimes": "audit_dsn: pq:",
 	} {
 		s, err := Open(t.Context(), dsn)
 		if err == nil {
@@ -47,8 +51,20 @@ func TestOpenBadDSN(t *testing.T) {
 			t.Errorf("Open(%q): no error", dsn)
 			continue
 		}
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("Open(%q): %v, want it to say %q", dsn, err, want)
+		if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Open(%q): %v, want it to say %q and not the password", dsn, err, want)
 		}
+	}
+}
+
+// Every scheme the configuration lets through (Schemes) is one Open takes.
+func TestOpenSchemes(t *testing.T) {
+	pg := pgtest.Database(t)
+	for _, scheme := range Schemes {
+		dsn := scheme + "://" + filepath.Join(t.TempDir(), "audit.db")
+		if strings.HasPrefix(scheme, "postgres") {
+			dsn = scheme + strings.TrimPrefix(pg, "postgres")
+		}
+		insert(t, open(t, dsn), full("req-1", day1))
 	}
 }

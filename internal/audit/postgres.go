@@ -84,11 +84,13 @@ var pgInsertRows = 65535 / len(pgFields(&Record{}))
 type pgStore struct{ db *sql.DB }
 
 func openPostgres(ctx context.Context, dsn string) (*pgStore, error) {
-	// Errors name the server without the URL's password.
-	where := "PostgreSQL"
-	if u, err := url.Parse(dsn); err == nil {
-		where += " at " + u.Host
+	// Errors name the server, never the URL, which holds the password (url.Parse's
+	// errors quote it).
+	u, err := url.Parse(dsn)
+	if uerr := (*url.Error)(nil); errors.As(err, &uerr) {
+		return nil, fmt.Errorf("audit_dsn is not a URL: %w", uerr.Err)
 	}
+	where := "PostgreSQL at " + u.Host
 	connector, err := pq.NewConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("audit_dsn: %w", err)

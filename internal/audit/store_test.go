@@ -290,22 +290,6 @@ func TestPurge(t *testing.T) {
 	})
 }
 
-// Retain purges what is older than the given days before now; 0 days keeps everything.
-func TestRetain(t *testing.T) {
-	eachStore(t, func(t *testing.T, s Store) {
-		now := day1.AddDate(0, 0, 10)
-		insert(t, s, Record{Time: now.AddDate(0, 0, -3).Add(-time.Second), RequestID: "old"},
-			Record{Time: now.AddDate(0, 0, -3), RequestID: "new"})
-		if n, err := Retain(t.Context(), s, 0, now); err != nil || n != 0 {
-			t.Errorf("Retain 0 days = %d, %v; want 0, nil", n, err)
-		}
-		if n, err := Retain(t.Context(), s, 3, now); err != nil || n != 1 {
-			t.Errorf("Retain 3 days = %d, %v; want 1, nil", n, err)
-		}
-		call(t, s, "new")
-	})
-}
-
 // A batch with a record without a request id is refused whole, naming it.
 func TestInsertRefusesMissingID(t *testing.T) {
 	eachStore(t, func(t *testing.T, s Store) {
