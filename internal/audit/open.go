@@ -18,9 +18,11 @@ import (
 //     sqlite:// is accepted because it is the scheme the configuration documents for the
 //     embedded store (docs/PROTOCOL.md 17). A file another process has open (a second
 //     gateway, or a gateway command while the gateway runs) is an error after a second.
+//     The file does not shrink when records are purged: their pages are reused.
 //
-// Errors never quote dsn, which may hold a password. Both keep times to the microsecond, in UTC, and give Request and Answer back byte for byte
-// when they are compact JSON (as json.Marshal writes them).
+// Errors name a file by its path, and PostgreSQL by its host, never quoting the URL, which
+// may hold a password. Both stores keep times to the microsecond, in UTC, and give Request
+// and Answer back byte for byte when they are compact JSON (as json.Marshal writes them).
 func Open(ctx context.Context, dsn string) (Store, error) {
 	scheme, rest, ok := strings.Cut(dsn, "://")
 	switch {
