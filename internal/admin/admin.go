@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nirmata/llm-gateway/internal/pricing"
+
 	"github.com/go-json-experiment/json"
 
 	"github.com/nirmata/llm-gateway/internal/audit"
@@ -109,6 +111,9 @@ func (h *handler) usage(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		fail(w, fault.KindUnavailable, "the audit store did not answer: "+clip.String(err.Error(), clip.LogMax))
 		return
+	}
+	for i := range rows {
+		rows[i].CostUSD = pricing.Round(rows[i].CostUSD)
 	}
 	answer := usageAnswer{GroupBy: q.GroupBy, Rows: rows}
 	if answer.Rows == nil {

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/toolguard"
 
 	"github.com/nirmata/llm-gateway/internal/audit"
@@ -247,7 +248,7 @@ func (c *Call) record(d time.Duration) audit.Record {
 		Stream: c.Route == metrics.RouteChatStream, ModelRequested: clip.String(r.RequestModel, clip.LogMax), ModelServed: r.Model,
 		Region: r.Region, Failovers: r.Failovers, Status: c.Status, Code: c.Code, FinishReason: string(r.FinishReason),
 		InputTokens: int64(u.PromptTokens), OutputTokens: int64(u.CompletionTokens),
-		CacheReadTokens: int64(u.CacheReadTokens), CacheWriteTokens: int64(u.CacheWriteTokens), CostUSD: r.CostUSD,
+		CacheReadTokens: int64(u.CacheReadTokens), CacheWriteTokens: int64(u.CacheWriteTokens), CostUSD: pricing.Round(r.CostUSD),
 		LatencyMs: float64(d.Microseconds()) / 1000, ToolValidation: r.ToolValidation, Repairs: r.RepairAttempts,
 		BudgetExhausted: r.BudgetExhausted, DroppedToolCalls: r.DroppedToolCalls,
 		ParallelDisabled: r.Repairs.ParallelDisabled || r.Repairs.ParallelRemembered}
@@ -310,7 +311,7 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddInt32("cache_read_tokens", u.CacheReadTokens)
 		enc.AddInt32("cache_write_tokens", u.CacheWriteTokens)
 	}
-	enc.AddFloat64("cost_usd", c.Result.CostUSD)
+	enc.AddFloat64("cost_usd", pricing.Round(c.Result.CostUSD))
 	enc.AddInt("tool_calls", c.Result.ToolCalls)
 	if n := c.Result.DroppedToolCalls; n > 0 {
 		enc.AddInt("dropped_tool_calls", n)

@@ -35,6 +35,10 @@ func (p Price) Cost(u chat.Usage) float64 {
 	return (input*p.Input + float64(u.CompletionTokens)*p.Output + read*p.CacheRead + write*p.CacheWrite) * perToken
 }
 
+// Round is usd to the nano-dollar, as costs are reported (access lines, audit records,
+// usage totals): sums of float64 amounts carry noise in their last digits.
+func Round(usd float64) float64 { return math.Round(usd*1e9) / 1e9 }
+
 // Micros is usd in micro-dollars, the unit the keys' dollar budgets are counted in,
 // rounded up: a call is never counted as costing less than it did. The amount is first
 // rounded to the nano-dollar, so that a cost of exactly n micro-dollars, which floating

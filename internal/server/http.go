@@ -145,11 +145,13 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 }
 
 // NewAdminHandler returns what --admin-addr serves (docs/PROTOCOL.md 7): /healthz, /readyz
-// and /metrics, as the REST API serves them; any other path is net/http's 404.
-func NewAdminHandler(svc *core.Service, opts Options) http.Handler {
+// and /metrics, as the REST API serves them, and api, the admin API, under /admin/
+// (docs/PROTOCOL.md 17); any other path is net/http's 404.
+func NewAdminHandler(svc *core.Service, opts Options, api http.Handler) http.Handler {
 	s := &httpServer{svc: svc, opts: opts}
 	mux := http.NewServeMux()
 	s.operations(mux)
+	mux.Handle("/admin/", api)
 	return mux
 }
 
