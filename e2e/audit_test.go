@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -219,7 +221,24 @@ func TestAuditTrailAcrossReplicas(t *testing.T) {
 		id, status, body = requestID(t, newPost(t, "http://"+c.HTTP+"/llm-apps/chat", hello, "Authorization", bearer))
 		require.Equal(t, http.StatusOK, status, string(body))
 	}
-	require.NoError(t, stopC.stop()) // writes what it holds: the store is down
+	dropped := func() float64 {
+		resp, err := http.Get("http://" + c.HTTP + "/metrics")
+		if err != nil {
+			return 0
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, `gateway_audit_dropped_total{reason="store_error"} `); ok {
+				n, _ := strconv.ParseFloat(v, 64)
+				return n
+			}
+		}
+		return 0
+	}
+	require.Eventually(t, func() bool { return dropped() == 2 }, 10*time.Second, 10*time.Millisecond,
+		"the next batch fails to be written: both records are dropped and counted")
+	require.NoError(t, stopC.stop())
 	lines := c.logs.FilterMessage("audit store write failed: records are dropped until it writes again").All()
 	require.NotEmpty(t, lines, "the outage is logged once")
 	assert.Len(t, lines, 1)
