@@ -159,6 +159,13 @@ func TestAuditTrailAcrossReplicas(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, string(body))
 	calls = append(calls, sent{id: id, surface: "nirmata", status: 200, failovers: 1})
 
+	// Not a chat call: no record.
+	models, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+b.HTTP+"/v1/models", nil)
+	require.NoError(t, err)
+	models.Header.Set("Authorization", bearer)
+	_, status, body = requestID(t, models)
+	require.Equal(t, http.StatusOK, status, string(body))
+
 	require.NoError(t, stopA.stop())
 	require.NoError(t, stopB.stop())
 

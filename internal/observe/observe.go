@@ -230,7 +230,7 @@ func (c *Call) End() {
 	if c.span != nil {
 		c.endSpan()
 	}
-	if o.audit.Level(c.KeyID) != audit.Off {
+	if chatRoute := c.Route == metrics.RouteChat || c.Route == metrics.RouteChatStream; chatRoute && o.audit.Level(c.KeyID) != audit.Off {
 		o.audit.Write(c.record(d), c.Result.Request, c.Result.Answer)
 	}
 }
