@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,17 +32,18 @@ gateway replay: re-run a call the audit trail kept whole (audit: full) on anothe
 print both answers side by side with their tokens, cost and latency.
 
 Usage:
-  gateway usage [--from T] [--to T] [--group-by key,model,day] [--json] [settings]
-  gateway replay <request_id> --model <alias or model id> [settings]
+  gateway usage [--from T] [--to T] [--group-by key,model,day] [--json] [--admin-url URL] [settings]
+  gateway replay <request_id> --model <alias or model id> [--admin-url URL] [settings]
 
 T is an RFC 3339 time (2026-11-29T10:00:00Z) or a date (2026-11-29; as --to, the end of
 that day); none is unbounded. --group-by takes key, model, day or several, comma-separated
 (default key).
 
 Where the records come from: with --admin-url (or GATEWAY_ADMIN_URL), a running gateway's
-admin API, with the admin key in GATEWAY_ADMIN_KEY (else the first of admin_keys); without
-it, the store of audit_dsn, opened directly: PostgreSQL at any time, the embedded file only
-while no gateway has it open (ask the running one with --admin-url).
+admin API, with the admin key in GATEWAY_ADMIN_KEY (else --admin-key, which every user of
+the host sees in ps, else the first of admin_keys); without it, the store of audit_dsn,
+opened directly: PostgreSQL at any time, the embedded file only while no gateway has it open
+(ask the running one with --admin-url).
 
 [settings] are the gateway's own (gateway --help): --config FILE, --audit-dsn, and for
 replay the upstream (--sim for the simulator, else AWS Bedrock as the gateway reaches it)
@@ -53,10 +55,10 @@ func printAuditUsage(w io.Writer) { fmt.Fprint(w, auditUsage) }
 // auditFlags are the flags of gateway usage and replay; every other argument but the
 // request id is a gateway setting.
 type auditFlags struct {
-	from, to, groupBy, model, adminURL string
-	json                               bool
-	id                                 string
-	settings                           []string
+	from, to, groupBy, model, adminURL, adminKey string
+	json                                         bool
+	id                                           string
+	settings                                     []string
 }
 
 // parseAuditArgs takes usage's and replay's own flags out of args, each as --name value or
@@ -67,7 +69,8 @@ func parseAuditArgs(args []string) (auditFlags, error) {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		f.id, args = args[0], args[1:]
 	}
-	strs := map[string]*string{"from": &f.from, "to": &f.to, "group-by": &f.groupBy, "model": &f.model, "admin-url": &f.adminURL}
+	strs := map[string]*string{"from": &f.from, "to": &f.to, "group-by": &f.groupBy, "model": &f.model, "admin-url": &f.adminURL,
+		"admin-key": &f.adminKey}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -111,7 +114,7 @@ type records interface {
 // openRecords opens the records f and cfg name.
 func openRecords(ctx context.Context, f auditFlags, cfg config.Config) (records, error) {
 	if f.adminURL != "" {
-		key := os.Getenv("GATEWAY_ADMIN_KEY")
+		key := cmp.Or(f.adminKey, os.Getenv("GATEWAY_ADMIN_KEY"))
 		for _, k := range cfg.AdminKeys {
 			if key == "" && !strings.HasPrefix(k, "sha256:") {
 				key = k

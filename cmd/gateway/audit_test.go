@@ -22,14 +22,7 @@ import (
 // returns the call's request id.
 func auditedCall(t *testing.T, dsn string) string {
 	t.Helper()
-	cfg, err := config.Load([]string{"--sim", "--audit", "full", "--audit-dsn", dsn,
-		"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0"}, func(string) string { return "" })
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	g, err := gateway.New(ctx, cfg, zap.NewNop())
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- g.Serve(ctx) }()
+	g, stop := auditedGateway(t, dsn)
 
 	body := `{"model":"us.anthropic.claude-sonnet-4-20250514-v1:0","messages":[{"role":"user","content":"Say hello"}]}`
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+g.Addrs().HTTP+"/v1/chat/completions", strings.NewReader(body))
@@ -43,9 +36,58 @@ func auditedCall(t *testing.T, dsn string) string {
 	id := resp.Header.Get("X-Request-Id")
 	require.NotEmpty(t, id)
 
-	cancel()
-	require.NoError(t, <-served) // the drain writes what the audit writer holds
+	require.NoError(t, stop()) // the drain writes what the audit writer holds
 	return id
+}
+
+// auditedGateway serves a gateway on the simulator whose audit trail is full in the
+// embedded store at dsn, with the admin API on a free port under adminKey, until stop.
+func auditedGateway(t *testing.T, dsn string) (g *gateway.Gateway, stop func() error) {
+	t.Helper()
+	cfg, err := config.Load([]string{"--sim", "--audit", "full", "--audit-dsn", dsn, "--admin-keys", adminKey,
+		"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, func(string) string { return "" })
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	g, err = gateway.New(ctx, cfg, zap.NewNop())
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- g.Serve(ctx) }()
+	stopped := false
+	stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-served
+	}
+	t.Cleanup(func() { _ = stop() })
+	return g, stop
+}
+
+const adminKey = "admin-key-0123456789"
+
+// TestUsageThroughTheAdminAPI: while a gateway holds the embedded store, gateway usage
+// reads it through the admin API, and says what to do when asked to open the file itself.
+func TestUsageThroughTheAdminAPI(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "audit.db")
+	auditedCall(t, dsn)
+	g, _ := auditedGateway(t, dsn)
+
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"usage", "--admin-url", "http://" + g.Addrs().Admin, "--admin-key", adminKey, "--json"}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	assert.Regexp(t, `^\{"rows":\[\{"key":"","model":"","day":"","requests":1,"input_tokens":\d+,"output_tokens":\d+,"cache_read_tokens":0,"cache_write_tokens":0,"cost_usd":0\.\d+\}\]\}$`, stdout.String())
+
+	stdout.Reset()
+	code = run(t.Context(), []string{"usage", "--admin-url", "http://" + g.Addrs().Admin, "--admin-key", "not-the-admin-key-0123"}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr.String(), "the admin API answered 401: missing or unknown admin key")
+
+	stderr.Reset()
+	code = run(t.Context(), []string{"usage", "--audit-dsn", dsn}, &stdout, &stderr)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr.String(), "in use by another process")
 }
 
 // TestUsageAndReplay: gateway usage reads the embedded store a stopped gateway wrote and
