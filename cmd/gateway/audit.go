@@ -125,6 +125,11 @@ func openRecords(ctx context.Context, f auditFlags, cfg config.Config) (records,
 		}
 		return &adminAPI{base: strings.TrimRight(f.adminURL, "/"), key: key, client: &http.Client{Timeout: 30 * time.Second}}, nil
 	}
+	if path, ok, _ := audit.FilePath(cfg.AuditDSN); ok {
+		if _, err := os.Stat(path); err != nil { // a command that reads creates no store
+			return nil, fmt.Errorf("no audit store to read: %w; give the gateway's audit_dsn (--audit-dsn, --config) or its --admin-url", err)
+		}
+	}
 	s, err := audit.Open(ctx, cfg.AuditDSN)
 	if err != nil {
 		return nil, err
@@ -199,39 +204,47 @@ func (s storeRecords) call(ctx context.Context, id string) (*audit.Record, error
 }
 func (s storeRecords) close() { _ = s.s.Close() }
 
-// auditCommand parses args for usage or replay and opens the records.
-func auditCommand(ctx context.Context, args []string) (auditFlags, config.Config, records, error) {
-	f, err := parseAuditArgs(args)
-	if err != nil {
-		return f, config.Config{}, nil, err
-	}
+// loadSettings loads the gateway settings of usage's and replay's command line.
+func loadSettings(f auditFlags) (config.Config, error) {
 	cfg, err := config.Load(f.settings, os.Getenv)
 	if err != nil {
-		return f, cfg, nil, usageError{err}
+		return cfg, usageError{err}
 	}
-	recs, err := openRecords(ctx, f, cfg)
-	return f, cfg, recs, err
+	return cfg, nil
+}
+
+// openAuditRecords opens the records f's settings name.
+func openAuditRecords(ctx context.Context, f auditFlags) (records, error) {
+	cfg, err := loadSettings(f)
+	if err != nil {
+		return nil, err
+	}
+	return openRecords(ctx, f, cfg)
 }
 
 // runUsage is gateway usage.
 func runUsage(ctx context.Context, args []string, stdout io.Writer) error {
-	f, _, recs, err := auditCommand(ctx, args)
+	f, err := parseAuditArgs(args)
+	if err != nil {
+		return err
+	}
+	if f.id != "" {
+		return usageError{fmt.Errorf("gateway usage takes no argument; got %s", clipArg(f.id))}
+	}
+	query, err := admin.ParseUsageQuery(f.from, f.to, f.groupBy)
+	if err != nil {
+		return usageError{err}
+	}
+	recs, err := openAuditRecords(ctx, f)
 	if err != nil {
 		return err
 	}
 	defer recs.close()
-	if f.id != "" {
-		return usageError{fmt.Errorf("gateway usage takes no argument; got %s", clipArg(f.id))}
-	}
 	q := url.Values{}
 	for name, v := range map[string]string{"from": f.from, "to": f.to, "group_by": f.groupBy} {
 		if v != "" {
 			q.Set(name, v)
 		}
-	}
-	groupBy, err := admin.ParseUsageQuery(f.from, f.to, f.groupBy)
-	if err != nil {
-		return usageError{err}
 	}
 	rows, err := recs.usage(ctx, q)
 	if err != nil {
@@ -240,7 +253,7 @@ func runUsage(ctx context.Context, args []string, stdout io.Writer) error {
 	if f.json {
 		return json.MarshalWrite(stdout, map[string]any{"rows": rows}, json.Deterministic(true))
 	}
-	printUsageTable(stdout, groupBy.GroupBy, rows)
+	printUsageTable(stdout, query.GroupBy, rows)
 	return nil
 }
 
@@ -295,14 +308,22 @@ func orDash(s string) string {
 
 // runReplay is gateway replay.
 func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
-	f, cfg, recs, err := auditCommand(ctx, args)
+	f, err := parseAuditArgs(args)
+	if err != nil {
+		return err
+	}
+	if f.id == "" || f.model == "" {
+		return usageError{errors.New("gateway replay needs a request id and --model")}
+	}
+	cfg, err := loadSettings(f)
+	if err != nil {
+		return err
+	}
+	recs, err := openRecords(ctx, f, cfg)
 	if err != nil {
 		return err
 	}
 	defer recs.close()
-	if f.id == "" || f.model == "" {
-		return usageError{errors.New("gateway replay needs a request id and --model")}
-	}
 	rec, err := recs.call(ctx, f.id)
 	if err != nil {
 		return err

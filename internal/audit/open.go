@@ -24,21 +24,34 @@ import (
 // may hold a password. Both stores keep times to the microsecond, in UTC, and give Request
 // and Answer back byte for byte when they are compact JSON (as json.Marshal writes them).
 func Open(ctx context.Context, dsn string) (Store, error) {
-	scheme, rest, ok := strings.Cut(dsn, "://")
-	switch {
-	case dsn == "":
-		return nil, fmt.Errorf("audit_dsn is empty: give a file path for the embedded store, or a postgres:// URL")
-	case !ok:
-		return openBolt(dsn)
-	case scheme == "postgres" || scheme == "postgresql":
-		return openPostgres(ctx, dsn)
-	case scheme == "sqlite" || scheme == "file":
-		if rest == "" {
-			return nil, fmt.Errorf("audit_dsn %s:// names no file", scheme)
+	scheme, _, _ := strings.Cut(dsn, "://")
+	if path, ok, err := FilePath(dsn); ok || err != nil {
+		if err != nil {
+			return nil, err
 		}
-		return openBolt(rest)
+		return openBolt(path)
+	}
+	if scheme == "postgres" || scheme == "postgresql" {
+		return openPostgres(ctx, dsn)
 	}
 	return nil, fmt.Errorf("audit_dsn has the scheme %q: give a file path or a URL of scheme %s", scheme, strings.Join(Schemes, ", "))
+}
+
+// FilePath is the file of the embedded store dsn names: ok is false for another store.
+func FilePath(dsn string) (path string, ok bool, err error) {
+	scheme, rest, isURL := strings.Cut(dsn, "://")
+	switch {
+	case dsn == "":
+		return "", false, fmt.Errorf("audit_dsn is empty: give a file path for the embedded store, or a postgres:// URL")
+	case !isURL:
+		return dsn, true, nil
+	case scheme == "sqlite" || scheme == "file":
+		if rest == "" {
+			return "", false, fmt.Errorf("audit_dsn %s:// names no file", scheme)
+		}
+		return rest, true, nil
+	}
+	return "", false, nil
 }
 
 // stamp is a record's time as both stores keep it: UTC, to the microsecond (PostgreSQL's
