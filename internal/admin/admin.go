@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nirmata/llm-gateway/internal/pricing"
-
 	"github.com/go-json-experiment/json"
 
 	"github.com/nirmata/llm-gateway/internal/audit"
@@ -23,6 +21,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/nirmata"
+	"github.com/nirmata/llm-gateway/internal/pricing"
 )
 
 // Paths of the admin API.

@@ -19,13 +19,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nirmata/llm-gateway/internal/audit"
-
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
 	"sigs.k8s.io/yaml"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/seal"

@@ -13,11 +13,10 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/nirmata/llm-gateway/internal/audit"
-
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/auth"
 )
 

@@ -21,10 +21,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nirmata/llm-gateway/internal/audit"
-
 	"go.uber.org/zap"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/fault"

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/nirmata/llm-gateway/internal/audit"
-
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/stream"

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nirmata/llm-gateway/internal/audit"
+	"go.uber.org/zap"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
@@ -22,7 +23,6 @@ import (
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
 	"github.com/nirmata/llm-gateway/internal/toolguard"
 	"github.com/nirmata/llm-gateway/internal/translate"
-	"go.uber.org/zap"
 )
 
 // The turn engine. Every call, unary or streamed, is one turn through the same steps:

@@ -6,8 +6,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/nirmata/llm-gateway/internal/audit"
+	"go.uber.org/zap"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
@@ -15,7 +16,6 @@ import (
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
-	"go.uber.org/zap"
 )
 
 // Chat answers one request with one complete answer: a turn (turn.go) whose answer is

@@ -16,9 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nirmata/llm-gateway/internal/admin"
-	"github.com/nirmata/llm-gateway/internal/audit"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -26,6 +23,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
+	"github.com/nirmata/llm-gateway/internal/admin"
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"

@@ -12,21 +12,19 @@ import (
 	"encoding/hex"
 	"time"
 
-	"github.com/nirmata/llm-gateway/internal/pricing"
-	"github.com/nirmata/llm-gateway/internal/toolguard"
-
-	"github.com/nirmata/llm-gateway/internal/audit"
-	"github.com/nirmata/llm-gateway/internal/chat"
-
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
