@@ -46,8 +46,13 @@ TEST_FLAGS := -count=1 -vet=off -toolexec 'env GOGC=1000' -ldflags=-w \
 # belongs with the real client programs (make clients).
 TEST_PACKAGES = $$(go list ./... | grep -v '/cmd/demo$$')
 
-test: ## Run every test but the real client programs' (make clients); needs redis-server
+# PostgreSQL's programs: Debian's package postgresql puts them in
+# /usr/lib/postgresql/<version>/bin, off the PATH (internal/pgtest looks in both).
+HAVE_POSTGRES := command -v initdb >/dev/null || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+
+test: ## Run every test but the real client programs' (make clients); needs redis-server and PostgreSQL
 	@command -v redis-server >/dev/null || { echo "redis-server not found: make test runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
+	@$(HAVE_POSTGRES) || { echo "PostgreSQL not found: make test runs real PostgreSQL servers; install the package postgresql (Debian, Ubuntu; .ci/run does)"; exit 1; }
 	CGO_ENABLED=0 go test $(TEST_FLAGS) $(TEST_PACKAGES)
 
 # The real client programs are tests under the clients build tag (e2e): the official
@@ -55,12 +60,14 @@ test: ## Run every test but the real client programs' (make clients); needs redi
 # the Anthropic SDK and Claude Code, whose native program npm installs as the platform's
 # optional dependency). They run
 # with the whole end-to-end suite, and cmd/demo is built with them.
-clients: $(NODE_MODULES) ## Run the real client programs (openai-go, the openai npm client, the Vercel AI SDK, the Anthropic SDK, Claude Code) against the gateway, with the end-to-end suite; installs test/node's npm packages first when missing; needs Node.js 20 or later and redis-server
+clients: $(NODE_MODULES) ## Run the real client programs (openai-go, the openai npm client, the Vercel AI SDK, the Anthropic SDK, Claude Code) against the gateway, with the end-to-end suite; installs test/node's npm packages first when missing; needs Node.js 20 or later, redis-server and PostgreSQL
 	@command -v redis-server >/dev/null || { echo "redis-server not found: make clients runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
+	@$(HAVE_POSTGRES) || { echo "PostgreSQL not found: make clients runs real PostgreSQL servers; install the package postgresql (Debian, Ubuntu; .ci/run does)"; exit 1; }
 	CGO_ENABLED=0 go test $(TEST_FLAGS) -tags clients ./e2e/ ./cmd/demo/
 
 race: $(NODE_MODULES) ## Run every test, the real client programs' included, under the race detector (CI runs it after make test and make clients); needs what make clients needs
 	@command -v redis-server >/dev/null || { echo "redis-server not found: make race runs real Redis servers; install the package redis-server (Debian, Ubuntu; .ci/run does)"; exit 1; }
+	@$(HAVE_POSTGRES) || { echo "PostgreSQL not found: make race runs real PostgreSQL servers; install the package postgresql (Debian, Ubuntu; .ci/run does)"; exit 1; }
 	go test -race -count=1 -tags clients ./...
 
 # The official openai npm client, the Vercel AI SDK and the Anthropic SDK, which e2e's

@@ -88,7 +88,9 @@ start_sim() {
 # start_gateway HTTP_PORT SIM_PORT: the real upstream path, not --sim: the AWS chain resolves
 # the endpoint and static credentials, so every request is SigV4-signed as in production.
 # The environment is emptied first, so no AWS_PROFILE, Bedrock API key or GATEWAY_* setting
-# of the caller's changes what is measured.
+# of the caller's changes what is measured. The audit trail is at metadata (BENCH_AUDIT=off
+# or full changes it), in an embedded store of the gateway's own: what is measured is a
+# gateway that keeps a record of each call (docs/PROTOCOL.md 17).
 start_gateway() {
 	local port=$1 sim=$2 grpc
 	grpc=$(free_port)
@@ -97,7 +99,8 @@ start_gateway() {
 		AWS_ENDPOINT_URL_BEDROCK_RUNTIME="http://127.0.0.1:$sim" AWS_REGION=us-east-1 \
 		AWS_ACCESS_KEY_ID=AKIDLOADTEST AWS_SECRET_ACCESS_KEY=loadtest-secret \
 		GATEWAY_API_KEYS="$gateway_key" \
-		"$bin/gateway" --http-addr "127.0.0.1:$port" --grpc-addr "127.0.0.1:$grpc" ${GATEWAY_FLAGS:-}
+		"$bin/gateway" --http-addr "127.0.0.1:$port" --grpc-addr "127.0.0.1:$grpc" \
+		--audit "${BENCH_AUDIT:-metadata}" --audit-dsn "$work/audit-$port.db" ${GATEWAY_FLAGS:-}
 	wait_http "http://127.0.0.1:$port/readyz" 200
 }
 

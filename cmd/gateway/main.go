@@ -31,8 +31,13 @@ Usage:
   gateway sim [flags]      run the Bedrock simulator alone (gateway sim --help)
   gateway probe <url>      ask a running gateway whether a model takes tools; exit 0 if so
                            (gateway probe --help)
+  gateway usage [flags]    the audit trail's totals by key, model or day, as a table
+  gateway replay <request_id> --model <m>
+                           re-run a recorded call on another model, both answers side by side
+                           (gateway help usage)
   gateway version          print the version (also --version)
-  gateway help [sim|probe] print this help, or the simulator's or the probe's
+  gateway help [sim|probe|usage]
+                           print this help, or the simulator's, the probe's or usage's and replay's
 
 `
 
@@ -72,6 +77,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runSim(ctx, args)
 	case "probe":
 		return runProbe(ctx, args, stdout, stderr)
+	case "usage":
+		err = runUsage(ctx, args, stdout)
+	case "replay":
+		err = runReplay(ctx, args, stdout)
 	case "version":
 		fmt.Fprintln(stdout, buildinfo.String())
 		return 0
@@ -81,6 +90,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			printSimUsage(stdout)
 		case len(args) > 0 && args[0] == "probe":
 			printProbeUsage(stdout)
+		case len(args) > 0 && (args[0] == "usage" || args[0] == "replay"):
+			printAuditUsage(stdout)
 		default:
 			printUsage(stdout)
 		}
@@ -92,6 +103,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return 0
+	case errors.Is(err, errHelp):
+		printAuditUsage(stdout)
+		return 0
 	case errors.Is(err, flag.ErrHelp):
 		if cmd == "sim" {
 			printSimUsage(stdout)
@@ -101,8 +115,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.As(err, new(usageError)):
 		help := "gateway --help"
-		if cmd == "sim" {
+		switch cmd {
+		case "sim":
 			help = "gateway sim --help"
+		case "usage", "replay":
+			help = "gateway help usage"
 		}
 		fmt.Fprintf(stderr, "gateway: %v\nRun '%s' for usage.\n", err, help)
 		return 2

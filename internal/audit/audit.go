@@ -102,16 +102,16 @@ type Record struct {
 	Repairs        int    `json:"repairs"`
 	// Decisions the gateway took for the call: the tool-round budget spent, tool calls
 	// dropped, parallel calls turned off.
-	BudgetExhausted  bool `json:"budget_exhausted,omitempty"`
-	DroppedToolCalls int  `json:"dropped_tool_calls,omitempty"`
-	ParallelDisabled bool `json:"parallel_disabled,omitempty"`
+	BudgetExhausted  bool `json:"budget_exhausted,omitzero"`
+	DroppedToolCalls int  `json:"dropped_tool_calls,omitzero"`
+	ParallelDisabled bool `json:"parallel_disabled,omitzero"`
 
 	// Request and Answer are the call's request and answer in the chat model's JSON form
 	// (chat.Request, chat.Response), kept at the full level only. One larger than
 	// audit_max_content_bytes is kept as a Clipped value instead, and Clipped is set.
 	Request jsontext.Value `json:"request,omitempty"`
 	Answer  jsontext.Value `json:"answer,omitempty"`
-	Clipped bool           `json:"clipped,omitempty"`
+	Clipped bool           `json:"clipped,omitzero"`
 }
 
 // ToolCall is one tool call of the answer: its name, its id, and the outcome of its check
@@ -157,6 +157,9 @@ type UsageRow struct {
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
 }
+
+// Schemes are the URL schemes an audit_dsn may have; a DSN without one is a file path.
+var Schemes = []string{"postgres", "postgresql", "sqlite", "file"}
 
 // ErrNotFound is the error of Store.Call for an id no record has.
 var ErrNotFound = errors.New("no call has that request id")

@@ -7,6 +7,11 @@
 // names and argument JSON is the translator's work, so every surface gets the same checks
 // and the same error texts, naming fields by the path the REST body has
 // ("messages[1].tool_calls[0].function.arguments").
+//
+// The JSON names of the types are the chat model's JSON form, in which the audit trail
+// keeps a call's request and answer and from which a call is replayed (docs/PROTOCOL.md
+// 17); no client sends or reads it. A tool's parameters and a response format's schema
+// are JSON text held as bytes: audit.EncodeContent writes them as JSON values.
 package chat
 
 // Roles a message may have (docs/PROTOCOL.md 3). developer is the same as system.
@@ -21,93 +26,94 @@ const (
 // Request is one chat call.
 type Request struct {
 	// ID identifies the call in logs and answers; the transport assigns it.
-	ID string
+	ID string `json:"id,omitzero"`
 	// Model is a Bedrock model id, inference-profile id, ARN or configured alias; empty
 	// means the gateway's default.
-	Model string
+	Model string `json:"model,omitzero"`
 	// Provider is "bedrock" or empty; anything else is refused.
-	Provider string
+	Provider string `json:"provider,omitzero"`
 	// ClientType labels the caller in logs and metrics.
-	ClientType string
+	ClientType string `json:"client_type,omitzero"`
 	// KeyID is the calling key's identity (empty without keys); the transport sets it.
 	// What the gateway keeps for a caller, such as its reasoning blocks, is kept under it.
-	KeyID string
+	KeyID string `json:"-"`
 	// UserAgent is the client's User-Agent header (gRPC: user-agent metadata); the
 	// transport sets it. With KeyID it names the client whose habits the gateway
 	// remembers (docs/PROTOCOL.md 13.4).
-	UserAgent string
+	UserAgent string `json:"user_agent,omitzero"`
 
-	Messages   []Message
-	Tools      []Tool
-	ToolChoice ToolChoice
+	Messages   []Message  `json:"messages,omitzero"`
+	Tools      []Tool     `json:"tools,omitzero"`
+	ToolChoice ToolChoice `json:"tool_choice,omitzero"`
 
-	MaxTokens   *int32
-	Temperature *float64
-	TopP        *float64
-	Stop        []string
+	MaxTokens   *int32   `json:"max_tokens,omitzero"`
+	Temperature *float64 `json:"temperature,omitzero"`
+	TopP        *float64 `json:"top_p,omitzero"`
+	Stop        []string `json:"stop,omitzero"`
 	// TopK samples from the K likeliest tokens (Anthropic's top_k); the translator sends it
 	// where the model takes it (docs/BEDROCK.md A21) and reports it dropped elsewhere.
-	TopK *int32
+	TopK *int32 `json:"top_k,omitzero"`
 	// Betas are the anthropic-beta values the client asked for (Anthropic's Messages API);
 	// the translator forwards those the target model takes as anthropic_beta and reports
 	// the others dropped.
-	Betas []string
+	Betas []string `json:"betas,omitzero"`
 
 	// ParallelToolCalls false asks for one tool call per answer; nil leaves it to the
 	// gateway (docs/PROTOCOL.md 13.4).
-	ParallelToolCalls *bool
+	ParallelToolCalls *bool `json:"parallel_tool_calls,omitzero"`
 	// MaxToolRounds bounds the tool rounds of the task: assistant turns with tool calls
 	// after the last user message; nil is unlimited (docs/PROTOCOL.md 13.5).
-	MaxToolRounds *int32
+	MaxToolRounds *int32 `json:"max_tool_rounds,omitzero"`
 
 	// ReasoningEffort is none, minimal, low, medium, high, xhigh or max; empty leaves
 	// thinking off (docs/PROTOCOL.md 11.1).
-	ReasoningEffort string
+	ReasoningEffort string `json:"reasoning_effort,omitzero"`
 	// Thinking is Anthropic's thinking switch; it wins over ReasoningEffort.
-	Thinking *Thinking
+	Thinking *Thinking `json:"thinking,omitzero"`
 	// StreamReasoning asks a JSONL or gRPC stream for reasoning events too (chunked and
 	// OpenAI streams always carry them).
-	StreamReasoning bool
+	StreamReasoning bool `json:"stream_reasoning,omitzero"`
 	// ToolValidation is off, report or repair (docs/PROTOCOL.md 13.2); empty leaves it to
 	// the gateway.
-	ToolValidation string
+	ToolValidation string `json:"tool_validation,omitzero"`
 	// ResponseFormat asks for structured output (docs/PROTOCOL.md 13.3); nil is text.
-	ResponseFormat *ResponseFormat
+	ResponseFormat *ResponseFormat `json:"response_format,omitzero"`
 	// CacheRetention is OpenAI's prompt_cache_retention: "24h" asks for the 1h TTL where
 	// the model has it (docs/PROTOCOL.md 12.2).
-	CacheRetention string
+	CacheRetention string `json:"cache_retention,omitzero"`
 
 	// User identifies the end user, CacheKey the conversation's prompt-cache key; both go
 	// to Bedrock's requestMetadata.
-	User, CacheKey string
+	User     string `json:"user,omitzero"`
+	CacheKey string `json:"cache_key,omitzero"`
 	// ServiceTier is Bedrock's service tier (priority, default, flex, reserved); empty
 	// sends none.
-	ServiceTier string
+	ServiceTier string `json:"service_tier,omitzero"`
 	// Ignored lists the JSON paths of fields the transport accepted without effect; the
 	// Result adds those the translator dropped.
-	Ignored []string
+	Ignored []string `json:"ignored,omitzero"`
 }
 
 // Message is one message of the history.
 type Message struct {
-	Role string
+	Role string `json:"role,omitzero"`
 	// Content is the text; when Parts is not empty it is ignored.
-	Content string
-	Parts   []Part
+	Content string `json:"content,omitzero"`
+	Parts   []Part `json:"parts,omitzero"`
 	// ToolCalls are an assistant message's calls.
-	ToolCalls []ToolCall
+	ToolCalls []ToolCall `json:"tool_calls,omitzero"`
 	// ToolCallID names the call a tool message answers.
-	ToolCallID string
+	ToolCallID string `json:"tool_call_id,omitzero"`
 	// ToolError: the tool message reports that the call failed (Anthropic's is_error);
 	// Bedrock gets the result with status error.
-	ToolError bool
+	ToolError bool `json:"tool_error,omitzero"`
 	// Name is an optional participant or tool name.
-	Name string
+	Name string `json:"name,omitzero"`
 	// Reasoning is an assistant's reasoning blocks, sent back as an answer gave them
 	// (docs/PROTOCOL.md 11.3).
-	Reasoning []ReasoningBlock
+	Reasoning []ReasoningBlock `json:"reasoning,omitzero"`
 	// CacheControl asks for a prompt-cache point after the message (docs/PROTOCOL.md 12.1).
-	CacheControl *CacheControl
+	CacheControl *CacheControl `json:"cache_control,omitzero"`
 }
 
 // Tool validation modes (docs/PROTOCOL.md 13.2).
@@ -127,21 +133,22 @@ const (
 // ResponseFormat is OpenAI's response_format.
 type ResponseFormat struct {
 	// Type is text, json_object or json_schema.
-	Type string
+	Type string `json:"type,omitzero"`
 	// Name, Description and Schema are json_schema's; Schema is the JSON Schema as JSON text
 	// as the client wrote it.
-	Name, Description string
-	Schema            []byte
+	Name        string `json:"name,omitzero"`
+	Description string `json:"description,omitzero"`
+	Schema      []byte `json:"schema,omitzero"`
 	// Strict is accepted and ignored.
-	Strict bool
+	Strict bool `json:"strict,omitzero"`
 }
 
 // Thinking is Anthropic's extended-thinking switch.
 type Thinking struct {
 	// Type is enabled, adaptive or disabled.
-	Type string
+	Type string `json:"type,omitzero"`
 	// BudgetTokens is enabled's budget; nil when not given.
-	BudgetTokens *int32
+	BudgetTokens *int32 `json:"budget_tokens,omitzero"`
 }
 
 // Thinking types.
@@ -155,10 +162,10 @@ const (
 // (Text and Signature) or a redacted one (Data, base64 as Bedrock sent it).
 type ReasoningBlock struct {
 	// Redacted: a redacted_thinking block.
-	Redacted  bool
-	Text      string
-	Signature string
-	Data      string
+	Redacted  bool   `json:"redacted,omitzero"`
+	Text      string `json:"text,omitzero"`
+	Signature string `json:"signature,omitzero"`
+	Data      string `json:"data,omitzero"`
 }
 
 // Replayable reports whether Bedrock can take the block back: a thinking block with its
@@ -173,9 +180,9 @@ func (b *ReasoningBlock) Replayable() bool {
 // CacheControl is a prompt-cache hint.
 type CacheControl struct {
 	// Type is ephemeral.
-	Type string
+	Type string `json:"type,omitzero"`
 	// TTL is "", 5m or 1h.
-	TTL string
+	TTL string `json:"ttl,omitzero"`
 }
 
 // Part types (docs/PROTOCOL.md 10.1). A part without a type is an image when it has one,
@@ -194,67 +201,67 @@ const (
 
 // Part is one content part.
 type Part struct {
-	Type string
+	Type string `json:"type,omitzero"`
 	// Text is a text part's text, or a refusal part's refusal.
-	Text string
+	Text string `json:"text,omitzero"`
 	// Image is the image_url member: present (even empty) makes a typeless part an image.
-	Image *ImageURL
+	Image *ImageURL `json:"image,omitzero"`
 	// File is the file member of a file part.
-	File *File
+	File *File `json:"file,omitzero"`
 	// Reasoning is a thinking or redacted_thinking part's block.
-	Reasoning *ReasoningBlock
+	Reasoning *ReasoningBlock `json:"reasoning,omitzero"`
 	// CacheControl asks for a prompt-cache point right after the part.
-	CacheControl *CacheControl
+	CacheControl *CacheControl `json:"cache_control,omitzero"`
 }
 
 // ImageURL is an image reference; the gateway accepts data URLs only.
 type ImageURL struct {
-	URL    string
-	Detail string
+	URL    string `json:"url,omitzero"`
+	Detail string `json:"detail,omitzero"`
 }
 
 // File is a document given inline. The gateway stores no files, so FileID is only there
 // to be refused by name.
 type File struct {
 	// Data is file_data: a data URL (data:application/pdf;base64,...) or bare base64.
-	Data     string
-	Filename string
-	FileID   string
+	Data     string `json:"data,omitzero"`
+	Filename string `json:"filename,omitzero"`
+	FileID   string `json:"file_id,omitzero"`
 }
 
 // ToolCall is a call the model made: in a request's history, or in an answer.
 type ToolCall struct {
-	ID string
+	ID string `json:"id,omitzero"`
 	// Type is "function" or empty in a request; answers always say "function".
-	Type string
-	Name string
+	Type string `json:"type,omitzero"`
+	Name string `json:"name,omitzero"`
 	// Arguments is the JSON object text of the call's arguments.
-	Arguments string
+	Arguments string `json:"arguments,omitzero"`
 	// ValidationErrors says where an answer's call breaks its tool's schema
 	// ("<JSON pointer>: <rule>", docs/PROTOCOL.md 13.2); nil when it does not or was not
 	// checked.
-	ValidationErrors []string
+	ValidationErrors []string `json:"validation_errors,omitzero"`
 }
 
 // Tool is a function the model may call.
 type Tool struct {
 	// Type is "function" or empty.
-	Type        string
-	Name        string
-	Description string
+	Type        string `json:"type,omitzero"`
+	Name        string `json:"name,omitzero"`
+	Description string `json:"description,omitzero"`
 	// Parameters is the JSON Schema of the arguments as JSON text, as the client wrote it;
 	// nil means an object with no properties.
-	Parameters []byte
+	Parameters []byte `json:"parameters,omitzero"`
 	// Wrapped says the tool came in the {type, function} form, so errors name its fields
 	// under "function" (tools[2].function.parameters).
-	Wrapped bool
+	Wrapped bool `json:"wrapped,omitzero"`
 	// CacheControl asks for a prompt-cache point after the tool.
-	CacheControl *CacheControl
+	CacheControl *CacheControl `json:"cache_control,omitzero"`
 	// CacheControlInFunction: a wrapped tool carried CacheControl inside function, so
 	// errors name it tools[2].function.cache_control rather than tools[2].cache_control.
-	CacheControlInFunction bool
+	CacheControlInFunction bool `json:"cache_control_in_function,omitzero"`
 	// Strict asks for arguments that match Parameters exactly (docs/PROTOCOL.md 13.1).
-	Strict bool
+	Strict bool `json:"strict,omitzero"`
 }
 
 // Tool choice modes.
@@ -270,12 +277,12 @@ const (
 // the model (Bedrock's default, auto).
 type ToolChoice struct {
 	// Mode is empty, or one of the Choice constants.
-	Mode string
+	Mode string `json:"mode,omitzero"`
 	// Function is the client's tool name for ChoiceFunction.
-	Function string
+	Function string `json:"function,omitzero"`
 	// Allowed, when not nil, names the only tools the model may call (OpenAI's
 	// allowed_tools); each must be in the request's tools.
-	Allowed []string
+	Allowed []string `json:"allowed,omitzero"`
 }
 
 // FinishReason says why the model stopped (docs/PROTOCOL.md 3.1).
@@ -292,51 +299,52 @@ const (
 // Usage counts tokens. Prompt tokens include those read from and written to the prompt
 // cache (docs/BEDROCK.md D).
 type Usage struct {
-	PromptTokens     int32
-	CompletionTokens int32
-	TotalTokens      int32
+	PromptTokens     int32 `json:"prompt_tokens,omitzero"`
+	CompletionTokens int32 `json:"completion_tokens,omitzero"`
+	TotalTokens      int32 `json:"total_tokens,omitzero"`
 	// CacheReadTokens and CacheWriteTokens are the prompt tokens read from and written to
 	// the prompt cache.
-	CacheReadTokens, CacheWriteTokens int32
+	CacheReadTokens  int32 `json:"cache_read_tokens,omitzero"`
+	CacheWriteTokens int32 `json:"cache_write_tokens,omitzero"`
 }
 
 // Response is a complete answer.
 type Response struct {
 	// Text is the model's text; empty when it wrote none.
-	Text string
+	Text string `json:"text,omitzero"`
 	// Reasoning is the model's reasoning blocks, in Bedrock's order.
-	Reasoning []ReasoningBlock
-	ToolCalls []ToolCall
-	Finish    FinishReason
-	Usage     Usage
+	Reasoning []ReasoningBlock `json:"reasoning,omitzero"`
+	ToolCalls []ToolCall       `json:"tool_calls,omitzero"`
+	Finish    FinishReason     `json:"finish,omitzero"`
+	Usage     Usage            `json:"usage,omitzero"`
 	// StopReason is Bedrock's own stopReason.
-	StopReason string
+	StopReason string `json:"stop_reason,omitzero"`
 	// ServiceTier is the tier Bedrock says the call ran on; empty when it said none.
-	ServiceTier string
+	ServiceTier string `json:"service_tier,omitzero"`
 	// Model is the Bedrock model id that answered.
-	Model string
+	Model string `json:"model,omitzero"`
 	// LatencyMs is the time from the request to the answer.
-	LatencyMs int64
+	LatencyMs int64 `json:"latency_ms,omitzero"`
 	// RequestID is the call's id.
-	RequestID string
+	RequestID string `json:"request_id,omitzero"`
 	// Ignored lists the request fields accepted without effect (core.Result.Ignored).
-	Ignored []string
+	Ignored []string `json:"ignored,omitzero"`
 	// DroppedToolCalls counts the tool calls the model made that the answer leaves out:
 	// all but the first when parallel tool calls are off, all when the tool budget is spent.
-	DroppedToolCalls int
+	DroppedToolCalls int `json:"dropped_tool_calls,omitzero"`
 	// BudgetExhausted: the request's max_tool_rounds were spent, so the model was offered
 	// no tools and the answer holds no tool calls.
-	BudgetExhausted bool
+	BudgetExhausted bool `json:"budget_exhausted,omitzero"`
 	// Thinking says what happened to extended thinking (a Thinking outcome); empty when
 	// nothing did.
-	Thinking string
+	Thinking string `json:"thinking,omitzero"`
 	// ToolValidation is "invalid" when calls are returned with validation errors,
 	// "repaired" when the gateway had the model correct them; empty otherwise.
-	ToolValidation string
+	ToolValidation string `json:"tool_validation,omitzero"`
 	// AnswerID is the Bedrock toolUseId of the synthetic answer tool's call whose input
 	// Text is (docs/PROTOCOL.md 13.3); empty when the answer came as text. Only the core
 	// reads it: a repair (13.2) names that call by it.
-	AnswerID string
+	AnswerID string `json:"answer_id,omitzero"`
 }
 
 // Thinking outcomes (docs/PROTOCOL.md 11.4): the x-gateway-thinking header and

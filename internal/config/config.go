@@ -21,10 +21,11 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
 	"sigs.k8s.io/yaml"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/seal"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
@@ -39,8 +40,11 @@ type Config struct {
 	HTTPAddr string
 	GRPCAddr string
 	// AdminAddr also serves /healthz, /readyz and /metrics; "" serves them on HTTPAddr only.
-	AdminAddr   string
-	APIKeys     []string
+	AdminAddr string
+	APIKeys   []string
+	// AdminKeys are the admin API's keys (docs/PROTOCOL.md 17), never valid as client keys.
+	// Secrets: never log them.
+	AdminKeys   []string
 	APIKeysFile string
 	// FileKeys are the entries of APIKeysFile as written ("sha256:<hex>" included), which
 	// Load read and checked: the file is read once, and its mistakes stop startup like any
@@ -83,6 +87,9 @@ type Config struct {
 	// CacheReadWeight is what one prompt-cache read token counts against a key's token
 	// limits (docs/PROTOCOL.md 14.2).
 	CacheReadWeight float64
+	// Prices replace the default prices of the models they name, by model id or
+	// foundation model id (docs/PROTOCOL.md 17.1).
+	Prices map[string]pricing.Price
 	// RedisURL is the Redis the replicas share (docs/PROTOCOL.md 14.3); "" keeps state in
 	// the process. It may hold a password: log RedisURL's host only.
 	RedisURL string
@@ -108,6 +115,16 @@ type Config struct {
 	ResponsesKeyMaxBytes int
 	// ResponsesMemoryBytes bounds the responses kept in the process without redis_url.
 	ResponsesMemoryBytes int
+	// Audit is the audit level of the calls of keys that set none (docs/PROTOCOL.md 17):
+	// off, metadata or full.
+	Audit string
+	// AuditDSN is where the audit records go: a file path or sqlite://<path> (the embedded
+	// store), or postgres://… . It may hold a password: never log it.
+	AuditDSN string
+	// AuditMaxContentBytes bounds a record's request and its answer each, at the full level.
+	AuditMaxContentBytes int
+	// AuditRetentionDays is how long records are kept; 0 keeps them.
+	AuditRetentionDays int
 	// AliasDefaults holds the defaults of the aliases the YAML file gives as objects
 	// (docs/PROTOCOL.md 14.1); ModelAliases has their targets.
 	AliasDefaults map[string]AliasDefaults
@@ -116,6 +133,9 @@ type Config struct {
 	// every user may read); the gateway logs each once at startup.
 	Warnings []string
 }
+
+// DefaultAuditDSN is the embedded audit store's file, in the working directory.
+const DefaultAuditDSN = "llm-gateway-audit.db"
 
 // Target is one place an alias's calls may go (docs/PROTOCOL.md 14.4).
 type Target struct {
@@ -277,7 +297,7 @@ type setting struct {
 
 // value ties a row to its Config field and to the check its final value must pass.
 type value struct {
-	ptr   any          // *string, *int, *float64, *bool, *time.Duration, *[]string, *Caching, *Validation, *aliasTable, *[]Key, *ReasoningCache or *toolcheck.Limits
+	ptr   any          // *string, *int, *float64, *bool, *time.Duration, *[]string, *Caching, *Validation, *aliasTable, *[]Key, *map[string]pricing.Price, *ReasoningCache or *toolcheck.Limits
 	check func() error // nil when every value that parses is fine
 }
 
@@ -298,7 +318,7 @@ func table(c *Config) []setting {
 		{key: "admin_addr", help: "a second listen address for /healthz, /readyz and /metrics alone, for networks where only probes and the scraper reach it; none: they are served on http_addr only", v: bind(&c.AdminAddr, optionalHostPort)},
 		{key: "api_keys", sep: ",", help: "client keys, each at least 16 characters (openssl rand -hex 32) or sha256:<hex> of one; none from any source turns authentication off (a warning says so); prefer the variable or the file: every user of the host sees a flag in ps", v: bind(&c.APIKeys, apiKeys)},
 		{key: "api_keys_file", help: "file of more client keys, one per line: the key, or sha256:<hex> of it; blank lines and lines starting with # skipped; chmod 600 or 640 (readable by every user: a warning; writable by every user: startup stops)", v: bind(&c.APIKeysFile, nil)},
-		{key: "keys", fileOnly: true, help: "named client keys with limits and defaults, a YAML list of {name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort}; accepted besides api_keys", v: bind(&c.Keys, nil)},
+		{key: "keys", fileOnly: true, help: "named client keys with limits and defaults, a YAML list of {name, key, requests_per_minute, tokens_per_minute, tokens_per_day, usd_per_day, usd_per_month, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort, audit}; accepted besides api_keys", v: bind(&c.Keys, nil)},
 		{key: "default_model", def: DefaultModel, help: "model of a request that names none", v: bind(&c.DefaultModel, notEmpty)},
 		{key: "model_aliases", sep: ",", help: "names clients may send, each mapped to a Bedrock model id (in the YAML file also an object: targets to fail over between, and defaults)", v: bind(&aliasTable{&c.ModelAliases, &c.AliasDefaults}, aliases)},
 		{key: "log_level", def: "info", help: "debug, info, warn or error", v: bind(&c.LogLevel, oneOf("debug", "info", "warn", "error"))},
@@ -321,6 +341,7 @@ func table(c *Config) []setting {
 		{key: "max_repair_attempts", def: "2", help: "model calls that tool_validation repair may add to one answer, at most 10; 0: invalid calls come back with their violations", v: bind(&c.MaxRepairAttempts, between(0, maxRepairAttempts))},
 		{key: "schema_limits", def: schemaLimitsDefault(), help: "each JSON Schema of a request (tools' parameters, response_format): its bytes and its subschemas' JSON pointers, subschemas, members of one object or array, nesting, schemas chained at one place through $ref, regular expressions by size with repetitions expanded (beyond any: 400 naming the field); and compile_budget, what one request may compile, in subschemas (beyond it: calls unchecked)", v: bind(&c.SchemaLimits, schemaLimits)},
 		{key: "cache_read_weight", def: "0.1", help: "what one prompt-cache read token counts against a key's tokens_per_minute and tokens_per_day, from 0 to 1", v: bind(&c.CacheReadWeight, fraction)},
+		{key: "prices", fileOnly: true, help: "US dollars per million tokens of the models named, a YAML mapping of model ids or foundation model ids to {input, output, cache_read, cache_write}, each replacing the model's default price (AWS's and Anthropic's published on-demand prices, dated in docs/CONFIG.md); a model without a price costs 0", v: bind(&c.Prices, nil)},
 		{key: "redis_url", help: "Redis shared by the replicas, redis://[user:password@]host:port[/db] or rediss:// (TLS): limit counters, the reasoning cache, failover affinity and stored Responses API responses; none: each process keeps its own", v: bind(&c.RedisURL, redisURL)},
 		{key: "redis_timeout", def: "100ms", help: "the time one request may wait for Redis, all its calls together; beyond it the request goes on without Redis (limits fail open)", v: bind(&c.RedisTimeout, atLeast(time.Millisecond))},
 		{key: "redis_ping_interval", def: store.DefaultPingEvery.String(), help: "how often the gateway asks Redis whether it answers: while its last ping went unanswered, requests make no call to Redis, so this is also how long a Redis that is back waits to be used again; 0: never, every call is sent (a silent Redis then costs each request up to redis_timeout)", v: bind(&c.RedisPingInterval, atLeast(time.Duration(0)))},
@@ -329,6 +350,11 @@ func table(c *Config) []setting {
 		{key: "responses_max_bytes", def: "1048576", help: "a stored response larger than this, its conversation included, is answered but not stored (x-gateway-not-stored says why); at most 4194304", v: bind(&c.ResponsesMaxBytes, between(1, store.MaxValueBytes))},
 		{key: "responses_key_max_bytes", def: "268435456", help: "the bytes of responses one key may store in one responses_ttl; beyond it its responses are answered, not stored; 0 stores none", v: bind(&c.ResponsesKeyMaxBytes, atLeast(0))},
 		{key: "responses_memory_bytes", def: "268435456", help: "without redis_url, the bytes of stored responses kept in the process, least recently used dropped first", v: bind(&c.ResponsesMemoryBytes, atLeast(0))},
+		{key: "audit", def: "off", help: "the audit trail of the calls of keys that set no audit of their own: off; metadata (who called, from which client, the model asked and served, status, finish reason, tokens, cost, latency, the tool calls' names, ids and outcomes); full (also the request and the answer, each at most audit_max_content_bytes; never the key)", v: bind(&c.Audit, oneOf(audit.LevelOff, audit.LevelMetadata, audit.LevelFull))},
+		{key: "audit_dsn", def: DefaultAuditDSN, help: "where the audit records go: a file path or sqlite://<path> for the embedded store of one process (a bbolt file), or postgres://user:password@host:port/db?sslmode=… for a PostgreSQL database the replicas share; the schema is created or migrated at startup", v: bind(&c.AuditDSN, auditDSN)},
+		{key: "audit_max_content_bytes", def: "262144", help: "at the full level, the bytes kept of a call's request and of its answer each; a larger one is kept as its first bytes with \"clipped\": true", v: bind(&c.AuditMaxContentBytes, atLeast(1024))},
+		{key: "audit_retention_days", def: "30", help: "how many days audit records are kept; 0 keeps them", v: bind(&c.AuditRetentionDays, atLeast(0))},
+		{key: "admin_keys", sep: ",", help: "keys of the admin API on admin_addr (/admin/v1/usage, /admin/v1/calls/{request_id}), each at least 16 characters or sha256:<hex> of one; never valid as client keys; none: the admin API refuses every request; prefer the variable", v: bind(&c.AdminKeys, apiKeys)},
 		{key: "default_max_tokens", def: "4096", help: "maxTokens of a request that sets no max_tokens, capped at the model's maximum output where the gateway knows it (Bedrock reserves quota for maxTokens); 0 sends none", v: bind(&c.DefaultMaxTokens, between(0, maxDefaultMaxTokens))},
 
 		{key: "sim", sim: true, def: "false", help: "serve from the embedded Bedrock simulator instead of AWS (no AWS account needed)", v: bind(&c.Sim.Enabled, nil)},
@@ -433,6 +459,8 @@ func (s setting) set(text string, add bool) error {
 		return setSchemaLimits(p, text)
 	case *[]Key:
 		*p = nil // only the default comes here: the file's keys are decoded
+	case *map[string]pricing.Price:
+		*p = nil // only the default comes here: the file's prices are decoded
 	}
 	return nil
 }
@@ -484,6 +512,10 @@ func (s setting) decode(raw jsontext.Value) error {
 	case *[]Key:
 		keys, err := decodeKeys(raw)
 		*p = keys
+		return err
+	case *map[string]pricing.Price:
+		prices, err := decodePrices(raw)
+		*p = prices
 		return err
 	case *ReasoningCache:
 		return decodeMembers(raw, "{max_entries: 10000, ttl: 1h}", p.set)
@@ -897,6 +929,19 @@ func sealKeys(keys []string) error {
 		}
 	}
 	return nil
+}
+
+// auditDSN checks an audit_dsn: a path, or a URL of a scheme audit.Open takes. The error
+// never quotes the value, which may hold a password.
+func auditDSN(s string) error {
+	if s == "" {
+		return errors.New("empty; give a file path or a postgres:// URL")
+	}
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok || slices.Contains(audit.Schemes, scheme) {
+		return nil
+	}
+	return fmt.Errorf("want a file path or a URL of scheme %s; got a URL of another scheme", strings.Join(audit.Schemes, ", "))
 }
 
 func redisURL(s string) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/toolcheck"
 )
 
@@ -62,6 +63,10 @@ func TestLoadDefaults(t *testing.T) {
 		ResponsesMaxBytes:    1 << 20,
 		ResponsesKeyMaxBytes: 256 << 20,
 		ResponsesMemoryBytes: 256 << 20,
+		Audit:                "off",
+		AuditDSN:             DefaultAuditDSN,
+		AuditMaxContentBytes: 256 << 10,
+		AuditRetentionDays:   30,
 	}, cfg)
 }
 
@@ -287,13 +292,14 @@ func TestLoadErrors(t *testing.T) {
 		{name: "keys name of another's digest", yaml: "keys: [{name: '" + sha256Hex("first-key-012345")[:8] + "', key: second-key-01234}, {key: first-key-012345}]",
 			want: `keys[1]: its SHA-256 starts as that of keys[0], whose name it would take; give it a name (from FILE)`},
 		{name: "keys unknown member", yaml: "keys: [{key: first-key-012345, prompt_caching: off}]",
-			want: `keys[0].prompt_caching: unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+			want: `keys[0].prompt_caching: unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, usd_per_day, usd_per_month, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort, audit (from FILE)`},
 		{name: "keys a key as a member's name", yaml: "keys: [{key: first-key-012345, sk-live-secret: 1}]",
-			want: `keys[0]: an unknown member, not quoted because it could be a key; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+			want: `keys[0]: an unknown member, not quoted because it could be a key; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, usd_per_day, usd_per_month, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort, audit (from FILE)`},
+		{name: "keys audit", yaml: "keys: [{key: first-key-012345, audit: all}]", want: `keys[0].audit: want off, metadata or full (from FILE)`},
 		{name: "keys a misspelt member", yaml: "keys: [{key: first-key-012345, requests_per_minutes: 1}]",
-			want: `keys[0].requests_per_minutes: unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+			want: `keys[0].requests_per_minutes: unknown member; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, usd_per_day, usd_per_month, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort, audit (from FILE)`},
 		{name: "keys a lower-case key as a member's name", yaml: "keys: [{key: first-key-012345, our_team_secret_abc: 1}]",
-			want: `keys[0]: an unknown member, not quoted because it could be a key; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort (from FILE)`},
+			want: `keys[0]: an unknown member, not quoted because it could be a key; a keys entry takes name, key, requests_per_minute, tokens_per_minute, tokens_per_day, usd_per_day, usd_per_month, parallel_tool_calls, max_tool_rounds, tool_validation, reasoning_effort, audit (from FILE)`},
 		{name: "keys requests_per_minute", yaml: "keys: [{key: first-key-012345, requests_per_minute: -1}]", want: `keys[0].requests_per_minute: must be at least 0, got -1 (from FILE)`},
 		{name: "keys tokens_per_minute", yaml: "keys: [{key: first-key-012345}, {key: second-key-01234}, {key: third-key-012345, tokens_per_minute: 1.5}]", want: `keys[2].tokens_per_minute: want a whole number, 0 or more (0: no limit) (from FILE)`},
 		{name: "keys tokens_per_day", yaml: "keys: [{key: first-key-012345, tokens_per_day: '100'}]", want: `keys[0].tokens_per_day: want a whole number, 0 or more (0: no limit) (from FILE)`},
@@ -301,7 +307,25 @@ func TestLoadErrors(t *testing.T) {
 		{name: "keys parallel_tool_calls", yaml: "keys: [{key: first-key-012345, parallel_tool_calls: sk-live-secret}]", want: `keys[0].parallel_tool_calls: want true or false (from FILE)`},
 		{name: "keys max_tool_rounds", yaml: "keys: [{key: first-key-012345, max_tool_rounds: -3}]", want: `keys[0].max_tool_rounds: want a whole number from 0 to 2147483647 (from FILE)`},
 		{name: "keys reasoning_effort", yaml: "keys: [{key: first-key-012345, reasoning_effort: sk-live-secret}]", want: `keys[0].reasoning_effort: want one of none, minimal, low, medium, high, xhigh, max (from FILE)`},
+		{name: "keys usd_per_day negative", yaml: "keys: [{key: first-key-012345, usd_per_day: -5}]", want: `keys[0].usd_per_day: must be 0 (no limit) or from 0.000001 to 1000000000 US dollars, got -5 (from FILE)`},
+		{name: "keys usd_per_day below a micro-dollar", yaml: "keys: [{key: first-key-012345, usd_per_day: 0.0000001}]", want: `keys[0].usd_per_day: must be 0 (no limit) or from 0.000001 to 1000000000 US dollars, got 1e-07 (from FILE)`},
+		{name: "keys usd_per_month too large", yaml: "keys: [{key: first-key-012345, usd_per_month: 1e10}]", want: `keys[0].usd_per_month: must be 0 (no limit) or from 0.000001 to 1000000000 US dollars, got 1e+10 (from FILE)`},
+		{name: "keys usd_per_month not a number", yaml: "keys: [{key: first-key-012345, usd_per_month: sk-live-secret}]", want: `keys[0].usd_per_month: want a number of US dollars, 0 or more (0: no limit) (from FILE)`},
+		{name: "keys usd_per_month out of range", yaml: "keys: [{key: first-key-012345, usd_per_month: 1e400}]", want: `keys[0].usd_per_month: want a number of US dollars, 0 or more (0: no limit) (from FILE)`},
 		{name: "keys from the environment", env: vars{"GATEWAY_KEYS": "first-key-012345"}, want: `keys: only the YAML file (--config) sets it (from GATEWAY_KEYS)`},
+
+		// Prices (docs/PROTOCOL.md 17.1).
+		{name: "prices not a mapping", yaml: "prices: [amazon.nova-pro-v1:0]", want: `prices: want a mapping of model ids to {input, output, cache_read, cache_write}, US dollars per million tokens (from FILE)`},
+		{name: "prices of no model id", yaml: "prices: {gpt-4o: {input: 1, output: 1, cache_read: 0, cache_write: 0}}", want: `prices["gpt-4o"]: not a Bedrock model id; ` + modelIDShapes + ` (from FILE)`},
+		{name: "prices entry not an object", yaml: "prices: {amazon.nova-pro-v1:0: 0.8}", want: `prices["amazon.nova-pro-v1:0"]: want an object {input, output, cache_read, cache_write} (from FILE)`},
+		{name: "prices negative", yaml: "prices:\n  amazon.nova-pro-v1:0: {input: -0.8, output: 3.2, cache_read: 0.2, cache_write: 0.8}", want: `prices["amazon.nova-pro-v1:0"].input: want US dollars per million tokens, from 0 to 1000000, got -0.8 (from FILE)`},
+		{name: "prices too large", yaml: "prices:\n  amazon.nova-pro-v1:0: {input: 0.8, output: 1e300, cache_read: 0.2, cache_write: 0.8}", want: `prices["amazon.nova-pro-v1:0"].output: want US dollars per million tokens, from 0 to 1000000, got 1e+300 (from FILE)`},
+		{name: "prices beyond a float", yaml: "prices:\n  amazon.nova-pro-v1:0: {input: 0.8, output: 1e400, cache_read: 0.2, cache_write: 0.8}", want: `prices["amazon.nova-pro-v1:0"].output: want US dollars per million tokens, from 0 to 1000000, got "1e400" (from FILE)`},
+		{name: "prices not a number", yaml: "prices:\n  amazon.nova-pro-v1:0: {input: cheap, output: 3.2, cache_read: 0.2, cache_write: 0.8}", want: `prices["amazon.nova-pro-v1:0"].input: want US dollars per million tokens, from 0 to 1000000, got "cheap" (from FILE)`},
+		{name: "prices unknown member", yaml: "prices:\n  amazon.nova-pro-v1:0: {input: 0.8, output: 3.2, cached: 0.2}", want: `prices["amazon.nova-pro-v1:0"].cached: unknown member; a price takes input, output, cache_read, cache_write (from FILE)`},
+		{name: "prices member missing", yaml: "prices:\n  amazon.nova-pro-v1:0: {input: 0.8, output: 3.2, cache_read: 0.2}", want: `prices["amazon.nova-pro-v1:0"].cache_write: missing; give input, output, cache_read, cache_write (0 for a model without prompt caching) (from FILE)`},
+		{name: "prices infinite", yaml: "prices:\n  amazon.nova-pro-v1:0: {input: .inf, output: 3.2, cache_read: 0.2, cache_write: 0.8}", want: "config: FILE: json: unsupported value: +Inf (from --config)"},
+		{name: "prices from the environment", env: vars{"GATEWAY_PRICES": "amazon.nova-pro-v1:0=1"}, want: `prices: only the YAML file (--config) sets it (from GATEWAY_PRICES)`},
 		{name: "keys flag", args: strs{"--keys", "first-key-012345"}, want: "flag provided but not defined: -keys"},
 
 		// Values that parse but fail their check: every check of the table.
@@ -343,6 +367,12 @@ func TestLoadErrors(t *testing.T) {
 		{name: "responses_max_bytes", yaml: "responses_max_bytes: 4194305", want: `responses_max_bytes: must be from 1 to 4194304, got 4194305 (from FILE)`},
 		{name: "responses_key_max_bytes", env: vars{"GATEWAY_RESPONSES_KEY_MAX_BYTES": "-1"}, want: `responses_key_max_bytes: must be at least 0, got -1 (from GATEWAY_RESPONSES_KEY_MAX_BYTES)`},
 		{name: "responses_memory_bytes", args: strs{"--responses-memory-bytes=-1"}, want: `responses_memory_bytes: must be at least 0, got -1 (from --responses-memory-bytes)`},
+		{name: "admin_keys in file", yaml: "admin_keys: admin-key-0123456789", want: `admin_keys: want a list of strings, got a string (from FILE)`},
+		{name: "admin_keys", env: vars{"GATEWAY_ADMIN_KEYS": "admin-key-0123456789,short"}, want: `admin_keys[1]: shorter than 16 characters, so it can be guessed; make a key with: openssl rand -hex 32 (from GATEWAY_ADMIN_KEYS)`},
+		{name: "audit", yaml: "audit: everything", want: `audit: "everything" is not one of off, metadata, full (from FILE)`},
+		{name: "audit_dsn", env: vars{"GATEWAY_AUDIT_DSN": "mysql://root:hunter2@db/audit"}, want: `audit_dsn: want a file path or a URL of scheme postgres, postgresql, sqlite, file; got a URL of another scheme (from GATEWAY_AUDIT_DSN)`},
+		{name: "audit_max_content_bytes", args: strs{"--audit-max-content-bytes", "10"}, want: `audit_max_content_bytes: must be at least 1024, got 10 (from --audit-max-content-bytes)`},
+		{name: "audit_retention_days", args: strs{"--audit-retention-days=-1"}, want: `audit_retention_days: must be at least 0, got -1 (from --audit-retention-days)`},
 		{name: "sim_first_token_delay", args: strs{"--sim-first-token-delay", "-1ms"}, want: `sim_first_token_delay: must be at least 0s, got -1ms (from --sim-first-token-delay)`},
 		{name: "sim_delta_delay", yaml: "sim_delta_delay: -5ms", want: `sim_delta_delay: must be at least 0s, got -5ms (from FILE)`},
 
@@ -442,6 +472,9 @@ keys:
     parallel_tool_calls: false
     max_tool_rounds: 4
     reasoning_effort: low
+    usd_per_day: 2.5
+    usd_per_month: 40
+    audit: full
   - key: " bare-key-0123456789 "
 `)
 	cfg, err := Load([]string{"--config", file}, env(nil))
@@ -449,10 +482,32 @@ keys:
 	no, four := false, 4
 	assert.Equal(t, []Key{
 		{Name: "ci", Key: "sha256:" + sha256Hex("ci-key"), RequestsPerMinute: 60, TokensPerMinute: 200000, TokensPerDay: 5000000,
+			USDPerDay: 2.5, USDPerMonth: 40, Audit: "full",
 			Defaults: Defaults{ParallelToolCalls: &no, MaxToolRounds: &four, ReasoningEffort: "low", ToolValidation: ValidationRepair}},
 		{Key: "bare-key-0123456789"},
 	}, cfg.Keys)
 	assert.Equal(t, []string{"plain-key-0123456789"}, cfg.APIKeys, "keys come besides api_keys")
+}
+
+// TestPrices: prices in the YAML file, by model id or foundation model id, each with its
+// four prices; none by default.
+func TestPrices(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(nil, env(nil))
+	require.NoError(t, err)
+	assert.Nil(t, cfg.Prices)
+	file := writeFile(t, `prices:
+  anthropic.claude-sonnet-4-20250514-v1:0: {input: 2.7, output: 13.5, cache_read: 0.27, cache_write: 3.375}
+  global.anthropic.claude-sonnet-5-5: {input: 2, output: 10, cache_read: 0.1, cache_write: 2.5}
+  "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc": {input: 1, output: 0, cache_read: 0, cache_write: 0}
+`)
+	cfg, err = Load([]string{"--config", file}, env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]pricing.Price{
+		"anthropic.claude-sonnet-4-20250514-v1:0":                                  {Input: 2.7, Output: 13.5, CacheRead: 0.27, CacheWrite: 3.375},
+		"global.anthropic.claude-sonnet-5-5":                                       {Input: 2, Output: 10, CacheRead: 0.1, CacheWrite: 2.5},
+		"arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc": {Input: 1},
+	}, cfg.Prices)
 }
 
 func sha256Hex(key string) string {

@@ -9,12 +9,14 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/auth"
 )
 
@@ -28,12 +30,18 @@ type Key struct {
 	Key string
 	// The key's limits (docs/PROTOCOL.md 14.2); 0 is none.
 	RequestsPerMinute, TokensPerMinute, TokensPerDay int64
+	// USDPerDay and USDPerMonth are the key's dollar budgets (docs/PROTOCOL.md 17.2), in
+	// US dollars; 0 is none.
+	USDPerDay, USDPerMonth float64
+	// Audit is the audit level of the key's calls, in place of the audit setting's;
+	// "" is that setting's (docs/PROTOCOL.md 17).
+	Audit string
 	Defaults
 }
 
 // keyMembers are the members of a keys entry, in the order errors list them.
 var keyMembers = []string{"name", "key", "requests_per_minute", "tokens_per_minute", "tokens_per_day",
-	"parallel_tool_calls", "max_tool_rounds", "tool_validation", "reasoning_effort"}
+	"usd_per_day", "usd_per_month", "parallel_tool_calls", "max_tool_rounds", "tool_validation", "reasoning_effort", "audit"}
 
 // maxKeyName bounds a key's name: it is a metric label, a log field and a Redis key part.
 const maxKeyName = 64
@@ -103,6 +111,16 @@ func keyObject(raw jsontext.Value) (k Key, err error) {
 			k.TokensPerMinute, err = limit(v)
 		case "tokens_per_day":
 			k.TokensPerDay, err = limit(v)
+		case "usd_per_day":
+			k.USDPerDay, err = usdLimit(v)
+		case "usd_per_month":
+			k.USDPerMonth, err = usdLimit(v)
+		case "audit":
+			if v.Kind() != '"' || json.Unmarshal(v, &k.Audit) != nil {
+				err = errors.New("want off, metadata or full")
+			} else if _, perr := audit.ParseLevel(k.Audit); perr != nil {
+				err = errors.New("want off, metadata or full")
+			}
 		default:
 			known, merr := k.member(m, v)
 			if !known {
@@ -190,6 +208,27 @@ func limit(v jsontext.Value) (int64, error) {
 		return 0, fmt.Errorf("must be at least 0, got %d", n)
 	}
 	return n, nil
+}
+
+// Bounds of a dollar limit: the quota counts micro-dollars, so a smaller budget would be
+// none, and a larger one than maxUSD would not fit its counter.
+const (
+	minUSD = 0.000001
+	maxUSD = 1e9
+)
+
+// usdLimit reads a dollar limit: a number of US dollars, 0 for none, else from minUSD to
+// maxUSD.
+func usdLimit(v jsontext.Value) (float64, error) {
+	var usd float64
+	switch {
+	case v.Kind() != '0' || json.Unmarshal(v, &usd) != nil:
+		return 0, errors.New("want a number of US dollars, 0 or more (0: no limit)")
+	case usd != 0 && !(usd >= minUSD && usd <= maxUSD):
+		return 0, fmt.Errorf("must be 0 (no limit) or from %s to %s US dollars, got %v",
+			strconv.FormatFloat(minUSD, 'f', -1, 64), strconv.FormatFloat(maxUSD, 'f', -1, 64), usd)
+	}
+	return usd, nil
 }
 
 // member reads one of the defaults keys and alias objects share into d. known is false

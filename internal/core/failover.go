@@ -34,6 +34,7 @@ func (s *Service) tryTargets(t *turn, call func(context.Context) error) error {
 		if !s.nextTarget(t) {
 			return err
 		}
+		t.res.Failovers++
 		s.opts.Metrics.Failover(t.route.Alias(), code)
 		s.log.Warn("failing over", zap.String("request_id", t.id), zap.String("alias", t.route.Alias()),
 			zap.String("from", clip.String(from, clip.LogMax)), zap.String("to", clip.String(t.route.Name(), clip.LogMax)),

@@ -24,6 +24,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/clocktest"
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/redistest"
 	"github.com/nirmata/llm-gateway/internal/route"
@@ -196,7 +197,7 @@ func TestKeyLimits(t *testing.T) {
 		counters.took(), "one call: the reservation in both token windows and the request, each under its limit")
 
 	// 60 input, 20 output, 10 cache writes, 50 cache reads weighted 0.1: 95 replace 211.
-	p.quota.Count(chat.Usage{PromptTokens: 120, CompletionTokens: 20, CacheReadTokens: 50, CacheWriteTokens: 10})
+	p.quota.Count(chat.Usage{PromptTokens: 120, CompletionTokens: 20, CacheReadTokens: 50, CacheWriteTokens: 10}, pricing.Price{})
 	p.quota.Settle(t.Context())
 	assert.Equal(t, []string{"add " + tpd + " -116", "add " + tpm + " -116"}, counters.took(), "one call to settle")
 	p.quota.Settle(t.Context())
@@ -205,7 +206,7 @@ func TestKeyLimits(t *testing.T) {
 
 	p, err = prepare("ci") // 95 < 1000: admitted, and 95+211 reserved
 	require.NoError(t, err)
-	p.quota.Count(chat.Usage{PromptTokens: 900}) // more than reserved
+	p.quota.Count(chat.Usage{PromptTokens: 900}, pricing.Price{}) // more than reserved
 	p.quota.Settle(t.Context())
 	assert.Equal(t, []int64{995, 995, 2}, used())
 
@@ -236,7 +237,7 @@ func TestKeyLimits(t *testing.T) {
 	counters.mu.Unlock()
 	p, err = prepare("ci")
 	require.NoError(t, err, "a store that fails lets the request through")
-	p.quota.Count(chat.Usage{PromptTokens: 5})
+	p.quota.Count(chat.Usage{PromptTokens: 5}, pricing.Price{})
 	counters.mu.Lock()
 	counters.failing = false
 	counters.mu.Unlock()
@@ -270,7 +271,7 @@ func TestRepairReserves(t *testing.T) {
 	}
 	assert.False(t, p.quota.RepairAllowed(t.Context()), "at 1100, no room for another attempt")
 	assert.Equal(t, int64(1100), minute())
-	p.quota.Count(chat.Usage{PromptTokens: 150, CompletionTokens: 50})
+	p.quota.Count(chat.Usage{PromptTokens: 150, CompletionTokens: 50}, pricing.Price{})
 	p.quota.Settle(t.Context())
 	assert.Equal(t, int64(200), minute(), "settled to what its calls used")
 }
@@ -316,7 +317,7 @@ func TestReservationBoundsABurst(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(2*reservation), v[0], "at most one reservation over the limit")
 	for _, p := range admitted {
-		p.quota.Count(chat.Usage{PromptTokens: 1000, CompletionTokens: 10})
+		p.quota.Count(chat.Usage{PromptTokens: 1000, CompletionTokens: 10}, pricing.Price{})
 		p.quota.Settle(t.Context())
 	}
 	v, _ = counters.Counts(t.Context(), key)
@@ -356,7 +357,7 @@ func TestSettleCutShort(t *testing.T) {
 	// 800 bytes of messages, 100 tools of about 4,006 bytes, one image.
 	assert.Equal(t, int64((800+100*4000+10*6+90*7)/4+1600), in, "an image is 1,600 tokens")
 	assert.Equal(t, in+4096, day(), "reserved: input and maxTokens")
-	p.quota.CutShort(400) // a stream left after 400 bytes
+	p.quota.CutShort(400, pricing.Price{}) // a stream left after 400 bytes
 	p.quota.Settle(t.Context())
 	assert.Equal(t, in+100, day())
 
@@ -382,7 +383,7 @@ func TestSettleAcrossWindows(t *testing.T) {
 	day := counterKey("tpd", clock.Now())
 	clock.Advance(20 * time.Second)
 	m1 := counterKey("tpm", clock.Now())
-	p.quota.Count(chat.Usage{PromptTokens: 150, CompletionTokens: 150}) // 300 for 200 reserved
+	p.quota.Count(chat.Usage{PromptTokens: 150, CompletionTokens: 150}, pricing.Price{}) // 300 for 200 reserved
 	p.quota.Settle(t.Context())
 	v, err := counters.Counts(t.Context(), m0, m1, day)
 	require.NoError(t, err)

@@ -19,6 +19,10 @@ type Result struct {
 	RequestModel string
 	ClientType   string
 	Usage        chat.Usage
+	// CostUSD is what the call cost in US dollars: the sum over every Bedrock call it made
+	// (the failover attempt that answered, each repair attempt), each priced at the model
+	// that answered it (docs/PROTOCOL.md 17.1); 0 for a model without a price.
+	CostUSD float64
 	// ToolCalls is how many tool calls the answer holds.
 	ToolCalls int
 	// Repairs is what the translator repaired in the client's history.
@@ -49,6 +53,18 @@ type Result struct {
 	ToolOutcomes toolguard.Outcomes
 	// RepairAttempts is how many model calls the repair of the answer's tool calls made.
 	RepairAttempts int
+	// Region is the AWS region of the target that answered (or was tried last); Failovers
+	// how many times the call moved on to another target (docs/PROTOCOL.md 14.4).
+	Region    string
+	Failovers int
+	// FinishReason is why the answer ended; "" when it did not.
+	FinishReason chat.FinishReason
+	// Request and Answer are the call's request, as its surface decoded it with its
+	// defaults applied, and the answer its client got, for the audit trail
+	// (Options.Audit): the answer from the metadata level (a stream's holds its tool calls
+	// only, below full), the request at full; the answer once it is complete.
+	Request *chat.Request
+	Answer  *chat.Response
 	// StrictUnenforced: the model was offered strict tools it does not hold to their
 	// schemas, and the operator's tool_validation off keeps the gateway from repairing
 	// their calls (docs/PROTOCOL.md 13.1): x-gateway-strict: unenforced. Set once the

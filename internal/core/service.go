@@ -23,11 +23,13 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/parallel"
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/reasoning"
 	"github.com/nirmata/llm-gateway/internal/route"
@@ -100,12 +102,18 @@ type Options struct {
 	KeyDefaults map[string]Defaults
 	// Quota admits requests against their keys' limits; nil admits every request.
 	Quota *quota.Keeper
+	// Prices price the calls (docs/PROTOCOL.md 17.1); nil is the default prices.
+	Prices *pricing.Table
 	// StoreTimeout is the time one request may wait for the shared store (Shared and the
 	// quota's counters), all its calls together (redis_timeout: store.WithBudget); 0 sets
 	// no such bound.
 	StoreTimeout time.Duration
 	// Now is the clock of the warnings' rate limits; nil is time.Now.
 	Now func() time.Time
+	// Audit is the audit level of a key's calls (docs/PROTOCOL.md 17): from metadata up,
+	// a call's Result keeps its answer (Result.Answer), for its tool calls' names and ids;
+	// at full, its request too (Result.Request). nil audits no call.
+	Audit func(keyID string) audit.Level
 }
 
 // Service answers chat calls. It is safe for concurrent use.
@@ -144,6 +152,9 @@ func New(upstream route.Upstream, opts Options, log *zap.Logger) *Service {
 		s.models = append(s.models, ModelEntry{Name: name, ID: s.router.Resolve(name)})
 	}
 	s.started = time.Now()
+	if s.opts.Prices == nil {
+		s.opts.Prices = pricing.New(nil)
+	}
 	if s.now = opts.Now; s.now == nil {
 		s.now = time.Now
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/stream"
@@ -52,6 +53,9 @@ type Stream struct {
 	// counted says its usage was counted.
 	metered, counted bool
 	written          int
+	// answer holds the events that went out, for the Result's Answer (Options.Audit):
+	// all of them at the full level, the tool calls' and the end's below it.
+	answer []chat.Event
 }
 
 // Stream begins a turn for req and opens Bedrock's answer, failing over between the
@@ -85,7 +89,7 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 	})
 	if err != nil {
 		if t.callCtx.Err() != nil {
-			t.quota.CutShort(0)
+			s.cutShort(t, 0)
 		}
 		return nil, t.res, err
 	}
@@ -99,6 +103,10 @@ func (s *Service) Stream(ctx context.Context, req *chat.Request) (*Stream, Resul
 			return nil, t.res, err
 		}
 		st.replay, st.counted, owned = stream.Synthesize(resp), true, true
+		t.res.FinishReason = resp.Finish
+		if t.audit != audit.Off {
+			t.res.Answer = resp
+		}
 		return st, t.res, nil
 	}
 	st.closed = s.opts.Metrics.StreamOpened(req.ClientType)
@@ -157,6 +165,20 @@ func (st *Stream) Next(out []chat.Event) ([]chat.Event, error) {
 	if st.metered {
 		for i := from; i < len(out); i++ {
 			st.written += len(out[i].Text) + len(out[i].ToolCall.Arguments)
+		}
+	}
+	if st.t.audit != audit.Off && st.machine != nil {
+		st.keep(out[from:])
+		if err == io.EOF {
+			st.t.res.Answer = stream.Collect(st.answer, st.machine)
+		}
+	}
+	if err == io.EOF {
+		for i := len(out) - 1; i >= from; i-- {
+			if out[i].Kind == chat.EventDone {
+				st.t.res.FinishReason = out[i].Finish
+				break
+			}
 		}
 	}
 	if st.text != nil {
@@ -237,7 +259,7 @@ func (st *Stream) read(out []chat.Event) ([]chat.Event, error) {
 	if err != nil { // the Bedrock call has ended; a repair's calls have spans of their own, and count their own usage
 		st.span.endStream(st.machine, err)
 		st.span = nil
-		st.t.quota.Count(st.machine.Usage()) // zeros unless Bedrock's final event came
+		st.svc.used(st.t, st.machine.Usage()) // zeros unless Bedrock's final event came
 		st.counted = err == io.EOF
 	}
 	return out, err
@@ -281,6 +303,20 @@ func (st *Stream) finishHeld(out []chat.Event) ([]chat.Event, error) {
 	return st.hold.Finish(out, resp), io.EOF
 }
 
+// keep keeps the events of out the call's audit level records (answer).
+func (st *Stream) keep(out []chat.Event) {
+	if st.t.audit == audit.Full {
+		st.answer = append(st.answer, out...)
+		return
+	}
+	for _, e := range out {
+		if e.Kind == chat.EventToolCall || e.Kind == chat.EventDone {
+			e.ToolCall.Arguments = "" // not recorded below full
+			st.answer = append(st.answer, e)
+		}
+	}
+}
+
 func (st *Stream) firstEvent(out []chat.Event) {
 	if !st.sentFirst && len(out) > 0 {
 		st.sentFirst = true
@@ -296,7 +332,7 @@ func (st *Stream) firstEvent(out []chat.Event) {
 func (st *Stream) end() {
 	if !st.counted {
 		st.counted = true
-		st.t.quota.CutShort(st.written)
+		st.svc.cutShort(st.t, st.written)
 	}
 	if st.src != nil {
 		_ = st.src.Close()

@@ -1,17 +1,22 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/capabilities"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/fault"
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/route"
 	"github.com/nirmata/llm-gateway/internal/store"
@@ -29,8 +34,9 @@ import (
 //  3. call: Bedrock's answer, with failover between the targets (tryTargets) — Converse
 //     for a unary answer (unary.go), ConverseStream for a stream (stream.go);
 //  4. settle: the answer's tool calls checked and repaired (toolguard), its reasoning kept
-//     (reasoning), its usage counted against the key (quota), the conversation's target
-//     remembered (route), and the turn ended (end): one Result says what it did.
+//     (reasoning), its usage and cost counted against the key (quota, pricing), the
+//     conversation's target remembered (route), and the turn ended (end): one Result says
+//     what it did.
 //
 // Chat and Stream differ only in how step 3's answer is consumed: whole, or event by
 // event as it arrives.
@@ -78,6 +84,8 @@ type turn struct {
 	// check checks the answer's tool calls, and says what it did; nil when nothing is
 	// checked.
 	check *toolguard.Check
+	// audit is the audit level of the call (Options.Audit).
+	audit audit.Level
 }
 
 // begin admits req (step 1) and translates it for its first target (step 2). It checks
@@ -89,7 +97,13 @@ type turn struct {
 func (s *Service) begin(ctx context.Context, req *chat.Request) (*turn, error) {
 	ctx = store.WithBudget(ctx, s.opts.StoreTimeout)
 	t := &turn{id: req.ID, keyID: req.KeyID, start: time.Now(), ctx: ctx, req: req}
-	if err := s.prepare(t); err != nil {
+	err := s.prepare(t)
+	if s.opts.Audit != nil {
+		if t.audit = s.opts.Audit(req.KeyID); t.audit == audit.Full {
+			t.res.Request = req
+		}
+	}
+	if err != nil {
 		return t, err
 	}
 	release, err := s.admit()
@@ -177,7 +191,7 @@ func (s *Service) translate(t *turn) error {
 		return err
 	}
 	res := &t.res
-	res.Model = model.ID
+	res.Model, res.Region = model.ID, cmp.Or(t.route.Region(), s.opts.Region)
 	res.Repairs = plan.Stats
 	res.Ignored = append(slices.Clip(req.Ignored), plan.Ignored...)
 	res.Ignored = res.Ignored[:min(len(res.Ignored), MaxIgnored)] // a client controls how many
@@ -315,6 +329,36 @@ func messageBytes(m *chat.Message) int {
 
 // up is the upstream of the current target.
 func (t *turn) up() route.Upstream { return t.route.Upstream() }
+
+// used counts what one Bedrock call on t's current target used, whether its answer is
+// usable or not: its cost at that model's price goes into the Result (the sum over every
+// call the request makes: the failover attempt that answered, each repair attempt), and
+// both go against the key's limits.
+func (s *Service) used(t *turn, u chat.Usage) {
+	p := s.price(t.model.ID)
+	t.res.CostUSD += p.Cost(u)
+	t.quota.Count(u, p)
+}
+
+// cutShort notes that a call on t's current target ended without Bedrock's usage after it
+// reached Bedrock, having passed on written bytes of the answer: the key's limits count
+// the request's input estimate and those bytes, at that model's price (quota.CutShort).
+func (s *Service) cutShort(t *turn, written int) {
+	if t.quota.Metered() {
+		t.quota.CutShort(written, s.price(t.model.ID))
+	}
+}
+
+// price is what model's tokens cost. A model without a price costs 0, which the log says
+// once per model.
+func (s *Service) price(model string) pricing.Price {
+	p, ok := s.opts.Prices.Lookup(model)
+	if !ok && s.opts.Prices.Missing(model) {
+		s.log.Info("model has no price, so its calls cost 0; give it one under prices",
+			zap.String("model", clip.String(model, clip.LogMax)))
+	}
+	return p
+}
 
 // settle is step 4 for a whole answer: it checks (and repairs) the tool calls of resp, the
 // answer whose assistant message Bedrock returned as msg, keeps its reasoning blocks for

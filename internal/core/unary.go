@@ -6,6 +6,9 @@ import (
 	"io"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
@@ -13,7 +16,6 @@ import (
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/stream"
 	"github.com/nirmata/llm-gateway/internal/translate"
-	"go.uber.org/zap"
 )
 
 // Chat answers one request with one complete answer: a turn (turn.go) whose answer is
@@ -44,6 +46,10 @@ func (s *Service) Chat(ctx context.Context, req *chat.Request) (*chat.Response, 
 	resp.RequestID = req.ID
 	resp.Ignored = t.res.Ignored
 	resp.Thinking = t.res.Thinking
+	t.res.FinishReason = resp.Finish
+	if t.audit != audit.Off {
+		t.res.Answer = resp
+	}
 	return resp, t.res, nil
 }
 
@@ -65,7 +71,7 @@ func (s *Service) call(ctx context.Context, t *turn, req *bedrock.ConverseReques
 		resp, msg, err = s.converseUnary(ctx, t, req)
 	}
 	if err != nil && ctx.Err() != nil {
-		t.quota.CutShort(0) // the client left, or a deadline passed, while Bedrock worked on it
+		s.cutShort(t, 0) // the client left, or a deadline passed, while Bedrock worked on it
 	}
 	span.endAnswer(resp, err)
 	return resp, msg, err
@@ -77,7 +83,7 @@ func (s *Service) converseUnary(ctx context.Context, t *turn, req *bedrock.Conve
 		s.upstreamFailed(ctx, t.id, t.model.ID, err)
 		return nil, bedrock.Message{}, s.refused(t, err)
 	}
-	t.quota.Count(translate.Usage(answer.Usage)) // used, whether its answer is usable or not
+	s.used(t, translate.Usage(answer.Usage)) // used, whether its answer is usable or not
 	s.logUnknownStop(t.id, answer.StopReason)
 	resp, err := translate.Response(answer, t.plan)
 	if err != nil {
@@ -107,9 +113,9 @@ func (s *Service) converseStreamed(ctx context.Context, t *turn, req *bedrock.Co
 	for err == nil {
 		out, err = m.Step(src, out)
 	}
-	t.quota.Count(m.Usage()) // Bedrock's final event carries it: zeros without
+	s.used(t, m.Usage()) // Bedrock's final event carries it: zeros without
 	if err != io.EOF {
-		t.quota.CutShort(0) // it reached Bedrock
+		s.cutShort(t, 0) // it reached Bedrock
 		s.upstreamFailed(ctx, t.id, t.model.ID, err)
 		return nil, bedrock.Message{}, err
 	}

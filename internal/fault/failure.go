@@ -115,11 +115,34 @@ var codeOf = [...]string{
 	KindHeadersTooLarge: "resource_exhausted",
 }
 
+// nameOf is each Kind's name in the audit trail's error_kind (docs/PROTOCOL.md 17).
+var nameOf = [...]string{
+	KindInternal:        "internal",
+	KindInvalid:         "invalid",
+	KindUnauthenticated: "unauthenticated",
+	KindNotFound:        "not_found",
+	KindTooLarge:        "too_large",
+	KindBodyTimeout:     "body_timeout",
+	KindRateLimited:     "rate_limited",
+	KindTimeout:         "timeout",
+	KindUnavailable:     "unavailable",
+	KindUpstream:        "upstream",
+	KindCredentials:     "credentials",
+	KindNoCredentials:   "no_credentials",
+	KindCanceled:        "canceled",
+	KindWrongMethod:     "wrong_method",
+	KindURITooLong:      "uri_too_long",
+	KindHeadersTooLarge: "headers_too_large",
+}
+
 // Kinds is the number of kinds, for surfaces' tables and their tests.
 const Kinds = len(codeOf)
 
 // Code is k's status code as the contract spells it ("resource_exhausted").
 func (k Kind) Code() string { return codeOf[k] }
+
+// String is k's name ("rate_limited").
+func (k Kind) String() string { return nameOf[k] }
 
 // Failure is how one error is answered.
 type Failure struct {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -22,6 +23,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
+	"github.com/nirmata/llm-gateway/internal/admin"
+	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/auth"
 	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/bedrocksim"
@@ -32,6 +35,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/grpcapi"
 	"github.com/nirmata/llm-gateway/internal/metrics"
 	"github.com/nirmata/llm-gateway/internal/observe"
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/quota"
 	"github.com/nirmata/llm-gateway/internal/reasoning"
 	"github.com/nirmata/llm-gateway/internal/respstore"
@@ -85,6 +89,8 @@ type Gateway struct {
 	// respStore keeps the Responses API's stored responses; sealer seals their reasoning.
 	respStore *respstore.Store
 	sealer    *seal.Sealer
+	// auditStore keeps the audit records; nil when the audit trail is off.
+	auditStore audit.Store
 }
 
 // Option sets what a program embedding the gateway gives it beside its configuration.
@@ -178,6 +184,13 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, opts ...Option
 	}
 	svcOpts.Quota = quota.New(quota.Options{Keys: limits, Counters: counters, CacheReadWeight: cfg.CacheReadWeight,
 		Now: o.now, Metrics: m})
+	writer, err := g.auditWriter(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	if writer != nil {
+		svcOpts.Audit = writer.Level
+	}
 	g.svc = core.New(own, svcOpts, log)
 
 	if g.sealer, err = g.reasoningSealer(); err != nil {
@@ -190,8 +203,10 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, opts ...Option
 	g.respStore = respstore.New(respstore.Options{TTL: cfg.ResponsesTTL, MaxBytes: cfg.ResponsesMaxBytes,
 		KeyMaxBytes: int64(cfg.ResponsesKeyMaxBytes), Counters: counters, Backend: backend})
 
-	obs := observe.New(log, m, tracing)
-	g.servers(storeStatus, obs)
+	obs := observe.New(log, m, tracing).WithAudit(writer)
+	if err := g.servers(storeStatus, obs); err != nil {
+		return nil, err
+	}
 	if err := g.listen(); err != nil {
 		return nil, err
 	}
@@ -200,6 +215,10 @@ func New(ctx context.Context, cfg config.Config, log *zap.Logger, opts ...Option
 	g.httpLis = server.Listener(g.httpLis, obs, m)
 	return g, nil
 }
+
+// Service is the gateway's core service, for programs that make calls in-process (gateway
+// replay).
+func (g *Gateway) Service() *core.Service { return g.svc }
 
 // Addrs are the addresses the gateway listens on, known once New has returned.
 func (g *Gateway) Addrs() Addrs { return g.addrs }
@@ -322,6 +341,15 @@ func keyring(cfg config.Config) (*auth.Keyring, error) {
 	for _, k := range cfg.Keys {
 		keys = append(keys, auth.Key{Name: k.Name, Key: k.Key})
 	}
+	// An admin key is never a client key (docs/PROTOCOL.md 17).
+	for i, a := range cfg.AdminKeys {
+		ad, _ := auth.Digest(a) // config.Load checked it
+		for _, k := range keys {
+			if kd, _ := auth.Digest(k.Key); kd == ad {
+				return nil, &config.SettingError{Key: "admin_keys", Err: fmt.Errorf("[%d]: also a client key; an admin key must be a key of its own", i)}
+			}
+		}
+	}
 	return auth.NewKeyring(keys)
 }
 
@@ -395,12 +423,13 @@ func serviceOptions(cfg config.Config) (core.Options, map[string]quota.Limits, e
 		SchemaLimits:      cfg.SchemaLimits,
 		KeyDefaults:       keyDefaults,
 		DefaultMaxTokens:  cfg.DefaultMaxTokens,
+		Prices:            pricing.New(cfg.Prices),
 	}, limits, nil
 }
 
 // servers builds the gRPC server, the REST server and, with admin_addr, the admin server
 // around the core service. Calls run under a base context that the end of a drain cancels.
-func (g *Gateway) servers(storeStatus interface{ Status() string }, obs *observe.Observer) {
+func (g *Gateway) servers(storeStatus interface{ Status() string }, obs *observe.Observer) error {
 	base, cancelCalls := context.WithCancelCause(context.Background())
 	g.cancelCalls = cancelCalls
 	g.release = append(g.release, func() { cancelCalls(nil) })
@@ -434,11 +463,65 @@ func (g *Gateway) servers(storeStatus interface{ Status() string }, obs *observe
 		BaseContext: func(net.Listener) context.Context { return base },
 	}
 	if g.cfg.AdminAddr != "" {
-		// Probes and the scraper (docs/PROTOCOL.md 7): short requests, so short timeouts.
-		g.adminServer = &http.Server{Handler: server.NewAdminHandler(g.svc, httpOpts), ReadHeaderTimeout: 10 * time.Second,
+		api, err := admin.Handler(admin.Options{Store: g.auditStore, Keys: g.cfg.AdminKeys})
+		if err != nil {
+			return &config.SettingError{Key: "admin_keys", Err: err}
+		}
+		// Probes, the scraper (docs/PROTOCOL.md 7) and the admin API (17): short requests, so
+		// short timeouts.
+		g.adminServer = &http.Server{Handler: server.NewAdminHandler(g.svc, httpOpts, api), ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: server.MaxHeaderBytes, ErrorLog: zap.NewStdLog(g.log)}
 	}
+	return nil
 }
+
+// auditWriter opens the audit store and starts the writer of the audit records
+// (docs/PROTOCOL.md 17); nil, and no store, when neither the audit setting nor any key
+// asks for records. The writer is closed, writing what it holds, once the servers have
+// stopped.
+func (g *Gateway) auditWriter(ctx context.Context, m *metrics.Metrics) (*audit.Writer, error) {
+	opts := audit.WriterOptions{MaxContentBytes: g.cfg.AuditMaxContentBytes, Metrics: m, Log: g.log,
+		Retention: time.Duration(g.cfg.AuditRetentionDays) * 24 * time.Hour}
+	var err error
+	if opts.Level, err = audit.ParseLevel(g.cfg.Audit); err != nil {
+		return nil, &config.SettingError{Key: "audit", Err: err}
+	}
+	on := opts.Level != audit.Off
+	for _, k := range g.cfg.Keys {
+		if k.Audit == "" {
+			continue
+		}
+		level, err := audit.ParseLevel(k.Audit)
+		if err != nil {
+			return nil, &config.SettingError{Key: "keys", Err: err}
+		}
+		d, _ := auth.Digest(k.Key) // config.Load checked it
+		if opts.Keys == nil {
+			opts.Keys = map[string]audit.Level{}
+		}
+		opts.Keys[auth.ID(k.Name, d)] = level
+		on = on || level != audit.Off
+	}
+	if !on {
+		return nil, nil
+	}
+	if opts.Store, err = audit.Open(ctx, g.cfg.AuditDSN); err != nil {
+		return nil, &config.SettingError{Key: "audit_dsn", Err: err}
+	}
+	g.auditStore = opts.Store
+	w := audit.NewWriter(opts)
+	g.release = append(g.release, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), auditFlushTimeout)
+		defer cancel()
+		w.Close(ctx)
+		_ = opts.Store.Close()
+	})
+	return w, nil
+}
+
+// auditFlushTimeout bounds the writing of the audit records still queued when the gateway
+// stops.
+const auditFlushTimeout = 5 * time.Second
 
 // listen opens the gRPC, REST and admin listeners: from here on their ports are taken,
 // and Addrs says which they are.
@@ -599,7 +682,8 @@ func keyPolicies(keys []config.Key) (map[string]quota.Limits, map[string]core.De
 	var limits map[string]quota.Limits
 	var defaults map[string]core.Defaults
 	for _, k := range keys {
-		l := quota.Limits{RequestsPerMinute: k.RequestsPerMinute, TokensPerMinute: k.TokensPerMinute, TokensPerDay: k.TokensPerDay}
+		l := quota.Limits{RequestsPerMinute: k.RequestsPerMinute, TokensPerMinute: k.TokensPerMinute, TokensPerDay: k.TokensPerDay,
+			MicroUSDPerDay: microUSD(k.USDPerDay), MicroUSDPerMonth: microUSD(k.USDPerMonth)}
 		d := coreDefaults(k.Defaults)
 		if l == (quota.Limits{}) && d == (core.Defaults{}) {
 			continue
@@ -624,6 +708,10 @@ func keyPolicies(keys []config.Key) (map[string]quota.Limits, map[string]core.De
 	}
 	return limits, defaults, nil
 }
+
+// microUSD is a dollar limit in the micro-dollars the quota counts; the configuration
+// bounds it.
+func microUSD(usd float64) int64 { return int64(math.Round(usd * 1e6)) }
 
 // logStarted says where the gateway listens, which of its addresses reach beyond this host,
 // whether calls need a key, and what to try first; and warns when anyone who can reach

@@ -77,6 +77,10 @@ func (c *chatService) begin(ctx context.Context, method string) (context.Context
 	call := c.obs.Begin(metrics.TransportGRPC, routeOf(method), method, "")
 	call.KeyID, _ = ctx.Value(keyIDKey{}).(string)
 	md, _ := metadata.FromIncomingContext(ctx)
+	call.UserAgent = userAgent(ctx)
+	if v := md.Get("x-session-id"); len(v) > 0 {
+		call.SessionID = v[0]
+	}
 	ctx = observe.WithCall(call.Trace(ctx, "", metadataCarrier(md)), call)
 	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", call.RequestID))
 	if c.base == nil {

@@ -83,6 +83,8 @@ type Metrics struct {
 	cacheRead       *prometheus.CounterVec
 	droppedCalls    *prometheus.CounterVec
 	droppedParams   *prometheus.CounterVec
+	auditWritten    prometheus.Counter
+	auditDropped    *prometheus.CounterVec
 	parallelOff     *prometheus.CounterVec
 	parallelLearned prometheus.Counter
 	thinkingOff     *prometheus.CounterVec
@@ -100,6 +102,7 @@ type Metrics struct {
 	upstreamCalls   prometheus.Gauge
 	rejected        *prometheus.CounterVec
 	rateLimited     *prometheus.CounterVec
+	cost            *prometheus.CounterVec
 	storeErrors     *prometheus.CounterVec
 	storeUp         prometheus.Gauge
 }
@@ -152,6 +155,14 @@ func New() *Metrics {
 			Name: "gateway_params_dropped_total",
 			Help: `Request fields accepted without effect (those x-gateway-ignored-params lists: a field the model does not take, an anthropic-beta value it does not take, a server tool, an unknown member), by transport and the field's path with its indexes as N ("tools.N.defer_loading", "anthropic-beta: <value>").`,
 		}, []string{"transport", "param"}),
+		auditWritten: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gateway_audit_written_total",
+			Help: "Audit records written to the audit store (docs/PROTOCOL.md 17).",
+		}),
+		auditDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_audit_dropped_total",
+			Help: "Audit records dropped, the call served all the same: queue_full (the store fell behind), store_error (the store refused or could not be reached), draining (the store had not taken them when the drain ended).",
+		}, []string{"reason"}),
 		parallelOff: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_parallel_calls_disabled_total",
 			Help: "Requests whose parallel tool calls the gateway turned off because the client's history answered only some of several calls (the deployed gollm client answers only the first), or an earlier request of the same key and User-Agent did, and the request did not set parallel_tool_calls.",
@@ -214,8 +225,12 @@ func New() *Metrics {
 		}, []string{"reason"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_rate_limited_total",
-			Help: `Requests refused because their key was over one of its limits, by key (its configured name, else the first 8 hex digits of its SHA-256) and limit ("requests_per_minute", "tokens_per_minute", "tokens_per_day").`,
+			Help: `Requests refused because their key was over one of its limits, by key (its configured name, else the first 8 hex digits of its SHA-256) and limit ("requests_per_minute", "tokens_per_minute", "tokens_per_day", "usd_per_day", "usd_per_month").`,
 		}, []string{"key", "limit"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_cost_usd_total",
+			Help: `What the Bedrock calls cost in US dollars, at the prices of the price table (defaults and the prices setting; a model without a price costs 0), by key (its configured name, else the first 8 hex digits of its SHA-256; "none" without authentication) and model (the model that answered). A request's cost is added once it has ended, failover and repair attempts included.`,
+		}, []string{"key", "model"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_store_errors_total",
 			Help: `Calls made without the shared store (Redis, redis_url), by operation: "incr" and "counts" (limit counters), "put" and "get" (reasoning cache, failover affinity, stored responses), "delete" (stored responses). A call fails or runs out of its request's redis_timeout, or is not sent while the last ping failed or once that time is spent. Meanwhile limits fail open and caches use their local copy. A call whose client left is not counted.`,
@@ -229,8 +244,8 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.firstEvent, m.upstreamErrors, m.tokens,
-		m.cacheRead, m.cacheWrite, m.droppedCalls, m.droppedParams, m.parallelOff, m.parallelLearned, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.failovers, m.inflight, m.upstreamCalls,
-		m.rejected, m.rateLimited, m.storeErrors, m.storeUp,
+		m.cacheRead, m.cacheWrite, m.droppedCalls, m.droppedParams, m.auditWritten, m.auditDropped, m.parallelOff, m.parallelLearned, m.thinkingOff, m.thinkingBack, m.formatInvalid, m.toolCalls, m.repairAttempts, m.synthesized, m.orphans, m.openStreams, m.retries, m.failovers, m.inflight, m.upstreamCalls,
+		m.rejected, m.rateLimited, m.cost, m.storeErrors, m.storeUp,
 	)
 	// Known reasons start at zero, so rate() and alerts see a series before the first
 	// rejection rather than an absent one.
@@ -403,6 +418,27 @@ func (m *Metrics) ParamsDropped(transport string, paths []string) {
 	}
 	for _, p := range paths {
 		m.droppedParams.WithLabelValues(transport, m.params.value(indexesAsN(p))).Inc()
+	}
+}
+
+// Reasons an audit record is dropped: the reason label of gateway_audit_dropped_total.
+const (
+	AuditQueueFull  = "queue_full"
+	AuditStoreError = "store_error"
+	AuditDraining   = "draining"
+)
+
+// AuditWritten counts n audit records the store took.
+func (m *Metrics) AuditWritten(n int) {
+	if m != nil {
+		m.auditWritten.Add(float64(n))
+	}
+}
+
+// AuditDropped counts n audit records dropped for reason (Audit*).
+func (m *Metrics) AuditDropped(reason string, n int) {
+	if m != nil {
+		m.auditDropped.WithLabelValues(reason).Add(float64(n))
 	}
 }
 
@@ -594,6 +630,17 @@ func (m *Metrics) RateLimited(key, limit string) {
 		return
 	}
 	m.rateLimited.WithLabelValues(key, limit).Inc()
+}
+
+// Cost adds usd, what a request of key on model cost, to gateway_cost_usd_total. key is
+// the identity of a key the keyring accepted ("" without authentication): the
+// configuration bounds the series. The model answered, so it gets a series of its own
+// while the cap has room.
+func (m *Metrics) Cost(key, model string, usd float64) {
+	if m == nil || !(usd > 0) {
+		return
+	}
+	m.cost.WithLabelValues(fixed(key), m.models.value(model)).Add(usd)
 }
 
 // StoreError counts a failed call to the shared store in gateway_store_errors_total. op

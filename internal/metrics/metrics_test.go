@@ -204,6 +204,20 @@ func TestMethods(t *testing.T) {
 			},
 		},
 		{
+			name: "Cost",
+			record: func(m *Metrics) {
+				m.Cost("ci", model1, 0.25)
+				m.Cost("ci", model1, 0.5)
+				m.Cost("", model1, 1)
+				m.Cost("ci", "us.amazon.nova-pro-v1:0", 0) // no cost: no series
+			},
+			check: func(t *testing.T, m *Metrics) {
+				assert.Equal(t, 0.75, testutil.ToFloat64(m.cost.WithLabelValues("ci", model1)))
+				assert.Equal(t, 1.0, testutil.ToFloat64(m.cost.WithLabelValues(LabelNone, model1)), "no key: none")
+				assert.Equal(t, 2, testutil.CollectAndCount(m.cost))
+			},
+		},
+		{
 			name: "StoreError",
 			record: func(m *Metrics) {
 				m.StoreError(StoreIncr)
@@ -264,7 +278,7 @@ gateway_cache_read_tokens_total{model="anthropic.claude-3-5-sonnet"} 1000
 # HELP gateway_cache_write_tokens_total Prompt tokens of successful answers written to Bedrock's prompt cache; part of gateway_tokens_total's input.
 # TYPE gateway_cache_write_tokens_total counter
 gateway_cache_write_tokens_total{model="anthropic.claude-3-5-sonnet"} 200
-# HELP gateway_rate_limited_total Requests refused because their key was over one of its limits, by key (its configured name, else the first 8 hex digits of its SHA-256) and limit ("requests_per_minute", "tokens_per_minute", "tokens_per_day").
+# HELP gateway_rate_limited_total Requests refused because their key was over one of its limits, by key (its configured name, else the first 8 hex digits of its SHA-256) and limit ("requests_per_minute", "tokens_per_minute", "tokens_per_day", "usd_per_day", "usd_per_month").
 # TYPE gateway_rate_limited_total counter
 gateway_rate_limited_total{key="a1b2c3d4",limit="requests_per_minute"} 0
 gateway_rate_limited_total{key="ci",limit="tokens_per_minute"} 1
@@ -445,6 +459,7 @@ func TestNilMetrics(t *testing.T) {
 		m.Rejected(RejectDraining)
 		m.KeyLimit("ci", "tokens_per_day")
 		m.RateLimited("ci", "tokens_per_day")
+		m.Cost("ci", model1, 1)
 	})
 	assert.Nil(t, m.Gatherer())
 	rec := httptest.NewRecorder()
@@ -486,6 +501,8 @@ func TestHandler(t *testing.T) {
 	defer m.UpstreamCall()()
 	m.Rejected(RejectUnauthenticated)
 	m.RateLimited("ci", "tokens_per_minute")
+	m.Cost("ci", model1, 0.001)
+	m.AuditWritten(2)
 
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
@@ -521,8 +538,10 @@ func TestHandler(t *testing.T) {
 		"gateway_rejected_total":                 dto.MetricType_COUNTER,
 		"gateway_parallel_calls_learned_total":   dto.MetricType_COUNTER,
 		"gateway_rate_limited_total":             dto.MetricType_COUNTER,
+		"gateway_cost_usd_total":                 dto.MetricType_COUNTER,
 		"gateway_store_errors_total":             dto.MetricType_COUNTER,
 		"gateway_store_up":                       dto.MetricType_GAUGE,
+		"gateway_audit_written_total":            dto.MetricType_COUNTER,
 	}
 	for name, typ := range want {
 		f, ok := families[name]

@@ -16,11 +16,15 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/nirmata/llm-gateway/internal/audit"
+	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/fault"
 	"github.com/nirmata/llm-gateway/internal/metrics"
+	"github.com/nirmata/llm-gateway/internal/pricing"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
+	"github.com/nirmata/llm-gateway/internal/toolguard"
 	"github.com/nirmata/llm-gateway/internal/translate"
 )
 
@@ -32,12 +36,21 @@ type Observer struct {
 	access  *zap.Logger
 	metrics *metrics.Metrics
 	tracing *telemetry.Tracing
+	// audit writes the calls' audit records; nil writes none.
+	audit *audit.Writer
 }
 
 // New returns an Observer logging to log, counting in m, and tracing with t (nil makes
 // no spans).
 func New(log *zap.Logger, m *metrics.Metrics, t *telemetry.Tracing) *Observer {
 	return &Observer{log: log, access: log.WithOptions(zap.WithCaller(false)), metrics: m, tracing: t}
+}
+
+// WithAudit makes o write each call's audit record with w (docs/PROTOCOL.md 17), at the
+// level w gives its key. Call it before the first call begins.
+func (o *Observer) WithAudit(w *audit.Writer) *Observer {
+	o.audit = w
+	return o
 }
 
 // Begin begins a call: its start, its id, and the labels of its metrics: transport
@@ -69,10 +82,15 @@ type Call struct {
 	// KeyID is the caller's key identity: its name under keys, else the first 8 hex digits
 	// of the key's SHA-256.
 	KeyID string
+	// UserAgent and SessionID are the client's User-Agent and session header, for the
+	// audit record (bounded there).
+	UserAgent, SessionID string
 	// Status is the HTTP status of a REST answer (0 for gRPC); Code the snake-case gRPC
 	// code of the outcome ("ok", "invalid_argument").
 	Status int
 	Code   string
+	// Kind is the failure's kind when Code is not "ok".
+	Kind fault.Kind
 	// Reason is why the call failed, as its client was told: the message of its error
 	// answer ("" while it has not failed). The access line carries it clipped
 	// (ReasonMax).
@@ -104,7 +122,7 @@ func (c *Call) Fail(ctx context.Context, err error) fault.Failure {
 // Answered records f, the failure the call was answered with, as its outcome: its Code
 // and Reason.
 func (c *Call) Answered(f fault.Failure) {
-	c.Code, c.Reason = f.Kind.Code(), f.Message
+	c.Code, c.Reason, c.Kind = f.Kind.Code(), f.Message, f.Kind
 }
 
 // Failed classifies err, the failure of call requestID, and logs the detail of a failure
@@ -167,6 +185,7 @@ func (c *Call) End() {
 	u := &c.Result.Usage
 	m.Tokens(c.Result.Model, c.Result.ClientType, int(u.PromptTokens), int(u.CompletionTokens))
 	m.CacheTokens(c.Result.Model, int(u.CacheReadTokens), int(u.CacheWriteTokens))
+	m.Cost(c.KeyID, c.Result.Model, c.Result.CostUSD)
 	outcomes := c.Result.ToolOutcomes
 	if n := c.Result.ToolCalls - outcomes.Total(); n > 0 {
 		outcomes.Unchecked += n // calls no check saw
@@ -209,6 +228,54 @@ func (c *Call) End() {
 	if c.span != nil {
 		c.endSpan()
 	}
+	if chatRoute := c.Route == metrics.RouteChat || c.Route == metrics.RouteChatStream; chatRoute && o.audit.Level(c.KeyID) != audit.Off {
+		o.audit.Write(c.record(d), c.Result.Request, c.Result.Answer)
+	}
+}
+
+// surfaceOf is the audit record's surface of each transport label.
+var surfaceOf = map[string]string{metrics.TransportREST: "nirmata", metrics.TransportOpenAI: "openai",
+	metrics.TransportAnthropic: "anthropic", metrics.TransportResponses: "responses", metrics.TransportGRPC: "grpc"}
+
+// record is the call's audit record, without its content: every string a client sent
+// bounded, no text, no arguments.
+func (c *Call) record(d time.Duration) audit.Record {
+	r, u := &c.Result, c.Result.Usage
+	rec := audit.Record{Time: c.Start.UTC(), RequestID: c.RequestID, Key: c.KeyID, Surface: surfaceOf[c.Transport],
+		UserAgent: clip.String(c.UserAgent, clip.LogMax), ClientType: r.ClientType, SessionID: clip.String(c.SessionID, clip.QuoteMax),
+		Stream: c.Route == metrics.RouteChatStream, ModelRequested: clip.String(r.RequestModel, clip.LogMax), ModelServed: r.Model,
+		Region: r.Region, Failovers: r.Failovers, Status: c.Status, Code: c.Code, FinishReason: string(r.FinishReason),
+		InputTokens: int64(u.PromptTokens), OutputTokens: int64(u.CompletionTokens),
+		CacheReadTokens: int64(u.CacheReadTokens), CacheWriteTokens: int64(u.CacheWriteTokens), CostUSD: pricing.Round(r.CostUSD),
+		LatencyMs: float64(d.Microseconds()) / 1000, ToolValidation: r.ToolValidation, Repairs: r.RepairAttempts,
+		BudgetExhausted: r.BudgetExhausted, DroppedToolCalls: r.DroppedToolCalls,
+		ParallelDisabled: r.Repairs.ParallelDisabled || r.Repairs.ParallelRemembered}
+	if c.Code != "ok" {
+		rec.ErrorKind = c.Kind.String()
+	}
+	if a := r.Answer; a != nil {
+		rec.ToolCalls = make([]audit.ToolCall, len(a.ToolCalls))
+		for i, tc := range a.ToolCalls {
+			rec.ToolCalls[i] = audit.ToolCall{Name: clip.String(tc.Name, clip.LogMax), ID: clip.String(tc.ID, clip.LogMax), Outcome: outcome(r, &tc)}
+		}
+	}
+	return rec
+}
+
+// outcome is the check's outcome for tool call tc of a call that did r, in
+// gateway_tool_calls_total's words: invalid when it went out with violations, repaired
+// when a repair made the answer's calls valid, valid when it was checked, unchecked when
+// not.
+func outcome(r *core.Result, tc *chat.ToolCall) string {
+	switch {
+	case len(tc.ValidationErrors) > 0:
+		return metrics.ToolInvalid
+	case r.ToolValidation == toolguard.Repaired:
+		return metrics.ToolRepaired
+	case r.Validating:
+		return metrics.ToolValid
+	}
+	return metrics.ToolUnchecked
 }
 
 // MarshalLogObject implements [zapcore.ObjectMarshaler].
@@ -242,6 +309,7 @@ func (c *Call) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddInt32("cache_read_tokens", u.CacheReadTokens)
 		enc.AddInt32("cache_write_tokens", u.CacheWriteTokens)
 	}
+	enc.AddFloat64("cost_usd", pricing.Round(c.Result.CostUSD))
 	enc.AddInt("tool_calls", c.Result.ToolCalls)
 	if n := c.Result.DroppedToolCalls; n > 0 {
 		enc.AddInt("dropped_tool_calls", n)

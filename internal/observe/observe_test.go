@@ -33,8 +33,9 @@ func TestEndCountsWhatTheCallDid(t *testing.T) {
 	o := New(zap.New(logCore), m, nil)
 	call := o.Begin(metrics.TransportREST, metrics.RouteChat, "POST", "/llm-apps/chat")
 	require.Len(t, call.RequestID, 16)
+	call.KeyID = "ci"
 	call.Result = core.Result{Model: model, FormatInvalid: true, ToolCalls: 3,
-		ToolOutcomes: toolguard.Outcomes{Repaired: 2}, RepairAttempts: 1}
+		ToolOutcomes: toolguard.Outcomes{Repaired: 2}, RepairAttempts: 1, CostUSD: 0.0125}
 	call.End()
 
 	n, err := testutil.GatherAndCount(m.Gatherer(), "gateway_response_format_invalid_total")
@@ -46,9 +47,13 @@ func TestEndCountsWhatTheCallDid(t *testing.T) {
 	assert.InDelta(t, 2, counter(t, m, "gateway_tool_calls_total", "repaired"), 0)
 	assert.InDelta(t, 1, counter(t, m, "gateway_tool_calls_total", "unchecked"), 0, "the call no check saw")
 	assert.InDelta(t, 1, counter(t, m, "gateway_tool_repair_attempts_total", ""), 0)
+	assert.InDelta(t, 0.0125, counter(t, m, "gateway_cost_usd_total", ""), 0, "by key and model")
 	access := logs.FilterMessage("http").AllUntimed()
 	require.Len(t, access, 1, "one access line")
 	assert.Equal(t, "ok", access[0].ContextMap()["code"])
+	assert.Equal(t, 0.0125, access[0].ContextMap()["cost_usd"])
+	assert.Equal(t, 0.0125, call.record(0).CostUSD, "the audit record's cost")
+	assert.Equal(t, "ci", access[0].ContextMap()["key_id"])
 }
 
 // counter sums the series of a counter, those with outcome when it is given.

@@ -24,6 +24,9 @@ const (
 	attrRequestModel = attribute.Key("gateway.request.model")
 	attrModel        = attribute.Key("gateway.model")
 	attrOutcome      = attribute.Key("gateway.outcome")
+	// attrCostUSD is what a chat call cost (docs/PROTOCOL.md 17.1): the GenAI semantic
+	// conventions have no attribute for cost.
+	attrCostUSD = attribute.Key("gateway.cost_usd")
 )
 
 // Trace starts the call's server span, a child of the trace context carrier holds (W3C
@@ -75,6 +78,9 @@ func (c *Call) endSpan() {
 	}
 	if c.Result.Model != "" {
 		attrs = append(attrs, attrModel.String(clip.String(c.Result.Model, clip.LogMax)))
+	}
+	if c.Route == metrics.RouteChat || c.Route == metrics.RouteChatStream {
+		attrs = append(attrs, attrCostUSD.Float64(c.Result.CostUSD))
 	}
 	if c.Code != "ok" {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(c.Code))

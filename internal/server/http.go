@@ -145,11 +145,13 @@ func NewHTTPHandler(svc *core.Service, opts Options) http.Handler {
 }
 
 // NewAdminHandler returns what --admin-addr serves (docs/PROTOCOL.md 7): /healthz, /readyz
-// and /metrics, as the REST API serves them; any other path is net/http's 404.
-func NewAdminHandler(svc *core.Service, opts Options) http.Handler {
+// and /metrics, as the REST API serves them, and api, the admin API, under /admin/
+// (docs/PROTOCOL.md 17); any other path is net/http's 404.
+func NewAdminHandler(svc *core.Service, opts Options, api http.Handler) http.Handler {
 	s := &httpServer{svc: svc, opts: opts}
 	mux := http.NewServeMux()
 	s.operations(mux)
+	mux.Handle("/admin/", api)
 	return mux
 }
 
@@ -212,6 +214,7 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 	writeError := sf.writeError
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		call := s.opts.Observer.Begin(sf.transport, route, r.Method, r.URL.Path)
+		call.UserAgent, call.SessionID = r.Header.Get("User-Agent"), sessionID(r.Header)
 		w.Header().Set("X-Request-Id", call.RequestID)
 		if sf.anthropic {
 			w.Header().Set(anthropic.HeaderRequestID, call.RequestID)
@@ -253,6 +256,20 @@ func (s *httpServer) route(sf surface, route string, needKey bool, serve serveFu
 			s.fail(rec, r, call, err, writeError)
 		}
 	})
+}
+
+// sessionHeaders are the headers agent clients name their session with, for the audit
+// record: Claude Code's, Codex's, and a generic one.
+var sessionHeaders = [...]string{"X-Claude-Code-Session-Id", "Session_id", "X-Session-Id"}
+
+// sessionID is the call's session header; "" without one.
+func sessionID(h http.Header) string {
+	for _, name := range sessionHeaders {
+		if v := h[name]; len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
 }
 
 // checkKey checks the call's key: in Authorization, or, on Anthropic's surface, in
