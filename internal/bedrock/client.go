@@ -133,11 +133,15 @@ func hostHeader(u *url.URL) string {
 // NewTransport returns an HTTP transport for one upstream host carrying many concurrent
 // streams: a deep idle pool, no response timeout (a model may think for minutes; callers
 // bound calls with their context), no transparent gzip (event streams are not compressed),
-// and a read buffer of 1 KiB, not 4, on each HTTP/1.1 connection, held for as long as the
-// connection is: it holds an answer's status line and headers (half a kilobyte from
-// Bedrock) and chunk sizes, while an answer's bytes go past it, straight into the reads
-// that ask for more (a unary answer's sized buffer, an event stream's pooled one:
-// bodyReader), so a thousand open streams hold 1 MiB of them, not 4.
+// and on each HTTP/1.1 connection, for as long as it is open, a read buffer of 1 KiB and a
+// write buffer of 2 KiB, not 4 each. The read buffer holds an answer's status line and
+// headers (half a kilobyte from Bedrock) and chunk sizes, while an answer's bytes go past
+// it, straight into the reads that ask for more (a unary answer's sized buffer, an event
+// stream's pooled one: bodyReader). The write buffer holds a call's request line and
+// signed headers (about 600 bytes) and the start of its body: a request that fits goes in
+// one write, and the rest of a larger body goes past it in a second write, as it would
+// past 4 KiB (only bodies of about 1.4 to 3.4 KB take a write more). So a thousand open
+// streams hold 3 MiB of them, not 8.
 func NewTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -150,6 +154,7 @@ func NewTransport() *http.Transport {
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
 		ReadBufferSize:        1 << 10,
+		WriteBufferSize:       2 << 10,
 	}
 }
 
@@ -207,15 +212,15 @@ func (c *Client) unary(ctx context.Context, modelID string, op operation, in, ou
 }
 
 // ConverseStream calls ConverseStream and returns the event stream once Bedrock has
-// answered 200. Retries happen only before that; the caller must Close the stream.
+// answered 200. Retries happen only before that. ctx bounds the call, the stream's reads
+// included; the caller must Close the stream, which ends the call (no context of its own:
+// an open stream would hold one more).
 func (c *Client) ConverseStream(ctx context.Context, modelID string, req *ConverseRequest) (*EventStream, error) {
-	ctx, cancel := context.WithCancel(ctx)
 	resp, err := c.call(ctx, modelID, opConverseStream, req)
 	if err != nil {
-		cancel()
 		return nil, err
 	}
-	return NewEventStream(resp.Body, cancel), nil
+	return NewEventStream(resp.Body), nil
 }
 
 // operation is one of the operations a call makes.

@@ -274,20 +274,20 @@ func TestEventStreamDecoding(t *testing.T) {
 	}
 	t.Run("all at once", func(t *testing.T) {
 		t.Parallel()
-		events, err := readAll(NewEventStream(io.NopCloser(bytes.NewReader(raw)), nil))
+		events, err := readAll(NewEventStream(io.NopCloser(bytes.NewReader(raw))))
 		require.NoError(t, err)
 		check(t, events)
 	})
 	t.Run("one byte at a time", func(t *testing.T) {
 		t.Parallel()
-		events, err := readAll(NewEventStream(io.NopCloser(oneByteReader{bytes.NewReader(raw)}), nil))
+		events, err := readAll(NewEventStream(io.NopCloser(oneByteReader{bytes.NewReader(raw)})))
 		require.NoError(t, err)
 		check(t, events)
 	})
 	t.Run("cut mid-frame", func(t *testing.T) {
 		t.Parallel()
 		for _, cut := range []int{len(raw) - 1, len(raw) - 20, 5} {
-			events, err := readAll(NewEventStream(io.NopCloser(bytes.NewReader(raw[:cut])), nil))
+			events, err := readAll(NewEventStream(io.NopCloser(bytes.NewReader(raw[:cut]))))
 			require.ErrorIs(t, err, ErrTransport, "cut at %d", cut)
 			assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 			assert.Less(t, len(events), 7)
@@ -297,7 +297,7 @@ func TestEventStreamDecoding(t *testing.T) {
 		t.Parallel()
 		b := append(frame(t, "event", EventMessageStart, map[string]any{"role": "assistant"}),
 			frame(t, "exception", "throttlingException", map[string]any{"message": "slow down"})...)
-		events, err := readAll(NewEventStream(io.NopCloser(bytes.NewReader(b)), nil))
+		events, err := readAll(NewEventStream(io.NopCloser(bytes.NewReader(b))))
 		require.Len(t, events, 1)
 		var apiErr *APIError
 		require.ErrorAs(t, err, &apiErr)
@@ -313,7 +313,7 @@ func TestEventStreamDecoding(t *testing.T) {
 func TestEventStreamStart(t *testing.T) {
 	t.Parallel()
 	raw := sampleStream(t)
-	s := NewEventStream(io.NopCloser(oneByteReader{bytes.NewReader(raw)}), nil)
+	s := NewEventStream(io.NopCloser(oneByteReader{bytes.NewReader(raw)}))
 	require.NoError(t, s.Start())
 	assert.True(t, s.Ready(), "the events read ahead are ready")
 	events, err := readAll(s)
@@ -324,7 +324,7 @@ func TestEventStreamStart(t *testing.T) {
 
 	b := append(frame(t, "event", EventMessageStart, map[string]any{"role": "assistant"}),
 		frame(t, "exception", "serviceUnavailableException", map[string]any{"message": "busy"})...)
-	s = NewEventStream(io.NopCloser(bytes.NewReader(b)), nil)
+	s = NewEventStream(io.NopCloser(bytes.NewReader(b)))
 	var apiErr *APIError
 	require.ErrorAs(t, s.Start(), &apiErr)
 	assert.Equal(t, CodeServiceUnavailable, apiErr.Code)
@@ -335,7 +335,7 @@ func TestEventStreamStart(t *testing.T) {
 	// A stream that starts with content stops reading there.
 	b = append(frame(t, "event", EventContentBlockDelta, map[string]any{"contentBlockIndex": 0, "delta": map[string]any{"text": "Hi"}}),
 		frame(t, "exception", "throttlingException", map[string]any{"message": "later"})...)
-	s = NewEventStream(io.NopCloser(bytes.NewReader(b)), nil)
+	s = NewEventStream(io.NopCloser(bytes.NewReader(b)))
 	require.NoError(t, s.Start(), "the exception comes after content: not Start's")
 	events, err = readAll(s)
 	assert.Len(t, events, 1)

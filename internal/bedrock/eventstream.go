@@ -25,8 +25,6 @@ type EventStream struct {
 	prelude  [preludeLen]byte
 	headers  frameHeaders
 	complete bool // metadata, Bedrock's last event, was read
-	// cancel ends the call; Close uses it to bound the read of the body's end.
-	cancel context.CancelFunc
 	// ahead holds the events Start read, which Next returns first, then aheadErr, the
 	// error Start met, if any.
 	ahead    []StreamEvent
@@ -40,13 +38,10 @@ const (
 	drainWait  = time.Second
 )
 
-// NewEventStream reads events from body and owns it. cancel, if not nil, ends the call
-// that body belongs to; Close calls it.
-func NewEventStream(body io.ReadCloser, cancel context.CancelFunc) *EventStream {
-	if cancel == nil {
-		cancel = func() {}
-	}
-	return &EventStream{body: body, r: &bodyReader{body: body}, cancel: cancel}
+// NewEventStream reads events from body and owns it: closing it ends the call that body
+// belongs to.
+func NewEventStream(body io.ReadCloser) *EventStream {
+	return &EventStream{body: body, r: &bodyReader{body: body}}
 }
 
 // bodyReader reads a stream's body through a buffer (4 KiB, pooled) that it holds only
@@ -202,18 +197,19 @@ func (s *EventStream) next() (StreamEvent, error) {
 
 // Close releases the connection and ends the call. After the last event it first reads
 // the body's end, so the HTTP client can reuse the connection instead of dialling a new one
-// for the next stream; an upstream that does not end its body promptly is cut off.
+// for the next stream; an upstream that does not end its body promptly is cut off: the
+// body is closed under the read that waits for it (the HTTP transport then closes the
+// connection, which ends the read).
 func (s *EventStream) Close() error {
 	if s.r == nil {
 		return nil
 	}
 	if s.complete {
-		t := time.AfterFunc(drainWait, s.cancel)
+		t := time.AfterFunc(drainWait, func() { _ = s.body.Close() })
 		_, _ = io.CopyN(io.Discard, s.r, drainLimit)
 		t.Stop()
 	}
 	err := s.body.Close()
-	s.cancel()
 	s.r.release()
 	s.r = nil
 	return err

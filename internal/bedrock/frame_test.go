@@ -192,7 +192,7 @@ func BenchmarkEventStream(b *testing.B) {
 	r := bytes.NewReader(nil)
 	for b.Loop() {
 		r.Reset(raw)
-		s := NewEventStream(io.NopCloser(r), nil)
+		s := NewEventStream(io.NopCloser(r))
 		for {
 			if _, err := s.Next(); err == io.EOF {
 				break
@@ -249,7 +249,7 @@ func TestReadyTellsWhatHasArrived(t *testing.T) {
 	}
 	delta := event(EventContentBlockDelta, `{"contentBlockIndex":0,"delta":{"text":"a"}}`)
 	pr, pw := io.Pipe()
-	s := NewEventStream(pr, nil)
+	s := NewEventStream(pr)
 	defer s.Close()
 	go func() {
 		_, _ = pw.Write(append(append(event(EventMessageStart, `{"role":"assistant"}`), delta...), delta[:5]...)) // a burst, and a part of the next

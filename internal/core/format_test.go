@@ -49,7 +49,7 @@ func (u textUpstream) ConverseStream(context.Context, string, *bedrock.ConverseR
 			return nil, err
 		}
 	}
-	return bedrock.NewEventStream(io.NopCloser(&body), nil), nil
+	return bedrock.NewEventStream(io.NopCloser(&body)), nil
 }
 
 // TestJSONObjectAnswersChecked: an answer to a json_object request that is not one JSON

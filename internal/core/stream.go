@@ -295,7 +295,7 @@ func (st *Stream) finishHeld(out []chat.Event) ([]chat.Event, error) {
 		return out, nil // the machine produced no done: its error says why
 	}
 	first.StopReason, first.DroppedToolCalls = st.machine.StopReason(), st.machine.Dropped()
-	resp, err := t.check.Review(t.ctx, first, st.rec.Turn(), t.converse, repairs{st.svc, t})
+	resp, err := st.hold.Review(t.ctx, first, st.rec.Turn(), t.converse, repairs{st.svc, t})
 	if err != nil {
 		return out, err
 	}

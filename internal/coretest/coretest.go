@@ -32,7 +32,7 @@ type PanicsMidStream struct{ Panicking }
 
 // ConverseStream implements [route.Upstream].
 func (PanicsMidStream) ConverseStream(context.Context, string, *bedrock.ConverseRequest) (*bedrock.EventStream, error) {
-	return bedrock.NewEventStream(panickingBody{}, nil), nil
+	return bedrock.NewEventStream(panickingBody{}), nil
 }
 
 type panickingBody struct{}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
 	"github.com/nirmata/llm-gateway/internal/fault"
@@ -142,12 +143,15 @@ func (sv *serving) relay(ctx context.Context) {
 		}
 	}()
 	events, err := sv.events, sv.err
-	var buf []byte
 	for started := sv.frames.WaitFirst; ; started = false {
 		if !started {
 			events, err = sv.st.Next(events[:0])
 		}
-		buf = buf[:0]
+		// The frames are encoded in a buffer of the pool, given back once written: a stream
+		// waiting for its next event holds none (one of its own would stay as large as the
+		// largest burst's frames).
+		bp := bufpool.Get()
+		buf := *bp
 		for i := range events {
 			buf = sv.frames.Event(buf, &events[i])
 		}
@@ -155,6 +159,7 @@ func (sv *serving) relay(ctx context.Context) {
 			buf = sv.frames.Error(buf, sv.call.Fail(ctx, err))
 		}
 		werr := sv.write(buf)
+		bufpool.Put(bp, buf)
 		if werr != nil {
 			sv.call.Answered(writeFailed(werr))
 			return

@@ -30,7 +30,7 @@ type silent struct {
 }
 
 func (s silent) ConverseStream(context.Context, string, *bedrock.ConverseRequest) (*bedrock.EventStream, error) {
-	return bedrock.NewEventStream(s.body, nil), nil
+	return bedrock.NewEventStream(s.body), nil
 }
 
 // TestServePings: while the upstream is silent, the stream gets a ping whenever nothing

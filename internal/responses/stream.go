@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"github.com/nirmata/llm-gateway/internal/apart"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/chatjson"
 	"github.com/nirmata/llm-gateway/internal/fault"
@@ -275,7 +276,10 @@ func (s *streamer) closeItem(dst []byte) []byte {
 
 // emit appends one event with the next sequence number. The event is encoded from the
 // streamer's own, reused: passed to the encoder as an interface, one built per event would
-// be allocated per event.
+// be allocated per event. One that carries a whole output item, content part or response
+// is encoded on a goroutine of its own (apart.Run): its nesting takes some 3 KiB of stack,
+// twice a delta's, which on the stream's relay went past the 8 KiB it otherwise keeps for
+// as long as the stream is open.
 func (s *streamer) emit(dst []byte, ev event) []byte {
 	s.ev = ev
 	s.ev.SequenceNumber = s.seq
@@ -283,6 +287,10 @@ func (s *streamer) emit(dst []byte, ev event) []byte {
 	dst = append(dst, "event: "...)
 	dst = append(dst, ev.Type...)
 	dst = append(dst, "\ndata: "...)
-	dst = s.enc.Append(dst, &s.ev)
+	if ev.Item != nil || ev.Response != nil || ev.Part != nil {
+		apart.Run(func() { dst = s.enc.Append(dst, &s.ev) })
+	} else {
+		dst = s.enc.Append(dst, &s.ev)
+	}
 	return append(dst, "\n\n"...)
 }

@@ -80,7 +80,7 @@ func TestGolden(t *testing.T) {
 			names := caseNames(t, name)
 			body := fixtureBody(t, filepath.Join("testdata", name+fixtureSuffix))
 			read := func(r io.Reader) ([]chat.Event, *streamError) {
-				es := bedrock.NewEventStream(io.NopCloser(r), nil)
+				es := bedrock.NewEventStream(io.NopCloser(r))
 				defer es.Close()
 				evs, err := run(t, stream.NewMachine(names), es)
 				return evs, clientError(t, err)

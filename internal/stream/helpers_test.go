@@ -97,7 +97,7 @@ func eventMessage(typ string, payload []byte) eventstream.Message {
 // fixtureEvents decodes a fixture's body into its events, up to the end or the first error.
 func fixtureEvents(t testing.TB, path string) []bedrock.StreamEvent {
 	t.Helper()
-	es := bedrock.NewEventStream(io.NopCloser(bytes.NewReader(fixtureBody(t, path))), nil)
+	es := bedrock.NewEventStream(io.NopCloser(bytes.NewReader(fixtureBody(t, path))))
 	defer es.Close()
 	var evs []bedrock.StreamEvent
 	for {

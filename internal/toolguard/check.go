@@ -168,10 +168,9 @@ func (g *Guard) Mode(req *chat.Request, operator string) (Mode, error) {
 type Check struct {
 	g    *Guard
 	mode string // the request's tool_validation
-	// tools are the request's tools, in the client's names; strict[i] says tool i's calls
-	// are repaired whatever mode says.
-	tools  []chat.Tool
-	strict []bool
+	// tools are what the check needs of the request's tools: not their descriptions,
+	// which a stream would otherwise hold for as long as it is open.
+	tools []checkedTool
 	// canRepair: some call may be repaired (mode repair, or a strict tool in strict).
 	canRepair bool
 	// answer is the response_format schema the answer tool's input is checked against;
@@ -189,6 +188,15 @@ type Check struct {
 	Outcome  string
 	Outcomes Outcomes
 	Attempts int
+}
+
+// checkedTool is one of a request's tools as its Check knows it: its name as the client
+// gave it, its parameters' schema, and whether its calls are repaired whatever the mode
+// says (a strict tool on a model without native strict tool use).
+type checkedTool struct {
+	name   string
+	schema []byte
+	strict bool
 }
 
 // CanRepair reports whether some call may be repaired, so an answer's turn must be kept
@@ -211,22 +219,22 @@ func (g *Guard) Check(req *chat.Request, model capabilities.Model, v Mode, offer
 	if answer {
 		c.answer = req.ResponseFormat.Schema
 	}
+	strict := false
 	if offered {
-		c.tools = req.Tools
+		c.tools = make([]checkedTool, len(req.Tools))
 		for i := range req.Tools {
+			t := &req.Tools[i]
+			c.tools[i] = checkedTool{name: t.Name, schema: t.Parameters}
 			switch {
-			case !translate.StrictRepair(&req.Tools[i], model):
+			case !translate.StrictRepair(t, model):
 			case v.operatorOff:
 				unenforced = true
 			default:
-				if c.strict == nil {
-					c.strict = make([]bool, len(req.Tools))
-				}
-				c.strict[i], c.canRepair = true, true
+				c.tools[i].strict, c.canRepair, strict = true, true, true
 			}
 		}
 	}
-	if v.mode == chat.ValidationOff && c.strict == nil {
+	if v.mode == chat.ValidationOff && !strict {
 		return nil, unenforced
 	}
 	return c, unenforced
@@ -244,8 +252,8 @@ type verdict struct {
 
 // check checks one call.
 func (c *Check) check(call *chat.ToolCall) verdict {
-	i := slices.IndexFunc(c.tools, func(t chat.Tool) bool { return t.Name == call.Name })
-	v := verdict{repair: c.mode == chat.ValidationRepair || i >= 0 && c.strict != nil && c.strict[i]}
+	i := slices.IndexFunc(c.tools, func(t checkedTool) bool { return t.name == call.Name })
+	v := verdict{repair: c.mode == chat.ValidationRepair || i >= 0 && c.tools[i].strict}
 	if !v.repair && c.mode == chat.ValidationOff {
 		v.unchecked = true
 		return v
@@ -254,7 +262,7 @@ func (c *Check) check(call *chat.ToolCall) verdict {
 		v.violations = toolcheck.UnknownTool(call.Name)
 		return v
 	}
-	return c.against(v, c.tools[i].Parameters, c.tools[i].Name, call.Arguments)
+	return c.against(v, c.tools[i].schema, c.tools[i].name, call.Arguments)
 }
 
 // checkAnswer checks the answer tool's input, text, against the response_format schema.

@@ -1,8 +1,11 @@
 package toolguard
 
 import (
+	"context"
 	"strings"
 
+	"github.com/nirmata/llm-gateway/internal/apart"
+	"github.com/nirmata/llm-gateway/internal/bedrock"
 	"github.com/nirmata/llm-gateway/internal/chat"
 )
 
@@ -13,6 +16,12 @@ import (
 // one may be, every call waits for the end of the answer (a repair replaces them all), and
 // so does done. The answer tool's input (13.3), when checked, is held until the end of
 // the answer and goes out as one content event before done. Not safe for concurrent use.
+//
+// A stream's events pass through its Holder on the goroutine that relays them, whose stack
+// keeps the size its deepest call needed for as long as the stream is open (httpx.Serve);
+// checking a call (its schema looked up or compiled, its arguments read) needs some 8 KiB
+// more than relaying, so every check a Holder makes, Review's too, runs on a goroutine of
+// its own (apart.Run).
 type Holder struct {
 	check *Check
 	// untilDone: calls and done wait for the end of the answer; done is the held done.
@@ -84,7 +93,8 @@ func (h *Holder) Pass(in, out []chat.Event) []chat.Event {
 // (httpx.Serve), and each case's locals count only when it runs.
 func (h *Holder) pass(out []chat.Event, index int, c *heldCall) []chat.Event {
 	call := c.toolCall()
-	v := h.check.check(&call)
+	var v verdict
+	apart.Run(func() { v = h.check.check(&call) })
 	if settle([]chat.ToolCall{call}, []verdict{v}, false, &h.check.Outcomes) == Invalid {
 		call.ValidationErrors = v.violations
 		h.check.Outcome = Invalid
@@ -96,7 +106,9 @@ func (h *Holder) pass(out []chat.Event, index int, c *heldCall) []chat.Event {
 func (h *Holder) passDone(out []chat.Event, done *chat.Event) []chat.Event {
 	if h.answer.Len() > 0 {
 		text := h.answer.String()
-		if settle(nil, []verdict{h.check.checkAnswer(text)}, false, &h.check.Outcomes) == Invalid {
+		var v verdict
+		apart.Run(func() { v = h.check.checkAnswer(text) })
+		if settle(nil, []verdict{v}, false, &h.check.Outcomes) == Invalid {
 			h.check.Outcome = Invalid
 		}
 		out = append(out, chat.Event{Kind: chat.EventContent, Text: text, Answer: true})
@@ -148,7 +160,13 @@ func (h *Holder) Held(answerID string) *chat.Response {
 	return resp
 }
 
-// Finish appends the answer tool's input when resp, the answer Check.Review settled, came
+// Review is Check.Review of first, the answer Held made, on a goroutine of its own.
+func (h *Holder) Review(ctx context.Context, first *chat.Response, turn bedrock.Message, sent *bedrock.ConverseRequest, call Caller) (resp *chat.Response, err error) {
+	apart.Run(func() { resp, err = h.check.Review(ctx, first, turn, sent, call) })
+	return resp, err
+}
+
+// Finish appends the answer tool's input when resp, the answer Review settled, came
 // through it, then resp's calls, then done.
 func (h *Holder) Finish(out []chat.Event, resp *chat.Response) []chat.Event {
 	if resp.AnswerID != "" {
