@@ -61,14 +61,24 @@ type headConn struct {
 	obs     *observe.Observer
 	metrics *metrics.Metrics
 
-	mu   sync.Mutex
-	head headScan
+	mu sync.Mutex
+	// head is the scan of the head being read, from its first byte to the first write
+	// after it (net/http's answer to it, early or not); nil otherwise. Scans are pooled
+	// (heads): a connection whose answer is streaming, or that waits for its next
+	// request, holds none.
+	head *headScan
 }
+
+// heads holds the scans of heads being read.
+var heads = sync.Pool{New: func() any { return new(headScan) }}
 
 func (c *headConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.mu.Lock()
+		if c.head == nil {
+			c.head = heads.Get().(*headScan)
+		}
 		c.head.scan(p[:n])
 		c.mu.Unlock()
 	}
@@ -77,25 +87,28 @@ func (c *headConn) Read(p []byte) (int, error) {
 
 func (c *headConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	reading := !c.head.began.IsZero() // the first write since a head began: maybe net/http's answer to it
-	var head headScan
+	head := c.head // not nil: the first write since a head began, maybe net/http's answer to it
 	switch {
-	case !reading:
+	case head == nil:
 	case bytes.HasPrefix(p, continueLine):
-		c.head.done = true // the body follows: no head until the answer
-		reading = false
+		head.done = true // the body follows: no head until the answer
+		head = nil
 	default:
-		head, c.head = c.head, headScan{}
+		c.head = nil
 	}
 	c.mu.Unlock()
-	if !reading {
+	if head == nil {
 		return c.Conn.Write(p)
 	}
+	defer func() {
+		*head = headScan{}
+		heads.Put(head)
+	}()
 	status, text := earlyAnswer(p)
 	if status == 0 {
 		return c.Conn.Write(p)
 	}
-	if _, err := c.Conn.Write(c.answer(&head, status, text)); err != nil {
+	if _, err := c.Conn.Write(c.answer(head, status, text)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
