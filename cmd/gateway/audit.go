@@ -22,6 +22,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/admin"
 	"github.com/nirmata/llm-gateway/internal/audit"
 	"github.com/nirmata/llm-gateway/internal/chat"
+	"github.com/nirmata/llm-gateway/internal/clip"
 	"github.com/nirmata/llm-gateway/internal/config"
 	"github.com/nirmata/llm-gateway/internal/gateway"
 	"github.com/nirmata/llm-gateway/internal/observe"
@@ -100,8 +101,6 @@ func parseAuditArgs(args []string) (auditFlags, error) {
 
 // errHelp asks for the help of usage and replay.
 var errHelp = errors.New("help")
-
-func clipArg(s string) string { return strconv.Quote(s[:min(len(s), 64)]) }
 
 // records is where usage and replay read the audit trail: a running gateway's admin API,
 // or the store itself.
@@ -229,7 +228,7 @@ func runUsage(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if f.id != "" {
-		return usageError{fmt.Errorf("gateway usage takes no argument; got %s", clipArg(f.id))}
+		return usageError{fmt.Errorf("gateway usage takes no argument; got %s", clip.Quote(f.id))}
 	}
 	query, err := admin.ParseUsageQuery(f.from, f.to, f.groupBy)
 	if err != nil {
@@ -278,9 +277,9 @@ func printUsageTable(w io.Writer, groupBy []string, rows []audit.UsageRow) {
 	}
 	for _, r := range rows {
 		var dims []string
-		for _, g := range []string{audit.ByDay, audit.ByKey, audit.ByModel} {
-			if slices.Contains(groupBy, g) {
-				dims = append(dims, map[string]string{audit.ByDay: r.Day, audit.ByKey: orDash(r.Key), audit.ByModel: orDash(r.Model)}[g])
+		for _, d := range [...]struct{ by, value string }{{audit.ByDay, r.Day}, {audit.ByKey, orDash(r.Key)}, {audit.ByModel, orDash(r.Model)}} {
+			if slices.Contains(groupBy, d.by) {
+				dims = append(dims, d.value)
 			}
 		}
 		line(dims, r)
