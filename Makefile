@@ -80,8 +80,12 @@ $(NODE_MODULES): test/node/package-lock.json test/node/package.json
 	npm ci --prefix test/node --no-audit --no-fund --ignore-scripts
 	@touch $@
 
-lint: ## go vet (with and without the clients build tag), gofmt, buf lint, buf format, and buf breaking against the main branch
+lint: ## go vet (with and without the clients build tag), gofmt, go.mod and go.sum tidy (the chart's module too), buf lint, buf format, and buf breaking against the main branch
 	go vet ./...
+	@# A go.sum that lacks what a build needs fails only where that build runs: the chart's
+	@# module imports this one, so a new dependency here must reach its go.sum as well.
+	go mod tidy -diff
+	cd deploy/helm/chartcheck && go mod tidy -diff
 	go vet -tags clients ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(BUF) lint
