@@ -44,6 +44,7 @@ import (
 	"github.com/nirmata/llm-gateway/internal/server"
 	"github.com/nirmata/llm-gateway/internal/store"
 	"github.com/nirmata/llm-gateway/internal/telemetry"
+	"github.com/nirmata/llm-gateway/internal/telemetry/otlp"
 )
 
 // Addrs are the addresses the gateway listens on.
@@ -315,7 +316,7 @@ func (g *Gateway) awsConfig(ctx context.Context, given *aws.Config) (aws.Config,
 // tracing sets up the export of spans (docs/PROTOCOL.md 14.6); nil when none is configured.
 // It is shut down last, once the servers have stopped and every span has ended.
 func (g *Gateway) tracing(ctx context.Context) (*telemetry.Tracing, error) {
-	tracing, err := telemetry.Setup(ctx, buildinfo.Version(), g.log)
+	tracing, err := otlp.Setup(ctx, buildinfo.Version(), g.log)
 	if err != nil {
 		// Setup makes no connection: what fails is a variable's value.
 		return nil, &config.SettingError{Key: "OpenTelemetry settings", Err: err}
