@@ -258,8 +258,8 @@ func runSim(ctx context.Context, args []string) error {
 // no colours, which a file or a pipe would show as escapes). A duration field is written
 // as a duration string ("20s") in either. Info and debug lines (the access log) are written in
 // batches, at most a second late or 256 KiB at a time, rather than one write(2) per request;
-// warnings and errors are written at once, so a crash cannot swallow them. flush writes
-// what is left, and runs on every way out of main. No line carries a stack trace but a
+// a warning or an error is written at once, with the lines before it, in their order, so a
+// crash cannot swallow it. flush writes what is left, and runs on every way out of main. No line carries a stack trace but a
 // panic's, which observe adds itself: an error line is an operational failure (Bedrock
 // unreachable, no credentials), and the stack of the code that logged it says nothing.
 func newLogger(level, format string) (log *zap.Logger, flush func(), err error) {
@@ -275,16 +275,30 @@ func newLogger(level, format string) (log *zap.Logger, flush func(), err error) 
 		cfg.EncodeLevel = zapcore.CapitalLevelEncoder
 		enc = zapcore.NewConsoleEncoder(cfg)
 	}
-	stderr := zapcore.Lock(os.Stderr)
+	// Without os.File's Sync: fsync of a pipe or a terminal fails (EINVAL), and a line
+	// written to stderr needs no more than the write.
+	stderr := zapcore.Lock(zapcore.AddSync(struct{ io.Writer }{os.Stderr}))
 	buffered := &zapcore.BufferedWriteSyncer{WS: stderr, Size: 256 << 10, FlushInterval: time.Second}
 	core := zapcore.NewTee(
 		zapcore.NewCore(enc, buffered, zap.LevelEnablerFunc(func(l zapcore.Level) bool {
 			return l >= lvl && l < zapcore.WarnLevel
 		})),
-		zapcore.NewCore(enc.Clone(), stderr, zap.LevelEnablerFunc(func(l zapcore.Level) bool {
+		zapcore.NewCore(enc.Clone(), flushing{buffered}, zap.LevelEnablerFunc(func(l zapcore.Level) bool {
 			return l >= lvl && l >= zapcore.WarnLevel
 		})),
 	)
 	log = zap.New(core, zap.AddCaller(), zap.ErrorOutput(stderr))
 	return log, func() { _ = buffered.Stop() }, nil
+}
+
+// flushing writes a line through the buffer and then flushes it, lines buffered before it
+// first: a warning is never written ahead of the info lines that preceded it.
+type flushing struct{ *zapcore.BufferedWriteSyncer }
+
+func (f flushing) Write(p []byte) (int, error) {
+	n, err := f.BufferedWriteSyncer.Write(p)
+	if err != nil {
+		return n, err
+	}
+	return n, f.Sync()
 }

@@ -126,10 +126,16 @@ func TestLogFormats(t *testing.T) {
 			p.exit(t)
 
 			var access, draining string
+			var times []string // each line's time, ISO 8601 to the millisecond, as written
 			for l := range strings.Lines(p.stderr.String()) {
 				var line map[string]any
 				isJSON := json.Unmarshal([]byte(l), &line) == nil
 				assert.Equal(t, format == "json", isJSON, "a line in the %s format: %s", format, l)
+				if isJSON {
+					times = append(times, line["ts"].(string))
+				} else {
+					times = append(times, strings.SplitN(l, "\t", 2)[0])
+				}
 				assert.NotContains(t, l, "\x1b[", "no colour escapes")
 				switch {
 				case strings.Contains(l, resp.Header.Get("X-Request-Id")):
@@ -138,6 +144,9 @@ func TestLogFormats(t *testing.T) {
 					draining = l
 				}
 			}
+			// Info lines are written in batches and warnings at once: a warning flushes the
+			// lines before it, so the log reads in the order it was written.
+			assert.True(t, slices.IsSorted(times), "lines in the order they were logged: %s", p.stderr.String())
 			assert.Regexp(t, `"timeout": ?"20s"`, draining, "a duration with its unit")
 			require.NotEmpty(t, access, "the access line: %s", p.stderr.String())
 			assert.Contains(t, access, `"reason":`)

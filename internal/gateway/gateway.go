@@ -234,6 +234,10 @@ func (g *Gateway) Serve(ctx context.Context) error {
 	}
 	defer g.close()
 	logStarted(g.log, g.addrs, g.upstream, g.keys.Enabled())
+	// The startup lines are written now, not with the next batch of the access log: whoever
+	// waits for "gateway listening" (an operator, a supervisor, a test) sees it when it is
+	// true.
+	_ = g.log.Sync()
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.Go(func() error {
 		// ErrServerStopped: the shutdown below won the race with Serve; a normal stop.
