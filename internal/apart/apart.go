@@ -13,11 +13,19 @@ package apart
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// idleFor is how long a worker waits for its next piece of work before it ends.
-const idleFor = 100 * time.Millisecond
+// A worker waits idleFor for its next piece of work before it ends; no more than maxIdle
+// wait at once, the others end at once. The bound is for a burst of streams opening
+// (each stream's start runs here, waiting for its first event): without it each of a
+// thousand would keep its 16-32 KiB of stack for a while after, where the streams'
+// relays could have used that memory.
+const (
+	idleFor = 100 * time.Millisecond
+	maxIdle = 16
+)
 
 // job is one Run's work, and what its worker reports back: f's panic (nil when it
 // returned), and on done that f is over.
@@ -32,6 +40,8 @@ var (
 	work = make(chan *job)
 	// jobs keeps the jobs of the Runs that returned, for the next ones.
 	jobs = sync.Pool{New: func() any { return &job{done: make(chan struct{}, 1)} }}
+	// idle counts the workers waiting for work.
+	idle atomic.Int32
 )
 
 // Run runs f on a goroutine of its own, a worker waiting for work or else a new one, and
@@ -54,16 +64,23 @@ func Run(f func()) {
 	}
 }
 
-// worker runs j, then each job it is handed, until none comes for idleFor.
+// worker runs j, then each job it is handed, until none comes for idleFor, or until it
+// finds maxIdle workers waiting already.
 func worker(j *job) {
-	idle := time.NewTimer(idleFor)
-	defer idle.Stop()
+	timer := time.NewTimer(idleFor)
+	defer timer.Stop()
 	for {
 		j.run()
-		idle.Reset(idleFor)
+		if idle.Add(1) > maxIdle {
+			idle.Add(-1)
+			return
+		}
+		timer.Reset(idleFor)
 		select {
 		case j = <-work:
-		case <-idle.C:
+			idle.Add(-1)
+		case <-timer.C:
+			idle.Add(-1)
 			return
 		}
 	}

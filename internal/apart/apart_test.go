@@ -2,8 +2,11 @@ package apart
 
 import (
 	"runtime"
+	"runtime/pprof"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"go.uber.org/goleak"
@@ -37,4 +40,50 @@ func TestRunReusesAWorker(t *testing.T) {
 func goroutineID() string {
 	b := make([]byte, 64)
 	return strings.Fields(string(b[:runtime.Stack(b, false)]))[1]
+}
+
+// TestBurstKeepsFewWorkers: after a burst of work running at once (streams opening), no
+// more than maxIdle workers wait for more; the others end at once, rather than keep their
+// stacks for idleFor.
+func TestBurstKeepsFewWorkers(t *testing.T) {
+	const burst = 4 * maxIdle
+	release := make(chan struct{})
+	var started, done sync.WaitGroup
+	started.Add(burst)
+	done.Add(burst)
+	for range burst {
+		go func() {
+			defer done.Done()
+			Run(func() {
+				started.Done()
+				<-release
+			})
+		}()
+	}
+	started.Wait() // burst workers, each holding a piece of work
+	close(release)
+	done.Wait()
+	// Once every worker left waits for work (each of the others has ended), count them.
+	deadline := time.Now().Add(5 * time.Second)
+	n, waiting := workers()
+	for n != waiting && time.Now().Before(deadline) {
+		runtime.Gosched()
+		n, waiting = workers()
+	}
+	assert.LessOrEqual(t, n, maxIdle, "workers left after a burst of %d", burst)
+}
+
+// workers counts the goroutines running worker, and those of them waiting for work.
+func workers() (n, waiting int) {
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
+	for _, g := range strings.Split(b.String(), "\n\n") {
+		if strings.Contains(g, "internal/apart.worker(") {
+			n++
+			if strings.Contains(g, " [select") {
+				waiting++
+			}
+		}
+	}
+	return n, waiting
 }
