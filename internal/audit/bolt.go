@@ -98,25 +98,53 @@ func (s *boltStore) Insert(ctx context.Context, records []Record) error {
 	}
 	return s.db.Update(func(tx *bbolt.Tx) error {
 		calls, ids := tx.Bucket(bucketCalls), tx.Bucket(bucketIDs)
+		// Records come nearly in time order, so they are appended: a page the calls bucket
+		// splits is left nearly full, not half full (bbolt's default, meant for random
+		// keys), so the bucket has fewer pages to write.
+		calls.FillPercent = 0.9
+		// Every key and value of the batch is cut from one buffer, which only grows: bbolt
+		// keeps them until the commit, and a grown buffer leaves what was cut from its old
+		// array as it was.
+		var buf []byte
+		var a appender // a record's JSON is appended to buf through it
+		from := func(start int) []byte { return buf[start:len(buf):len(buf)] }
 		for _, r := range records {
-			if ids.Get([]byte(r.RequestID)) != nil {
+			start := len(buf)
+			buf = append(buf, r.RequestID...)
+			id := from(start)
+			if ids.Get(id) != nil {
+				buf = buf[:start]
 				continue // a retried batch
 			}
 			r.Time = stamp(r.Time)
-			v, err := json.Marshal(&r, boltJSON)
-			if err != nil {
+			start = len(buf)
+			buf = appendTimeKey(buf, r.Time)
+			t := from(start)
+			buf = append(buf, r.RequestID...)
+			key := from(start) // callKey
+			start = len(buf)
+			a.b = buf
+			if err := json.MarshalWrite(&a, &r, boltJSON); err != nil {
 				return fmt.Errorf("record %s: %w", r.RequestID, err)
 			}
-			t := timeKey(r.Time)
-			if err := calls.Put(callKey(t, r.RequestID), v); err != nil {
+			buf = a.b
+			if err := calls.Put(key, from(start)); err != nil {
 				return err
 			}
-			if err := ids.Put([]byte(r.RequestID), t); err != nil {
+			if err := ids.Put(id, t); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// appender is an io.Writer appending to b.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
 }
 
 func (s *boltStore) Call(ctx context.Context, requestID string) (*Record, error) {
@@ -236,10 +264,16 @@ func (s *boltStore) Purge(ctx context.Context, before time.Time) (int64, error) 
 
 func (s *boltStore) Close() error { return s.db.Close() }
 
+// timeKeyBytes is the size of a time key.
+const timeKeyBytes = 8
+
 // timeKey is t as the calls bucket orders it: its Unix nanoseconds, big-endian, with the
 // sign bit flipped so that the times before 1970 sort first; clamped to what an int64 of
 // nanoseconds holds (the years 1678 to 2262).
-func timeKey(t time.Time) []byte {
+func timeKey(t time.Time) []byte { return appendTimeKey(nil, t) }
+
+// appendTimeKey appends t's time key to b.
+func appendTimeKey(b []byte, t time.Time) []byte {
 	var ns int64
 	switch {
 	case t.Before(time.Unix(0, math.MinInt64)):
@@ -249,7 +283,7 @@ func timeKey(t time.Time) []byte {
 	default:
 		ns = t.UnixNano()
 	}
-	return binary.BigEndian.AppendUint64(nil, uint64(ns)^1<<63)
+	return binary.BigEndian.AppendUint64(b, uint64(ns)^1<<63)
 }
 
 // callKey is the calls bucket's key of a record: its time key, then its request id. A new

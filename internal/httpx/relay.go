@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nirmata/llm-gateway/internal/apart"
 	"github.com/nirmata/llm-gateway/internal/bufpool"
 	"github.com/nirmata/llm-gateway/internal/chat"
 	"github.com/nirmata/llm-gateway/internal/core"
@@ -47,19 +48,17 @@ type Prepare func() (*core.Stream, Frames, error)
 // be answered with its status, as a unary call's would be.
 //
 // prepare, and the stream's start (the first event when waited for, the status and
-// headers), run on a goroutine of their own, which Serve waits for; the connection's
-// goroutine relays the stream for as long as it lasts. A goroutine's stack keeps the size
-// its deepest call once needed for as long as the goroutine is that busy, and decoding and
-// translating a request take 16 KiB of stack (the JSON decoder's recursion alone some
-// 9 KiB), net/http's first write of an answer 4 KiB more than the writes after it, the
-// relay itself under 8 KiB: so each open stream holds an 8 KiB stack, not 16
-// (docs/PERFORMANCE.md, memory per open stream). A panic in prepare is logged with its
-// stack there and answered as the route answers any failure.
+// headers), run on a goroutine of their own (apart.Run), which Serve waits for; the
+// connection's goroutine relays the stream for as long as it lasts. A goroutine's stack
+// keeps the size its deepest call once needed for as long as the goroutine is that busy,
+// and decoding and translating a request take 16 KiB of stack (the JSON decoder's
+// recursion alone some 9 KiB), net/http's first write of an answer 4 KiB more than the
+// writes after it, the relay itself under 8 KiB: so each open stream holds an 8 KiB
+// stack, not 16 (docs/PERFORMANCE.md, memory per open stream). A panic in prepare is
+// logged with its stack there and answered as the route answers any failure.
 func Serve(w http.ResponseWriter, r *http.Request, call *observe.Call, writeTimeout time.Duration, prepare Prepare) error {
 	sv := serving{w: w, call: call, prepare: prepare, timeout: writeTimeout}
-	sv.wg.Add(1)
-	go sv.begin()
-	sv.wg.Wait()
+	apart.Run(sv.begin)
 	if sv.abort {
 		panic(http.ErrAbortHandler)
 	}
@@ -85,7 +84,6 @@ type serving struct {
 	call    *observe.Call
 	prepare Prepare
 	timeout time.Duration
-	wg      sync.WaitGroup
 	// abort: begin panicked with http.ErrAbortHandler, which Serve panics with again.
 	abort bool
 
@@ -102,7 +100,6 @@ type serving struct {
 
 // begin prepares the call and starts its stream, if any, on its own goroutine (Serve).
 func (sv *serving) begin() {
-	defer sv.wg.Done()
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {

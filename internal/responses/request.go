@@ -397,11 +397,19 @@ func decodeRequest(body []byte, st *state) (*call, error) {
 			return nil, err
 		}
 	}
-	if ignored, err = c.input(&r.Input, prior, ownItems(body), ignored); err != nil {
+	// What the decoded form does not keep, as the client wrote it: the input's items and
+	// the tools and text the response echoes. Read again in one pass; Decode read it already.
+	var raw struct {
+		Input jsontext.Value `json:"input"`
+		Tools jsontext.Value `json:"tools"`
+		Text  jsontext.Value `json:"text"`
+	}
+	_ = json.Unmarshal(body, &raw, chatjson.Lenient)
+	if ignored, err = c.input(&r.Input, prior, ownItems(raw.Input), ignored); err != nil {
 		return nil, err
 	}
 	out.Ignored = r.ignored(ignored)
-	c.setEcho(&r, body)
+	c.setEcho(&r, raw.Tools, raw.Text)
 	return c, nil
 }
 
@@ -432,9 +440,11 @@ func (r *request) ignored(out []string) []string {
 	return chatjson.UnknownMembers(out, r.Unknown, httpx.MaxIgnored)
 }
 
-// setEcho keeps what the response echoes of the request, copied out of the body, whose
-// buffer goes back to its pool.
-func (c *call) setEcho(r *request, body []byte) {
+// setEcho keeps what the response echoes of the request: the tools and text as the
+// client wrote them (a hosted tool's options too), as their decoded form keeps only what
+// the gateway uses. Everything is copied out of the body, whose buffer goes back to its
+// pool.
+func (c *call) setEcho(r *request, tools, text jsontext.Value) {
 	e := &c.echo
 	e.instructions = r.Instructions
 	e.previousResponseID = r.PreviousResponseID
@@ -451,14 +461,7 @@ func (c *call) setEcho(r *request, body []byte) {
 		e.metadata = r.Metadata.Clone()
 	}
 	if len(r.Tools) > 0 || r.Text != nil {
-		// The tools and text as the client wrote them (a hosted tool's options too): read
-		// again, as their decoded form keeps only what the gateway uses.
-		var raw struct {
-			Tools jsontext.Value `json:"tools"`
-			Text  jsontext.Value `json:"text"`
-		}
-		_ = json.Unmarshal(body, &raw, chatjson.Lenient) // Decode read it already
-		e.tools, e.text = raw.Tools, raw.Text
+		e.tools, e.text = tools, text
 	}
 }
 
@@ -722,19 +725,15 @@ func (c *call) input(in *input, prior []*item, own []jsontext.Value, ignored []s
 	return ignored, nil
 }
 
-// ownItems are the input's items as the body holds them; a string is one user message.
-func ownItems(body []byte) []jsontext.Value {
-	var raw struct {
-		Input jsontext.Value `json:"input"`
-	}
-	_ = json.Unmarshal(body, &raw, chatjson.Lenient) // Decode read it already
-	switch raw.Input.Kind() {
+// ownItems are the items of input, the body's as it holds it; a string is one user message.
+func ownItems(input jsontext.Value) []jsontext.Value {
+	switch input.Kind() {
 	case '"':
-		m, _ := json.Marshal(map[string]any{"type": typeMessage, "role": chat.RoleUser, "content": raw.Input})
+		m, _ := json.Marshal(map[string]any{"type": typeMessage, "role": chat.RoleUser, "content": input})
 		return []jsontext.Value{m}
 	case '[':
 		var items []jsontext.Value
-		_ = json.Unmarshal(raw.Input, &items)
+		_ = json.Unmarshal(input, &items)
 		return items
 	}
 	return nil
