@@ -25,21 +25,23 @@ demo: ## What a ten-turn agent tool loop costs on the simulator (dated, sourced 
 # make test's times under the first commands), none a test:
 # -vet=off: make lint runs go vet ./... in full, while vet inside go test would analyse every
 #   dependency once more (a tenth of a cold run);
-# -N -l for every dependency, the standard library and this module excepted: the code under
-#   test is compiled as it ships, the code it calls (the AWS SDK, gRPC, go-redis, OTel)
-#   unoptimized, which behaves the same and compiles in about 30% less time; make race
-#   compiles everything as it ships;
+# -N -l for every package but this module and the runtime (with the standard library's
+#   internal packages, which it is made of): the code under test is compiled as it ships,
+#   the code it calls (the standard library, the AWS SDK, gRPC, go-redis, OTel)
+#   unoptimized, which behaves the same and compiles in about 30% less time, while the
+#   scheduler, the maps and the garbage collector every test leans on keep their speed;
+#   make race compiles everything as it ships;
 # -dwarf=false and -ldflags=-w: no debug information, which nothing in a test run reads
 #   (stack traces come from the symbol table), written by every compile and by the link of
 #   each of the 30-odd test binaries, which the build cache never keeps;
-# -toolexec 'env GOGC=400': the compiler and the linker collect garbage ten times less
+# -toolexec 'env GOGC=1000': the compiler and the linker collect garbage ten times less
 #   often, about 30% less CPU on large packages for a few hundred MB more at their peak
 #   (under 1.5 GB); only the tools: the tests themselves run with the runtime's defaults,
 #   as the gateway does (some measure their heap);
 # CGO_ENABLED=0: as the image is built (Dockerfile), so no C compiler runs either.
 # The end-to-end tests run eight at a time of their own accord (e2e's TestMain): they mostly
 # wait; other packages' tests keep the default, GOMAXPROCS, as some time steps closely.
-TEST_FLAGS := -count=1 -vet=off -toolexec 'env GOGC=400' -ldflags=-w \
+TEST_FLAGS := -count=1 -vet=off -toolexec 'env GOGC=1000' -ldflags=-w \
 	-gcflags='all=-N -l -dwarf=false' -gcflags='runtime=-dwarf=false' -gcflags='internal/...=-dwarf=false' -gcflags='github.com/nirmata/llm-gateway/...=-dwarf=false'
 
 # Every package but cmd/demo, which drives the gateway with openai-go (160,000 lines): it
