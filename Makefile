@@ -41,7 +41,7 @@ demo: ## What a ten-turn agent tool loop costs on the simulator (dated, sourced 
 # CGO_ENABLED=0: as the image is built (Dockerfile), so no C compiler runs either.
 # The end-to-end tests run eight at a time of their own accord (e2e's TestMain): they mostly
 # wait; other packages' tests keep the default, GOMAXPROCS, as some time steps closely.
-TEST_FLAGS := -p 3 -count=1 -vet=off -toolexec 'env GOGC=1000' -ldflags=-w \
+TEST_FLAGS := -count=1 -vet=off -toolexec 'env GOGC=1000' -ldflags=-w \
 	-gcflags='all=-N -l -dwarf=false' -gcflags='runtime=-dwarf=false' -gcflags='internal/...=-dwarf=false' -gcflags='github.com/nirmata/llm-gateway/...=-dwarf=false'
 
 # Every package but cmd/demo, which drives the gateway with openai-go (160,000 lines): it
