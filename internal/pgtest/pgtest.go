@@ -8,7 +8,6 @@
 package pgtest
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -27,6 +26,8 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+
+	"github.com/nirmata/llm-gateway/internal/proctest"
 )
 
 // startTimeout bounds initdb, and the wait for a server to accept connections.
@@ -44,7 +45,7 @@ type Server struct {
 
 	proc   *exec.Cmd
 	exited chan struct{}
-	output *lockedBuffer
+	output *proctest.Output
 }
 
 // Start runs a PostgreSQL server of the test's own until the test ends: for tests that stop
@@ -186,7 +187,7 @@ func newServer() (*Server, error) {
 	}
 	// A free port may be taken between finding it and postgres binding it: try again.
 	for range 3 {
-		if s.port, err = freePort(); err != nil {
+		if s.port, err = proctest.FreePort(); err != nil {
 			break
 		}
 		if err = s.run(); err == nil {
@@ -233,7 +234,7 @@ func (s *Server) run() error {
 	// Pdeathsig: a test binary killed by its timeout does not leave a server behind (its
 	// backends exit when their postmaster dies).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Pdeathsig: syscall.SIGKILL}
-	s.output = &lockedBuffer{}
+	s.output = &proctest.Output{}
 	cmd.Stdout, cmd.Stderr = s.output, s.output
 	if err := cmd.Start(); err != nil {
 		return err
@@ -316,35 +317,4 @@ func credential() (*syscall.Credential, error) {
 	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
 	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
-}
-
-// freePort is a loopback TCP port nothing listens on now.
-func freePort() (int, error) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer lis.Close()
-	return lis.Addr().(*net.TCPAddr).Port, nil
-}
-
-// lockedBuffer collects the server's output while the test may read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 64<<10 {
-		return len(p), nil // enough to say why it failed
-	}
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -15,9 +15,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/nirmata/llm-gateway/internal/proctest"
 )
 
 // startTimeout bounds the wait for a server to answer PING.
@@ -34,7 +35,7 @@ type Server struct {
 
 	proc   *exec.Cmd
 	exited chan struct{}
-	output *lockedBuffer
+	output *proctest.Output
 }
 
 // Start runs a redis-server on a free loopback port until the test ends.
@@ -70,7 +71,9 @@ func start(t testing.TB, extra []string, tls bool, password string) *Server {
 	// A free port may be taken between finding it and redis-server binding it: try again.
 	var err error
 	for range 3 {
-		s.port = freePort(t)
+		if s.port, err = proctest.FreePort(); err != nil {
+			t.Fatal(err)
+		}
 		if err = s.run(); err == nil {
 			return s
 		}
@@ -124,7 +127,7 @@ func (s *Server) run() error {
 		args = append(args, "--port", strconv.Itoa(s.port))
 	}
 	cmd := exec.Command("redis-server", append(args, s.args...)...)
-	s.output = &lockedBuffer{}
+	s.output = &proctest.Output{}
 	cmd.Stdout, cmd.Stderr = s.output, s.output
 	if err := cmd.Start(); err != nil {
 		return err
@@ -228,36 +231,4 @@ func (s *Server) send(conn net.Conn, rd *bufio.Reader, args ...string) string {
 		return string(buf[:n])
 	}
 	return line
-}
-
-// freePort is a loopback TCP port nothing listens on now.
-func freePort(t testing.TB) int {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	defer lis.Close()
-	return lis.Addr().(*net.TCPAddr).Port
-}
-
-// lockedBuffer collects the server's output while the test may read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.buf.Len() > 64<<10 {
-		return len(p), nil // enough to say why it failed
-	}
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
