@@ -331,7 +331,7 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	req.Model, req.ID = f.model, observe.NewRequestID()
+	req.Model, req.ID = f.model, observe.NewRequestID(time.Now())
 	// The replay serves no one: no listener beyond loopback, no admin address, no record.
 	cfg.HTTPAddr, cfg.GRPCAddr, cfg.AdminAddr, cfg.Audit = "127.0.0.1:0", "127.0.0.1:0", "", audit.LevelOff
 	for i := range cfg.Keys {

@@ -98,10 +98,11 @@ func (s *boltStore) Insert(ctx context.Context, records []Record) error {
 	}
 	return s.db.Update(func(tx *bbolt.Tx) error {
 		calls, ids := tx.Bucket(bucketCalls), tx.Bucket(bucketIDs)
-		// Records come nearly in time order, so they are appended: a page the calls bucket
-		// splits is left nearly full, not half full (bbolt's default, meant for random
-		// keys), so the bucket has fewer pages to write.
-		calls.FillPercent = 0.9
+		// Records come nearly in time order, and so do the gateway's request ids (they
+		// start with the time), so both buckets are appended to: a page split is left
+		// nearly full, not half full (bbolt's default, meant for random keys), so there
+		// are fewer pages to write.
+		calls.FillPercent, ids.FillPercent = 0.9, 0.9
 		// Every key and value of the batch is cut from one buffer, which only grows: bbolt
 		// keeps them until the commit, and a grown buffer leaves what was cut from its old
 		// array as it was.

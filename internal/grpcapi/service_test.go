@@ -74,7 +74,7 @@ func TestPanicIsInternal(t *testing.T) {
 	assert.Equal(t, "internal error", s.Message())
 	info := errorInfo(t, s)
 	assert.Equal(t, "INTERNAL", info.GetReason())
-	assert.Len(t, info.GetMetadata()["request_id"], 16)
+	assert.Len(t, info.GetMetadata()["request_id"], 28)
 	assert.Equal(t, 1, logs.FilterMessage("panic serving request").Len(), "the detail goes to the log")
 }
 

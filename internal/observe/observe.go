@@ -59,8 +59,9 @@ func (o *Observer) WithAudit(w *audit.Writer) *Observer {
 // interceptor ends it with End, once.
 func (o *Observer) Begin(transport, route, method, path string) *Call {
 	o.metrics.Inflight(1)
-	return &Call{o: o, Start: time.Now(), Transport: transport, Route: route, Method: method, Path: path,
-		RequestID: NewRequestID(), Code: "ok"}
+	start := time.Now()
+	return &Call{o: o, Start: start, Transport: transport, Route: route, Method: method, Path: path,
+		RequestID: NewRequestID(start), Code: "ok"}
 }
 
 // Call is one call as its transport saw it, for the access log and the metrics. The
@@ -103,10 +104,18 @@ type Call struct {
 // ReasonMax is how many bytes of a failure's message an access line's reason holds.
 const ReasonMax = 200
 
-// NewRequestID returns a call's id: 16 random hex characters.
-func NewRequestID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+// NewRequestID returns the id of a call that starts at start: 28 hex digits, the start's
+// Unix milliseconds in 12 then 64 random bits. Ids sort by time, so the audit stores'
+// indexes of them grow at one end, as their time indexes do, instead of writing a page
+// anywhere in the index for each record. Two calls of the same millisecond, on any
+// replica, get the same id with a chance of 2^-64.
+func NewRequestID(start time.Time) string {
+	var b [14]byte
+	ms := uint64(start.UnixMilli())
+	for i := 5; i >= 0; i-- {
+		b[i], ms = byte(ms), ms>>8
+	}
+	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b[:])
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -32,7 +33,7 @@ func TestEndCountsWhatTheCallDid(t *testing.T) {
 	m := metrics.New()
 	o := New(zap.New(logCore), m, nil)
 	call := o.Begin(metrics.TransportREST, metrics.RouteChat, "POST", "/llm-apps/chat")
-	require.Len(t, call.RequestID, 16)
+	require.Len(t, call.RequestID, 28)
 	call.KeyID = "ci"
 	call.Result = core.Result{Model: model, FormatInvalid: true, ToolCalls: 3,
 		ToolOutcomes: toolguard.Outcomes{Repaired: 2}, RepairAttempts: 1, CostUSD: 0.0125}
@@ -169,4 +170,19 @@ func TestInflightRequests(t *testing.T) {
 	assert.Equal(t, 1.0, inflight())
 	chat.End()
 	assert.Equal(t, 0.0, inflight())
+}
+
+// TestRequestIDsSortByTime: an id starts with its call's start in Unix milliseconds, so
+// ids sort as their calls began (the audit stores index them at one end); the rest is
+// random, so two calls of the same millisecond get two ids.
+func TestRequestIDsSortByTime(t *testing.T) {
+	t.Parallel()
+	start := time.UnixMilli(1_795_000_000_123)
+	a, b := NewRequestID(start), NewRequestID(start)
+	assert.NotEqual(t, a, b, "same millisecond")
+	assert.Equal(t, "01a1ee565e7b", a[:12], "the start's milliseconds")
+	assert.Regexp(t, "^[0-9a-f]{28}$", a)
+	later := NewRequestID(start.Add(time.Millisecond))
+	assert.Less(t, max(a, b), later)
+	assert.Less(t, NewRequestID(start.Add(-time.Millisecond)), min(a, b))
 }
