@@ -103,33 +103,27 @@ func (s *boltStore) Insert(ctx context.Context, records []Record) error {
 		// nearly full, not half full (bbolt's default, meant for random keys), so there
 		// are fewer pages to write.
 		calls.FillPercent, ids.FillPercent = 0.9, 0.9
-		// Every key and value of the batch is cut from one buffer, which only grows: bbolt
-		// keeps them until the commit, and a grown buffer leaves what was cut from its old
-		// array as it was.
-		var buf []byte
-		var a appender // a record's JSON is appended to buf through it
-		from := func(start int) []byte { return buf[start:len(buf):len(buf)] }
+		// Every key and value of the batch is cut from a few large buffers: bbolt keeps them
+		// until the commit.
+		var sl slab
 		for _, r := range records {
-			start := len(buf)
-			buf = append(buf, r.RequestID...)
-			id := from(start)
+			sl.begin()
+			sl.append(r.RequestID)
+			id := sl.cut()
 			if ids.Get(id) != nil {
-				buf = buf[:start]
 				continue // a retried batch
 			}
 			r.Time = stamp(r.Time)
-			start = len(buf)
-			buf = appendTimeKey(buf, r.Time)
-			t := from(start)
-			buf = append(buf, r.RequestID...)
-			key := from(start) // callKey
-			start = len(buf)
-			a.b = buf
-			if err := json.MarshalWrite(&a, &r, boltJSON); err != nil {
+			sl.begin()
+			sl.b = appendTimeKey(sl.reserve(timeKeyBytes+len(r.RequestID)), r.Time)
+			t := sl.cut()
+			sl.append(r.RequestID)
+			key := sl.cut() // callKey
+			sl.begin()
+			if err := json.MarshalWrite(&sl, &r, boltJSON); err != nil {
 				return fmt.Errorf("record %s: %w", r.RequestID, err)
 			}
-			buf = a.b
-			if err := calls.Put(key, from(start)); err != nil {
+			if err := calls.Put(key, sl.cut()); err != nil {
 				return err
 			}
 			if err := ids.Put(id, t); err != nil {
@@ -140,13 +134,40 @@ func (s *boltStore) Insert(ctx context.Context, records []Record) error {
 	})
 }
 
-// appender is an io.Writer appending to b.
-type appender struct{ b []byte }
+// slabSize is the size of a slab's buffers: a few dozen records at the metadata level.
+const slabSize = 64 << 10
 
-func (a *appender) Write(p []byte) (int, error) {
-	a.b = append(a.b, p...)
+// slab hands out byte slices cut from large buffers, none of them written again once cut:
+// begin marks where the next slice starts, appends (and Write, for an encoder) add to it,
+// and cut returns it. When a buffer is full, the slice being built moves to a new one, so
+// only its own bytes are copied, never what was cut before.
+type slab struct {
+	b    []byte
+	mark int
+}
+
+func (s *slab) begin() { s.mark = len(s.b) }
+
+// reserve makes room for n more bytes of the slice being built and returns the buffer.
+func (s *slab) reserve(n int) []byte {
+	if len(s.b)+n > cap(s.b) {
+		building := s.b[s.mark:]
+		b := make([]byte, len(building), max(slabSize, 2*(len(building)+n)))
+		copy(b, building)
+		s.b, s.mark = b, 0
+	}
+	return s.b
+}
+
+func (s *slab) append(p string) { s.b = append(s.reserve(len(p)), p...) }
+
+func (s *slab) Write(p []byte) (int, error) {
+	s.b = append(s.reserve(len(p)), p...)
 	return len(p), nil
 }
+
+// cut returns the slice built since begin, with no room to grow into the buffer.
+func (s *slab) cut() []byte { return s.b[s.mark:len(s.b):len(s.b)] }
 
 func (s *boltStore) Call(ctx context.Context, requestID string) (*Record, error) {
 	if err := ctx.Err(); err != nil {

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -126,4 +127,33 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestSlabKeepsWhatItCut: the slices a slab cuts keep their bytes while it goes on, across
+// its buffers and with a slice larger than a buffer, and each has no room to grow into
+// what comes after it.
+func TestSlabKeepsWhatItCut(t *testing.T) {
+	t.Parallel()
+	var sl slab
+	var cuts, want [][]byte
+	for i := range 3000 {
+		part := bytes.Repeat([]byte{byte(i)}, i%97+1)
+		if i == 1500 {
+			part = bytes.Repeat([]byte{'x'}, 3*slabSize)
+		}
+		sl.begin()
+		sl.append(fmt.Sprint(i, ":"))
+		if _, err := sl.Write(part); err != nil {
+			t.Fatal(err)
+		}
+		cuts, want = append(cuts, sl.cut()), append(want, append([]byte(fmt.Sprint(i, ":")), part...))
+	}
+	for i := range cuts {
+		if !bytes.Equal(cuts[i], want[i]) {
+			t.Fatalf("slice %d changed: %q…", i, cuts[i][:min(len(cuts[i]), 16)])
+		}
+		if cap(cuts[i]) != len(cuts[i]) {
+			t.Fatalf("slice %d has room for %d more bytes", i, cap(cuts[i])-len(cuts[i]))
+		}
+	}
 }
