@@ -15,11 +15,9 @@ import (
 // Defaults of WriterOptions' zero fields.
 const (
 	DefaultQueue = 4096
-	// DefaultBatch is large because a batch is one transaction: in the embedded store a
-	// record's id lands on a random page of the ids bucket, and each commit rewrites the
-	// pages above those it touched and syncs the file. A record costs 33 µs of CPU in
-	// batches of 1,024, 55 in batches of 256 (BenchmarkBoltInsert), so a gateway serving
-	// over 256 calls a second spends much less on its audit trail; under 1,024 a second,
+	// DefaultBatch is large because a batch is one transaction: each commit of the
+	// embedded store rewrites the pages it touched and those above them, and syncs the
+	// file, so the fewer commits the less a record costs; under 1,024 calls a second,
 	// FlushEvery ends the batch.
 	DefaultBatch           = 1024
 	DefaultFlushEvery      = time.Second
