@@ -9,6 +9,7 @@ package observe
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"time"
 
@@ -110,13 +111,10 @@ const ReasonMax = 200
 // anywhere in the index for each record. Two calls of the same millisecond, on any
 // replica, get the same id with a chance of 2^-64.
 func NewRequestID(start time.Time) string {
-	var b [14]byte
-	ms := uint64(start.UnixMilli())
-	for i := 5; i >= 0; i-- {
-		b[i], ms = byte(ms), ms>>8
-	}
-	_, _ = rand.Read(b[6:]) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b[:])
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(start.UnixMilli()))
+	_, _ = rand.Read(b[8:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[2:]) // the milliseconds' top 2 bytes are 0 until the year 10889
 }
 
 // Fail classifies err, the failure of the call, records its outcome in Code and logs the
