@@ -113,7 +113,7 @@ const ReasonMax = 200
 func NewRequestID(start time.Time) string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(start.UnixMilli()))
-	_, _ = rand.Read(b[8:]) // crypto/rand.Read never fails on supported platforms
+	_, _ = rand.Read(b[8:])          // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b[2:]) // the milliseconds' top 2 bytes are 0 until the year 10889
 }
 
