@@ -2185,7 +2185,8 @@ type Capabilities struct {
 	ToolChoice       []string               `protobuf:"bytes,6,rep,name=tool_choice,json=toolChoice,proto3" json:"tool_choice,omitempty"`
 	DefaultModel     string                 `protobuf:"bytes,7,opt,name=default_model,json=defaultModel,proto3" json:"default_model,omitempty"`
 	Models           []*ModelCapabilities   `protobuf:"bytes,8,rep,name=models,proto3" json:"models,omitempty"`
-	// The APIs the gateway serves: "nirmata" (REST), "openai" (REST), "grpc".
+	// The APIs the gateway serves: "nirmata" (REST), "openai" (REST, Chat Completions),
+	// "anthropic" (REST, Messages), "responses" (REST, OpenAI Responses), "grpc".
 	Surfaces []string `protobuf:"bytes,9,rep,name=surfaces,proto3" json:"surfaces,omitempty"`
 	// The asked model's flags (see ModelCapabilities); set only when a model was asked.
 	Reasoning        *bool `protobuf:"varint,10,opt,name=reasoning,proto3,oneof" json:"reasoning,omitempty"`
