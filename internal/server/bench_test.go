@@ -176,7 +176,9 @@ func (t *replayingTransport) RoundTrip(req *http.Request) (*http.Response, error
 }
 
 // discardWriter is a ResponseWriter that keeps the status and drops the body; it flushes
-// (to nothing), as a stream needs.
+// (to nothing), as a stream needs, and takes deadlines as a connection's writer does (one
+// that did not would cost every call an error of http.ResponseController's, counted as
+// the gateway's allocations).
 type discardWriter struct {
 	header http.Header
 	status int
@@ -196,3 +198,7 @@ func (w *discardWriter) Write(p []byte) (int, error) {
 }
 
 func (w *discardWriter) Flush() {}
+
+func (w *discardWriter) SetReadDeadline(time.Time) error { return nil }
+
+func (w *discardWriter) SetWriteDeadline(time.Time) error { return nil }
