@@ -511,6 +511,23 @@ func TestAnthropicClaudeCodeDefaults(t *testing.T) {
 		"what was dropped is counted")
 }
 
+// TestAnthropicDroppedNamesTheBodysFields: what the translator drops is named in
+// x-gateway-dropped and x-gateway-ignored-params by the Anthropic body's paths
+// (stop_sequences.1), not the chat model's (stop[1]), unary and streamed alike; what the
+// surface itself dropped keeps its name (docs/PROTOCOL.md 15.1).
+func TestAnthropicDroppedNamesTheBodysFields(t *testing.T) {
+	t.Parallel()
+	_, g := recordedGateway(t)
+	for _, stream := range []string{"false", "true"} {
+		body := `{"model":"` + testModel + `","max_tokens":64,"stream":` + stream + `,"stop_sequences":["END","\n\n"],
+			"service_tier":"auto","messages":[{"role":"user","content":"Hello"}]}`
+		resp, b := anPost(t, g, "/v1/messages", body)
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+		assert.Equal(t, "service_tier,stop_sequences.1", resp.Header.Get("X-Gateway-Dropped"), "stream %s", stream)
+		assert.Equal(t, resp.Header.Get("X-Gateway-Dropped"), resp.Header.Get("X-Gateway-Ignored-Params"), "stream %s", stream)
+	}
+}
+
 // TestTraceOfAnAnthropicCall: the server span of a Messages call carries Claude Code's
 // session id (docs/PROTOCOL.md 15.1).
 func TestTraceOfAnAnthropicCall(t *testing.T) {

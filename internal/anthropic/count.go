@@ -17,7 +17,8 @@ type tokenCount struct {
 
 // CountTokens serves POST /v1/messages/count_tokens: the input tokens of the request as
 // it would be translated, by Bedrock's CountTokens where the model has it, else estimated.
-func (h *Handler) CountTokens(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
+func (h *Handler) CountTokens(rw http.ResponseWriter, r *http.Request, call *observe.Call) error {
+	w := named(rw)
 	c, err := h.read(w, r, call, true)
 	if err != nil {
 		return err
@@ -29,7 +30,6 @@ func (h *Handler) CountTokens(w http.ResponseWriter, r *http.Request, call *obse
 	}
 	hdr := w.Header()
 	httpx.SetIgnored(hdr, res.Ignored)
-	setDropped(hdr, res)
 	if estimated {
 		hdr.Set(headerEstimate, "true")
 	}

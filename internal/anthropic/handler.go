@@ -73,14 +73,22 @@ const pingEvery = 10 * time.Second
 // Messages serves POST /v1/messages: the message object, or with "stream": true its
 // server-sent events.
 func (h *Handler) Messages(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
-	return httpx.Serve(w, r, call, h.opts.StreamWriteTimeout, func() (*core.Stream, httpx.Frames, error) {
-		return h.messages(w, r, call)
+	nw := named(w)
+	return httpx.Serve(nw, r, call, h.opts.StreamWriteTimeout, func() (*core.Stream, httpx.Frames, error) {
+		return h.messages(nw, r, call)
 	})
+}
+
+// named writes the call's answer with what the request had without effect named as its
+// body named it, in x-gateway-ignored-params and x-gateway-dropped alike (docs/PROTOCOL.md
+// 15.1); read tells it how.
+func named(w http.ResponseWriter) *httpx.NamingWriter {
+	return &httpx.NamingWriter{ResponseWriter: w, Also: headerDropped}
 }
 
 // read reads and decodes the body of a messages or count_tokens call, and completes its
 // request with what the call's headers say.
-func (h *Handler) read(w http.ResponseWriter, r *http.Request, call *observe.Call, count bool) (*call, error) {
+func (h *Handler) read(w *httpx.NamingWriter, r *http.Request, call *observe.Call, count bool) (*call, error) {
 	bp, body, err := httpx.ReadPooledBody(w, r, h.opts.MaxBodyBytes, h.svc.Metrics())
 	if err != nil {
 		return nil, err
@@ -96,6 +104,7 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request, call *observe.Cal
 		return nil, err
 	}
 	bufpool.Put(bp, body) // the request copies what it keeps of the body
+	w.Rename, w.Own = c.paths.anthropic, len(c.req.Ignored)
 	req := c.req
 	req.ID, req.KeyID, req.UserAgent = call.RequestID, call.KeyID, r.UserAgent()
 	req.Betas = betas(r.Header.Values(headerBeta))
@@ -124,7 +133,7 @@ func betas(values []string) []string {
 }
 
 // messages answers a unary call, or opens the call's stream and returns it with its frames.
-func (h *Handler) messages(w http.ResponseWriter, r *http.Request, call *observe.Call) (*core.Stream, httpx.Frames, error) {
+func (h *Handler) messages(w *httpx.NamingWriter, r *http.Request, call *observe.Call) (*core.Stream, httpx.Frames, error) {
 	c, err := h.read(w, r, call, false)
 	if err != nil {
 		return nil, httpx.Frames{}, err
@@ -140,7 +149,6 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request, call *observe
 		if err != nil {
 			return nil, httpx.Frames{}, c.paths.rewrite(err)
 		}
-		setDropped(w.Header(), res)
 		// Server-sent events (docs/PROTOCOL.md 15.3). A failure before the first event is
 		// answered with its status, so clients retry it; after it, with an error event.
 		s := &streamer{answer: a}
@@ -157,7 +165,6 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request, call *observe
 	b := a.appendMessage(*bp, resp)
 	hdr := w.Header()
 	httpx.SetCallHeaders(hdr, res)
-	setDropped(hdr, res)
 	hdr["Content-Type"] = []string{"application/json"}
 	hdr["Content-Length"] = []string{strconv.Itoa(len(b))}
 	_, _ = w.Write(b)
@@ -166,14 +173,6 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request, call *observe
 }
 
 func appendPing(dst []byte) []byte { return append(dst, pingFrame...) }
-
-// setDropped names in x-gateway-dropped what the surface and the translator accepted
-// without effect (docs/PROTOCOL.md 15.1).
-func setDropped(h http.Header, res core.Result) {
-	if len(res.Ignored) > 0 {
-		h.Set(headerDropped, core.IgnoredValue(res.Ignored))
-	}
-}
 
 // modelObject is one model of GET /v1/models in Anthropic's shape.
 type modelObject struct {

@@ -67,57 +67,14 @@ func (h *Handler) state(r *http.Request, call *observe.Call) *state {
 // Create serves POST /v1/responses: the response object, or with "stream": true its SSE
 // stream.
 func (h *Handler) Create(w http.ResponseWriter, r *http.Request, call *observe.Call) error {
-	nw := &namingWriter{ResponseWriter: w}
+	nw := &httpx.NamingWriter{ResponseWriter: w}
 	return httpx.Serve(nw, r, call, h.opts.StreamWriteTimeout, func() (*core.Stream, httpx.Frames, error) {
 		return h.create(nw, r, call)
 	})
 }
 
-// namingWriter writes a call's answer with x-gateway-ignored-params naming the fields as
-// this body does. The core lists the surface's own paths, then those the translator
-// dropped, by their chat-model paths (reasoning_effort), which are renamed
-// (reasoning.effort) as the header goes out, on a unary answer and a stream alike. Until
-// the call is decoded it renames nothing.
-type namingWriter struct {
-	http.ResponseWriter
-	paths *paths
-	// own is how many of the listed paths are the surface's, already in its names.
-	own   int
-	wrote bool
-}
-
-func (w *namingWriter) WriteHeader(code int) {
-	w.rename()
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *namingWriter) Write(b []byte) (int, error) {
-	w.rename()
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController flush and set deadlines through it.
-func (w *namingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w *namingWriter) rename() {
-	if w.wrote {
-		return
-	}
-	w.wrote = true
-	h := w.Header()
-	v := h.Get(httpx.HeaderIgnored)
-	if w.paths == nil || v == "" {
-		return
-	}
-	names := strings.Split(v, ",")
-	for i := w.own; i < len(names); i++ {
-		names[i] = w.paths.rewrite(names[i])
-	}
-	h.Set(httpx.HeaderIgnored, strings.Join(names, ","))
-}
-
 // create answers a unary call, or opens the call's stream and returns it with its frames.
-func (h *Handler) create(w *namingWriter, r *http.Request, call *observe.Call) (*core.Stream, httpx.Frames, error) {
+func (h *Handler) create(w *httpx.NamingWriter, r *http.Request, call *observe.Call) (*core.Stream, httpx.Frames, error) {
 	bp, body, err := httpx.ReadPooledBody(w, r, h.opts.MaxBodyBytes, h.svc.Metrics())
 	if err != nil {
 		return nil, httpx.Frames{}, err
@@ -133,7 +90,7 @@ func (h *Handler) create(w *namingWriter, r *http.Request, call *observe.Call) (
 		return nil, httpx.Frames{}, err
 	}
 	bufpool.Put(bp, body) // the call copies what it keeps of the body
-	w.paths, w.own = &c.paths, len(c.req.Ignored)
+	w.Rename, w.Own = c.paths.rewrite, len(c.req.Ignored)
 	c.req.ID, c.req.KeyID, c.req.UserAgent = call.RequestID, call.KeyID, r.UserAgent()
 	hd := head{requestID: call.RequestID, createdAt: time.Now().Unix(), model: c.req.Model}
 	if hd.model == "" {
