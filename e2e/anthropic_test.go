@@ -513,19 +513,32 @@ func TestAnthropicClaudeCodeDefaults(t *testing.T) {
 
 // TestAnthropicDroppedNamesTheBodysFields: what the translator drops is named in
 // x-gateway-dropped and x-gateway-ignored-params by the Anthropic body's paths
-// (stop_sequences.1), not the chat model's (stop[1]), unary and streamed alike; what the
-// surface itself dropped keeps its name (docs/PROTOCOL.md 15.1).
+// (stop_sequences.1), not the chat model's (stop[1]): unary, streamed, on count_tokens and
+// on a stream that fails before its first event (a 529 the SDKs retry); what the surface
+// itself dropped keeps its name (docs/PROTOCOL.md 15.1).
 func TestAnthropicDroppedNamesTheBodysFields(t *testing.T) {
 	t.Parallel()
-	_, g := recordedGateway(t)
-	for _, stream := range []string{"false", "true"} {
-		body := `{"model":"` + testModel + `","max_tokens":64,"stream":` + stream + `,"stop_sequences":["END","\n\n"],
+	body := func(stream string) string {
+		return `{"model":"` + testModel + `","max_tokens":64,"stream":` + stream + `,"stop_sequences":["END","\n\n"],
 			"service_tier":"auto","messages":[{"role":"user","content":"Hello"}]}`
-		resp, b := anPost(t, g, "/v1/messages", body)
-		require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
-		assert.Equal(t, "service_tier,stop_sequences.1", resp.Header.Get("X-Gateway-Dropped"), "stream %s", stream)
-		assert.Equal(t, resp.Header.Get("X-Gateway-Dropped"), resp.Header.Get("X-Gateway-Ignored-Params"), "stream %s", stream)
 	}
+	const want = "service_tier,stop_sequences.1"
+	_, g := recordedGateway(t)
+	for _, tt := range []struct{ name, path, body string }{
+		{"unary", "/v1/messages", body("false")},
+		{"stream", "/v1/messages", body("true")},
+		{"count_tokens", "/v1/messages/count_tokens", body("false")},
+	} {
+		resp, b := anPost(t, g, tt.path, tt.body)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", tt.name, b)
+		assert.Equal(t, want, resp.Header.Get("X-Gateway-Dropped"), tt.name)
+		assert.Equal(t, want, resp.Header.Get("X-Gateway-Ignored-Params"), tt.name)
+	}
+
+	_, g = recordedGateway(t, "stream_exception,exception=serviceUnavailableException,after=1")
+	resp, b := anPost(t, g, "/v1/messages", body("true"))
+	anRefusal(t, resp, b, 529, "overloaded_error")
+	assert.Equal(t, want, resp.Header.Get("X-Gateway-Dropped"), "a failure before the first event")
 }
 
 // TestTraceOfAnAnthropicCall: the server span of a Messages call carries Claude Code's

@@ -10,7 +10,7 @@
 # Usage: scripts/ab-e2e.sh REV_A REV_B (git revisions; the work tree is "."). Knobs
 # (environment): AB_ROUNDS (4), AB_N (5000 requests a row), AB_CONCURRENCY (4),
 # AB_SCENARIOS ("unary openai-unary anthropic-unary responses-unary"), AB_AUDIT_A and
-# AB_AUDIT_B (each side's audit level, metadata; "scripts/ab-e2e.sh HEAD HEAD" with
+# AB_AUDIT_B (each side's audit level; BENCH_AUDIT, else metadata; "scripts/ab-e2e.sh HEAD HEAD" with
 # AB_AUDIT_B=off is what the audit trail costs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +45,7 @@ declare -A port pid
 for side in a b; do
 	port[$side]=$(free_port)
 	audit=AB_AUDIT_${side^^}
-	BENCH_AUDIT=${!audit:-metadata} bin=$work/$side start_gateway "${port[$side]}" "$sim"
+	BENCH_AUDIT=${!audit:-${BENCH_AUDIT:-metadata}} bin=$work/$side start_gateway "${port[$side]}" "$sim"
 	pid[$side]=$started
 done
 
@@ -56,7 +56,7 @@ load() {
 }
 field() { jq -r ".$2" "$work/$1.json"; }
 
-echo "A = $1 (audit ${AB_AUDIT_A:-metadata}), B = $2 (audit ${AB_AUDIT_B:-metadata}); $rounds rounds of $n requests a row at $c concurrent; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "A = $1 (audit ${AB_AUDIT_A:-${BENCH_AUDIT:-metadata}}), B = $2 (audit ${AB_AUDIT_B:-${BENCH_AUDIT:-metadata}}); $rounds rounds of $n requests a row at $c concurrent; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A sum_a sum_b
 for r in $(seq "$rounds"); do
 	line="round $r"

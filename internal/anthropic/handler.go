@@ -149,6 +149,7 @@ func (h *Handler) messages(w *httpx.NamingWriter, r *http.Request, call *observe
 		if err != nil {
 			return nil, httpx.Frames{}, c.paths.rewrite(err)
 		}
+		w.Name(res.Ignored) // also on a failure before the first event, answered by the middleware
 		// Server-sent events (docs/PROTOCOL.md 15.3). A failure before the first event is
 		// answered with its status, so clients retry it; after it, with an error event.
 		s := &streamer{answer: a}

@@ -86,6 +86,8 @@ func (p *paths) rewrite(err error) error {
 // anthropic is the Anthropic path of a chat-model path.
 func (p *paths) anthropic(path string) string {
 	switch {
+	case strings.HasPrefix(path, "anthropic-beta: "):
+		return path // a header's value, as the client sent it
 	case strings.HasPrefix(path, "messages["):
 		i, rest, ok := index(path[len("messages["):])
 		if !ok || i >= len(p.msgs) {

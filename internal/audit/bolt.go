@@ -103,8 +103,9 @@ func (s *boltStore) Insert(ctx context.Context, records []Record) error {
 		// nearly full, not half full (bbolt's default, meant for random keys), so there
 		// are fewer pages to write.
 		calls.FillPercent, ids.FillPercent = 0.9, 0.9
-		// Every key and value of the batch is cut from a few large buffers: bbolt keeps them
-		// until the commit.
+		// Every value of the batch is cut from a few large buffers, as bbolt keeps values
+		// until the commit (it copies keys); the keys are cut there too, as the ids
+		// bucket's value t is the calls bucket key's prefix.
 		var sl slab
 		for _, r := range records {
 			sl.begin()

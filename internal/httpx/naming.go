@@ -34,11 +34,24 @@ func (w *NamingWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController flush and set deadlines through it.
 func (w *NamingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// Name sets the headers to ignored (the core's list), renamed, at once: for an answer the
+// surface's middleware writes itself (a stream that fails before its first event), which
+// does not go through this writer.
+func (w *NamingWriter) Name(ignored []string) {
+	SetIgnored(w.Header(), ignored)
+	w.name()
+}
+
 func (w *NamingWriter) rename() {
 	if w.wrote {
 		return
 	}
 	w.wrote = true
+	w.name()
+}
+
+// name renames the paths in HeaderIgnored and copies them to Also.
+func (w *NamingWriter) name() {
 	h := w.Header()
 	v := h.Get(HeaderIgnored)
 	if v == "" {

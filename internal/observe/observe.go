@@ -59,8 +59,13 @@ func (o *Observer) WithAudit(w *audit.Writer) *Observer {
 // the log. It counts in gateway_inflight_requests until the transport's middleware or
 // interceptor ends it with End, once.
 func (o *Observer) Begin(transport, route, method, path string) *Call {
+	return o.BeginAt(time.Now(), transport, route, method, path)
+}
+
+// BeginAt is Begin for a call that started at start, before it could be begun (a request
+// head net/http answers itself).
+func (o *Observer) BeginAt(start time.Time, transport, route, method, path string) *Call {
 	o.metrics.Inflight(1)
-	start := time.Now()
 	return &Call{o: o, Start: start, Transport: transport, Route: route, Method: method, Path: path,
 		RequestID: NewRequestID(start), Code: "ok"}
 }
@@ -109,7 +114,7 @@ const ReasonMax = 200
 // Unix milliseconds in 12 then 64 random bits. Ids sort by time, so the audit stores'
 // indexes of them grow at one end, as their time indexes do, instead of writing a page
 // anywhere in the index for each record. Two calls of the same millisecond, on any
-// replica, get the same id with a chance of 2^-64.
+// replica, get the same id with a chance of 2^-64 (n calls, about n²/2^65).
 func NewRequestID(start time.Time) string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(start.UnixMilli()))

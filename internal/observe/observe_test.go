@@ -173,8 +173,9 @@ func TestInflightRequests(t *testing.T) {
 }
 
 // TestRequestIDsSortByTime: an id starts with its call's start in Unix milliseconds, so
-// ids sort as their calls began (the audit stores index them at one end); the rest is
-// random, so two calls of the same millisecond get two ids.
+// ids sort as their calls began (the audit stores index them at one end), also for a call
+// begun after it started; the rest is random, so two calls of the same millisecond get
+// two ids.
 func TestRequestIDsSortByTime(t *testing.T) {
 	t.Parallel()
 	start := time.UnixMilli(1_795_000_000_123)
@@ -185,4 +186,10 @@ func TestRequestIDsSortByTime(t *testing.T) {
 	later := NewRequestID(start.Add(time.Millisecond))
 	assert.Less(t, max(a, b), later)
 	assert.Less(t, NewRequestID(start.Add(-time.Millisecond)), min(a, b))
+
+	// A call begun after it started (a head net/http answers itself) is named by its start.
+	call := New(zap.NewNop(), metrics.New(), nil).BeginAt(start, metrics.TransportREST, metrics.RouteOther, "GET", "/")
+	assert.Equal(t, start, call.Start)
+	assert.Equal(t, "01a1ee565e7b", call.RequestID[:12])
+	call.End()
 }

@@ -155,8 +155,7 @@ func earlyAnswer(p []byte) (status int, text string) {
 func (c *headConn) answer(head *headScan, status int, text string) []byte {
 	method, path := head.target()
 	sf := surfaceOf(path)
-	call := c.obs.Begin(sf.transport, metrics.RouteOther, method, path)
-	call.Start = head.began
+	call := c.obs.BeginAt(head.began, sf.transport, metrics.RouteOther, method, path)
 	err := &fault.HeadError{Malformed: status == http.StatusBadRequest}
 	if err.Malformed {
 		// net/http's text names what is wrong, in its own words, only for some causes
