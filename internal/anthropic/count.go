@@ -3,7 +3,6 @@ package anthropic
 import (
 	"net/http"
 
-	"github.com/nirmata/llm-gateway/internal/httpx"
 	"github.com/nirmata/llm-gateway/internal/observe"
 )
 
@@ -28,10 +27,9 @@ func (h *Handler) CountTokens(rw http.ResponseWriter, r *http.Request, call *obs
 	if err != nil {
 		return c.paths.rewrite(err)
 	}
-	hdr := w.Header()
-	httpx.SetIgnored(hdr, res.Ignored)
+	w.Name(res.Ignored)
 	if estimated {
-		hdr.Set(headerEstimate, "true")
+		w.Header().Set(headerEstimate, "true")
 	}
 	writeJSON(w, &tokenCount{InputTokens: n})
 	return nil
