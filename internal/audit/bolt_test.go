@@ -18,6 +18,7 @@ import (
 // an error within about a second saying so and what to do, not a wait without end; once it
 // is closed the file opens.
 func TestBoltInUse(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.db")
 	first := open(t, path)
 	start := time.Now()

@@ -97,6 +97,7 @@ func TestPostgresNewerSchema(t *testing.T) {
 // With the server down, Open and Insert fail at once, naming the server and not the URL's
 // password; once it is back the same store writes again, and has kept what it had.
 func TestPostgresOutage(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Start(t)
 	srv.CreateDatabase("audit")
 	dsn := "postgres://postgres:s3cret@" + srv.Addr() + "/audit?sslmode=disable"
