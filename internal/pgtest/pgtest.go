@@ -1,10 +1,11 @@
 // Package pgtest runs a real PostgreSQL server for tests: a copy of a cluster initdb made
 // once (see template) in a temporary directory, postgres on a free loopback port with fsync
-// off, stopped when the test (or, for the shared server, the test binary) ends. `make test` needs PostgreSQL's programs (the
-// Debian package postgresql, which puts them in /usr/lib/postgresql/<version>/bin; .ci/run
-// installs it): a test that needs one fails without them rather than skip, so a green run
-// always means the PostgreSQL store was tested. PostgreSQL refuses to run as root, so a test
-// run as root (CI) runs it as the user postgres, which the Debian package creates.
+// off, stopped when the test (or, for the shared server, the test binary) ends. `make test`
+// needs PostgreSQL's programs (the Debian package postgresql, which puts them in
+// /usr/lib/postgresql/<version>/bin; .ci/run installs it): a test that needs one fails
+// without them rather than skip, so a green run always means the PostgreSQL store was
+// tested. PostgreSQL refuses to run as root, so a test run as root (CI) runs it as the user
+// postgres, which the Debian package creates.
 package pgtest
 
 import (
@@ -32,7 +33,8 @@ import (
 	"github.com/nirmata/llm-gateway/internal/proctest"
 )
 
-// startTimeout bounds initdb, and the wait for a server to accept connections.
+// startTimeout bounds initdb, the template's copy, and the wait for a server to accept
+// connections.
 const startTimeout = 30 * time.Second
 
 // Server is one PostgreSQL server with a database cluster of its own; Stop and Restart turn
@@ -183,14 +185,14 @@ func newServer() (*Server, error) {
 	}
 	// Not t.TempDir: PostgreSQL's own user must be able to reach the data directory through
 	// its parents, and the shared server outlives the test that starts it.
-	top, err := s.mkdirs()
+	top, err := mkdirs(s.cred)
 	if err != nil {
 		return nil, err
 	}
 	s.dir = filepath.Join(top, "data")
-	if out, err := s.command("cp", "-a", tmpl+"/.", s.dir).CombinedOutput(); err != nil {
+	if err := runAs(s.cred, "cp", "-a", tmpl+"/.", s.dir); err != nil {
 		_ = os.RemoveAll(top)
-		return nil, fmt.Errorf("copying the template cluster: %v; cp's output:\n%s", err, out)
+		return nil, fmt.Errorf("copying the template cluster: %w", err)
 	}
 	// A free port may be taken between finding it and postgres binding it: try again.
 	for range 3 {
@@ -219,18 +221,13 @@ func template(bin string, cred *syscall.Credential) (string, error) {
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err == nil {
 		return data, nil
 	}
-	s := &Server{bin: bin, cred: cred}
-	top, err := s.mkdirs()
+	top, err := mkdirs(cred)
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(top) // what is left of it when another binary's template came first
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), append([]string{"-D", filepath.Join(top, "data")}, args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("initdb: %v; its output:\n%s", err, out)
+	if err := runAs(cred, filepath.Join(bin, "initdb"), append([]string{"-D", filepath.Join(top, "data")}, args...)...); err != nil {
+		return "", err
 	}
 	if err := os.Rename(top, final); err != nil {
 		if _, statErr := os.Stat(filepath.Join(data, "PG_VERSION")); statErr != nil {
@@ -241,17 +238,17 @@ func template(bin string, cred *syscall.Credential) (string, error) {
 }
 
 // mkdirs makes a new temporary directory with an empty data directory in it, owned by the
-// user the server runs as and reachable by it.
-func (s *Server) mkdirs() (string, error) {
+// user the server runs as (cred; nil for the current user) and reachable by it.
+func mkdirs(cred *syscall.Credential) (string, error) {
 	top, err := os.MkdirTemp("", "pgtest-")
 	if err != nil {
 		return "", err
 	}
 	data := filepath.Join(top, "data")
 	err = os.Mkdir(data, 0o700)
-	if err == nil && s.cred != nil {
+	if err == nil && cred != nil {
 		if err = os.Chmod(top, 0o711); err == nil {
-			err = os.Chown(data, int(s.cred.Uid), int(s.cred.Gid))
+			err = os.Chown(data, int(cred.Uid), int(cred.Gid))
 		}
 	}
 	if err != nil {
@@ -261,11 +258,17 @@ func (s *Server) mkdirs() (string, error) {
 	return top, nil
 }
 
-// command is a command run as the user the server runs as.
-func (s *Server) command(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(name, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
-	return cmd
+// runAs runs a program to its end as the user cred names (nil for the current user), within
+// startTimeout; its error carries the program's output.
+func runAs(cred *syscall.Credential, name string, args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v; its output:\n%s", filepath.Base(name), err, out)
+	}
+	return nil
 }
 
 // run starts postgres on s.port and waits until it accepts connections, or exits.
