@@ -19,6 +19,7 @@ type NamingWriter struct {
 	Own   int
 	Also  string
 	wrote bool
+	named string // the value name last set, which it leaves as it is
 }
 
 func (w *NamingWriter) WriteHeader(code int) {
@@ -50,11 +51,12 @@ func (w *NamingWriter) rename() {
 	w.name()
 }
 
-// name renames the paths in HeaderIgnored and copies them to Also.
+// name renames the paths in HeaderIgnored and copies them to Also, unless it named them
+// already (Name, then a write through the writer).
 func (w *NamingWriter) name() {
 	h := w.Header()
 	v := h.Get(HeaderIgnored)
-	if v == "" {
+	if v == "" || v == w.named {
 		return
 	}
 	if w.Rename != nil {
@@ -68,4 +70,5 @@ func (w *NamingWriter) name() {
 	if w.Also != "" {
 		h.Set(w.Also, v)
 	}
+	w.named = v
 }
