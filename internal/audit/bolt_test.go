@@ -44,6 +44,7 @@ func TestBoltInUse(t *testing.T) {
 // A file of a newer schema than this gateway knows, or not a bbolt file at all, is an
 // error, and is left as it was.
 func TestBoltRefusesUnknownFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	newer := filepath.Join(dir, "newer.db")
 	db, err := bbolt.Open(newer, 0o600, nil)

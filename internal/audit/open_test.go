@@ -12,6 +12,7 @@ import (
 // A file path, sqlite://<path> and file://<path> each open the embedded store in that file,
 // readable by its owner only.
 func TestOpenEmbedded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tt := range []struct{ dsn, file string }{
 		{filepath.Join(dir, "plain.db"), filepath.Join(dir, "plain.db")},
@@ -37,6 +38,7 @@ func TestOpenEmbedded(t *testing.T) {
 
 // A DSN Open cannot use is an error naming what is wrong.
 func TestOpenBadDSN(t *testing.T) {
+	t.Parallel()
 	for dsn, want := range map[string]string{
 		"":                                      "audit_dsn is empty",
 		"mysql://db/audit":                      `audit_dsn has the scheme "mysql"`,
@@ -59,6 +61,7 @@ func TestOpenBadDSN(t *testing.T) {
 
 // Every scheme the configuration lets through (Schemes) is one Open takes.
 func TestOpenSchemes(t *testing.T) {
+	t.Parallel()
 	pg := pgtest.Database(t)
 	for _, scheme := range Schemes {
 		dsn := scheme + "://" + filepath.Join(t.TempDir(), "audit.db")

@@ -43,6 +43,7 @@ func query(t *testing.T, dsn, q string) []string {
 // Replicas starting at once against one new database all open it, and the schema is made
 // once: version 1, the table with its typed columns and its indexes.
 func TestPostgresConcurrentMigration(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	const replicas = 8
 	var wg sync.WaitGroup
@@ -84,6 +85,7 @@ func TestPostgresConcurrentMigration(t *testing.T) {
 
 // A database whose schema a newer gateway migrated is an error.
 func TestPostgresNewerSchema(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Database(t)
 	if err := open(t, dsn).Close(); err != nil {
 		t.Fatal(err)

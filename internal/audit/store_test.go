@@ -90,6 +90,7 @@ func full(id string, at time.Time) Record {
 
 // Every field of a record comes back as it went in, its time in UTC to the microsecond.
 func TestInsertAndCall(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, s Store) {
 		at := time.Date(2026, 3, 1, 12, 30, 15, 123456789, time.FixedZone("CET", 3600))
 		a, b := full("req-a", at), Record{Time: day1, RequestID: "req-b", Key: "team-b", Surface: "grpc", Status: 429, Code: "resource_exhausted", ErrorKind: "rate_limited"}
@@ -115,6 +116,7 @@ func TestInsertAndCall(t *testing.T) {
 // A record whose request id the store holds is ignored, in a later batch (a retried one) or
 // in the same batch: the first one kept stays as it was.
 func TestInsertIgnoresDuplicates(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, s Store) {
 		first := full("req-1", day1)
 		insert(t, s, first, full("req-2", day1))
@@ -141,6 +143,7 @@ func TestInsertIgnoresDuplicates(t *testing.T) {
 // Request and Answer come back byte for byte: escapes, non-ASCII text, numbers as written,
 // and large values.
 func TestContentRoundTrip(t *testing.T) {
+	t.Parallel()
 	big := `{"text":"` + strings.Repeat(`line \"quoted\" \u00e9 é 😀\n`, 20000) + `"}`
 	values := []string{
 		`{"a":"\u00e9\/\ud83d\ude00<>&\u0000","b":1.0E+3,"c":[-0,1e-7,12345678901234567890],"d":null,"e":{}}`,
@@ -200,6 +203,7 @@ func total(key, model, day string, records ...Record) UsageRow {
 // Usage groups by key, model served and UTC day, in any combination, between an inclusive
 // From and an exclusive To (either unbounded when zero), ordered by day, key, model.
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	a, b, c, d, e := usageRecords()
 	const d1, d2 = "2026-03-01", "2026-03-02"
 	tests := []struct {
@@ -256,6 +260,7 @@ func TestUsage(t *testing.T) {
 // transaction of the embedded store's and one INSERT of PostgreSQL's; a purged id can be
 // inserted again.
 func TestPurge(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, s Store) {
 		const old = 2*purgeBatch + 500
 		records := make([]Record, old, old+2)
@@ -292,6 +297,7 @@ func TestPurge(t *testing.T) {
 
 // A batch with a record without a request id is refused whole, naming it.
 func TestInsertRefusesMissingID(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, s Store) {
 		err := s.Insert(t.Context(), []Record{full("req-1", day1), {Time: day1}})
 		if err == nil || !strings.Contains(err.Error(), "records[1] has no request_id") {
@@ -306,6 +312,7 @@ func TestInsertRefusesMissingID(t *testing.T) {
 // A store's records outlive it: opened again, it finds them (and migrates nothing); a
 // closed store answers with errors.
 func TestReopen(t *testing.T) {
+	t.Parallel()
 	dsns := map[string]func(t *testing.T) string{
 		"bolt":     func(t *testing.T) string { return filepath.Join(t.TempDir(), "audit.db") },
 		"postgres": func(t *testing.T) string { return pgtest.Database(t) },
@@ -339,6 +346,7 @@ func TestReopen(t *testing.T) {
 
 // A cancelled context stops an operation before it starts.
 func TestCancelled(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, s Store) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
