@@ -67,7 +67,6 @@ func TestBufferedBodyTransport(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
 	assert.Equal(t, payload, sent)
-
 }
 
 // TestStreamStress runs a thousand ConverseStream calls through the generated SDK client
